@@ -1,0 +1,143 @@
+/* mncc: the compiler driver. Exit codes: 0 success, 1 bad input or failed compile,
+ * 2 usage error. */
+#include "compile.h"
+#include "ops.h"
+#include "version.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: mncc MODEL.onnx -o DIR [options]\n"
+            "       mncc --list-ops | --help | --version\n"
+            "\n"
+            "Compiles an ONNX model for the MN-Core-style accelerator into the codegen\n"
+            "directory DIR (report.json, l3ir.txt, model.onnx, out.txt, out.json).\n"
+            "\n"
+            "options:\n"
+            "  -o DIR                    output (codegen) directory\n"
+            "  --input-shape NAME=D,D    bind the shape of a graph input (repeatable)\n"
+            "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
+            "  --dump-after PASS[,PASS]  write layout.PASS.txt after the named passes\n"
+            "  --dump-all                write layout.PASS.txt after every pass\n"
+            "  --summary                 print a short summary on success\n"
+            "  --list-ops                print the supported ONNX ops and opset ranges\n"
+            "  --help, --version\n"
+            "\n"
+            "compiler options (-O):\n");
+    for (int i = 0; i < MN_OPT_COUNT; i++)
+        fprintf(f, "  %-22s %s (default %s)\n", mn_opt_info[i].name, mn_opt_info[i].help, mn_opt_info[i].dflt);
+    int n;
+    const char *const *p = mn_pass_names(&n);
+    fprintf(f, "\npasses:");
+    for (int i = 0; i < n; i++) fprintf(f, " %s", p[i]);
+    fprintf(f, "\n");
+}
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "mncc: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, "\nTry 'mncc --help'.\n");
+    return 2;
+}
+
+static void summary(const MNCompile *c) {
+    const MNGraph *g = c->g;
+    printf("mncc %s: %s -> %s\n", mncc_version, c->model_path, c->out_dir);
+    printf("  opset %lld, %d nodes loaded, %d folded into constants, %d dead removed, %d nodes remain\n", (long long)g->opset,
+           c->nodes_loaded, c->nodes_folded, c->nodes_dead, ir_node_count_live(g));
+    for (int pass = 0; pass < 2; pass++) {
+        int nv = pass ? g->noutputs : g->ninputs;
+        for (int i = 0; i < nv; i++) {
+            const MNValue *v = pass ? g->outputs[i] : g->inputs[i];
+            printf("  %-6s %s %s[%s]%s\n", pass ? "output" : "input", v->name, onnx_type_name(v->type.elem),
+                   ir_dims_str(c->arena, v->type.rank, v->type.dims), v->konst ? " (constant)" : "");
+        }
+    }
+    double total = 0;
+    for (int i = 0; i < c->npasses; i++) total += c->passes[i].wall_ms;
+    printf("  %d passes in %.1f ms; artifacts: report.json l3ir.txt model.onnx out.txt out.json\n", c->npasses, total);
+}
+
+int main(int argc, char **argv) {
+    MNOptions opt;
+    opt_init(&opt);
+    const char *model = NULL, *out = NULL;
+    bool want_summary = false;
+    char err[1024];
+    int rc = 2;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = NULL;
+#define ARG(flag)                                                                              \
+    (!strcmp(a, flag) ? (i + 1 < argc ? (val = argv[++i], true) : (usage_error("%s needs a value", flag), exit(2), false)) \
+                      : !strncmp(a, flag "=", strlen(flag) + 1) ? (val = a + strlen(flag) + 1, true) : false)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            rc = 0;
+            goto done;
+        } else if (!strcmp(a, "--version")) {
+            printf("mncc %s\n", mncc_version);
+            rc = 0;
+            goto done;
+        } else if (!strcmp(a, "--list-ops")) {
+            printf("%-24s %s\n", "op", "opsets");
+            for (int k = 1; k < OP_COUNT; k++) printf("%-24s %d-%d\n", mn_ops[k].name, mn_ops[k].since, mn_ops[k].max);
+            rc = 0;
+            goto done;
+        } else if (ARG("-o")) {
+            out = val;
+        } else if (ARG("--input-shape")) {
+            if (!opt_add_input_shape(&opt, val, err, sizeof err)) {
+                rc = usage_error("%s", err);
+                goto done;
+            }
+        } else if (ARG("-O")) {
+            if (!opt_set(&opt, val, err, sizeof err)) {
+                rc = usage_error("%s", err);
+                goto done;
+            }
+        } else if (ARG("--dump-after")) {
+            opt_add_dump_after(&opt, val);
+        } else if (!strcmp(a, "--dump-all")) {
+            opt.dump_all = true;
+        } else if (!strcmp(a, "--summary")) {
+            want_summary = true;
+        } else if (a[0] == '-' && a[1]) {
+            rc = usage_error("unknown option '%s'", a);
+            goto done;
+        } else if (model) {
+            rc = usage_error("more than one model given ('%s')", a);
+            goto done;
+        } else
+            model = a;
+#undef ARG
+    }
+    if (!model) {
+        rc = usage_error("%s", "no model given");
+        goto done;
+    }
+    if (!out) {
+        rc = usage_error("%s", "no output directory given (-o DIR)");
+        goto done;
+    }
+    int np;
+    const char *const *passes = mn_pass_names(&np);
+    for (int i = 0; i < opt.ndump_after; i++) {
+        bool found = false;
+        for (int k = 0; k < np; k++) found |= !strcmp(passes[k], opt.dump_after[i]);
+        if (!found) {
+            rc = usage_error("--dump-after: unknown pass '%s' (see --help for the pass names)", opt.dump_after[i]);
+            goto done;
+        }
+    }
+    MNCompile c;
+    rc = mn_compile(&c, model, out, &opt);
+    if (rc) fprintf(stderr, "mncc: error: %s\n", c.diag.msg);
+    else if (want_summary) summary(&c);
+    mn_compile_free(&c);
+done:
+    opt_free(&opt);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* One arena per compilation: every IR object, name and tensor of a compile is carved
+ * from it and released by one arena_free(). A byte limit (option arena_limit) turns
+ * runaway allocation on hostile models into a clean error instead of an OOM kill. */
+#ifndef MN_ARENA_H
+#define MN_ARENA_H
+#include <stddef.h>
+#include <stdbool.h>
+
+typedef struct Arena Arena;
+
+Arena *arena_new(size_t limit_bytes); /* 0 = no limit */
+void arena_free(Arena *a);
+/* Zeroed memory; NULL only when the limit would be exceeded (never on success paths
+ * that cannot fail: use arena_alloc_or_die there). */
+void *arena_try_alloc(Arena *a, size_t n);
+void *arena_alloc(Arena *a, size_t n);
+char *arena_strdup(Arena *a, const char *s);
+char *arena_strndup(Arena *a, const char *s, size_t n);
+char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+size_t arena_used(const Arena *a);
+bool arena_over_limit(const Arena *a);
+
+#define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
+#define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
+#endif

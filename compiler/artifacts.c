@@ -1,0 +1,108 @@
+/* Writing the codegen dir. Every file is written under a temporary name in the same
+ * directory and renamed into place, so a reader never sees a half-written artifact;
+ * report.json's status says whether the set is complete. Artifacts from an earlier
+ * compile into the same directory are removed first so that a failed compile cannot
+ * leave a stale, complete-looking set behind. */
+#include "compile.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const known_artifacts[] = {
+    "model.onnx", "l3ir.txt", "out.txt", "out.json", "model.app", "model.vsm", "l3ir_stripped.onnx",
+    "l3ir_stripped.onnx.zst", "simulation_result.json", "trace.json", "dashboard.html",
+};
+
+static bool io_fail(MNCompile *c, const char *what, const char *path) {
+    return diag_error(&c->diag, DIAG_IO, "%s: %s '%s': %s", c->model_path, what, path, strerror(errno));
+}
+
+static bool mkdir_p(const char *dir) {
+    char *p = xstrdup(dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/') continue;
+        *s = 0;
+        if (mkdir(p, 0777) && errno != EEXIST) {
+            free(p);
+            return false;
+        }
+        *s = '/';
+    }
+    bool ok = !mkdir(p, 0777) || errno == EEXIST;
+    free(p);
+    struct stat st;
+    return ok && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool mn_art_prepare_dir(MNCompile *c) {
+    if (!mkdir_p(c->out_dir)) return io_fail(c, "cannot create output directory", c->out_dir);
+    char path[4096];
+    for (size_t i = 0; i < sizeof known_artifacts / sizeof known_artifacts[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", c->out_dir, known_artifacts[i]);
+        if (unlink(path) && errno != ENOENT) return io_fail(c, "cannot remove stale artifact", path);
+    }
+    /* layout.<pass>.txt dumps of an earlier run */
+    int n;
+    const char *const *names = mn_pass_names(&n);
+    for (int i = 0; i < n; i++) {
+        snprintf(path, sizeof path, "%s/layout.%s.txt", c->out_dir, names[i]);
+        if (unlink(path) && errno != ENOENT) return io_fail(c, "cannot remove stale artifact", path);
+    }
+    return true;
+}
+
+bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) {
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
+    snprintf(tmp, sizeof tmp, "%s/.%s.tmp%ld", c->out_dir, name, (long)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
+    if (fd < 0) return io_fail(c, "cannot write", tmp);
+    const char *p = data;
+    size_t left = len;
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = ENOSPC;
+            io_fail(c, "cannot write", path);
+            close(fd);
+            unlink(tmp);
+            return false;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (close(fd)) {
+        io_fail(c, "cannot write", path);
+        unlink(tmp);
+        return false;
+    }
+    if (rename(tmp, path)) {
+        io_fail(c, "cannot rename into place", path);
+        unlink(tmp);
+        return false;
+    }
+    return true;
+}
+
+bool mn_art_copy_file(MNCompile *c, const char *name, const char *src) {
+    FILE *f = fopen(src, "rb");
+    if (!f) return io_fail(c, "cannot read", src);
+    MNBuf b = {0};
+    char chunk[65536];
+    size_t n;
+    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_append(&b, chunk, n);
+    bool ok = !ferror(f);
+    fclose(f);
+    if (!ok) {
+        buf_free(&b);
+        return io_fail(c, "cannot read", src);
+    }
+    ok = mn_art_write(c, name, b.data ? b.data : "", b.len);
+    buf_free(&b);
+    return ok;
+}

@@ -1,0 +1,12 @@
+#ifndef MN_BUF_H
+#define MN_BUF_H
+#include <stddef.h>
+/* A growable byte buffer for building artifacts in memory before an atomic write. */
+typedef struct {
+    char *data;
+    size_t len, cap;
+} MNBuf;
+void buf_printf(MNBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_append(MNBuf *b, const void *p, size_t n);
+void buf_free(MNBuf *b);
+#endif

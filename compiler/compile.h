@@ -1,0 +1,54 @@
+/* One compilation: the driver state shared by the passes and the artifact writers. */
+#ifndef MN_COMPILE_H
+#define MN_COMPILE_H
+#include "buf.h"
+#include "ir.h"
+#include "options.h"
+
+typedef struct {
+    const char *name;
+    double wall_ms;
+    int nodes, values;
+    bool ok;
+} MNPassRecord;
+
+typedef struct {
+    int level; /* 0 info, 1 warning, 2 error */
+    const char *pass;
+    const char *msg;
+} MNLogLine;
+
+typedef struct MNCompile {
+    const char *model_path;
+    const char *out_dir; /* NULL: compile in memory only (tests, sweeps) */
+    const MNOptions *opt;
+    Arena *arena;
+    MNGraph *g;
+    MNDiag diag;
+    const char *cur_pass;
+    MNPassRecord *passes;
+    int npasses;
+    MNLogLine *log;
+    int nlog, caplog;
+    /* figures the passes report */
+    int nodes_loaded, nodes_folded, nodes_dead;
+    bool finished;
+} MNCompile;
+
+/* Runs the whole pipeline; 0 on success, 1 on bad input or failure (message in
+ * c->diag). Artifacts go to c->out_dir when it is set. */
+int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt);
+void mn_compile_free(MNCompile *c);
+void mn_log(MNCompile *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* artifacts.c: atomic writes into the codegen dir */
+bool mn_art_prepare_dir(MNCompile *c);
+bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len);
+bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
+/* report.c */
+bool mn_report_write(MNCompile *c);
+/* l3ir.c */
+void ir_print_l3ir(MNBuf *b, const MNGraph *g);
+/* passes.c: the pass names, in order, for --dump-after validation */
+const char *const *mn_pass_names(int *n);
+#endif

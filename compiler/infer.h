@@ -1,0 +1,36 @@
+/* Static shapes and constant folding: the shared context of compiler/infer.c and
+ * compiler/fold.c, and the helpers both use to read operands. */
+#ifndef MN_INFER_H
+#define MN_INFER_H
+#include "ir.h"
+#include "ops.h"
+
+struct MNInfer {
+    MNGraph *g;
+    MNDiag *d;
+    int64_t opset;
+    int64_t fold_max_elems; /* larger results stay as nodes */
+    int nfolded;
+};
+
+/* Report bad input about node n (and value v when not NULL); always returns false. */
+bool infer_fail(MNInfer *c, const MNNode *n, const MNValue *v, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+bool infer_unsupported(MNInfer *c, const MNNode *n, const MNValue *v, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* Constant integer operand (input k): NULL plus an error when absent or not constant. */
+const MNTensor *infer_const_input(MNInfer *c, MNNode *n, int k, const char *what);
+bool infer_norm_axis(MNInfer *c, MNNode *n, int64_t axis, int rank, int *out);
+/* numpy multidirectional broadcast of shapes; false + error when incompatible */
+bool infer_broadcast(MNInfer *c, MNNode *n, int nshapes, const MNType *const *ts, int *rank, int64_t *dims);
+static inline MNValue *infer_in(const MNNode *n, int k) { return k < n->nin ? n->in[k] : NULL; }
+
+/* Per-op functions named by the table in ops.h. */
+#define OP(name, since, max, infer, fold) bool infer_##infer(MNInfer *c, MNNode *n); int fold_##fold(MNInfer *c, MNNode *n);
+MN_OPS(OP)
+#undef OP
+/* fold functions return 1 when the node was evaluated, 0 when it is left as a node
+ * (e.g. an unsupported mode), -1 on error. */
+bool fold_ready(const MNNode *n);
+#endif

@@ -1,0 +1,10 @@
+#ifndef MN_ONNX_LOAD_H
+#define MN_ONNX_LOAD_H
+#include "ir.h"
+
+/* Read an ONNX model file into a new MNGraph carved from arena a. On bad input returns
+ * NULL with the reason in *d (one line naming the file, node and value). The graph is
+ * in topological order; unsupported ops are all reported together. */
+MNGraph *onnx_load_file(Arena *a, const char *path, MNDiag *d);
+MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t len, MNDiag *d);
+#endif

@@ -1,0 +1,106 @@
+#include "options.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const MNOptInfo mn_opt_info[MN_OPT_COUNT] = {
+#define X(name, type, dflt, help) {#name, #type, dflt, help},
+    MN_OPTIONS(X)
+#undef X
+};
+
+static bool parse_int(const char *s, int64_t *out) {
+    if (!*s) return false;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < 0) return false;
+    *out = v;
+    return true;
+}
+
+void opt_init(MNOptions *o) {
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < MN_OPT_COUNT; i++)
+        if (!parse_int(mn_opt_info[i].dflt, &o->ival[i])) die("bad default for option %s", mn_opt_info[i].name);
+}
+
+void opt_free(MNOptions *o) {
+    for (int i = 0; i < o->nshapes; i++) free((char *)o->shapes[i].name);
+    free(o->shapes);
+    for (int i = 0; i < o->ndump_after; i++) free(o->dump_after[i]);
+    free(o->dump_after);
+}
+
+bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen) {
+    const char *eq = strchr(kv, '=');
+    size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+    for (int i = 0; i < MN_OPT_COUNT; i++) {
+        if (strlen(mn_opt_info[i].name) != kl || strncmp(mn_opt_info[i].name, kv, kl)) continue;
+        if (!eq || !parse_int(eq + 1, &o->ival[i])) {
+            snprintf(err, errlen, "option %s: expected a non-negative integer, got '%s'", mn_opt_info[i].name, eq ? eq + 1 : "");
+            return false;
+        }
+        o->src[i] = MN_SRC_CMDLINE;
+        return true;
+    }
+    size_t n = (size_t)snprintf(err, errlen, "unknown option '%.*s'; valid options:", (int)kl, kv);
+    for (int i = 0; i < MN_OPT_COUNT && n < errlen; i++) n += (size_t)snprintf(err + n, errlen - n, " %s", mn_opt_info[i].name);
+    return false;
+}
+
+bool opt_add_input_shape(MNOptions *o, const char *spec, char *err, size_t errlen) {
+    const char *eq = strrchr(spec, '=');
+    if (!eq || eq == spec) {
+        snprintf(err, errlen, "--input-shape expects NAME=d1,d2,... (got '%s')", spec);
+        return false;
+    }
+    MNInputShape s = {0};
+    const char *p = eq + 1;
+    if (*p) {
+        for (;;) {
+            char *end;
+            errno = 0;
+            long long v = strtoll(p, &end, 10);
+            if (end == p || errno || v < 0) {
+                snprintf(err, errlen, "--input-shape %s: dims must be non-negative integers", spec);
+                return false;
+            }
+            if (s.rank == MN_MAX_RANK) {
+                snprintf(err, errlen, "--input-shape %s: more than %d dims", spec, MN_MAX_RANK);
+                return false;
+            }
+            s.dims[s.rank++] = v;
+            if (*end == 0) break;
+            if (*end != ',') {
+                snprintf(err, errlen, "--input-shape %s: unexpected '%c'", spec, *end);
+                return false;
+            }
+            p = end + 1;
+        }
+    }
+    char *name = xmalloc((size_t)(eq - spec) + 1);
+    memcpy(name, spec, (size_t)(eq - spec));
+    name[eq - spec] = 0;
+    for (int i = 0; i < o->nshapes; i++)
+        if (!strcmp(o->shapes[i].name, name)) {
+            snprintf(err, errlen, "--input-shape given twice for '%s'", name);
+            free(name);
+            return false;
+        }
+    s.name = name;
+    o->shapes = xrealloc(o->shapes, sizeof(MNInputShape) * (size_t)(o->nshapes + 1));
+    o->shapes[o->nshapes++] = s;
+    return true;
+}
+
+bool opt_add_dump_after(MNOptions *o, const char *list) {
+    char *copy = xstrdup(list), *save = NULL;
+    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        o->dump_after = xrealloc(o->dump_after, sizeof(char *) * (size_t)(o->ndump_after + 1));
+        o->dump_after[o->ndump_after++] = xstrdup(t);
+    }
+    free(copy);
+    return true;
+}

@@ -1,0 +1,49 @@
+/* Compiler options: one table feeds parsing, --help, validation and report.json.
+ *
+ * OPTION(name, type, default, help)   type: INT (a non-negative integer) */
+#ifndef MN_OPTIONS_H
+#define MN_OPTIONS_H
+#include "ir.h"
+
+#define MN_OPTIONS(X)                                                                          \
+    X(fold_max_elems, INT, "4194304", "largest constant (in elements) that folding may create") \
+    X(memory_limit_mb, INT, "8192", "memory one compilation may use, in MiB (0 = no limit)")
+
+typedef enum {
+#define X(name, type, dflt, help) MN_OPT_##name,
+    MN_OPTIONS(X)
+#undef X
+    MN_OPT_COUNT
+} MNOptId;
+
+typedef enum { MN_SRC_DEFAULT, MN_SRC_CMDLINE } MNOptSource;
+
+typedef struct {
+    const char *name;
+    int rank;
+    int64_t dims[MN_MAX_RANK];
+} MNInputShape;
+
+typedef struct MNOptions {
+    int64_t ival[MN_OPT_COUNT];
+    MNOptSource src[MN_OPT_COUNT];
+    MNInputShape *shapes;
+    int nshapes;
+    char **dump_after; /* pass names */
+    int ndump_after;
+    bool dump_all;
+} MNOptions;
+
+typedef struct {
+    const char *name, *type, *dflt, *help;
+} MNOptInfo;
+extern const MNOptInfo mn_opt_info[MN_OPT_COUNT];
+
+void opt_init(MNOptions *o);
+void opt_free(MNOptions *o);
+/* "key=value"; false with a message (listing valid keys or values) in err */
+bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen);
+/* "NAME=d1,d2,..."; false with a message in err */
+bool opt_add_input_shape(MNOptions *o, const char *spec, char *err, size_t errlen);
+bool opt_add_dump_after(MNOptions *o, const char *list);
+#endif

@@ -1,0 +1,236 @@
+/* The pass driver: the pipeline of DESIGN.md as one table, run in order over one
+ * MNGraph. Each pass is a plain function of the compilation; after each the driver
+ * records figures in report.json (rewritten every time) and dumps the graph when
+ * asked (--dump-after PASS writes layout.PASS.txt in l3ir format).
+ *
+ * Today the table ends after static shapes and dead-code removal; the planners,
+ * scheduler and emitter of later stages slot in after "dce". */
+#include "compile.h"
+#include "infer.h"
+#include "onnx_load.h"
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef bool (*MNPassFn)(MNCompile *c);
+
+void mn_log(MNCompile *c, int level, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    char msg[1200];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (c->nlog == c->caplog) {
+        c->caplog = c->caplog ? c->caplog * 2 : 32;
+        c->log = xrealloc(c->log, sizeof(MNLogLine) * (size_t)c->caplog);
+    }
+    c->log[c->nlog++] = (MNLogLine){level, c->cur_pass ? c->cur_pass : "driver", arena_strdup(c->arena, msg)};
+}
+
+/* ---- load ---- */
+
+static bool pass_load(MNCompile *c) {
+    c->g = onnx_load_file(c->arena, c->model_path, &c->diag);
+    if (!c->g) return false;
+    c->nodes_loaded = c->g->nnodes;
+    mn_log(c, 0, "loaded %d nodes, %d values, opset %lld, %d inputs, %d outputs", c->g->nnodes, c->g->nvalues,
+           (long long)c->g->opset, c->g->ninputs, c->g->noutputs);
+    return true;
+}
+
+/* ---- static shapes and constant folding ---- */
+
+static bool bind_inputs(MNCompile *c) {
+    MNGraph *g = c->g;
+    const MNOptions *o = c->opt;
+    for (int i = 0; i < o->nshapes; i++) {
+        const MNInputShape *s = &o->shapes[i];
+        MNValue *v = NULL;
+        for (int k = 0; k < g->ninputs && !v; k++)
+            if (!strcmp(g->inputs[k]->name, s->name)) v = g->inputs[k];
+        if (!v) {
+            char names[600] = "";
+            size_t n = 0;
+            for (int k = 0; k < g->ninputs && n < sizeof names - 80; k++)
+                n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", k ? ", " : "", g->inputs[k]->name);
+            return diag_error(&c->diag, DIAG_INVALID, "%s: --input-shape names '%s', which is not a graph input (inputs: %s)", g->file,
+                              s->name, n ? names : "none");
+        }
+        MNType *t = &v->type;
+        if (t->rank >= 0 && t->rank != s->rank)
+            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-shape gives %d dims, the model declares %d", g->file, v->name,
+                              s->rank, t->rank);
+        for (int k = 0; t->rank >= 0 && k < s->rank; k++)
+            if (t->dims[k] >= 0 && t->dims[k] != s->dims[k])
+                return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-shape sets dim %d to %lld, the model fixes it at %lld",
+                                  g->file, v->name, k, (long long)s->dims[k], (long long)t->dims[k]);
+        const char **params = t->rank >= 0 ? t->dim_param : NULL;
+        ir_type_set(g, t, t->elem, s->rank, s->dims);
+        t->dim_param = params;
+    }
+    for (int i = 0; i < g->ninputs; i++) {
+        MNValue *v = g->inputs[i];
+        MNType *t = &v->type;
+        if (t->rank < 0)
+            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: the model gives no shape; pass --input-shape %s=...", g->file, v->name, v->name);
+        for (int k = 0; k < t->rank; k++)
+            if (t->dims[k] < 0) {
+                if (t->dim_param && t->dim_param[k])
+                    return diag_error(&c->diag, DIAG_INVALID, "%s: %s: dim %d '%s' is dynamic; pass --input-shape %s=...", g->file, v->name, k,
+                                      t->dim_param[k], v->name);
+                return diag_error(&c->diag, DIAG_INVALID, "%s: %s: dim %d is dynamic; pass --input-shape %s=...", g->file, v->name, k, v->name);
+            }
+        if (ir_shape_numel(t) == -2)
+            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: element count of shape [%s] overflows 64 bits", g->file, v->name,
+                              ir_dims_str(c->arena, t->rank, t->dims));
+    }
+    return true;
+}
+
+bool infer_check_attrs(MNInfer *c, MNNode *n);
+
+static bool pass_static_shapes(MNCompile *c) {
+    MNGraph *g = c->g;
+    if (!bind_inputs(c)) return false;
+    MNInfer ic = {.g = g, .d = &c->diag, .opset = g->opset, .fold_max_elems = c->opt->ival[MN_OPT_fold_max_elems]};
+    for (int i = 0; i < g->nnodes; i++) {
+        MNNode *n = g->nodes[i];
+        ASSERT(n->op != OP_UNSUPPORTED);
+        if (!infer_check_attrs(&ic, n) || !mn_ops[n->op].infer(&ic, n)) return false;
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k] && !ir_type_static(&n->out[k]->type)) die("%s: inference left '%s' without a static shape", n->op_type, n->out[k]->name);
+        if (!fold_ready(n)) continue;
+        bool small = true;
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k] && ir_shape_numel(&n->out[k]->type) > ic.fold_max_elems) small = false;
+        if (!small) continue;
+        int r = mn_ops[n->op].fold(&ic, n);
+        if (r < 0) return false;
+        if (r == 0) continue;
+        n->dead = true;
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k]) {
+                ASSERT(n->out[k]->konst);
+                n->out[k]->producer = NULL;
+            }
+        c->nodes_folded++;
+    }
+    if (arena_over_limit(c->arena))
+        return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit (memory_limit_mb=%lld)", g->file,
+                          (long long)c->opt->ival[MN_OPT_memory_limit_mb]);
+    ir_compact(g);
+    mn_log(c, 0, "all shapes static; folded %d nodes into constants", c->nodes_folded);
+    return true;
+}
+
+/* ---- dead code ---- */
+
+static bool pass_dce(MNCompile *c) {
+    MNGraph *g = c->g;
+    ir_recount_uses(g);
+    int removed = 0;
+    for (int i = g->nnodes - 1; i >= 0; i--) {
+        MNNode *n = g->nodes[i];
+        bool used = false;
+        for (int k = 0; k < n->nout; k++) used |= n->out[k] && n->out[k]->nuses > 0;
+        if (used) continue;
+        n->dead = true;
+        removed++;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k]) n->in[k]->nuses--;
+    }
+    ir_compact(g);
+    c->nodes_dead = removed;
+    mn_log(c, 0, "removed %d nodes whose results are never used", removed);
+    return true;
+}
+
+/* ---- the pipeline ---- */
+
+typedef struct {
+    const char *name;
+    MNPassFn fn;
+} MNPass;
+
+static const MNPass pipeline[] = {
+    {"load", pass_load},
+    {"static_shapes", pass_static_shapes},
+    {"dce", pass_dce},
+};
+#define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
+
+const char *const *mn_pass_names(int *n) {
+    static const char *names[NPASSES];
+    for (int i = 0; i < NPASSES; i++) names[i] = pipeline[i].name;
+    *n = NPASSES;
+    return names;
+}
+
+static double now_ms(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+static bool wants_dump(const MNOptions *o, const char *pass) {
+    if (o->dump_all) return true;
+    for (int i = 0; i < o->ndump_after; i++)
+        if (!strcmp(o->dump_after[i], pass)) return true;
+    return false;
+}
+
+static bool dump_graph(MNCompile *c, const char *file) {
+    MNBuf b = {0};
+    ir_print_l3ir(&b, c->g);
+    bool ok = mn_art_write(c, file, b.data ? b.data : "", b.len);
+    buf_free(&b);
+    return ok;
+}
+
+int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt) {
+    memset(c, 0, sizeof *c);
+    c->model_path = model_path;
+    c->out_dir = out_dir;
+    c->opt = opt;
+    c->arena = arena_new((size_t)opt->ival[MN_OPT_memory_limit_mb] << 20);
+    c->passes = ARENA_ARRAY(c->arena, MNPassRecord, NPASSES);
+    if (out_dir) {
+        if (!mn_art_prepare_dir(c)) return 1;
+        if (!mn_art_copy_file(c, "model.onnx", model_path) || !mn_report_write(c)) {
+            mn_report_write(c);
+            return 1;
+        }
+    }
+    bool ok = true;
+    for (int i = 0; i < NPASSES && ok; i++) {
+        c->cur_pass = pipeline[i].name;
+        double t0 = now_ms();
+        ok = pipeline[i].fn(c);
+        MNPassRecord *r = &c->passes[c->npasses++];
+        r->name = pipeline[i].name;
+        r->wall_ms = now_ms() - t0;
+        r->ok = ok;
+        r->nodes = c->g ? ir_node_count_live(c->g) : 0;
+        r->values = c->g ? c->g->nvalues : 0;
+        if (!ok) mn_log(c, 2, "%s", c->diag.msg);
+        if (ok && out_dir && wants_dump(opt, r->name)) ok = dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
+        if (out_dir && !mn_report_write(c)) ok = false;
+    }
+    if (ok) {
+        c->cur_pass = "artifacts";
+        if (out_dir) ok = dump_graph(c, "l3ir.txt");
+        c->finished = ok;
+    }
+    if (out_dir) ok = mn_report_write(c) && ok;
+    if (!ok && !diag_failed(&c->diag)) die("compile failed without a diagnostic");
+    return ok ? 0 : 1;
+}
+
+void mn_compile_free(MNCompile *c) {
+    free(c->log);
+    arena_free(c->arena);
+    c->log = NULL;
+    c->arena = NULL;
+}

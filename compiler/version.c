@@ -1,0 +1,2 @@
+#include "version.h"
+const char mncc_version[] = MNCC_VERSION;
