@@ -18,6 +18,8 @@ static void usage(FILE *f) {
             "options:\n"
             "  -o DIR                    output (codegen) directory\n"
             "  --input-shape NAME=D,D    bind the shape of a graph input (repeatable)\n"
+            "  --input-value NAME=F.pb   freeze a graph input to the tensor in F.pb (folds\n"
+            "                            everything computable from it)\n"
             "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
             "  --dump-after PASS[,PASS]  write layout.PASS.txt after the named passes\n"
             "  --dump-all                write layout.PASS.txt after every pass\n"
@@ -90,6 +92,11 @@ int main(int argc, char **argv) {
             out = val;
         } else if (ARG("--input-shape")) {
             if (!opt_add_input_shape(&opt, val, err, sizeof err)) {
+                rc = usage_error("%s", err);
+                goto done;
+            }
+        } else if (ARG("--input-value")) {
+            if (!opt_add_input_value(&opt, val, err, sizeof err)) {
                 rc = usage_error("%s", err);
                 goto done;
             }

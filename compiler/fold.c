@@ -222,8 +222,22 @@ static double binary_f(const MNNode *n, double a, double b) {
 
 /* Integer arithmetic with the wrap-around of two's complement and C-like division
  * toward zero (ONNX integer Div truncates, as numpy's does not: we follow onnxruntime). */
-static int64_t binary_i(const MNNode *n, int64_t a, int64_t b, bool *bad) {
+static int64_t binary_i(const MNNode *n, int64_t a, int64_t b, bool uns, bool *bad) {
     uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    if (uns) { /* UINT64: the orderings and divisions differ from int64's */
+        switch (n->op) {
+        case OP_Div: case OP_Mod:
+            if (!ub) { *bad = true; return 0; }
+            return (int64_t)(n->op == OP_Div ? ua / ub : ua % ub);
+        case OP_Min: return (int64_t)(ua < ub ? ua : ub);
+        case OP_Max: return (int64_t)(ua > ub ? ua : ub);
+        case OP_Less: return ua < ub;
+        case OP_Greater: return ua > ub;
+        case OP_LessOrEqual: return ua <= ub;
+        case OP_GreaterOrEqual: return ua >= ub;
+        default: break;
+        }
+    }
     switch (n->op) {
     case OP_Add: case OP_Sum: case OP_Mean: return (int64_t)(ua + ub);
     case OP_Sub: return (int64_t)(ua - ub);
@@ -265,11 +279,11 @@ static bool fold_pair(MNInfer *c, MNNode *n, const MNTensor *a, const MNTensor *
     Iter it = {.rank = r->rank, .ns = 2, .dims = r->dims};
     bstrides(a, r->rank, r->dims, it.st[0]);
     bstrides(b, r->rank, r->dims, it.st[1]);
-    bool fl = onnx_type_is_float(a->elem) || onnx_type_is_float(b->elem) || a->elem == ONNX_UINT64;
+    bool fl = onnx_type_is_float(a->elem) || onnx_type_is_float(b->elem), uns = a->elem == ONNX_UINT64;
     bool bad = false;
     for (int64_t i = 0; i < r->numel; i++, iter_next(&it)) {
         if (fl) ir_tensor_set_f(r, i, binary_f(n, ir_tensor_get_f(a, it.off[0]), ir_tensor_get_f(b, it.off[1])));
-        else ir_tensor_set_i(r, i, binary_i(n, ir_tensor_get_i(a, it.off[0]), ir_tensor_get_i(b, it.off[1]), &bad));
+        else ir_tensor_set_i(r, i, binary_i(n, ir_tensor_get_i(a, it.off[0]), ir_tensor_get_i(b, it.off[1]), uns, &bad));
         if (bad) return infer_fail(c, n, NULL, "integer division by zero in a constant computation"), false;
     }
     return true;

@@ -501,7 +501,9 @@ bool infer_same_as_input0(MNInfer *c, MNNode *n) {
 }
 
 bool infer_pool(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
+    /* MaxPool takes 8-bit integers from opset 12 on; the averaging pools need floats */
+    bool int_ok = n->op == OP_MaxPool && c->opset >= 12 && (T(n, 0)->elem == ONNX_INT8 || T(n, 0)->elem == ONNX_UINT8);
+    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) || (!int_ok && !need_float(c, n, 0))) return false;
     MNType *x = T(n, 0);
     Window w;
     if (!get_window(c, n, x->rank - 2, NULL, &w)) return false;
@@ -1050,4 +1052,37 @@ bool infer_constant(MNInfer *c, MNNode *n) {
     if (!strcmp(nm, "sparse_value") || !strcmp(nm, "value_string") || !strcmp(nm, "value_strings"))
         return infer_unsupported(c, n, NULL, "Constant attribute '%s' is not supported", nm);
     return infer_fail(c, n, NULL, "Constant attribute '%s' has the wrong type or name", nm);
+}
+
+/* The pass body: infer every node in order, folding each one whose inputs are known. */
+bool infer_check_attrs(MNInfer *c, MNNode *n);
+bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
+    MNInfer ic = {.g = g, .d = d, .opset = g->opset, .fold_max_elems = fold_max_elems};
+    for (int i = 0; i < g->nnodes; i++) {
+        MNNode *n = g->nodes[i];
+        ASSERT(n->op != OP_UNSUPPORTED);
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] && !ir_type_static(&n->in[k]->type)) die("'%s' reached node '%s' without a static shape", n->in[k]->name, n->name);
+        if (!infer_check_attrs(&ic, n) || !mn_ops[n->op].infer(&ic, n)) return false;
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k] && !ir_type_static(&n->out[k]->type)) die("%s: inference left '%s' without a static shape", n->op_type, n->out[k]->name);
+        if (!fold_ready(n)) continue;
+        bool small = true;
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k] && ir_shape_numel(&n->out[k]->type) > fold_max_elems) small = false;
+        if (!small) continue;
+        int r = mn_ops[n->op].fold(&ic, n);
+        if (r < 0) return false;
+        if (r == 0) continue;
+        n->dead = true;
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k]) {
+                ASSERT(n->out[k]->konst);
+                n->out[k]->producer = NULL;
+            }
+        ic.nfolded++;
+    }
+    ir_compact(g);
+    *nfolded = ic.nfolded;
+    return true;
 }

@@ -33,4 +33,6 @@ MN_OPS(OP)
 /* fold functions return 1 when the node was evaluated, 0 when it is left as a node
  * (e.g. an unsupported mode), -1 on error. */
 bool fold_ready(const MNNode *n);
+/* Static shapes over a whole graph whose inputs are bound; false + *d on bad input. */
+bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded);
 #endif

@@ -404,7 +404,11 @@ static bool check_supported(Loader *L) {
         MNNode *n = g->nodes[i];
         const char *key = NULL;
         if (!is_default_domain(n->domain)) key = arena_printf(L->a, "%s.%s", n->domain, n->op_type);
-        else if (n->op == OP_UNSUPPORTED) key = n->op_type;
+        else if (g->opset == 0) {
+            fail(L, DIAG_INVALID, "node '%s' (%s): the model imports no opset of the default ONNX domain", n->name, n->op_type);
+            free(bad);
+            return false;
+        } else if (n->op == OP_UNSUPPORTED) key = n->op_type;
         else if (g->opset < mn_ops[n->op].since || g->opset > mn_ops[n->op].max)
             key = arena_printf(L->a, "%s@opset%lld (handled for %d..%d)", n->op_type, (long long)g->opset, mn_ops[n->op].since, mn_ops[n->op].max);
         if (!key) continue;
@@ -570,13 +574,9 @@ MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t
         const Onnx__OperatorSetIdProto *os = m->opset_import[i];
         if (is_default_domain(os->domain) && os->has_version) g->opset = os->version;
     }
-    if (g->opset < 0) {
-        if (m->ir_version >= 3) {
-            fail(&L, DIAG_INVALID, "no opset import for the default ONNX domain");
-            return NULL;
-        }
-        g->opset = 1; /* IR versions before 3 predate opset imports */
-    }
+    /* IR versions before 3 predate opset imports; a later model that imports only
+     * other domains gets opset 0, and any default-domain node in it is an error. */
+    if (g->opset < 0) g->opset = m->ir_version >= 3 ? 0 : 1;
     if (!load_graph(&L, m)) return NULL;
     return g;
 }
@@ -607,4 +607,31 @@ MNGraph *onnx_load_file(Arena *a, const char *path, MNDiag *d) {
         return NULL;
     }
     return onnx_load_buffer(a, path, buf, len, d);
+}
+
+MNTensor *onnx_load_tensor_file(Arena *a, const char *path, MNDiag *d) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        diag_error(d, DIAG_IO, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    fseeko(f, 0, SEEK_END);
+    off_t len = ftello(f);
+    fseeko(f, 0, SEEK_SET);
+    uint8_t *buf = len > 0 ? arena_try_alloc(a, (size_t)len) : NULL;
+    bool ok = buf && fread(buf, 1, (size_t)len, f) == (size_t)len;
+    fclose(f);
+    if (!ok) {
+        diag_error(d, DIAG_IO, "%s: cannot read", path);
+        return NULL;
+    }
+    ProtobufCAllocator alloc = {pb_alloc, pb_free, a};
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&alloc, (size_t)len, buf);
+    if (!tp) {
+        diag_error(d, DIAG_INVALID, "%s: not a TensorProto", path);
+        return NULL;
+    }
+    const char *slash = strrchr(path, '/');
+    Loader L = {.a = a, .d = d, .path = path, .dir = slash ? arena_strndup(a, path, (size_t)(slash - path)) : arena_strdup(a, ".")};
+    return load_tensor(&L, tp, "tensor");
 }

@@ -7,4 +7,6 @@
  * in topological order; unsupported ops are all reported together. */
 MNGraph *onnx_load_file(Arena *a, const char *path, MNDiag *d);
 MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t len, MNDiag *d);
+/* A serialized TensorProto (the test data's input_N.pb / output_N.pb). */
+MNTensor *onnx_load_tensor_file(Arena *a, const char *path, MNDiag *d);
 #endif

@@ -29,6 +29,8 @@ void opt_init(MNOptions *o) {
 void opt_free(MNOptions *o) {
     for (int i = 0; i < o->nshapes; i++) free((char *)o->shapes[i].name);
     free(o->shapes);
+    for (int i = 0; i < o->nvalues; i++) free((char *)o->values[i].name), free((char *)o->values[i].path);
+    free(o->values);
     for (int i = 0; i < o->ndump_after; i++) free(o->dump_after[i]);
     free(o->dump_after);
 }
@@ -102,5 +104,25 @@ bool opt_add_dump_after(MNOptions *o, const char *list) {
         o->dump_after[o->ndump_after++] = xstrdup(t);
     }
     free(copy);
+    return true;
+}
+
+bool opt_add_input_value(MNOptions *o, const char *spec, char *err, size_t errlen) {
+    const char *eq = strchr(spec, '=');
+    if (!eq || eq == spec || !eq[1]) {
+        snprintf(err, errlen, "--input-value expects NAME=FILE.pb (got '%s')", spec);
+        return false;
+    }
+    char *name = xmalloc((size_t)(eq - spec) + 1);
+    memcpy(name, spec, (size_t)(eq - spec));
+    name[eq - spec] = 0;
+    for (int i = 0; i < o->nvalues; i++)
+        if (!strcmp(o->values[i].name, name)) {
+            snprintf(err, errlen, "--input-value given twice for '%s'", name);
+            free(name);
+            return false;
+        }
+    o->values = xrealloc(o->values, sizeof(MNInputValue) * (size_t)(o->nvalues + 1));
+    o->values[o->nvalues++] = (MNInputValue){name, xstrdup(eq + 1)};
     return true;
 }

@@ -24,11 +24,17 @@ typedef struct {
     int64_t dims[MN_MAX_RANK];
 } MNInputShape;
 
+typedef struct {
+    const char *name, *path; /* a serialized TensorProto */
+} MNInputValue;
+
 typedef struct MNOptions {
     int64_t ival[MN_OPT_COUNT];
     MNOptSource src[MN_OPT_COUNT];
     MNInputShape *shapes;
     int nshapes;
+    MNInputValue *values; /* inputs frozen to constants (--input-value) */
+    int nvalues;
     char **dump_after; /* pass names */
     int ndump_after;
     bool dump_all;
@@ -45,5 +51,7 @@ void opt_free(MNOptions *o);
 bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen);
 /* "NAME=d1,d2,..."; false with a message in err */
 bool opt_add_input_shape(MNOptions *o, const char *spec, char *err, size_t errlen);
+/* "NAME=FILE.pb" */
+bool opt_add_input_value(MNOptions *o, const char *spec, char *err, size_t errlen);
 bool opt_add_dump_after(MNOptions *o, const char *list);
 #endif

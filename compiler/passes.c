@@ -70,6 +70,31 @@ static bool bind_inputs(MNCompile *c) {
         ir_type_set(g, t, t->elem, s->rank, s->dims);
         t->dim_param = params;
     }
+    /* Inputs frozen to a value become initializers; the rest of the graph folds. */
+    for (int i = 0; i < o->nvalues; i++) {
+        const MNInputValue *iv = &o->values[i];
+        int at = -1;
+        for (int k = 0; k < g->ninputs && at < 0; k++)
+            if (!strcmp(g->inputs[k]->name, iv->name)) at = k;
+        if (at < 0) return diag_error(&c->diag, DIAG_INVALID, "%s: --input-value names '%s', which is not a graph input", g->file, iv->name);
+        MNValue *v = g->inputs[at];
+        MNTensor *t = onnx_load_tensor_file(c->arena, iv->path, &c->diag);
+        if (!t) return false;
+        if (t->elem != v->type.elem)
+            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-value has type %s, the input is %s", g->file, v->name,
+                              onnx_type_name(t->elem), onnx_type_name(v->type.elem));
+        bool fits = v->type.rank < 0 || v->type.rank == t->rank;
+        for (int k = 0; fits && k < v->type.rank; k++) fits = v->type.dims[k] < 0 || v->type.dims[k] == t->dims[k];
+        if (!fits)
+                return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-value shape [%s] does not fit the declared shape", g->file, v->name,
+                                  ir_dims_str(c->arena, t->rank, t->dims));
+        ir_type_set(g, &v->type, t->elem, t->rank, t->dims);
+        v->konst = t;
+        v->is_input = false;
+        v->is_initializer = true;
+        memmove(g->inputs + at, g->inputs + at + 1, sizeof(MNValue *) * (size_t)(g->ninputs - at - 1));
+        g->ninputs--;
+    }
     for (int i = 0; i < g->ninputs; i++) {
         MNValue *v = g->inputs[i];
         MNType *t = &v->type;
@@ -89,38 +114,13 @@ static bool bind_inputs(MNCompile *c) {
     return true;
 }
 
-bool infer_check_attrs(MNInfer *c, MNNode *n);
-
 static bool pass_static_shapes(MNCompile *c) {
     MNGraph *g = c->g;
     if (!bind_inputs(c)) return false;
-    MNInfer ic = {.g = g, .d = &c->diag, .opset = g->opset, .fold_max_elems = c->opt->ival[MN_OPT_fold_max_elems]};
-    for (int i = 0; i < g->nnodes; i++) {
-        MNNode *n = g->nodes[i];
-        ASSERT(n->op != OP_UNSUPPORTED);
-        if (!infer_check_attrs(&ic, n) || !mn_ops[n->op].infer(&ic, n)) return false;
-        for (int k = 0; k < n->nout; k++)
-            if (n->out[k] && !ir_type_static(&n->out[k]->type)) die("%s: inference left '%s' without a static shape", n->op_type, n->out[k]->name);
-        if (!fold_ready(n)) continue;
-        bool small = true;
-        for (int k = 0; k < n->nout; k++)
-            if (n->out[k] && ir_shape_numel(&n->out[k]->type) > ic.fold_max_elems) small = false;
-        if (!small) continue;
-        int r = mn_ops[n->op].fold(&ic, n);
-        if (r < 0) return false;
-        if (r == 0) continue;
-        n->dead = true;
-        for (int k = 0; k < n->nout; k++)
-            if (n->out[k]) {
-                ASSERT(n->out[k]->konst);
-                n->out[k]->producer = NULL;
-            }
-        c->nodes_folded++;
-    }
+    if (!infer_graph(g, &c->diag, c->opt->ival[MN_OPT_fold_max_elems], &c->nodes_folded)) return false;
     if (arena_over_limit(c->arena))
         return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit (memory_limit_mb=%lld)", g->file,
                           (long long)c->opt->ival[MN_OPT_memory_limit_mb]);
-    ir_compact(g);
     mn_log(c, 0, "all shapes static; folded %d nodes into constants", c->nodes_folded);
     return true;
 }

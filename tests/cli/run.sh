@@ -1,0 +1,104 @@
+#!/bin/sh
+# Command-line behaviour of mncc: exit codes, usage errors, the codegen dir's
+# atomicity and stale-artifact rules, determinism, option handling, and both paths
+# of the dependency installer (mk/deps.sh).
+#   run.sh MNCC
+set -u
+mncc=$(cd "$(dirname "$1")" && pwd)/$(basename "$1")
+root=$(cd "$(dirname "$0")/../.." && pwd)
+g=$root/tests/golden
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL cli $1: $2"; }
+# expect NAME RC CMD...: run, compare the exit code, keep stdout/stderr in $tmp/out, $tmp/err
+expect() {
+    name=$1 want=$2; shift 2
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    if [ $rc -eq "$want" ]; then ok "$name"; else bad "$name" "exit $rc, expected $want: $(head -c 300 "$tmp/err")"; fi
+}
+json_status() { /usr/bin/python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["status"])' "$1" 2>/dev/null; }
+
+expect version 0 "$mncc" --version
+grep -q '^mncc [0-9]' "$tmp/out" || bad version-text "$(cat "$tmp/out")"
+expect help 0 "$mncc" --help
+grep -q 'usage: mncc' "$tmp/out" && grep -q 'fold_max_elems' "$tmp/out" || bad help-text "no usage or option table"
+expect list-ops 0 "$mncc" --list-ops
+grep -q '^Conv ' "$tmp/out" || bad list-ops-text "Conv missing"
+expect no-args 2 "$mncc"
+expect no-output-dir 2 "$mncc" "$g/ok_cnn.onnx"
+expect unknown-flag 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/d" --frobnicate
+expect bad-option-key 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/d" -O nosuch=1
+grep -q 'valid options: fold_max_elems' "$tmp/err" || bad bad-option-key-text "$(cat "$tmp/err")"
+expect bad-option-value 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/d" -O fold_max_elems=lots
+expect bad-input-shape-syntax 2 "$mncc" "$g/ok_mlp.onnx" -o "$tmp/d" --input-shape x=2,a
+expect bad-dump-pass 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/d" --dump-after nosuchpass
+expect missing-model 1 "$mncc" "$tmp/nope.onnx" -o "$tmp/d"
+[ "$(wc -l < "$tmp/err")" -eq 1 ] || bad missing-model-oneline "$(cat "$tmp/err")"
+expect input-shape-unknown-name 1 "$mncc" "$g/ok_mlp.onnx" -o "$tmp/d" --input-shape y=2,8
+grep -q "not a graph input (inputs: x)" "$tmp/err" || bad input-shape-unknown-name-text "$(cat "$tmp/err")"
+expect input-shape-conflict 1 "$mncc" "$g/ok_mlp.onnx" -o "$tmp/d" --input-shape x=2,9
+grep -q "fixes it at 8" "$tmp/err" || bad input-shape-conflict-text "$(cat "$tmp/err")"
+expect input-shape-rank 1 "$mncc" "$g/ok_mlp.onnx" -o "$tmp/d" --input-shape x=2
+expect input-shape-twice 2 "$mncc" "$g/ok_mlp.onnx" -o "$tmp/d" --input-shape x=2,8 --input-shape x=3,8
+
+# a successful compile: every artifact, valid JSON, no temporary files left
+expect compile-ok 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/a" --summary --dump-after static_shapes
+for f in model.onnx report.json out.txt out.json l3ir.txt layout.static_shapes.txt; do
+    [ -f "$tmp/a/$f" ] || bad artifacts "missing $f"
+done
+[ "$(json_status "$tmp/a/report.json")" = ok ] || bad report-ok "status is not ok"
+/usr/bin/python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$tmp/a/out.json" || bad out-json "not JSON"
+cmp -s "$g/ok_cnn.onnx" "$tmp/a/model.onnx" || bad model-copy "model.onnx differs from the input"
+[ -z "$(ls -A "$tmp/a" | grep '^\.')" ] || bad no-temp-files "$(ls -A "$tmp/a")"
+grep -q 'nodes loaded' "$tmp/out" || bad summary "no summary printed"
+
+# determinism: two compiles give identical artifacts apart from wall times
+expect compile-again 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/b" --dump-after static_shapes
+for f in l3ir.txt layout.static_shapes.txt out.txt out.json model.onnx; do
+    cmp -s "$tmp/a/$f" "$tmp/b/$f" || bad determinism "$f differs between two runs"
+done
+grep -v wall_ms "$tmp/a/report.json" | sed 's|"/[^"]*/ok_cnn.onnx"|M|' > "$tmp/ra"
+grep -v wall_ms "$tmp/b/report.json" | sed 's|"/[^"]*/ok_cnn.onnx"|M|' > "$tmp/rb"
+cmp -s "$tmp/ra" "$tmp/rb" && ok determinism-report || bad determinism-report "report.json differs beyond wall_ms"
+
+# a failed compile into the same directory removes the stale artifacts
+expect compile-fail-same-dir 1 "$mncc" "$g/bad_shape_mismatch.onnx" -o "$tmp/a"
+[ ! -f "$tmp/a/l3ir.txt" ] && [ ! -f "$tmp/a/layout.static_shapes.txt" ] && ok stale-removed || bad stale-removed "old artifacts left"
+[ "$(json_status "$tmp/a/report.json")" = error ] && ok report-error || bad report-error "status is not error"
+grep -q 'cannot be broadcast' "$tmp/a/out.txt" && ok log-error || bad log-error "out.txt lacks the error"
+
+# an output directory that cannot be created
+touch "$tmp/file"
+expect unwritable-dir 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/file/sub"
+grep -q "cannot create output directory" "$tmp/err" || bad unwritable-dir-text "$(cat "$tmp/err")"
+
+# the memory limit turns a large model into a clean error
+/usr/bin/python3 - "$tmp/big.onnx" <<'PY'
+import sys, numpy as np, onnx
+from onnx import helper, numpy_helper, TensorProto
+w = numpy_helper.from_array(np.zeros((1024, 1024), np.float32), "w")
+g = helper.make_graph([helper.make_node("Add", ["x", "w"], ["y"])], "big",
+    [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1024, 1024])],
+    [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1024, 1024])], [w])
+onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)]), sys.argv[1])
+PY
+expect memory-limit 1 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=2
+grep -q "memory limit" "$tmp/err" || bad memory-limit-text "$(cat "$tmp/err")"
+expect memory-limit-enough 0 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=64
+
+# deps.sh: the path that prints the command, and the path that installs
+MNCC_NO_INSTALL=1 MNCC_EXTRA_PKGS=mncc-no-such-package expect deps-print 1 sh "$root/mk/deps.sh"
+grep -q 'apt-get install -y --no-install-recommends mncc-no-such-package' "$tmp/err" || bad deps-print-text "$(cat "$tmp/err")"
+mkdir -p "$tmp/fake"
+printf '#!/bin/sh\necho "$@" >> %s/apt.log\n' "$tmp" > "$tmp/fake/apt-get"
+printf '#!/bin/sh\necho 0\n' > "$tmp/fake/id"
+chmod +x "$tmp/fake/apt-get" "$tmp/fake/id"
+PATH="$tmp/fake:$PATH" MNCC_EXTRA_PKGS=mncc-fake-package expect deps-install 0 sh "$root/mk/deps.sh"
+grep -q '^update' "$tmp/apt.log" 2>/dev/null && grep -q 'install -y --no-install-recommends mncc-fake-package' "$tmp/apt.log" &&
+    ok deps-install-calls || bad deps-install-calls "apt-get not called as expected: $(cat "$tmp/apt.log" 2>/dev/null)"
+
+echo "cli: $pass passed, $fail failed"
+[ $fail -eq 0 ]

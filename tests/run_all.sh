@@ -1,0 +1,27 @@
+#!/bin/sh
+# make check's runner: every suite against one build directory, then one total line.
+#   run_all.sh BUILD_DIR
+set -u
+b=${1:-build}
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+total_pass=0 total_fail=0
+run() { # name, command...
+    name=$1; shift
+    "$@" >"$log" 2>&1
+    rc=$?
+    grep -v '^ok ' "$log" | grep -v '^$' | tail -n 40
+    line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    p=$(echo "$line" | sed -nE 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\1/p')
+    f=$(echo "$line" | sed -nE 's/.* ([0-9]+) passed, ([0-9]+) failed.*/\2/p')
+    [ -z "$p" ] && p=0 && f=1 && echo "$name: no result line (exit $rc)"
+    [ $rc -ne 0 ] && [ "$f" -eq 0 ] && f=1 && echo "$name: exit $rc"
+    total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
+}
+data=/usr/share/libonnx-testdata/data
+run unit "$b/unit_tests"
+run golden sh tests/golden/run.sh "$b/mncc"
+run cli sh tests/cli/run.sh "$b/mncc"
+run sweep "$b/load_sweep" --json "$b/sweep.json" "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple"
+echo "$b: $total_pass passed, $total_fail failed"
+[ $total_fail -eq 0 ]
