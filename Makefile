@@ -73,7 +73,7 @@ $(BUILD)/load_sweep: $(SWEEP_OBJS) $(BUILD)/libmncc.a
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
 demo: $(BUILD)/mncc
-	$(BUILD)/mncc examples/mlp.onnx -o $(BUILD)/demo --input-shape x=4,16 --summary
+	$(BUILD)/mncc examples/mlp.onnx -o $(BUILD)/demo --input-shape x=4,4,4 --summary
 
 # Everything `make check` runs; the sanitizer build repeats the fast suites.
 check: test-deps

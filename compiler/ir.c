@@ -152,7 +152,7 @@ bool ir_type_static(const MNType *t) {
 void ir_type_set(MNGraph *g, MNType *t, int32_t elem, int rank, const int64_t *dims) {
     t->elem = elem;
     t->rank = rank;
-    t->dims = rank > 0 ? ARENA_ARRAY(g->arena, int64_t, rank) : NULL;
+    t->dims = ARENA_ARRAY(g->arena, int64_t, rank > 0 ? rank : 1); /* never NULL, even for scalars */
     t->dim_param = NULL;
     if (rank > 0 && dims) memcpy(t->dims, dims, sizeof(int64_t) * (size_t)rank);
 }

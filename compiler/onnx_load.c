@@ -148,7 +148,7 @@ static MNTensor *load_tensor(Loader *L, const Onnx__TensorProto *tp, const char 
     t->elem = et;
     t->rank = (int)tp->n_dims;
     t->dims = ARENA_ARRAY(L->a, int64_t, t->rank ? t->rank : 1);
-    memcpy(t->dims, tp->dims, sizeof(int64_t) * tp->n_dims);
+    if (tp->n_dims) memcpy(t->dims, tp->dims, sizeof(int64_t) * tp->n_dims);
     t->numel = numel;
     t->data = arena_try_alloc(L->a, bytes ? bytes : 1);
     if (!t->data) {
@@ -298,7 +298,7 @@ static bool load_attr(Loader *L, const Onnx__NodeProto *np, const char *node, co
     case MN_ATTR_INTS:
         a->n = (int)ap->n_ints;
         a->ints = ARENA_ARRAY(L->a, int64_t, a->n);
-        memcpy(a->ints, ap->ints, sizeof(int64_t) * (size_t)a->n);
+        if (a->n) memcpy(a->ints, ap->ints, sizeof(int64_t) * (size_t)a->n);
         break;
     case MN_ATTR_STRINGS:
         a->n = (int)ap->n_strings;
@@ -390,7 +390,7 @@ static bool topo_sort(Loader *L) {
         return fail(L, DIAG_INVALID, "node '%s' (%s): the graph has a cycle through this node (%d nodes are on or behind cycles)", s->name,
                     s->op_type, n - done);
     }
-    memcpy(g->nodes, order, sizeof(MNNode *) * (size_t)n);
+    if (n) memcpy(g->nodes, order, sizeof(MNNode *) * (size_t)n);
     return true;
 }
 

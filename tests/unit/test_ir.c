@@ -1,0 +1,119 @@
+#include "options.h"
+#include "unit.h"
+#include <math.h>
+#include <stdint.h>
+
+void test_arena(void) {
+    Arena *a = arena_new(1 << 20);
+    char *p = arena_alloc(a, 13);
+    CHECK(((uintptr_t)p & 15) == 0);
+    for (int i = 0; i < 13; i++) CHECK(p[i] == 0);
+    CHECK(!strcmp(arena_printf(a, "%s-%d", "x", 7), "x-7"));
+    CHECK(arena_try_alloc(a, 2 << 20) == NULL);
+    CHECK(arena_over_limit(a));
+    arena_free(a);
+    a = arena_new(0);
+    for (int i = 0; i < 10000; i++) CHECK(arena_alloc(a, 100) != NULL); /* many blocks */
+    CHECK(arena_used(a) >= 10000 * 100);
+    arena_free(a);
+}
+
+void test_half(void) {
+    int bad = 0;
+    for (uint32_t h = 0; h < 65536; h++) {
+        float f = ir_half_to_float((uint16_t)h);
+        if (isnan(f)) continue;
+        bad += ir_float_to_half(f) != h;
+    }
+    CHECK_EQ_I(bad, 0);
+    CHECK_EQ_I(ir_float_to_half(1.0f), 0x3c00);
+    CHECK_EQ_I(ir_float_to_half(65504.0f), 0x7bff);
+    CHECK_EQ_I(ir_float_to_half(65520.0f), 0x7c00);            /* rounds to infinity */
+    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -24)), 0x0001);      /* smallest subnormal */
+    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -25)), 0x0000);      /* tie to even: 0 */
+    CHECK_EQ_I(ir_float_to_half(ldexpf(3, -25)), 0x0002);      /* tie to even: 2 */
+    CHECK_EQ_I(ir_float_to_half(1.0f + ldexpf(1, -11)), 0x3c00); /* tie to even, down */
+    CHECK(isnan(ir_half_to_float(ir_float_to_half(NAN))));
+    CHECK(ir_half_to_float(0xfc00) == -INFINITY);
+}
+
+void test_bf16(void) {
+    CHECK_EQ_I(ir_float_to_bf16(1.0f), 0x3f80);
+    CHECK(ir_bf16_to_float(0x3f80) == 1.0f);
+    CHECK_EQ_I(ir_float_to_bf16(1.0f + ldexpf(1, -8)), 0x3f80); /* tie to even, down */
+    CHECK_EQ_I(ir_float_to_bf16(1.0f + ldexpf(3, -8)), 0x3f82); /* tie to even, up */
+    CHECK(isnan(ir_bf16_to_float(ir_float_to_bf16(NAN))));
+}
+
+void test_tensor_cast(void) {
+    Arena *a = arena_new(0);
+    int64_t d = 4;
+    MNTensor *f = ir_tensor_new(a, ONNX_FLOAT32, 1, &d);
+    float v[4] = {-1.7f, 2.5f, 0.0f, 300.0f};
+    memcpy(f->data, v, sizeof v);
+    MNTensor *i = ir_tensor_cast(a, f, ONNX_INT32);
+    CHECK_EQ_I(ir_tensor_get_i(i, 0), -1);
+    CHECK_EQ_I(ir_tensor_get_i(i, 1), 2);
+    MNTensor *b = ir_tensor_cast(a, f, ONNX_BOOL);
+    CHECK_EQ_I(ir_tensor_get_i(b, 0), 1);
+    CHECK_EQ_I(ir_tensor_get_i(b, 2), 0);
+    MNTensor *u8 = ir_tensor_cast(a, i, ONNX_UINT8);
+    CHECK_EQ_I(ir_tensor_get_i(u8, 3), 44); /* 300 wraps modulo 256 */
+    MNTensor *h = ir_tensor_cast(a, f, ONNX_FLOAT16);
+    CHECK(ir_tensor_get_f(h, 1) == 2.5);
+    MNTensor *big = ir_tensor_new(a, ONNX_UINT64, 1, &d);
+    ir_tensor_set_i(big, 0, -1); /* all ones */
+    MNTensor *bd = ir_tensor_cast(a, big, ONNX_DOUBLE);
+    CHECK(ir_tensor_get_f(bd, 0) == 18446744073709551615.0);
+    arena_free(a);
+}
+
+void test_value_table(void) {
+    TG t;
+    tg_init(&t, 13);
+    char name[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        ir_value_new(t.g, name);
+    }
+    int found = 0;
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof name, "v%d", i);
+        MNValue *v = ir_value_lookup(t.g, name);
+        found += v && v->id == i;
+    }
+    CHECK_EQ_I(found, 5000);
+    CHECK(ir_value_lookup(t.g, "nope") == NULL);
+    MNValue *dup = ir_value_new(t.g, "v7");
+    CHECK(!strcmp(dup->name, "v7_1"));
+    tg_done(&t);
+}
+
+void test_ops_table(void) {
+    for (int i = 1; i < OP_COUNT; i++) {
+        CHECK_EQ_I(ops_lookup(mn_ops[i].name), i);
+        CHECK(mn_ops[i].infer != NULL && mn_ops[i].fold != NULL);
+        CHECK(mn_ops[i].since <= mn_ops[i].max);
+    }
+    CHECK_EQ_I(ops_lookup("NoSuchOp"), OP_UNSUPPORTED);
+    CHECK_EQ_I(ops_lookup(""), OP_UNSUPPORTED);
+}
+
+void test_options(void) {
+    MNOptions o;
+    char err[256];
+    opt_init(&o);
+    CHECK(o.ival[MN_OPT_fold_max_elems] == 4194304);
+    CHECK(opt_set(&o, "fold_max_elems=10", err, sizeof err) && o.ival[MN_OPT_fold_max_elems] == 10);
+    CHECK(o.src[MN_OPT_fold_max_elems] == MN_SRC_CMDLINE);
+    CHECK(!opt_set(&o, "fold_max_elems=-1", err, sizeof err));
+    CHECK(!opt_set(&o, "nope=1", err, sizeof err) && strstr(err, "memory_limit_mb"));
+    CHECK(opt_add_input_shape(&o, "x=1,3,224,224", err, sizeof err));
+    CHECK(o.nshapes == 1 && o.shapes[0].rank == 4 && o.shapes[0].dims[3] == 224);
+    CHECK(opt_add_input_shape(&o, "scalar=", err, sizeof err) && o.shapes[1].rank == 0);
+    CHECK(opt_add_input_shape(&o, "a=b=2", err, sizeof err) && !strcmp(o.shapes[2].name, "a=b"));
+    CHECK(!opt_add_input_shape(&o, "x=1,,2", err, sizeof err));
+    CHECK(!opt_add_input_shape(&o, "y=-1", err, sizeof err));
+    CHECK(!opt_add_input_shape(&o, "noeq", err, sizeof err));
+    opt_free(&o);
+}
