@@ -31,11 +31,13 @@ GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
 MNCC_SRCS     = cmd/mncc.c
 UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c
 SWEEP_SRCS    = tests/sweep/load_sweep.c
+MUTATE_SRCS   = tests/sweep/mutate.c
 
 LIB_OBJS   = $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
 MNCC_OBJS  = $(MNCC_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJS  = $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
+MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean
 all: $(BUILD)/mncc
@@ -69,6 +71,8 @@ $(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 $(BUILD)/load_sweep: $(SWEEP_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/mutate: $(MUTATE_OBJS) $(BUILD)/libmncc.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
@@ -80,11 +84,11 @@ check: test-deps
 	@$(MAKE) --no-print-directory check-fast
 	@$(MAKE) --no-print-directory check-san
 
-check-fast: $(BUILD)/mncc $(BUILD)/unit_tests $(BUILD)/load_sweep
+check-fast: $(BUILD)/mncc $(BUILD)/unit_tests $(BUILD)/load_sweep $(BUILD)/mutate
 	@sh tests/run_all.sh $(BUILD)
 
 check-san:
-	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san build/san/mncc build/san/unit_tests build/san/load_sweep
+	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san build/san/mncc build/san/unit_tests build/san/load_sweep build/san/mutate
 	@MNCC_SAN=1 sh tests/run_all.sh build/san
 
 regen-golden: $(BUILD)/mncc

@@ -131,8 +131,8 @@ int fold_unary(MNInfer *c, MNNode *n) {
         if (integer && x->elem != ONNX_UINT64) {
             int64_t v = ir_tensor_get_i(x, i), o;
             switch (n->op) {
-            case OP_Abs: o = v < 0 ? -v : v; break;
-            case OP_Neg: o = -v; break;
+            case OP_Abs: o = v < 0 ? (int64_t)(0 - (uint64_t)v) : v; break; /* wraps like the hardware */
+            case OP_Neg: o = (int64_t)(0 - (uint64_t)v); break;
             case OP_Sign: o = (v > 0) - (v < 0); break;
             case OP_Relu: o = v > 0 ? v : 0; break;
             case OP_Not: o = !v; break;
@@ -588,7 +588,7 @@ int fold_range(MNInfer *c, MNNode *n) {
             double s = ir_tensor_get_f(K(n, 0), 0), d = ir_tensor_get_f(K(n, 2), 0);
             ir_tensor_set_f(r, i, s + (double)i * d);
         } else
-            ir_tensor_set_i(r, i, ir_tensor_get_i(K(n, 0), 0) + i * ir_tensor_get_i(K(n, 2), 0));
+            ir_tensor_set_i(r, i, (int64_t)((uint64_t)ir_tensor_get_i(K(n, 0), 0) + (uint64_t)i * (uint64_t)ir_tensor_get_i(K(n, 2), 0)));
     }
     n->out[0]->konst = r;
     return 1;

@@ -62,6 +62,12 @@ bool infer_norm_axis(MNInfer *c, MNNode *n, int64_t axis, int rank, int *out) {
     return true;
 }
 
+/* Checked dimension arithmetic: a hostile attribute must give an error, not overflow. */
+static bool dim_add(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+static bool dim_mul(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
+#define ATTR_LIMIT ((int64_t)1 << 31) /* kernel sizes, strides, dilations, groups, blocks */
+#define PAD_LIMIT ((int64_t)1 << 40)
+
 /* Set output k, checking against what the model declared for it. */
 static bool set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const int64_t *dims) {
     if (k >= n->nout || !n->out[k]) return true;
@@ -88,6 +94,7 @@ static bool set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const 
         }
     }
     ir_type_set(c->g, t, elem ? elem : t->elem, rank, dims);
+    v->inferred = true;
     return true;
 }
 
@@ -370,6 +377,8 @@ static bool get_window(MNInfer *c, MNNode *n, int ns, const int64_t *kernel, Win
         w->pe[i] = pd.present ? pd.v[i + ns] : 0;
         if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
             return infer_fail(c, n, NULL, "kernel, strides and dilations must be positive and pads non-negative");
+        if (w->k[i] > ATTR_LIMIT || w->s[i] > ATTR_LIMIT || w->d[i] > ATTR_LIMIT || w->pb[i] > PAD_LIMIT || w->pe[i] > PAD_LIMIT)
+            return infer_fail(c, n, NULL, "kernel, strides, dilations or pads out of range");
     }
     if (strcmp(w->auto_pad, "NOTSET") && strcmp(w->auto_pad, "VALID") && strcmp(w->auto_pad, "SAME_UPPER") &&
         strcmp(w->auto_pad, "SAME_LOWER"))
@@ -392,7 +401,8 @@ static bool window_out(MNInfer *c, MNNode *n, Window *w, const int64_t *in, bool
             continue;
         }
         if (!strcmp(w->auto_pad, "VALID")) w->pb[i] = w->pe[i] = 0;
-        int64_t span = in[i] + w->pb[i] + w->pe[i] - ek;
+        int64_t span;
+        if (!dim_add(in[i], w->pb[i] + w->pe[i] - ek, &span)) return infer_fail(c, n, n->in[0], "padded size overflows 64 bits");
         if (span < 0) return infer_fail(c, n, n->in[0], "window (%lld) larger than padded input (%lld) at spatial axis %d", (long long)ek, (long long)(in[i] + w->pb[i] + w->pe[i]), i);
         out[i] = (ceil_mode ? (span + w->s[i] - 1) / w->s[i] : span / w->s[i]) + 1;
         /* a last window that starts inside the end padding is dropped (as onnxruntime) */
@@ -405,8 +415,8 @@ bool infer_conv(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
     MNType *x = T(n, 0), *wt = T(n, 1);
     if (wt->rank != x->rank) return infer_fail(c, n, n->in[1], "weight rank %d differs from input rank %d", wt->rank, x->rank);
-    int64_t group = ir_attr_int(n, "group", 1);
-    if (group < 1 || x->dims[1] % group || wt->dims[0] % group || wt->dims[1] * group != x->dims[1])
+    int64_t group = ir_attr_int(n, "group", 1), cin = 0;
+    if (group < 1 || group > ATTR_LIMIT || !dim_mul(wt->dims[1], group, &cin) || x->dims[1] % group || wt->dims[0] % group || cin != x->dims[1])
         return infer_fail(c, n, n->in[1], "channels do not match: input has %lld, weight [%s] with group %lld", (long long)x->dims[1],
                           ir_dims_str(c->g->arena, wt->rank, wt->dims), (long long)group);
     if (infer_in(n, 2) && (T(n, 2)->rank != 1 || T(n, 2)->dims[0] != wt->dims[0]))
@@ -428,7 +438,7 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
     MNType *x = T(n, 0), *wt = T(n, 1);
     int ns = x->rank - 2;
     int64_t group = ir_attr_int(n, "group", 1);
-    if (wt->rank != x->rank || group < 1 || wt->dims[0] != x->dims[1] || x->dims[1] % group)
+    if (wt->rank != x->rank || group < 1 || group > ATTR_LIMIT || wt->dims[0] != x->dims[1] || x->dims[1] % group)
         return infer_fail(c, n, n->in[1], "weight [%s] does not match input channels %lld with group %lld",
                           ir_dims_str(c->g->arena, wt->rank, wt->dims), (long long)x->dims[1], (long long)group);
     Window w;
@@ -439,12 +449,13 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
     if (os.present && os.n != ns && os.n != ns + 2) return infer_fail(c, n, NULL, "output_shape has %d entries", os.n);
     int64_t dims[MN_MAX_RANK];
     dims[0] = x->dims[0];
-    dims[1] = wt->dims[1] * group;
+    if (!dim_mul(wt->dims[1], group, &dims[1])) return infer_fail(c, n, n->in[1], "output channels overflow 64 bits");
     if (infer_in(n, 2) && (T(n, 2)->rank != 1 || T(n, 2)->dims[0] != dims[1]))
         return infer_fail(c, n, n->in[2], "bias must have shape [%lld]", (long long)dims[1]);
     for (int i = 0; i < ns; i++) {
-        int64_t opad = op.present ? op.v[i] : 0, ek = (w.k[i] - 1) * w.d[i] + 1;
-        int64_t full = w.s[i] * (x->dims[2 + i] - 1) + opad + ek;
+        int64_t opad = op.present ? op.v[i] : 0, ek = (w.k[i] - 1) * w.d[i] + 1, full;
+        if (opad < 0 || opad > PAD_LIMIT || !dim_mul(w.s[i], x->dims[2 + i] - 1, &full) || !dim_add(full, opad + ek, &full))
+            return infer_fail(c, n, NULL, "output size out of range at spatial axis %d", i);
         if (os.present) {
             dims[2 + i] = os.v[os.n - ns + i];
             int64_t total = full - dims[2 + i];
@@ -453,7 +464,7 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
             w.pb[i] = lower ? total - total / 2 : total / 2;
             w.pe[i] = total - w.pb[i];
         } else if (!strcmp(w.auto_pad, "SAME_UPPER") || !strcmp(w.auto_pad, "SAME_LOWER")) {
-            dims[2 + i] = x->dims[2 + i] * w.s[i];
+            if (!dim_mul(x->dims[2 + i], w.s[i], &dims[2 + i])) return infer_fail(c, n, NULL, "output size overflows 64 bits");
         } else {
             if (!strcmp(w.auto_pad, "VALID")) w.pb[i] = w.pe[i] = 0;
             dims[2 + i] = full - w.pb[i] - w.pe[i];
@@ -484,11 +495,13 @@ bool infer_layernorm(MNInfer *c, MNNode *n) {
     for (int i = 0; i < x->rank; i++) dims[i] = i < axis ? x->dims[i] : 1;
     if (!same_as(c, n, 0, 0)) return false;
     int32_t stash = (int32_t)ir_attr_int(n, "stash_type", ONNX_FLOAT32);
+    if (!onnx_type_is_float(stash)) return infer_fail(c, n, NULL, "stash_type %d is not a floating-point type", stash);
     return set_out(c, n, 1, stash, x->rank, dims) && set_out(c, n, 2, stash, x->rank, dims);
 }
 
 bool infer_same_as_input0(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, n->op == OP_InstanceNormalization ? 3 : 1)) return false;
+    int nin = n->op == OP_InstanceNormalization ? 3 : 1;
+    if (!need_inputs(c, n, nin, nin)) return false;
     MNType *x = T(n, 0);
     if (n->op == OP_Softmax || n->op == OP_LogSoftmax || n->op == OP_Hardmax) {
         int axis;
@@ -502,8 +515,9 @@ bool infer_same_as_input0(MNInfer *c, MNNode *n) {
 
 bool infer_pool(MNInfer *c, MNNode *n) {
     /* MaxPool takes 8-bit integers from opset 12 on; the averaging pools need floats */
+    if (!need_inputs(c, n, 1, 1)) return false;
     bool int_ok = n->op == OP_MaxPool && c->opset >= 12 && (T(n, 0)->elem == ONNX_INT8 || T(n, 0)->elem == ONNX_UINT8);
-    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) || (!int_ok && !need_float(c, n, 0))) return false;
+    if (!need_rank(c, n, 0, 3, MN_MAX_RANK) || (!int_ok && !need_float(c, n, 0))) return false;
     MNType *x = T(n, 0);
     Window w;
     if (!get_window(c, n, x->rank - 2, NULL, &w)) return false;
@@ -707,7 +721,7 @@ bool infer_concat(MNInfer *c, MNNode *n) {
         for (int i = 0; i < x->rank; i++)
             if (i != axis && t->dims[i] != x->dims[i])
                 return infer_fail(c, n, n->in[k], "dim %d is %lld, expected %lld", i, (long long)t->dims[i], (long long)x->dims[i]);
-        dims[axis] += t->dims[axis];
+        if (!dim_add(dims[axis], t->dims[axis], &dims[axis])) return infer_fail(c, n, n->in[k], "concatenated size overflows 64 bits");
     }
     return set_out(c, n, 0, x->elem, x->rank, dims);
 }
@@ -730,7 +744,7 @@ bool infer_split_sizes(MNInfer *c, MNNode *n, int *axis_out, int64_t *sizes) {
         for (int i = 0; i < nout; i++) {
             if (sp.v[i] < 0) return infer_fail(c, n, NULL, "negative split size");
             sizes[i] = sp.v[i];
-            sum += sp.v[i];
+            if (!dim_add(sum, sp.v[i], &sum)) return infer_fail(c, n, NULL, "split sizes overflow 64 bits");
         }
         if (sum != len) return infer_fail(c, n, NULL, "split sizes sum to %lld, axis has %lld", (long long)sum, (long long)len);
     } else {
@@ -788,6 +802,10 @@ bool infer_slice_params(MNInfer *c, MNNode *n, int64_t *start, int64_t *step, in
         seen[a] = true;
         int64_t d = x->dims[a], s = st.v[i], e = en.v[i], k = sp.present ? sp.v[i] : 1;
         if (k == 0) return infer_fail(c, n, NULL, "step 0 on axis %d", a);
+        /* steps beyond the axis length behave like the axis length; clamping keeps the
+         * count arithmetic below from overflowing */
+        if (k > d + 1) k = d + 1;
+        if (k < -(d + 1)) k = -(d + 1);
         if (s < 0) s += d;
         if (e < 0 && e > INT64_MIN / 2) e += d;
         if (k > 0) {
@@ -869,6 +887,8 @@ bool infer_pad_amounts(MNInfer *c, MNNode *n, int64_t *pb, int64_t *pe) {
         if (ax.present && !infer_norm_axis(c, n, ax.v[i], x->rank, &a)) return false;
         pb[a] = p.v[i];
         pe[a] = p.v[i + na];
+        if (pb[a] > PAD_LIMIT || pe[a] > PAD_LIMIT || pb[a] < -PAD_LIMIT || pe[a] < -PAD_LIMIT)
+            return infer_fail(c, n, NULL, "pads out of range");
     }
     const char *mode = ir_attr_string(n, "mode", "constant");
     if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
@@ -917,7 +937,11 @@ bool infer_resize(MNInfer *c, MNNode *n) {
             double r = (double)s.v[i] / (double)x->dims[axis_of[i]];
             scale = !strcmp(pol, "not_larger") ? fmin(scale, r) : fmax(scale, r);
         }
-        for (int i = 0; i < na; i++) dims[axis_of[i]] = strcmp(pol, "stretch") ? (int64_t)floor((double)x->dims[axis_of[i]] * scale + 0.5) : s.v[i];
+        for (int i = 0; i < na; i++) {
+            double o = strcmp(pol, "stretch") ? floor((double)x->dims[axis_of[i]] * scale + 0.5) : (double)s.v[i];
+            if (!(o >= 0 && o < 9e18)) return infer_fail(c, n, sz, "sizes out of range");
+            dims[axis_of[i]] = (int64_t)o;
+        }
     } else if (sc) {
         const MNTensor *t = infer_const_input(c, n, scales_at, "scales");
         if (!t) return false;
@@ -925,7 +949,9 @@ bool infer_resize(MNInfer *c, MNNode *n) {
         for (int i = 0; i < na; i++) {
             double s = ir_tensor_get_f(t, i);
             if (!(s > 0)) return infer_fail(c, n, sc, "scale %g is not positive", s);
-            dims[axis_of[i]] = (int64_t)floor((double)x->dims[axis_of[i]] * s);
+            double o = floor((double)x->dims[axis_of[i]] * s);
+            if (!(o < 9e18)) return infer_fail(c, n, sc, "scale %g gives an output size out of range", s);
+            dims[axis_of[i]] = (int64_t)o;
         }
     } else if (n->op == OP_Upsample) {
         return infer_fail(c, n, NULL, "missing input 'scales'");
@@ -968,11 +994,12 @@ bool infer_depth_to_space(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 4, 4)) return false;
     MNType *x = T(n, 0);
     int64_t b = ir_attr_int(n, "blocksize", 0);
-    if (b < 1) return infer_fail(c, n, NULL, "missing or bad required attribute 'blocksize'");
+    if (b < 1 || b > ATTR_LIMIT) return infer_fail(c, n, NULL, "missing or bad required attribute 'blocksize'");
     const char *mode = ir_attr_string(n, "mode", "DCR");
     if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) return infer_fail(c, n, NULL, "unknown mode '%s'", mode);
     if (x->dims[1] % (b * b)) return infer_fail(c, n, n->in[0], "channels %lld not divisible by blocksize^2", (long long)x->dims[1]);
-    int64_t dims[4] = {x->dims[0], x->dims[1] / (b * b), x->dims[2] * b, x->dims[3] * b};
+    int64_t dims[4] = {x->dims[0], x->dims[1] / (b * b), 0, 0};
+    if (!dim_mul(x->dims[2], b, &dims[2]) || !dim_mul(x->dims[3], b, &dims[3])) return infer_fail(c, n, NULL, "output size overflows 64 bits");
     return set_out(c, n, 0, x->elem, 4, dims);
 }
 
@@ -980,9 +1007,11 @@ bool infer_space_to_depth(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 4, 4)) return false;
     MNType *x = T(n, 0);
     int64_t b = ir_attr_int(n, "blocksize", 0);
-    if (b < 1) return infer_fail(c, n, NULL, "missing or bad required attribute 'blocksize'");
+    if (b < 1 || b > ATTR_LIMIT) return infer_fail(c, n, NULL, "missing or bad required attribute 'blocksize'");
     if (x->dims[2] % b || x->dims[3] % b) return infer_fail(c, n, n->in[0], "spatial dims not divisible by blocksize");
-    int64_t dims[4] = {x->dims[0], x->dims[1] * b * b, x->dims[2] / b, x->dims[3] / b};
+    int64_t dims[4] = {0, 0, x->dims[2] / b, x->dims[3] / b};
+    dims[0] = x->dims[0];
+    if (!dim_mul(x->dims[1], b * b, &dims[1])) return infer_fail(c, n, NULL, "output size overflows 64 bits");
     return set_out(c, n, 0, x->elem, 4, dims);
 }
 
@@ -1064,8 +1093,11 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] && !ir_type_static(&n->in[k]->type)) die("'%s' reached node '%s' without a static shape", n->in[k]->name, n->name);
         if (!infer_check_attrs(&ic, n) || !mn_ops[n->op].infer(&ic, n)) return false;
+        /* every output an op defines is set by its infer function, so one left untyped
+         * is an output the op does not have */
         for (int k = 0; k < n->nout; k++)
-            if (n->out[k] && !ir_type_static(&n->out[k]->type)) die("%s: inference left '%s' without a static shape", n->op_type, n->out[k]->name);
+            if (n->out[k] && !n->out[k]->inferred)
+                return infer_fail(&ic, n, n->out[k], "output %d is not an output of %s", k, n->op_type);
         if (!fold_ready(n)) continue;
         bool small = true;
         for (int k = 0; k < n->nout; k++)

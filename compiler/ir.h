@@ -56,6 +56,7 @@ typedef struct MNValue {
     int producer_out;
     MNTensor *konst;  /* known value: an initializer or a folded result */
     bool is_input, is_output, is_initializer;
+    bool inferred;    /* its type was set by inference (not only declared) */
     int nuses;        /* node inputs that read it, plus 1 per graph output slot */
 } MNValue;
 

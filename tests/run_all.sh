@@ -23,5 +23,6 @@ run unit "$b/unit_tests"
 run golden sh tests/golden/run.sh "$b/mncc"
 run cli sh tests/cli/run.sh "$b/mncc"
 run sweep "$b/load_sweep" --json "$b/sweep.json" "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple"
+run mutate "$b/mutate" tests/golden/ok_*.onnx examples/mlp.onnx
 echo "$b: $total_pass passed, $total_fail failed"
 [ $total_fail -eq 0 ]
