@@ -1,0 +1,118 @@
+/* mnemu: runs VSM programs (--vsm) on the emulated machine.
+ * Exit codes: 0 success, 1 bad input or run-time error, 2 usage error. */
+#include "diag.h"
+#include "emu.h"
+#include "version.h"
+#include "vsm.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(FILE *f) {
+    fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--stats] [--json]\n"
+               "       mnemu --version | --help\n"
+               "Assembles FILE.vsm, runs it on every PE of the machine (default mncore2) and prints\n"
+               "the output of its d get commands; --stats adds cycles, instruction counts and DRAM bytes.\n");
+}
+
+static char *slurp(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 1 << 16, n = 0;
+    char *b = xmalloc(cap);
+    for (size_t r; (r = fread(b + n, 1, cap - n - 1, f)) > 0;) {
+        n += r;
+        if (cap - n < 2) b = xrealloc(b, cap *= 2);
+    }
+    fclose(f);
+    b[n] = 0;
+    if (len) *len = n;
+    return b;
+}
+
+int main(int argc, char **argv) {
+    const char *vsm = NULL, *machine = "mncore2";
+    bool stats = false, json = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help")) return usage(stdout), 0;
+        if (!strcmp(argv[i], "--version")) return printf("mnemu %s\n", mncc_version), 0;
+        if (!strcmp(argv[i], "--vsm") && i + 1 < argc) vsm = argv[++i];
+        else if (!strcmp(argv[i], "--machine") && i + 1 < argc) machine = argv[++i];
+        else if (!strcmp(argv[i], "--stats")) stats = true;
+        else if (!strcmp(argv[i], "--json")) json = true, stats = true;
+        else {
+            fprintf(stderr, "mnemu: unknown argument '%s'\n", argv[i]);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!vsm) {
+        usage(stderr);
+        return 2;
+    }
+    char err[1024];
+    MNMachine m;
+    if (!machine_load(machine, &m, err, sizeof err)) {
+        fprintf(stderr, "mnemu: error: %s\n", err);
+        return 1;
+    }
+    char *text = slurp(vsm, NULL);
+    if (!text) {
+        fprintf(stderr, "mnemu: error: %s: cannot read\n", vsm);
+        return 1;
+    }
+    VProgram p;
+    if (!vsm_parse(vsm, text, &p, err, sizeof err)) {
+        fprintf(stderr, "mnemu: error: %s\n", err);
+        free(text);
+        return 1;
+    }
+    free(text);
+    /* run what the assembler produced: text -> GPFNBin -> program */
+    MNBuf bin = {0};
+    vsm_encode(&p, &bin);
+    vsm_program_free(&p);
+    if (!vsm_decode((const uint8_t *)bin.data, bin.len, &p, err, sizeof err)) {
+        fprintf(stderr, "mnemu: internal error: %s\n", err);
+        return 1;
+    }
+    buf_free(&bin);
+    Emu *e = emu_new(&m, err, sizeof err);
+    if (!e) {
+        fprintf(stderr, "mnemu: error: %s\n", err);
+        vsm_program_free(&p);
+        return 1;
+    }
+    MNBuf out = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool ok = emu_run(e, &p, &out, err, sizeof err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (out.len) fwrite(out.data, 1, out.len, stdout);
+    int rc = 0;
+    if (!ok) {
+        fprintf(stderr, "mnemu: error: %s: %s\n", vsm, err);
+        rc = 1;
+    } else if (stats) {
+        const EmuStats *s = emu_stats(e);
+        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+        static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
+        if (json) {
+            printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, \"insns\": {",
+                   m.name, (long long)s->steps, (long long)s->cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops);
+            for (int u = 0; u < U_UNIT_COUNT; u++) printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
+            printf("}, \"wall_seconds\": %.6f}\n", secs);
+        } else {
+            fprintf(stderr, "mnemu: %s: %lld steps, %lld cycles (%lld stalled), %.3f us at %.0f MHz; DRAM %lld bytes;", m.name, (long long)s->steps,
+                    (long long)s->cycles, (long long)s->stall_cycles, (double)s->cycles / m.clock_mhz, m.clock_mhz, (long long)s->dram_bytes);
+            for (int u = 0; u < U_UNIT_COUNT; u++)
+                if (s->insns[u]) fprintf(stderr, " %s %lld", units[u], (long long)s->insns[u]);
+            fprintf(stderr, "; %.3g PE-element ops/s\n", secs > 0 ? (double)s->pe_element_ops / secs : 0);
+        }
+    }
+    buf_free(&out);
+    emu_free(e);
+    vsm_program_free(&p);
+    return rc;
+}

@@ -1,0 +1,148 @@
+#include "machine.h"
+#include "diag.h"
+#include <cjson/cJSON.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    const char *section, *key;
+    char type; /* i: int64, d: double, s: string */
+    size_t off;
+    double lo, hi;
+} Field;
+
+#define FI(sec, key, field, lo, hi) {sec, key, 'i', offsetof(MNMachine, field), lo, hi}
+#define FD(sec, key, field, lo, hi) {sec, key, 'd', offsetof(MNMachine, field), lo, hi}
+#define FINT(sec, key, field, lo, hi) {sec, key, 'n', offsetof(MNMachine, field), lo, hi}
+
+static const Field fields[] = {
+    FINT("hierarchy", "groups", groups, 1, 64), FINT("hierarchy", "l2b_per_group", l2b_per_group, 1, 64),
+    FINT("hierarchy", "l1b_per_l2b", l1b_per_l2b, 1, 64), FINT("hierarchy", "mab_per_l1b", mab_per_l1b, 1, 64),
+    FINT("hierarchy", "pe_per_mab", pe_per_mab, 4, 4),
+    FI("memory_lw", "lm0", lm0_lw, 8, 2048), FI("memory_lw", "lm1", lm1_lw, 8, 2048), FI("memory_lw", "grf0", grf0_lw, 8, 256),
+    FI("memory_lw", "grf1", grf1_lw, 8, 256), FI("memory_lw", "l1bm", l1bm_lw, 64, 1 << 20),
+    FI("memory_lw", "l2bm", l2bm_lw, 256, 1 << 22), FI("memory_lw", "dram_per_group", dram_lw, 1024, (double)(1ll << 40)),
+    FINT("word_bits", "half", half_bits, 16, 16), FINT("word_bits", "word", word_bits, 32, 32), FINT("word_bits", "long", long_bits, 64, 64),
+    FD(NULL, "clock_mhz", clock_mhz, 1, 1e5),
+    FINT("issue", "cycles_per_step", cycles_per_step, 4, 4), FINT("issue", "mv_issue_steps", mv_issue_steps, 1, 64),
+    FINT("issue", "lm_read_after_write_steps", lm_raw_steps, 0, 64), FINT("issue", "grf_read_after_write_steps", grf_raw_steps, 0, 64),
+    FINT("issue", "l1bm_read_after_write_steps", l1bm_raw_steps, 0, 64),
+    FINT("issue", "l2bm_read_after_write_steps", l2bm_raw_steps, 0, 64),
+    FD("bandwidth_lw_per_cycle", "l1bm_pe_broadcast", bw_l1bm_pe_broadcast, 0.01, 1e4),
+    FD("bandwidth_lw_per_cycle", "l1bm_pe_distribute", bw_l1bm_pe_distribute, 0.01, 1e4),
+    FD("bandwidth_lw_per_cycle", "l2bm_l1bm_broadcast", bw_l2bm_l1bm_broadcast, 0.01, 1e4),
+    FD("bandwidth_lw_per_cycle", "l2bm_l1bm_distribute", bw_l2bm_l1bm_distribute, 0.01, 1e4),
+    FD("bandwidth_lw_per_cycle", "dram_l2bm_per_group", bw_dram_l2bm, 0.01, 1e4),
+    FINT("latency_cycles", "dram", dram_latency_cycles, 0, 1 << 20), FINT("latency_cycles", "elementary_function_steps", elementary_steps, 1, 64),
+    FINT(NULL, "address_alignment_lw", address_alignment_lw, 1, 64),
+};
+
+static const char *const sections[] = {"hierarchy", "memory_lw", "word_bits", "issue", "bandwidth_lw_per_cycle", "latency_cycles"};
+
+static bool known(const char *section, const char *key) {
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
+        if (!strcmp(fields[i].key, key) && ((!section && !fields[i].section) || (section && fields[i].section && !strcmp(section, fields[i].section))))
+            return true;
+    return false;
+}
+
+bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, size_t errlen) {
+    memset(m, 0, sizeof *m);
+    cJSON *root = cJSON_Parse(json);
+    if (!root || !cJSON_IsObject(root)) {
+        snprintf(err, errlen, "%s: not a JSON object", what);
+        cJSON_Delete(root);
+        return false;
+    }
+    bool ok = true;
+    for (cJSON *it = root->child; ok && it; it = it->next) {
+        bool is_section = false;
+        for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++)
+            if (!strcmp(it->string, sections[s])) is_section = true;
+        if (is_section) {
+            if (!cJSON_IsObject(it)) ok = false, snprintf(err, errlen, "%s: '%s' must be an object", what, it->string);
+            for (cJSON *k = it->child; ok && k; k = k->next)
+                if (!known(it->string, k->string)) ok = false, snprintf(err, errlen, "%s: unknown key '%s.%s'", what, it->string, k->string);
+        } else if (strcmp(it->string, "name") && strcmp(it->string, "description") && !known(NULL, it->string))
+            ok = false, snprintf(err, errlen, "%s: unknown key '%s'", what, it->string);
+    }
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
+    if (ok && (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof m->name || !name->valuestring[0]))
+        ok = false, snprintf(err, errlen, "%s: 'name' must be a non-empty string", what);
+    if (ok) snprintf(m->name, sizeof m->name, "%s", name->valuestring);
+    for (size_t i = 0; ok && i < sizeof fields / sizeof fields[0]; i++) {
+        const Field *f = &fields[i];
+        const cJSON *sec = f->section ? cJSON_GetObjectItemCaseSensitive(root, f->section) : root;
+        const cJSON *v = sec ? cJSON_GetObjectItemCaseSensitive(sec, f->key) : NULL;
+        char full[96];
+        snprintf(full, sizeof full, "%s%s%s", f->section ? f->section : "", f->section ? "." : "", f->key);
+        if (!v) {
+            ok = false, snprintf(err, errlen, "%s: missing key '%s'", what, full);
+            break;
+        }
+        if (!cJSON_IsNumber(v) || v->valuedouble < f->lo || v->valuedouble > f->hi || (f->type != 'd' && v->valuedouble != (double)(int64_t)v->valuedouble)) {
+            ok = false, snprintf(err, errlen, "%s: '%s' must be %s in [%g, %g]", what, full, f->type == 'd' ? "a number" : "an integer", f->lo, f->hi);
+            break;
+        }
+        if (f->type == 'd') *(double *)((char *)m + f->off) = v->valuedouble;
+        else if (f->type == 'i') *(int64_t *)((char *)m + f->off) = (int64_t)v->valuedouble;
+        else *(int *)((char *)m + f->off) = (int)v->valuedouble;
+    }
+    cJSON_Delete(root);
+    if (!ok) return false;
+    if (m->lm0_lw & (m->lm0_lw - 1) || m->lm1_lw & (m->lm1_lw - 1) || m->grf0_lw & (m->grf0_lw - 1) || m->grf1_lw & (m->grf1_lw - 1)) {
+        snprintf(err, errlen, "%s: PE memory sizes must be powers of two (addresses wrap around)", what);
+        return false;
+    }
+    m->n_l2b = m->groups * m->l2b_per_group;
+    m->n_l1b = m->n_l2b * m->l1b_per_l2b;
+    m->n_mab = m->n_l1b * m->mab_per_l1b;
+    m->n_pe = m->n_mab * m->pe_per_mab;
+    return true;
+}
+
+static char *slurp(const char *path, size_t max) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *b = xmalloc(max + 1);
+    size_t n = fread(b, 1, max, f);
+    fclose(f);
+    b[n] = 0;
+    return b;
+}
+
+bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {
+    char path[PATH_MAX + 128];
+    if (strlen(name) > 200) {
+        snprintf(err, errlen, "machine name too long");
+        return false;
+    }
+    if (strchr(name, '/') || strstr(name, ".json")) snprintf(path, sizeof path, "%s", name);
+    else {
+        /* presets/ beside the program's build directory, or MNCC_PRESETS */
+        const char *env = getenv("MNCC_PRESETS");
+        char exe[PATH_MAX - 256];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (env) snprintf(path, sizeof path, "%s/machines/%s.json", env, name);
+        else if (n > 0) {
+            exe[n] = 0;
+            char *s = strrchr(exe, '/');
+            if (s) *s = 0;
+            /* build/mncc or build/san/mncc -> repo/presets */
+            snprintf(path, sizeof path, "%s/../presets/machines/%s.json", exe, name);
+            if (access(path, R_OK)) snprintf(path, sizeof path, "%s/../../presets/machines/%s.json", exe, name);
+        } else
+            snprintf(path, sizeof path, "presets/machines/%s.json", name);
+    }
+    char *text = slurp(path, 1 << 20);
+    if (!text) {
+        snprintf(err, errlen, "machine '%s': cannot read %s", name, path);
+        return false;
+    }
+    bool ok = machine_parse(text, path, m, err, errlen);
+    free(text);
+    return ok;
+}

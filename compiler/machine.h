@@ -1,0 +1,27 @@
+/* Machine descriptions: presets/machines/NAME.json, read with cJSON. Every key is
+ * required and checked; unknown keys are errors, so a typo cannot silently fall back
+ * to a default. */
+#ifndef MN_MACHINE_H
+#define MN_MACHINE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct MNMachine {
+    char name[64];
+    int groups, l2b_per_group, l1b_per_l2b, mab_per_l1b, pe_per_mab;
+    int64_t lm0_lw, lm1_lw, grf0_lw, grf1_lw, l1bm_lw, l2bm_lw, dram_lw; /* dram per group */
+    int half_bits, word_bits, long_bits;
+    double clock_mhz;
+    int cycles_per_step, mv_issue_steps, lm_raw_steps, grf_raw_steps, l1bm_raw_steps, l2bm_raw_steps;
+    double bw_l1bm_pe_broadcast, bw_l1bm_pe_distribute, bw_l2bm_l1bm_broadcast, bw_l2bm_l1bm_distribute, bw_dram_l2bm;
+    int dram_latency_cycles, elementary_steps;
+    int address_alignment_lw;
+    /* derived */
+    int n_l2b, n_l1b, n_mab, n_pe;
+} MNMachine;
+
+/* NAME (a file presets/machines/NAME.json next to the program) or a path to a .json. */
+bool machine_load(const char *name_or_path, MNMachine *m, char *err, size_t errlen);
+bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, size_t errlen);
+#endif

@@ -1,0 +1,19 @@
+/* VSM text <-> VProgram <-> GPFNBin bytes. */
+#ifndef MN_VSM_H
+#define MN_VSM_H
+#include "buf.h"
+#include "isa.h"
+#include <stddef.h>
+
+/* Parse VSM text. On error returns false with "NAME:LINE: message" in err. */
+bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_t errlen);
+void vsm_program_free(VProgram *p);
+/* Canonical text of one line / a whole program (the disassembler). */
+void vsm_print_step(MNBuf *b, const VStep *s);
+void vsm_print(MNBuf *b, const VProgram *p);
+/* GPFNBin: the binary form of a program. */
+void vsm_encode(const VProgram *p, MNBuf *out);
+bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t errlen);
+/* Memory-mask entry (0..31) as 4 per-cycle nibbles. */
+uint16_t vsm_mask_fixed(int entry); /* for the fixed entries 0 and 16..31 */
+#endif

@@ -1,0 +1,621 @@
+/* The VSM assembler's text side: parsing a program and printing it back.
+ *
+ * Printing is canonical (one spelling per operand form) so that text -> binary ->
+ * text -> binary is the identity on the bytes; see docs/vsm.md for the grammar. */
+#include "diag.h"
+#include "vsm.h"
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const char *name;
+    int line;
+    char *err;
+    size_t errlen;
+} Ctx;
+
+static bool perr(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool perr(Ctx *c, const char *fmt, ...) {
+    char m[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    snprintf(c->err, c->errlen, "%s:%d: %s", c->name, c->line, m);
+    return false;
+}
+
+uint16_t vsm_mask_fixed(int entry) {
+    if (entry == 0) return 0xffff;
+    if (entry < 16) return 0;
+    uint16_t m = 0;
+    for (int cyc = 0; cyc < 4; cyc++)
+        if ((entry >> (3 - cyc)) & 1) m |= (uint16_t)(0xf << (4 * (3 - cyc)));
+    return m;
+}
+
+static bool parse_uint(const char **p, uint32_t *v) {
+    if (!isdigit((unsigned char)**p)) return false;
+    char *end;
+    errno = 0;
+    unsigned long x = strtoul(*p, &end, 10);
+    if (errno || x > 0xffffffffu) return false;
+    *v = (uint32_t)x;
+    *p = end;
+    return true;
+}
+
+/* /1000, /ll0111, /$imr3, /$llimr3, each optionally followed by t or p */
+static bool parse_mask(Ctx *c, const char *s, uint8_t *kind, uint8_t *val) {
+    if (!strncmp(s, "ll", 2)) s += 2;
+    if (s[0] == '$') {
+        s++;
+        if (!strncmp(s, "ll", 2)) s += 2;
+        if (strncmp(s, "imr", 3)) return perr(c, "bad mask '%s'", s);
+        s += 3;
+        uint32_t e;
+        if (!parse_uint(&s, &e) || e > 31) return perr(c, "mask entry must be 0..31");
+        if (*s == 't' || *s == 'p') s++;
+        if (*s) return perr(c, "junk after mask: '%s'", s);
+        *kind = M_ENTRY;
+        *val = (uint8_t)e;
+        return true;
+    }
+    unsigned bits = 0;
+    for (int i = 0; i < 4; i++) {
+        if (s[i] != '0' && s[i] != '1') return perr(c, "a mask pattern has 4 binary digits, one per cycle");
+        bits = bits << 1 | (unsigned)(s[i] - '0');
+    }
+    s += 4;
+    if (*s == 't' || *s == 'p') s++;
+    if (*s) return perr(c, "junk after mask pattern: '%s'", s);
+    *kind = M_PATTERN;
+    *val = (uint8_t)bits;
+    return true;
+}
+
+static const struct { const char *name; int kind; } fixed_names[] = {
+    {"aluf", K_ALUF}, {"mauf", K_MAUF}, {"lbf", K_LBF}, {"mreadf", K_MREADF}, {"peid", K_PEID},
+    {"subpeid", K_SUBPEID}, {"mabid", K_MABID}, {"l1bid", K_L1BID}, {"l2bid", K_L2BID}, {"msb1", K_MSB1},
+    {"nowrite", K_NOWRITE},
+};
+
+/* One operand token (without a trailing /mask, which the caller splits off). */
+static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
+    memset(o, 0, sizeof *o);
+    o->group = o->l2b = -1;
+    const char *s = tok;
+    if (*s == '-') o->neg = 1, s++;
+    if (*s != '$') return perr(c, "expected an operand starting with $, got '%s'", tok);
+    s++;
+    for (size_t i = 0; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
+        if (!strcmp(s, fixed_names[i].name)) {
+            o->kind = (uint8_t)fixed_names[i].kind;
+            o->width = 4;
+            return true;
+        }
+    if (!strncmp(s, "omr", 3)) {
+        s += 3;
+        uint32_t e;
+        if (!parse_uint(&s, &e) || e < 1 || e > 15 || *s) return perr(c, "$omr takes an entry 1..15 ('%s')", tok);
+        o->kind = K_OMR;
+        o->addr = e;
+        o->width = 2;
+        return true;
+    }
+    int width = 1;
+    if (!strncmp(s, "ll", 2)) width = 4, s += 2;
+    else if (*s == 'l') width = 2, s++;
+    char letter = *s++;
+    switch (letter) {
+    case 'm': o->kind = K_LM0; break;
+    case 'n': o->kind = K_LM1; break;
+    case 'r': o->kind = K_GRF0; break;
+    case 's': o->kind = K_GRF1; break;
+    case 't': o->kind = K_T; break;
+    case 'x': o->kind = K_MX; break;
+    case 'y': o->kind = K_MY; break;
+    case 'b': o->kind = K_L1BM; break;
+    case 'c': o->kind = K_L2BM; break;
+    case 'd': o->kind = K_DRAM; break;
+    default: return perr(c, "unknown operand '%s'", tok);
+    }
+    o->width = (uint8_t)width;
+    if (o->kind == K_T) {
+        o->width = 4; /* T is read and written as the cycle's whole 2-LW entry */
+        if (*s) return perr(c, "T takes no address ('%s')", tok);
+        return true;
+    }
+    if (o->kind == K_MX || o->kind == K_MY) {
+        if (*s && !parse_uint(&s, &o->addr)) return perr(c, "bad matrix register row in '%s'", tok);
+        if (*s) return perr(c, "junk in '%s'", tok);
+        return true;
+    }
+    if (o->kind == K_LM0 && *s == 't') {
+        o->amode = A_TIND;
+        s++;
+    }
+    if (*s == '[') {
+        if (o->amode == A_TIND) return perr(c, "T-indirect takes a base address, not a list");
+        s++;
+        for (int i = 0; i < 4; i++) {
+            uint32_t v;
+            if (!parse_uint(&s, &v) || v > 0xffff) return perr(c, "bad address list in '%s'", tok);
+            o->flat[i] = (uint16_t)v;
+            if (*s != (i == 3 ? ']' : ',')) return perr(c, "an address list has 4 entries ('%s')", tok);
+            s++;
+        }
+        o->amode = A_FLAT;
+    } else if (isdigit((unsigned char)*s)) {
+        if (!parse_uint(&s, &o->addr)) return perr(c, "bad address in '%s'", tok);
+    } else if (o->amode != A_TIND && o->kind != K_L1BM && o->kind != K_L2BM && o->kind != K_DRAM)
+        return perr(c, "missing address in '%s'", tok);
+    else if (o->amode != A_TIND)
+        return perr(c, "missing address in '%s'", tok);
+    if (*s == 'v') {
+        s++;
+        uint32_t k = 1;
+        if (isdigit((unsigned char)*s) && !parse_uint(&s, &k)) return perr(c, "bad stride in '%s'", tok);
+        if (o->amode == A_FLAT) return perr(c, "an address list cannot also stride");
+        o->stride = (int16_t)(k * (uint32_t)o->width);
+        if (o->amode != A_TIND) o->amode = A_STRIDE;
+    }
+    if (*s == '@') {
+        s++;
+        if (*s != '.') {
+            uint32_t g;
+            if (!parse_uint(&s, &g)) return perr(c, "bad group selector in '%s'", tok);
+            o->group = (int16_t)g;
+        }
+        if (*s == '.') {
+            s++;
+            uint32_t l;
+            if (!parse_uint(&s, &l)) return perr(c, "bad L2B selector in '%s'", tok);
+            o->l2b = (int16_t)l;
+        }
+    }
+    if (*s) return perr(c, "junk '%s' in operand '%s'", s, tok);
+    bool pe_mem = o->kind <= K_T;
+    if (pe_mem && o->width >= 2 && o->amode != A_TIND) {
+        uint32_t al = o->width;
+        bool bad = o->addr % al;
+        for (int i = 0; o->amode == A_FLAT && i < 4; i++) bad |= o->flat[i] % al;
+        if (bad) return perr(c, "'%s': a %s access needs an address aligned to %u words", tok, o->width == 2 ? "long-word" : "double-long-word", al);
+    }
+    return true;
+}
+
+static int find_insn(const char *name) {
+    for (int i = 0; i < VI_COUNT; i++)
+        if (!strcmp(vsm_insns[i].name, name)) return i;
+    return -1;
+}
+
+static int find_rrn(const char *s) {
+    for (int i = 1; i < RRN_COUNT; i++)
+        if (!strcmp(vsm_rrn_names[i], s)) return i;
+    return -1;
+}
+
+static int prec_of(char ch) {
+    switch (ch) {
+    case 'd': return P_D;
+    case 'f': return P_F;
+    case 'h': return P_H;
+    case 'l': return P_L;
+    case 'i': return P_I;
+    case 's': return P_S;
+    default: return 0;
+    }
+}
+
+/* Mnemonic (without modifiers) -> insn, precision, u, r, rrn, sel. */
+static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
+    char buf[64];
+    snprintf(buf, sizeof buf, "%s", mn);
+    char *at = strchr(buf, '@');
+    e->sel = -1;
+    if (at) {
+        *at = 0;
+        const char *p = at + 1;
+        uint32_t v;
+        if (!parse_uint(&p, &v) || *p || v > 255) return perr(c, "bad selector in '%s'", mn);
+        e->sel = (int16_t)v;
+    }
+    int i = find_insn(buf);
+    if (i >= 0 && (vsm_insns[i].precs & P_NONE) && !(vsm_insns[i].flags & F_RRN)) {
+        e->insn = (uint16_t)i;
+        e->prec = P_NONE;
+        goto check_sel;
+    }
+    static const char *const rrn_bases[] = {"l1bmr", "l2bmr", "mvr2"};
+    for (size_t k = 0; k < 3; k++) {
+        size_t n = strlen(rrn_bases[k]);
+        if (!strncmp(buf, rrn_bases[k], n)) {
+            int r = find_rrn(buf + n);
+            if (r < 0) return perr(c, "unknown reduction '%s' in '%s' (one of dfadd ffadd hfadd dmax ... sband)", buf + n, mn);
+            e->insn = (uint16_t)find_insn(rrn_bases[k]);
+            e->rrn = (uint8_t)r;
+            e->prec = P_NONE;
+            goto check_sel;
+        }
+    }
+    {
+        const char *p = buf;
+        bool u = false;
+        if (*p == 'u' && prec_of(p[1])) u = true, p++;
+        int prec = prec_of(*p);
+        if (!prec) return perr(c, "unknown instruction '%s'", mn);
+        p++;
+        bool red = false;
+        i = find_insn(p);
+        if (i < 0 && strlen(p) > 1 && p[strlen(p) - 1] == 'r') {
+            char base[64];
+            snprintf(base, sizeof base, "%.*s", (int)strlen(p) - 1, p);
+            i = find_insn(base);
+            red = i >= 0;
+        }
+        if (i < 0 || (vsm_insns[i].precs & P_NONE)) return perr(c, "unknown instruction '%s'", mn);
+        const VInsnInfo *in = &vsm_insns[i];
+        if (!(in->precs & prec)) return perr(c, "'%s' does not take precision '%s'", in->name, vsm_prec_letter(prec));
+        if (u && !(in->flags & F_U)) return perr(c, "'%s' has no unsigned form", in->name);
+        if (red && !(in->flags & F_RED)) return perr(c, "'%s' has no output-reducing form", in->name);
+        if (red && prec == P_H) return perr(c, "half results cannot be reduced further");
+        e->insn = (uint16_t)i;
+        e->prec = (uint8_t)prec;
+        e->uns = u;
+        e->reduce = red;
+    }
+check_sel:
+    if (e->sel >= 0 && !(vsm_insns[e->insn].flags & F_SEL)) return perr(c, "'%s' takes no @ selector", vsm_insns[e->insn].name);
+    return true;
+}
+
+/* MV modifiers: n<size>, i<tag> (hex), in any order */
+static bool parse_mv_mods(Ctx *c, const char *s, VExpr *e) {
+    while (*s) {
+        if (*s == 'n') {
+            s++;
+            if (!parse_uint(&s, &e->size)) return perr(c, "bad MV size");
+        } else if (*s == 'i') {
+            s++;
+            char *end;
+            unsigned long t = strtoul(s, &end, 16);
+            if (end == s || t == 0 || t > 0x3f) return perr(c, "a tag is i01..i3f");
+            e->tag = (uint8_t)t;
+            s = end;
+        } else
+            return perr(c, "unknown MV modifier '%s' (n<size>, i<tag>)", s);
+    }
+    if (!e->size) return perr(c, "MV needs /n<size>");
+    return true;
+}
+
+/* imm payload: i"..", ui"..", f"..", d"..", l"..", ul"..", h"..", s"..", us".." */
+static bool parse_imm(Ctx *c, const char *tok, VExpr *e) {
+    const char *q = strchr(tok, '"');
+    size_t tl = strlen(tok);
+    if (!q || tl < 3 || tok[tl - 1] != '"' || q == tok + tl - 1) return perr(c, "imm payload is TYPE\"value\", e.g. i\"42\" or f\"1.5\"");
+    char type[8], val[96];
+    snprintf(type, sizeof type, "%.*s", (int)(q - tok), tok);
+    snprintf(val, sizeof val, "%.*s", (int)(tl - (size_t)(q - tok) - 2), q + 1);
+    char *end;
+    errno = 0;
+    uint64_t lw; /* one long word, replicated into both */
+    if (!strcmp(type, "f") || !strcmp(type, "d")) {
+        double d = strtod(val, &end);
+        if (*end || errno) return perr(c, "bad number '%s'", val);
+        if (type[0] == 'f') {
+            float f = (float)d;
+            uint32_t w;
+            memcpy(&w, &f, 4);
+            lw = (uint64_t)w << 32 | w;
+        } else
+            memcpy(&lw, &d, 8);
+    } else {
+        bool neg = val[0] == '-';
+        uint64_t v = strtoull(neg ? val + 1 : val, &end, 0);
+        if (*end || errno || end == val) return perr(c, "bad integer '%s'", val);
+        if (neg) v = (uint64_t)0 - v;
+        if (!strcmp(type, "i") || !strcmp(type, "ui")) {
+            uint32_t w = (uint32_t)v;
+            lw = (uint64_t)w << 32 | w;
+        } else if (!strcmp(type, "l") || !strcmp(type, "ul")) {
+            lw = v;
+        } else if (!strcmp(type, "s") || !strcmp(type, "us") || !strcmp(type, "h")) {
+            uint64_t h = v & 0xffff;
+            lw = h << 48 | h << 32 | h << 16 | h;
+        } else
+            return perr(c, "unknown imm type '%s' (i ui l ul s us h f d)", type);
+    }
+    e->imm[0] = e->imm[1] = lw;
+    return true;
+}
+
+/* One ';'-separated expression. */
+static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
+    memset(e, 0, sizeof *e);
+    char *toks[16];
+    char joined[4][160];
+    int nt = 0, nj = 0;
+    for (char *save = NULL, *t = strtok_r(text, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+        if (t[0] == '/' && nt > 1) { /* "$lr0v /$imr1": a mask written apart */
+            if (nj == 4 || strlen(toks[nt - 1]) + strlen(t) >= sizeof joined[0]) return perr(c, "bad mask placement");
+            size_t a = strlen(toks[nt - 1]);
+            memcpy(joined[nj], toks[nt - 1], a);
+            strcpy(joined[nj] + a, t);
+            toks[nt - 1] = joined[nj++];
+            continue;
+        }
+        if (nt == 16) return perr(c, "too many operands");
+        toks[nt++] = t;
+    }
+    if (!nt) return perr(c, "empty expression");
+    char mn[64];
+    snprintf(mn, sizeof mn, "%s", toks[0]);
+    char *slash = strchr(mn, '/');
+    char mods[64] = "";
+    if (slash) {
+        snprintf(mods, sizeof mods, "%s", slash + 1);
+        *slash = 0;
+    }
+    if (!parse_mnemonic(c, mn, e)) return false;
+    const VInsnInfo *in = &vsm_insns[e->insn];
+    if (e->insn == VI_nop) {
+        if (mods[0]) {
+            const char *p = mods;
+            if (!parse_uint(&p, repeat) || *p || !*repeat) return perr(c, "nop/N needs a positive N");
+        }
+        if (nt > 1) return perr(c, "nop takes no operands");
+        return true;
+    }
+    if (in->flags & F_MV) {
+        if (!parse_mv_mods(c, mods, e)) return false;
+    } else if (mods[0]) {
+        if (in->unit != U_ALU && in->unit != U_MAU && in->unit != U_MREAD) return perr(c, "'%s' takes no zero-flush mask", in->name);
+        if (!parse_mask(c, mods, &e->zkind, &e->zval)) return false;
+    }
+    int k = 1;
+    if (e->insn == VI_wait) {
+        if (nt != 2 || toks[1][0] != 'i') return perr(c, "wait takes a tag: wait i01");
+        char *end;
+        unsigned long t = strtoul(toks[1] + 1, &end, 16);
+        if (*end || t == 0 || t > 0x3f) return perr(c, "a tag is i01..i3f");
+        e->tag = (uint8_t)t;
+        return true;
+    }
+    if (e->insn == VI_noforward) return nt == 1 ? true : perr(c, "noforward takes no operands");
+    if (e->insn == VI_imm) {
+        if (nt < 3) return perr(c, "imm takes a payload and destinations");
+        if (!parse_imm(c, toks[1], e)) return false;
+        k = 2;
+    }
+    int nsrc = in->nsrc;
+    if (nt - k < nsrc + 1) return perr(c, "'%s' takes %d source%s and at least one destination", toks[0], nsrc, nsrc == 1 ? "" : "s");
+    if (nt - k - nsrc > 4) return perr(c, "at most 4 destinations");
+    for (int s = 0; s < nsrc; s++) {
+        if (strchr(toks[k + s], '/')) return perr(c, "a source takes no mask ('%s')", toks[k + s]);
+        if (!parse_operand(c, toks[k + s], &e->src[s])) return false;
+    }
+    e->nsrc = (uint8_t)nsrc;
+    e->ndst = (uint8_t)(nt - k - nsrc);
+    for (int d = 0; d < e->ndst; d++) {
+        char buf[96];
+        snprintf(buf, sizeof buf, "%s", toks[k + nsrc + d]);
+        char *ms = strchr(buf, '/');
+        VOperand *o = &e->dst[d];
+        if (ms) *ms = 0;
+        if (!parse_operand(c, buf, o)) return false;
+        if (ms && !parse_mask(c, ms + 1, &o->mkind, &o->mval)) return false;
+        if (o->neg) return perr(c, "a destination cannot be negated");
+        if (o->kind >= K_ALUF && o->kind <= K_MSB1) return perr(c, "'%s' cannot be written", toks[k + nsrc + d]);
+    }
+    return true;
+}
+
+static bool push_step(VProgram *p, const VStep *s) {
+    if (p->nsteps == p->cap) {
+        p->cap = p->cap ? p->cap * 2 : 64;
+        p->steps = xrealloc(p->steps, sizeof(VStep) * (size_t)p->cap);
+    }
+    p->steps[p->nsteps++] = *s;
+    return true;
+}
+
+bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_t errlen) {
+    memset(p, 0, sizeof *p);
+    Ctx c = {name, 0, err, errlen};
+    const char *line = text;
+    while (line && *line) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        c.line++;
+        char *buf = xmalloc(len + 1);
+        memcpy(buf, line, len);
+        buf[len] = 0;
+        line = nl ? nl + 1 : NULL;
+        char *h = strpbrk(buf, "#!");
+        if (h) *h = 0;
+        char *s = buf;
+        while (isspace((unsigned char)*s)) s++;
+        for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);) *--e = 0;
+        VStep st;
+        memset(&st, 0, sizeof st);
+        st.line = c.line;
+        bool ok = true;
+        if (!*s) {
+        } else if (!strcmp(s, "quit")) {
+            free(buf);
+            break;
+        } else if (s[0] == 'd' && (s[1] == ' ' || s[1] == '\t')) {
+            /* debug commands: kept as text, canonicalised (single spaces) */
+            st.kind = ST_DEBUG;
+            char *t = xmalloc(strlen(s) + 1), *w = t;
+            for (const char *r = s; *r; r++)
+                if (!isspace((unsigned char)*r) || (w > t && w[-1] != ' ')) *w++ = isspace((unsigned char)*r) ? ' ' : *r;
+            *w = 0;
+            st.text = t;
+            ok = push_step(p, &st);
+        } else if (!strncmp(s, "mask", 4) && (s[4] == ' ' || isalpha((unsigned char)s[4]))) {
+            const char *q = s + 4;
+            st.kind = ST_MASK;
+            st.mask_width = 2;
+            if (!strncmp(q, "ll", 2)) st.mask_width = 4, q += 2;
+            else if (*q == 'l') q++;
+            for (; *q && *q != ' '; q++) {
+                const char *L = "rstmnk", *f = strchr(L, *q);
+                if (!f) {
+                    ok = perr(&c, "mask targets are letters of 'rstmnk'");
+                    break;
+                }
+                st.mask_targets |= (uint8_t)(1 << (f - L));
+            }
+            while (ok && *q == ' ') q++;
+            uint32_t e;
+            if (ok && (!parse_uint(&q, &e) || e > 31 || *q)) ok = perr(&c, "mask takes an entry 0..31");
+            if (ok) {
+                if (!st.mask_targets) st.mask_targets = MT_R | MT_S | MT_T | MT_M | MT_N | MT_K;
+                st.mask_entry = (uint8_t)e;
+                ok = push_step(p, &st);
+            }
+        } else {
+            st.kind = ST_STEP;
+            st.repeat = 1;
+            char *save = NULL;
+            for (char *x = strtok_r(s, ";", &save); ok && x; x = strtok_r(NULL, ";", &save)) {
+                while (isspace((unsigned char)*x)) x++;
+                if (!*x) continue;
+                if (st.nexpr == VSM_MAX_EXPR) {
+                    ok = perr(&c, "too many expressions in one step");
+                    break;
+                }
+                uint32_t rep = 0;
+                char *copy = xstrdup(x);
+                ok = parse_expr(&c, copy, &st.e[st.nexpr], &rep);
+                free(copy);
+                if (ok && rep) st.repeat = rep;
+                st.nexpr++;
+            }
+            if (ok) ok = push_step(p, &st);
+        }
+        free(buf);
+        if (!ok) {
+            vsm_program_free(p);
+            return false;
+        }
+    }
+    return true;
+}
+
+void vsm_program_free(VProgram *p) {
+    for (int i = 0; i < p->nsteps; i++)
+        if (p->steps[i].kind == ST_DEBUG) free((char *)p->steps[i].text);
+    free(p->steps);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- printing ---- */
+
+static void print_mask(MNBuf *b, uint8_t kind, uint8_t val) {
+    if (kind == M_PATTERN) buf_printf(b, "/%d%d%d%d", val >> 3 & 1, val >> 2 & 1, val >> 1 & 1, val & 1);
+    else if (kind == M_ENTRY) buf_printf(b, "/$imr%d", val);
+}
+
+static void print_operand(MNBuf *b, const VOperand *o) {
+    if (o->neg) buf_printf(b, "-");
+    buf_printf(b, "$");
+    for (size_t i = 0; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
+        if (fixed_names[i].kind == o->kind) {
+            buf_printf(b, "%s", fixed_names[i].name);
+            return;
+        }
+    if (o->kind == K_OMR) {
+        buf_printf(b, "omr%u", o->addr);
+        print_mask(b, o->mkind, o->mval);
+        return;
+    }
+    static const char letters[K_COUNT] = {[K_LM0] = 'm', [K_LM1] = 'n', [K_GRF0] = 'r', [K_GRF1] = 's', [K_T] = 't',
+                                          [K_MX] = 'x', [K_MY] = 'y', [K_L1BM] = 'b', [K_L2BM] = 'c', [K_DRAM] = 'd'};
+    if (o->kind == K_T) {
+        buf_printf(b, "lt");
+        print_mask(b, o->mkind, o->mval);
+        return;
+    }
+    buf_printf(b, "%s%c", o->width == 4 ? "ll" : o->width == 2 ? "l" : "", letters[o->kind]);
+    if (o->kind == K_MX || o->kind == K_MY) {
+        buf_printf(b, "%u", o->addr);
+        return;
+    }
+    if (o->amode == A_TIND) buf_printf(b, "t");
+    if (o->amode == A_FLAT) buf_printf(b, "[%u,%u,%u,%u]", o->flat[0], o->flat[1], o->flat[2], o->flat[3]);
+    else buf_printf(b, "%u", o->addr);
+    if (o->amode == A_STRIDE || (o->amode == A_TIND && o->stride)) {
+        int k = o->stride / (o->width ? o->width : 1);
+        if (k == 1) buf_printf(b, "v");
+        else buf_printf(b, "v%d", k);
+    }
+    if (o->group >= 0 || o->l2b >= 0) {
+        buf_printf(b, "@");
+        if (o->group >= 0) buf_printf(b, "%d", o->group);
+        if (o->l2b >= 0) buf_printf(b, ".%d", o->l2b);
+    }
+    print_mask(b, o->mkind, o->mval);
+}
+
+static void print_expr(MNBuf *b, const VExpr *e, uint32_t repeat) {
+    const VInsnInfo *in = &vsm_insns[e->insn];
+    if (e->insn == VI_nop) {
+        if (repeat > 1) buf_printf(b, "nop/%u", repeat);
+        else buf_printf(b, "nop");
+        return;
+    }
+    if (in->precs & P_NONE) buf_printf(b, "%s%s", in->name, vsm_rrn_names[e->rrn]);
+    else buf_printf(b, "%s%s%s%s", e->uns ? "u" : "", vsm_prec_letter(e->prec), in->name, e->reduce ? "r" : "");
+    if (e->sel >= 0) buf_printf(b, "@%d", e->sel);
+    if (in->flags & F_MV) {
+        buf_printf(b, "/n%u", e->size);
+        if (e->tag) buf_printf(b, "i%02x", e->tag);
+    }
+    print_mask(b, e->zkind, e->zval);
+    if (e->insn == VI_wait) {
+        buf_printf(b, " i%02x", e->tag);
+        return;
+    }
+    if (e->insn == VI_imm) buf_printf(b, " ul\"0x%016llx\"", (unsigned long long)e->imm[0]);
+    for (int i = 0; i < e->nsrc; i++) {
+        buf_printf(b, " ");
+        print_operand(b, &e->src[i]);
+    }
+    for (int i = 0; i < e->ndst; i++) {
+        buf_printf(b, " ");
+        print_operand(b, &e->dst[i]);
+    }
+}
+
+void vsm_print_step(MNBuf *b, const VStep *s) {
+    if (s->kind == ST_DEBUG) {
+        buf_printf(b, "%s\n", s->text);
+        return;
+    }
+    if (s->kind == ST_MASK) {
+        buf_printf(b, "mask%s", s->mask_width == 4 ? "ll" : "");
+        if (s->mask_targets != (MT_R | MT_S | MT_T | MT_M | MT_N | MT_K))
+            for (int i = 0; i < 6; i++)
+                if (s->mask_targets & (1 << i)) buf_printf(b, "%c", "rstmnk"[i]);
+        buf_printf(b, " %d\n", s->mask_entry);
+        return;
+    }
+    for (int i = 0; i < s->nexpr; i++) {
+        if (i) buf_printf(b, "; ");
+        print_expr(b, &s->e[i], s->repeat);
+    }
+    buf_printf(b, "\n");
+}
+
+void vsm_print(MNBuf *b, const VProgram *p) {
+    for (int i = 0; i < p->nsteps; i++) vsm_print_step(b, &p->steps[i]);
+}

@@ -1,0 +1,1363 @@
+/* mnemu: executes VSM on every PE of a machine, as docs/vsm.md specifies.
+ *
+ * State is laid out structure-of-arrays: a PE memory is [word address][PE], so one
+ * instruction touches contiguous PE rows and the per-PE work is plain loops the
+ * compiler vectorises; a step decodes once for all PEs. A step runs in two phases,
+ * as the hardware's VLIW bundle does: every expression reads and computes first,
+ * then all results are written (masks applied), then the forwarding registers take
+ * the step's outputs. Hazards and issue rules are checked against the timing model
+ * and stop the run with the line, step and location. */
+#include "emu.h"
+#include "diag.h"
+#include "emu_num.h"
+#include "vsm.h"
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+enum { FW_ALU, FW_MAU, FW_LB, FW_MREAD, FW_COUNT };
+#define NCYC 4
+
+typedef struct {
+    uint32_t *w[NCYC][4]; /* result rows: cycle, word -> [npe] */
+    uint8_t *flag[NCYC];  /* per cycle: 4 mask-flag bits per PE */
+    bool has_flags, writes_pe;
+    int fw; /* forwarding register this result goes to, -1 none */
+} Result;
+
+typedef struct {
+    int kind, lo, hi; /* range of long words (upper memories) */
+    int64_t done;     /* completion cycle */
+} Inflight;
+
+struct Emu {
+    MNMachine m;
+    int npe, nmab, nl1b, nl2b, ng, pe_per_l1b, l1b_per_l2b;
+    uint32_t lmw[2], grfw[2];
+    uint32_t *lm[2], *grf[2], *t;
+    uint16_t *omr; /* [32][npe] */
+    uint32_t *fwd[FW_COUNT];
+    bool fwd_valid[FW_COUNT];
+    double *mx[2]; /* [nmab][64]: 8x8 (double 4x4 uses the top-left) */
+    uint64_t *l1bm, *l2bm, *dram;
+    size_t dram_map_bytes;
+    /* timing and hazards */
+    int64_t step, cycle, last_mv_step;
+    int64_t lm_w[2], *grf_w[2], t_w[16];
+    int64_t *l1bm_w, *l2bm_w;
+    int64_t tag_done[64];
+    Inflight *inflight;
+    int ninflight, capinflight;
+    uint8_t mask_targets, mask_entry, mask_width;
+    EmuStats st;
+    /* scratch */
+    Result res[VSM_MAX_EXPR];
+    uint32_t *src[3][NCYC][4];
+    uint32_t *tmp;
+    uint64_t *lane64[3], *lane64o;
+    const VStep *cur;
+    char *err;
+    size_t errlen;
+};
+
+static bool efail(Emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool efail(Emu *e, const char *fmt, ...) {
+    char m[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m, sizeof m, fmt, ap);
+    va_end(ap);
+    snprintf(e->err, e->errlen, "line %d: step %" PRId64 ": %s", e->cur ? e->cur->line : 0, e->step, m);
+    return false;
+}
+
+static void *zalloc(size_t n) { return xcalloc(1, n); }
+
+Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
+    Emu *e = zalloc(sizeof *e);
+    e->m = *m;
+    e->npe = m->n_pe;
+    e->nmab = m->n_mab;
+    e->nl1b = m->n_l1b;
+    e->nl2b = m->n_l2b;
+    e->ng = m->groups;
+    e->pe_per_l1b = m->mab_per_l1b * m->pe_per_mab;
+    e->l1b_per_l2b = m->l1b_per_l2b;
+    size_t np = (size_t)e->npe;
+    e->lmw[0] = (uint32_t)m->lm0_lw * 2, e->lmw[1] = (uint32_t)m->lm1_lw * 2;
+    e->grfw[0] = (uint32_t)m->grf0_lw * 2, e->grfw[1] = (uint32_t)m->grf1_lw * 2;
+    for (int i = 0; i < 2; i++) {
+        e->lm[i] = zalloc(sizeof(uint32_t) * e->lmw[i] * np);
+        e->grf[i] = zalloc(sizeof(uint32_t) * e->grfw[i] * np);
+        e->grf_w[i] = zalloc(sizeof(int64_t) * e->grfw[i]);
+        e->lm_w[i] = INT64_MIN / 2;
+        e->mx[i] = zalloc(sizeof(double) * 64 * (size_t)e->nmab);
+    }
+    for (uint32_t i = 0; i < e->grfw[0]; i++) e->grf_w[0][i] = INT64_MIN / 2;
+    for (uint32_t i = 0; i < e->grfw[1]; i++) e->grf_w[1][i] = INT64_MIN / 2;
+    for (int i = 0; i < 16; i++) e->t_w[i] = INT64_MIN / 2;
+    e->t = zalloc(sizeof(uint32_t) * 16 * np);
+    e->omr = zalloc(sizeof(uint16_t) * 32 * np);
+    for (int i = 0; i < FW_COUNT; i++) e->fwd[i] = zalloc(sizeof(uint32_t) * 16 * np);
+    e->l1bm = zalloc(sizeof(uint64_t) * (size_t)m->l1bm_lw * (size_t)e->nl1b);
+    e->l2bm = zalloc(sizeof(uint64_t) * (size_t)m->l2bm_lw * (size_t)e->nl2b);
+    e->l1bm_w = zalloc(sizeof(int64_t) * (size_t)m->l1bm_lw);
+    e->l2bm_w = zalloc(sizeof(int64_t) * (size_t)m->l2bm_lw);
+    for (int64_t i = 0; i < m->l1bm_lw; i++) e->l1bm_w[i] = INT64_MIN / 2;
+    for (int64_t i = 0; i < m->l2bm_lw; i++) e->l2bm_w[i] = INT64_MIN / 2;
+    /* DRAM is large and mostly untouched: reserve it lazily (zero pages) */
+    e->dram_map_bytes = sizeof(uint64_t) * (size_t)m->dram_lw * (size_t)e->ng;
+    e->dram = mmap(NULL, e->dram_map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (e->dram == MAP_FAILED) {
+        snprintf(err, errlen, "cannot reserve %zu bytes of emulated DRAM", e->dram_map_bytes);
+        e->dram = NULL;
+        emu_free(e);
+        return NULL;
+    }
+    for (int x = 0; x < VSM_MAX_EXPR; x++)
+        for (int c = 0; c < NCYC; c++) {
+            for (int w = 0; w < 4; w++) e->res[x].w[c][w] = zalloc(sizeof(uint32_t) * np);
+            e->res[x].flag[c] = zalloc(np);
+        }
+    for (int s = 0; s < 3; s++)
+        for (int c = 0; c < NCYC; c++)
+            for (int w = 0; w < 4; w++) e->src[s][c][w] = zalloc(sizeof(uint32_t) * np);
+    e->tmp = zalloc(sizeof(uint32_t) * np * 4);
+    e->last_mv_step = INT64_MIN / 2;
+    e->mask_entry = 0;
+    e->mask_width = 2;
+    return e;
+}
+
+void emu_free(Emu *e) {
+    if (!e) return;
+    for (int i = 0; i < 2; i++) free(e->lm[i]), free(e->grf[i]), free(e->grf_w[i]), free(e->mx[i]);
+    free(e->t), free(e->omr);
+    for (int i = 0; i < FW_COUNT; i++) free(e->fwd[i]);
+    free(e->l1bm), free(e->l2bm), free(e->l1bm_w), free(e->l2bm_w), free(e->inflight);
+    if (e->dram) munmap(e->dram, e->dram_map_bytes);
+    for (int x = 0; x < VSM_MAX_EXPR; x++)
+        for (int c = 0; c < NCYC; c++) {
+            for (int w = 0; w < 4; w++) free(e->res[x].w[c][w]);
+            free(e->res[x].flag[c]);
+        }
+    for (int s = 0; s < 3; s++)
+        for (int c = 0; c < NCYC; c++)
+            for (int w = 0; w < 4; w++) free(e->src[s][c][w]);
+    free(e->tmp);
+    free(e);
+}
+
+const EmuStats *emu_stats(const Emu *e) { return &e->st; }
+
+/* ---- PE ids ---- */
+static inline int pe_sub(const Emu *e, int pe) { (void)e; return pe & 3; }
+static inline int pe_mab(const Emu *e, int pe) { return pe / e->m.pe_per_mab; }
+static inline int pe_l1b(const Emu *e, int pe) { return pe / e->pe_per_l1b; }
+static inline int pe_mab_in_l1b(const Emu *e, int pe) { return pe_mab(e, pe) % e->m.mab_per_l1b; }
+
+/* ---- operand access ---- */
+
+static uint32_t *pe_mem(Emu *e, int kind, uint32_t *words) {
+    switch (kind) {
+    case K_LM0: *words = e->lmw[0]; return e->lm[0];
+    case K_LM1: *words = e->lmw[1]; return e->lm[1];
+    case K_GRF0: *words = e->grfw[0]; return e->grf[0];
+    case K_GRF1: *words = e->grfw[1]; return e->grf[1];
+    default: return NULL;
+    }
+}
+
+/* Word address of operand o in cycle c (uniform over PEs; T-indirect handled apart). */
+static uint32_t op_addr(const VOperand *o, int c) {
+    switch (o->amode) {
+    case A_STRIDE: return o->addr + (uint32_t)(c * o->stride);
+    case A_FLAT: return o->flat[c];
+    default: return o->addr;
+    }
+}
+
+static bool is_pe_mem(int k) { return k == K_LM0 || k == K_LM1 || k == K_GRF0 || k == K_GRF1; }
+
+static int64_t *raw_slot(Emu *e, int kind, uint32_t addr) {
+    if (kind == K_GRF0) return &e->grf_w[0][addr % e->grfw[0]];
+    if (kind == K_GRF1) return &e->grf_w[1][addr % e->grfw[1]];
+    return NULL;
+}
+
+/* Read-after-write rules of the PE memories (docs/vsm.md, "Hazards"). */
+static bool check_read(Emu *e, const VOperand *o, int c) {
+    int64_t lim;
+    if (o->kind == K_LM0 || o->kind == K_LM1) {
+        lim = e->m.lm_raw_steps;
+        int64_t w = e->lm_w[o->kind == K_LM1];
+        if (e->step - w <= lim)
+            return efail(e, "hazard: %s read %" PRId64 " step(s) after a write to it (LM needs %" PRId64 " steps between, any address)",
+                         vsm_kind_name(o->kind), e->step - w, lim);
+        return true;
+    }
+    if (o->kind == K_GRF0 || o->kind == K_GRF1) {
+        lim = e->m.grf_raw_steps;
+        uint32_t a = op_addr(o, c);
+        for (uint32_t k = 0; k < o->width; k++) {
+            int64_t w = *raw_slot(e, o->kind, a + k);
+            if (e->step - w <= lim)
+                return efail(e, "hazard: %s word %u read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
+                             vsm_kind_name(o->kind), (a + k) % e->grfw[o->kind == K_GRF1], e->step - w, lim);
+        }
+        return true;
+    }
+    if (o->kind == K_T) {
+        lim = e->m.grf_raw_steps;
+        for (int k = 0; k < 4; k++)
+            if (e->step - e->t_w[c * 4 + k] <= lim)
+                return efail(e, "hazard: T read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
+                             e->step - e->t_w[c * 4 + k], lim);
+    }
+    return true;
+}
+
+/* Value of a fixed input at precision prec, per PE. */
+static uint64_t fixed_value(const Emu *e, int kind, int prec, int pe, int lane_bits) {
+    int64_t v;
+    switch (kind) {
+    case K_PEID: v = pe_mab_in_l1b(e, pe) * 4 + pe_sub(e, pe); break;
+    case K_SUBPEID: v = pe_sub(e, pe); break;
+    case K_MABID: v = pe_mab_in_l1b(e, pe); break;
+    case K_L1BID: v = pe_l1b(e, pe) % e->l1b_per_l2b; break;
+    case K_L2BID: v = pe_l1b(e, pe) / e->l1b_per_l2b; break;
+    case K_MSB1: return lane_bits == 64 ? 0x8000000000000000ull : lane_bits == 32 ? 0x80000000u : 0x8000u;
+    default: return 0;
+    }
+    if (prec == P_D) return d_bits((double)v);
+    if (prec == P_F) return f_bits((float)v);
+    if (prec == P_H) return f_to_mnh((float)v);
+    return (uint64_t)v;
+}
+
+static int lane_bits_of(int prec) { return prec & (P_D | P_L) ? 64 : prec & (P_F | P_I) ? 32 : 16; }
+
+/* Fill rows[c][0..3] with operand o for all 4 cycles. */
+static bool read_operand(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCYC][4]) {
+    size_t np = (size_t)e->npe, rb = np * 4;
+    for (int c = 0; c < NCYC; c++) {
+        if (!check_read(e, o, c)) return false;
+        for (int w = 0; w < 4; w++) memset(rows[c][w], 0, rb);
+        uint32_t words;
+        uint32_t *mem = pe_mem(e, o->kind, &words);
+        if (mem && o->amode == A_TIND) {
+            for (size_t p = 0; p < np; p++) {
+                /* the offset is the low word of the cycle's first T long word */
+                uint32_t base = o->addr + (uint32_t)(c * o->stride) + e->t[(size_t)(c * 4 + 1) * np + p];
+                base &= ~(uint32_t)(o->width - 1); /* unaligned run-time addresses truncate */
+                for (int w = 0; w < o->width; w++) rows[c][w][p] = mem[(size_t)((base + (uint32_t)w) % words) * np + p];
+            }
+        } else if (mem) {
+            uint32_t a = op_addr(o, c);
+            for (int w = 0; w < o->width; w++) memcpy(rows[c][w], mem + (size_t)((a + (uint32_t)w) % words) * np, rb);
+        } else if (o->kind == K_T) {
+            for (int w = 0; w < 4; w++) memcpy(rows[c][w], e->t + (size_t)(c * 4 + w) * np, rb);
+        } else if (o->kind == K_ALUF || o->kind == K_MAUF || o->kind == K_LBF || o->kind == K_MREADF) {
+            int f = o->kind == K_ALUF ? FW_ALU : o->kind == K_MAUF ? FW_MAU : o->kind == K_LBF ? FW_LB : FW_MREAD;
+            for (int w = 0; w < 4; w++) memcpy(rows[c][w], e->fwd[f] + (size_t)(c * 4 + w) * np, rb);
+        } else if (o->kind >= K_PEID && o->kind <= K_MSB1) {
+            int lb = lane_bits_of(prec == P_NONE ? P_L : prec);
+            for (size_t p = 0; p < np; p++) {
+                uint64_t v = fixed_value(e, o->kind, prec == P_NONE ? P_L : prec, (int)p, lb);
+                if (lb == 64) rows[c][0][p] = rows[c][2][p] = (uint32_t)(v >> 32), rows[c][1][p] = rows[c][3][p] = (uint32_t)v;
+                else if (lb == 32) rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)v;
+                else rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)(v << 16 | v);
+            }
+        } else
+            return efail(e, "%s cannot be read here", vsm_kind_name(o->kind));
+    }
+    return true;
+}
+
+/* ---- lanes ---- */
+
+static inline uint64_t get64(uint32_t *const row[4], int lane, size_t p) { return (uint64_t)row[2 * lane][p] << 32 | row[2 * lane + 1][p]; }
+static inline void put64(uint32_t *row[4], int lane, size_t p, uint64_t v) {
+    row[2 * lane][p] = (uint32_t)(v >> 32);
+    row[2 * lane + 1][p] = (uint32_t)v;
+}
+static inline uint16_t get16(uint32_t *const row[4], int lane, size_t p) {
+    uint32_t w = row[lane / 2][p];
+    return (uint16_t)(lane & 1 ? w : w >> 16);
+}
+static inline void put16(uint32_t *row[4], int lane, size_t p, uint16_t v) {
+    uint32_t *w = &row[lane / 2][p];
+    *w = lane & 1 ? (*w & 0xffff0000u) | v : (*w & 0xffffu) | (uint32_t)v << 16;
+}
+
+static double lane_f(uint32_t *const row[4], int prec, int lane, size_t p) {
+    if (prec == P_D) return in_d(get64(row, lane, p));
+    if (prec == P_F) return in_f(row[lane][p]);
+    return mnh_to_f(get16(row, lane, p));
+}
+static void put_f(uint32_t *row[4], int prec, int lane, size_t p, double v, bool normalise) {
+    if (prec == P_D) put64(row, lane, p, normalise ? out_d(v) : d_bits(v));
+    else if (prec == P_F) row[lane][p] = normalise ? out_f((float)v) : f_bits((float)v);
+    else put16(row, lane, p, f_to_mnh((float)v));
+}
+static int64_t lane_i(uint32_t *const row[4], int bits, int lane, size_t p, bool uns) {
+    if (bits == 64) return (int64_t)get64(row, lane, p);
+    if (bits == 32) return uns ? (int64_t)row[lane][p] : (int64_t)(int32_t)row[lane][p];
+    uint16_t h = get16(row, lane, p);
+    return uns ? (int64_t)h : (int64_t)(int16_t)h;
+}
+static void put_i(uint32_t *row[4], int bits, int lane, size_t p, int64_t v) {
+    if (bits == 64) put64(row, lane, p, (uint64_t)v);
+    else if (bits == 32) row[lane][p] = (uint32_t)v;
+    else put16(row, lane, p, (uint16_t)v);
+}
+
+/* Flag bits for a cycle from per-lane flags of the long word on the MSB side. */
+static inline uint8_t flag_bits(int bits, const bool *lf) {
+    if (bits == 64) return lf[0] ? 0xf : 0;
+    if (bits == 32) return (uint8_t)((lf[0] ? 0xc : 0) | (lf[1] ? 0x3 : 0));
+    return (uint8_t)((lf[0] ? 8 : 0) | (lf[1] ? 4 : 0) | (lf[2] ? 2 : 0) | (lf[3] ? 1 : 0));
+}
+
+/* ---- the ALU ---- */
+
+static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
+    const VInsnInfo *in = &vsm_insns[x->insn];
+    size_t np = (size_t)e->npe;
+    int prec = x->prec, bits = lane_bits_of(prec == P_NONE ? P_L : prec), nl = 128 / bits;
+    bool fl = prec & P_FLT, uns = x->uns;
+    r->has_flags = true;
+    r->fw = FW_ALU;
+    for (int s = 0; s < x->nsrc; s++)
+        if (!read_operand(e, &x->src[s], prec, e->src[s])) return false;
+    int64_t imax = bits == 64 ? INT64_MAX : bits == 32 ? INT32_MAX : INT16_MAX;
+    uint64_t umask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    for (int c = 0; c < NCYC; c++) {
+        uint32_t **A = e->src[0][c], **B = e->src[1][c], **R = r->w[c];
+        switch (x->insn) {
+        case VI_zero:
+            for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
+            memset(r->flag[c], 0, np);
+            r->has_flags = false;
+            continue;
+        case VI_imm:
+            for (size_t p = 0; p < np; p++) put64(R, 0, p, x->imm[0]), put64(R, 1, p, x->imm[1]);
+            r->has_flags = false;
+            memset(r->flag[c], 0, np);
+            continue;
+        case VI_msl: case VI_msr:
+            for (size_t p = 0; p < np; p++) {
+                size_t q = x->insn == VI_msl ? (p & ~3u) | ((p + 3) & 3) : (p & ~3u) | ((p + 1) & 3);
+                for (int w = 0; w < 4; w++) R[w][p] = A[w][q];
+            }
+            r->has_flags = false;
+            memset(r->flag[c], 0, np);
+            continue;
+        default: break;
+        }
+        if (x->insn == VI_bfn) {
+            /* block float: the 4 PEs of a MAB align each lane to their largest exponent */
+            int mant = prec == P_D ? 52 : 23;
+            for (size_t p0 = 0; p0 < np; p0 += 4)
+                for (int l = 0; l < nl; l++) {
+                    int emax = INT32_MIN;
+                    double v[4];
+                    for (int k = 0; k < 4; k++) {
+                        v[k] = lane_f(A, prec, l, p0 + (size_t)k);
+                        int ex;
+                        if (v[k] != 0 && isfinite(v[k])) {
+                            frexp(v[k], &ex);
+                            if (ex > emax) emax = ex;
+                        }
+                    }
+                    for (int k = 0; k < 4; k++) {
+                        double o = v[k];
+                        if (emax != INT32_MIN && o != 0 && isfinite(o)) {
+                            double q = ldexp(1.0, emax - 1 - mant);
+                            o = nearbyint(o / q) * q;
+                        }
+                        put_f(R, prec, l, p0 + (size_t)k, o, true);
+                    }
+                }
+            memset(r->flag[c], 0, np);
+            r->has_flags = false;
+            continue;
+        }
+        for (size_t p = 0; p < np; p++) {
+            bool lf[8] = {0};
+            for (int l = 0; l < nl; l++) {
+                if (fl) {
+                    double a = lane_f(A, prec, l, p), b = x->nsrc > 1 ? lane_f(B, prec, l, p) : 0, o;
+                    bool f = false;
+                    switch (x->insn) {
+                    case VI_passa: o = a; f = a == 0; break;
+                    case VI_floor: o = floor(a); break;
+                    case VI_rsqrt: o = 1.0 / sqrt(fabs(a)); f = !signbit(a); break;
+                    case VI_rcp: o = 1.0 / a; break;
+                    case VI_exp: o = exp(a); break;
+                    case VI_log: o = log(a); break;
+                    case VI_max: o = a >= b ? a : b; f = a >= b; break;
+                    case VI_min: o = a <= b ? a : b; f = a <= b; break;
+                    case VI_relu: o = signbit(a) ? -0.0 : b; f = !signbit(a); break;
+                    case VI_ftoi: { /* toward zero; out of range clips (unsigned converts |a|) */
+                        double t = trunc(uns ? fabs(a) : a);
+                        int64_t iv;
+                        if (isnan(t)) iv = 0;
+                        else if (uns) iv = t >= ldexp(1.0, bits) ? (int64_t)umask : (int64_t)(uint64_t)t;
+                        else iv = t <= -(double)imax - 1 ? -imax - 1 : t >= (double)imax ? imax : (int64_t)t;
+                        put_i(R, bits, l, p, iv);
+                        continue;
+                    }
+                    case VI_itof: {
+                        int64_t iv = lane_i(A, bits, l, p, uns);
+                        o = uns && bits == 64 ? (double)(uint64_t)iv : (double)iv;
+                        break;
+                    }
+                    default: return efail(e, "%s has no floating-point form", in->name);
+                    }
+                    put_f(R, prec, l, p, o, false);
+                    lf[l] = f;
+                } else {
+                    int64_t a = lane_i(A, bits, l, p, uns), b = x->nsrc > 1 ? lane_i(B, bits, l, p, uns) : 0, o;
+                    uint64_t ua = (uint64_t)a & umask, ub = (uint64_t)b & umask;
+                    bool f = false;
+                    unsigned sh = (unsigned)(ub % (uint64_t)bits);
+                    switch (x->insn) {
+                    case VI_passa: o = a; f = ua == 0; break;
+                    case VI_inc: case VI_dec: case VI_add: case VI_sub: {
+                        uint64_t rhs = x->insn == VI_inc || x->insn == VI_dec ? 1 : ub;
+                        bool sub = x->insn == VI_dec || x->insn == VI_sub;
+                        uint64_t ro = (sub ? ua - rhs : ua + rhs) & umask;
+                        if (uns) f = sub ? ua >= rhs : ro >= ua; /* no borrow / carry */
+                        else f = !(ro >> (bits - 1) & 1);
+                        o = (int64_t)ro;
+                        break;
+                    }
+                    case VI_not: o = (int64_t)(~ua & umask); f = o == 0; break;
+                    case VI_lnot: o = ua == 0; f = o == 0; break;
+                    case VI_and: o = (int64_t)(ua & ub); f = o == 0; break;
+                    case VI_or: o = (int64_t)(ua | ub); f = o == 0; break;
+                    case VI_xor: o = (int64_t)(ua ^ ub); f = o == 0; break;
+                    case VI_lsl: o = (int64_t)((ua << sh) & umask); f = o == 0; break;
+                    case VI_lsr:
+                        o = uns ? (int64_t)(ua >> sh) : (a >> sh);
+                        f = ((uint64_t)o & umask) == 0;
+                        break;
+                    case VI_max: o = (uns ? ua >= ub : a >= b) ? a : b; f = uns ? ua >= ub : a >= b; break;
+                    case VI_min: o = (uns ? ua <= ub : a <= b) ? a : b; f = uns ? ua <= ub : a <= b; break;
+                    default: return efail(e, "%s has no integer form", in->name);
+                    }
+                    put_i(R, bits, l, p, o);
+                    lf[l] = f;
+                }
+            }
+            r->flag[c][p] = flag_bits(bits, lf);
+        }
+        e->st.pe_element_ops += (int64_t)np * nl;
+    }
+    return true;
+}
+
+/* ---- the MAU: vector ops ---- */
+
+static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
+    size_t np = (size_t)e->npe;
+    int prec = x->prec;
+    r->has_flags = true;
+    r->fw = FW_MAU;
+    for (int s = 0; s < x->nsrc; s++) {
+        if (!read_operand(e, &x->src[s], prec, e->src[s])) return false;
+    }
+    /* lanes: double 2, float 4, half 4 (inputs half, results float) */
+    int nl = prec == P_D ? 2 : 4;
+    int oprec = prec == P_H ? P_F : prec;
+    if (x->reduce) oprec = prec == P_D ? P_F : P_H;
+    bool u = x->insn == VI_vmulu || x->insn == VI_vfmau, d = x->insn == VI_vmuld || x->insn == VI_vfmad;
+    for (int c = 0; c < NCYC; c++) {
+        uint32_t **A = e->src[0][c], **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
+        for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
+        for (size_t p = 0; p < np; p++) {
+            bool lf[4] = {0};
+            bool active = !(u && (p & 3) >= 2) && !(d && (p & 3) < 2);
+            for (int l = 0; l < nl; l++) {
+                double a = lane_f(A, prec, l, p), b = x->nsrc > 1 ? lane_f(B, prec, l, p) : 0, cc = 0;
+                if (x->src[0].neg) a = -a;
+                if (x->nsrc > 1 && x->src[1].neg) b = -b;
+                if (x->nsrc > 2) {
+                    cc = lane_f(C, prec == P_H ? P_F : prec, l, p); /* half ops add in float */
+                    if (x->src[2].neg) cc = -cc;
+                }
+                bool mul = x->insn == VI_vmul || x->insn == VI_vmulu || x->insn == VI_vmuld;
+                bool fm = x->insn == VI_vfma || x->insn == VI_vfmau || x->insn == VI_vfmad;
+                double o;
+                if (prec == P_D) { /* double arithmetic, one rounding (then to float for r) */
+                    o = fm ? fma(a, b, cc) : mul ? a * b : x->insn == VI_vadd ? a + b : a;
+                } else { /* float or half inputs: float arithmetic, correctly rounded */
+                    float fa = (float)a, fb = (float)b, fc = (float)cc;
+                    o = fm ? fmaf(fa, fb, fc) : mul ? fa * fb : x->insn == VI_vadd ? fa + fb : fa;
+                }
+                if (!active) o = fm ? cc : 0;
+                put_f(R, oprec, l, p, o, true);
+                lf[l] = !signbit(o);
+            }
+            r->flag[c][p] = flag_bits(lane_bits_of(oprec), lf);
+        }
+        e->st.pe_element_ops += (int64_t)np * nl;
+    }
+    return true;
+}
+
+/* ---- the MAU: matrix registers ---- */
+
+static bool exec_mwrite(Emu *e, const VExpr *x) {
+    size_t np = (size_t)e->npe;
+    if (!read_operand(e, &x->src[0], x->prec, e->src[0])) return false;
+    const VOperand *d = &x->dst[0];
+    if (x->ndst != 1 || (d->kind != K_MX && d->kind != K_MY)) return efail(e, "mwrite writes one matrix register ($lx or $ly)");
+    double *M = e->mx[d->kind == K_MY];
+    for (int c = 0; c < NCYC; c++)
+        for (size_t p = 0; p < np; p++) {
+            double *m = M + 64 * (p / 4);
+            int j = (int)(p & 3), row = (int)d->addr + c;
+            if (x->prec == P_D) {
+                if (row >= 4) return efail(e, "a double matrix has rows 0..3");
+                m[row * 8 + j] = lane_f(e->src[0][c], P_D, 0, p);
+            } else {
+                if (row >= 8) return efail(e, "a float matrix has rows 0..7");
+                m[row * 8 + 2 * j] = lane_f(e->src[0][c], P_F, 0, p);
+                m[row * 8 + 2 * j + 1] = lane_f(e->src[0][c], P_F, 1, p);
+            }
+        }
+    return true;
+}
+
+static bool exec_matvec(Emu *e, const VExpr *x, Result *r) {
+    size_t np = (size_t)e->npe;
+    const VOperand *mo = &x->src[0];
+    if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "the first source of %s is $lx or $ly", vsm_insns[x->insn].name);
+    double *M = e->mx[mo->kind == K_MY];
+    for (int s = 1; s < x->nsrc; s++)
+        if (!read_operand(e, &x->src[s], x->prec, e->src[s])) return false;
+    r->fw = FW_MAU;
+    r->has_flags = true;
+    bool fma_ = x->insn == VI_mfmau || x->insn == VI_mfmad || x->insn == VI_mfma;
+    bool up = x->insn == VI_mmulu || x->insn == VI_mfmau, down = x->insn == VI_mmuld || x->insn == VI_mfmad;
+    int oprec = x->prec == P_D && x->reduce ? P_F : x->prec;
+    for (int c = 0; c < NCYC; c++) {
+        uint32_t **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
+        for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
+        for (size_t p0 = 0; p0 < np; p0 += 4) {
+            const double *m = M + 64 * (p0 / 4);
+            for (int j = 0; j < 4; j++) {
+                size_t p = p0 + (size_t)j;
+                bool lf[4] = {0};
+                if (x->prec == P_D) {
+                    double add = fma_ ? lane_f(C, P_D, 0, p) * (x->src[2].neg ? -1 : 1) : 0;
+                    bool act = (up && j < 2) || (down && j >= 2);
+                    long double s = add;
+                    if (act)
+                        for (int k = 0; k < 4; k++) s += (long double)m[j * 8 + k] * (long double)(lane_f(B, P_D, 0, p0 + (size_t)k) * (x->src[1].neg ? -1 : 1));
+                    put_f(R, oprec, 0, p, (double)s, true);
+                    lf[0] = !signbit((double)s);
+                } else {
+                    for (int h = 0; h < 2; h++) {
+                        int row = 2 * j + h;
+                        long double s = fma_ ? lane_f(C, P_F, h, p) * (x->src[2].neg ? -1 : 1) : 0;
+                        for (int k = 0; k < 8; k++)
+                            s += (long double)m[row * 8 + k] * (long double)(lane_f(B, P_F, k & 1, p0 + (size_t)(k / 2)) * (x->src[1].neg ? -1 : 1));
+                        put_f(R, P_F, h, p, (double)(float)s, true);
+                        lf[h] = !signbit((double)s);
+                    }
+                }
+                r->flag[c][p] = flag_bits(lane_bits_of(oprec), lf);
+            }
+        }
+        e->st.pe_element_ops += (int64_t)np * (x->prec == P_D ? 4 : 16);
+    }
+    return true;
+}
+
+static bool exec_mread(Emu *e, const VExpr *x, Result *r) {
+    size_t np = (size_t)e->npe;
+    const VOperand *mo = &x->src[0];
+    if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "mread reads $lx or $ly");
+    double *M = e->mx[mo->kind == K_MY];
+    r->fw = FW_MREAD;
+    r->has_flags = false;
+    for (int c = 0; c < NCYC; c++) {
+        uint32_t **R = r->w[c];
+        for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
+        memset(r->flag[c], 0, np);
+        for (size_t p = 0; p < np; p++) {
+            const double *m = M + 64 * (p / 4);
+            int j = (int)(p & 3);
+            if (x->prec == P_D) put_f(R, P_D, 0, p, m[j * 8 + c], false);
+            else {
+                int col = (int)mo->addr + c;
+                if (col >= 8) return efail(e, "a float matrix has columns 0..7");
+                put_f(R, P_F, 0, p, m[(2 * j) * 8 + col], false);
+                put_f(R, P_F, 1, p, m[(2 * j + 1) * 8 + col], false);
+            }
+        }
+    }
+    return true;
+}
+
+/* ---- masks and writes ---- */
+
+static uint16_t mask_entry_value(const Emu *e, int entry, size_t p) {
+    if (entry == 0 || entry >= 16) return vsm_mask_fixed(entry);
+    return e->omr[(size_t)entry * (size_t)e->npe + p];
+}
+
+static int target_bit(int kind) {
+    switch (kind) {
+    case K_GRF0: return MT_R;
+    case K_GRF1: return MT_S;
+    case K_T: return MT_T;
+    case K_LM0: return MT_M;
+    case K_LM1: return MT_N;
+    case K_OMR: return MT_K;
+    default: return 0;
+    }
+}
+
+/* The 4-bit enable of cycle c for PE p writing destination o (zero: no write). */
+static inline unsigned write_bits(const Emu *e, const VOperand *o, int c, size_t p) {
+    uint16_t m;
+    if (o->mkind == M_PATTERN) m = (o->mval >> (3 - c)) & 1 ? 0xffff : 0;
+    else if (o->mkind == M_ENTRY) m = mask_entry_value(e, o->mval, p);
+    else if (e->mask_entry && (e->mask_targets & target_bit(o->kind))) m = mask_entry_value(e, e->mask_entry, p);
+    else return 0xf;
+    if (o->mkind == M_PATTERN) return m & 0xf;
+    return (m >> (4 * (3 - c))) & 0xf;
+}
+
+static inline uint32_t bits_to_wordmask(unsigned b, int w) {
+    unsigned hi = w & 1 ? (b >> 1 & 1) : (b >> 3 & 1), lo = w & 1 ? (b & 1) : (b >> 2 & 1);
+    return (hi ? 0xffff0000u : 0) | (lo ? 0xffffu : 0);
+}
+
+static void apply_zero_flush(Emu *e, const VExpr *x, Result *r) {
+    if (!x->zkind) return;
+    VOperand z = {0};
+    z.mkind = x->zkind;
+    z.mval = x->zval;
+    size_t np = (size_t)e->npe;
+    for (int c = 0; c < NCYC; c++)
+        for (size_t p = 0; p < np; p++) {
+            unsigned b = write_bits(e, &z, c, p);
+            for (int w = 0; w < 4; w++) r->w[c][w][p] &= bits_to_wordmask(b, w);
+        }
+}
+
+static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *o) {
+    size_t np = (size_t)e->npe;
+    if (o->kind == K_NOWRITE) return true;
+    if (o->kind == K_OMR) {
+        uint16_t *dst = e->omr + (size_t)o->addr * np;
+        for (size_t p = 0; p < np; p++) {
+            uint16_t v = dst[p];
+            for (int c = 0; c < NCYC; c++) {
+                unsigned en = write_bits(e, o, c, p), f = r->flag[c][p];
+                unsigned sh = 4 * (3 - (unsigned)c);
+                v = (uint16_t)((v & ~(en << sh)) | ((f & en) << sh));
+            }
+            dst[p] = v;
+        }
+        (void)x;
+        return true;
+    }
+    if (o->kind == K_T) {
+        for (int c = 0; c < NCYC; c++) {
+            for (int w = 0; w < 4; w++) {
+                uint32_t *dst = e->t + (size_t)(c * 4 + w) * np;
+                for (size_t p = 0; p < np; p++) {
+                    uint32_t m = bits_to_wordmask(write_bits(e, o, c, p), w);
+                    dst[p] = (dst[p] & ~m) | (r->w[c][w][p] & m);
+                }
+                e->t_w[c * 4 + w] = e->step;
+            }
+        }
+        return true;
+    }
+    uint32_t words;
+    uint32_t *mem = pe_mem(e, o->kind, &words);
+    if (!mem) return efail(e, "%s cannot be written by %s", vsm_kind_name(o->kind), vsm_insns[x->insn].name);
+    if (o->amode == A_TIND) return efail(e, "T-indirect addressing is for reads only");
+    for (int c = 0; c < NCYC; c++) {
+        uint32_t a = op_addr(o, c);
+        for (int w = 0; w < o->width; w++) {
+            uint32_t *dst = mem + (size_t)((a + (uint32_t)w) % words) * np;
+            const uint32_t *src = r->w[c][w];
+            for (size_t p = 0; p < np; p++) {
+                uint32_t m = bits_to_wordmask(write_bits(e, o, c, p), w);
+                dst[p] = (dst[p] & ~m) | (src[p] & m);
+            }
+            int64_t *slot = raw_slot(e, o->kind, a + (uint32_t)w);
+            if (slot) *slot = e->step;
+        }
+    }
+    if (o->kind == K_LM0 || o->kind == K_LM1) e->lm_w[o->kind == K_LM1] = e->step;
+    return true;
+}
+
+/* ---- tree transfers ---- */
+
+static uint64_t *l1bm_at(Emu *e, int l1b, uint32_t lw) { return &e->l1bm[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw]; }
+static uint64_t *l2bm_at(Emu *e, int l2b, uint32_t lw) { return &e->l2bm[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw]; }
+
+static bool check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const char *what) {
+    int64_t *w = kind == K_L1BM ? e->l1bm_w : e->l2bm_w;
+    int64_t lim = kind == K_L1BM ? e->m.l1bm_raw_steps : e->m.l2bm_raw_steps;
+    uint32_t size = (uint32_t)(kind == K_L1BM ? e->m.l1bm_lw : e->m.l2bm_lw);
+    for (uint32_t i = 0; i < n; i++)
+        if (e->step - w[(lo + i) % size] <= lim)
+            return efail(e, "hazard: %s reads %s long word %u %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)", what,
+                         vsm_kind_name(kind), (lo + i) % size, e->step - w[(lo + i) % size], lim);
+    for (int i = 0; i < e->ninflight; i++) {
+        Inflight *f = &e->inflight[i];
+        if (f->kind == kind && f->done > e->cycle && (int)lo < f->hi && (int)(lo + n) > f->lo)
+            return efail(e, "hazard: %s reads %s [%u, %u) before the MV writing it completes (use wait)", what, vsm_kind_name(kind), lo, lo + n);
+    }
+    return true;
+}
+
+static void mark_upper_write(Emu *e, int kind, uint32_t lo, uint32_t n) {
+    int64_t *w = kind == K_L1BM ? e->l1bm_w : e->l2bm_w;
+    uint32_t size = (uint32_t)(kind == K_L1BM ? e->m.l1bm_lw : e->m.l2bm_lw);
+    for (uint32_t i = 0; i < n; i++) w[(lo + i) % size] = e->step;
+}
+
+/* RRN reduction of two long words. */
+static uint64_t rrn(int op, uint64_t a, uint64_t b) {
+    switch (op) {
+    case RRN_dfadd: return out_d(in_d(a) + in_d(b));
+    case RRN_dmax: return (int64_t)(a ^ (a >> 63 ? 0x7fffffffffffffffull : 0)) >= (int64_t)(b ^ (b >> 63 ? 0x7fffffffffffffffull : 0)) ? a : b;
+    case RRN_dmin: return (int64_t)(a ^ (a >> 63 ? 0x7fffffffffffffffull : 0)) <= (int64_t)(b ^ (b >> 63 ? 0x7fffffffffffffffull : 0)) ? a : b;
+    case RRN_liadd: return a + b;
+    case RRN_lbor: return a | b;
+    case RRN_lband: return a & b;
+    default: break;
+    }
+    uint64_t r = 0;
+    int bits = op == RRN_ffadd || op == RRN_fmax || op == RRN_fmin || op == RRN_iiadd || op == RRN_ibor || op == RRN_iband ? 32 : 16;
+    for (int sh = 64 - bits; sh >= 0; sh -= bits) {
+        uint64_t m = bits == 32 ? 0xffffffffu : 0xffffu;
+        uint64_t x = a >> sh & m, y = b >> sh & m, o;
+        switch (op) {
+        case RRN_ffadd: o = out_f(in_f((uint32_t)x) + in_f((uint32_t)y)); break;
+        case RRN_hfadd: o = f_to_mnh(mnh_to_f((uint16_t)x) + mnh_to_f((uint16_t)y)); break;
+        case RRN_fmax: case RRN_hmax: case RRN_fmin: case RRN_hmin: {
+            uint64_t sb = 1ull << (bits - 1);
+            int64_t kx = (int64_t)(x & sb ? (sb - 1) - (x & (sb - 1)) : x + sb), ky = (int64_t)(y & sb ? (sb - 1) - (y & (sb - 1)) : y + sb);
+            bool mx = op == RRN_fmax || op == RRN_hmax;
+            o = (mx ? kx >= ky : kx <= ky) ? x : y;
+            break;
+        }
+        case RRN_iiadd: case RRN_siadd: o = (x + y) & m; break;
+        case RRN_ibor: case RRN_sbor: o = x | y; break;
+        default: o = x & y; break; /* iband, sband */
+        }
+        r |= o << sh;
+    }
+    return r;
+}
+
+/* Rows of a PE-side value as long words: LW k of cycle c of PE p. */
+static inline uint64_t row_lw(uint32_t *rows[NCYC][4], int c, int k, size_t p) { return (uint64_t)rows[c][2 * k][p] << 32 | rows[c][2 * k + 1][p]; }
+
+static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
+    size_t np = (size_t)e->npe;
+    const VOperand *s = &x->src[0], *d = &x->dst[0];
+    bool down = s->kind == K_L1BM; /* L1BM -> PE */
+    const VOperand *b = down ? s : d;
+    if ((down && d->kind == K_L1BM) || (!down && d->kind != K_L1BM)) return efail(e, "%s moves between L1BM and a PE operand", vsm_insns[x->insn].name);
+    if (!down && x->ndst != 1) return efail(e, "a PE -> L1BM transfer has one destination");
+    int W = b->width == 4 ? 2 : 1; /* long words per PE per cycle */
+    int ppl = e->pe_per_l1b, nm = e->m.mab_per_l1b;
+    uint32_t a = b->addr;
+    /* L1BM offset of (cycle, LW k, mab m, pe j) for each transfer form */
+#define OFF(c, k, m, j) (x->insn == VI_l1bmp ? (uint32_t)((c) + 4 * (k)) \
+                       : x->insn == VI_l1bmd ? (uint32_t)((c) * ppl * W + (k) * ppl + (m) * 4 + (j)) \
+                                             : (uint32_t)((c) * 4 * W + 4 * (k) + (j)))
+    if (down) {
+        if (x->insn == VI_l1bmr) return efail(e, "l1bmr reduces PE values into L1BM");
+        uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : x->insn == VI_l1bmp ? (uint32_t)(4 * W) : (uint32_t)(16 * W);
+        if (!check_upper_read(e, K_L1BM, a, span, vsm_insns[x->insn].name)) return false;
+        r->fw = FW_LB;
+        r->has_flags = false;
+        for (int c = 0; c < NCYC; c++) {
+            for (int w = 0; w < 4; w++) memset(r->w[c][w], 0, np * 4);
+            memset(r->flag[c], 0, np);
+            for (size_t p = 0; p < np; p++) {
+                int l1 = pe_l1b(e, (int)p), m = pe_mab_in_l1b(e, (int)p), j = pe_sub(e, (int)p);
+                for (int k = 0; k < W; k++) put64(r->w[c], k, p, *l1bm_at(e, l1, a + OFF(c, k, m, j)));
+            }
+        }
+        return true;
+    }
+    /* PE -> L1BM: individual (l1bmm@M), reduce (l1bmr), combine (l1bmd) */
+    if (x->insn == VI_l1bmp) return efail(e, "l1bmp broadcasts L1BM to PEs");
+    if (x->insn == VI_l1bmm && x->sel < 0) return efail(e, "PE -> L1BM with l1bmm needs @<mab>");
+    if (x->insn == VI_l1bmm && x->sel >= nm) return efail(e, "l1bmm@%d: the L1B has MABs 0..%d", x->sel, nm - 1);
+    if (x->insn == VI_l1bmr && x->rrn == RRN_NONE) return efail(e, "l1bmr needs a reduction");
+    if (s->width != 2 * W && !(s->kind == K_T || (s->kind >= K_ALUF && s->kind <= K_MREADF)))
+        return efail(e, "source width does not match $%sb (%d long word%s per cycle)", W == 2 ? "ll" : "l", W, W == 2 ? "s" : "");
+    if (!read_operand(e, s, P_L, e->src[0])) return false;
+    uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : (uint32_t)(16 * W);
+    for (int l1 = 0; l1 < e->nl1b; l1++) {
+        for (int c = 0; c < NCYC; c++)
+            for (int k = 0; k < W; k++)
+                for (int j = 0; j < 4; j++) {
+                    if (x->insn == VI_l1bmr) {
+                        uint64_t acc = 0;
+                        for (int m = 0; m < nm; m++) {
+                            size_t p = (size_t)(l1 * ppl + m * 4 + j);
+                            uint64_t v = row_lw(e->src[0], c, k, p);
+                            acc = m ? rrn(x->rrn, acc, v) : v;
+                        }
+                        if (x->rrn == RRN_dfadd) acc = out_d(in_d(acc));
+                        *l1bm_at(e, l1, a + OFF(c, k, 0, j)) = acc;
+                    } else if (x->insn == VI_l1bmm) {
+                        size_t p = (size_t)(l1 * ppl + x->sel * 4 + j);
+                        *l1bm_at(e, l1, a + OFF(c, k, 0, j)) = row_lw(e->src[0], c, k, p);
+                    } else
+                        for (int m = 0; m < nm; m++) {
+                            size_t p = (size_t)(l1 * ppl + m * 4 + j);
+                            *l1bm_at(e, l1, a + OFF(c, k, m, j)) = row_lw(e->src[0], c, k, p);
+                        }
+                }
+    }
+#undef OFF
+    mark_upper_write(e, K_L1BM, a, span);
+    r->fw = -1;
+    r->writes_pe = false;
+    return true;
+}
+
+static bool exec_l2bm(Emu *e, const VExpr *x) {
+    const VOperand *s = &x->src[0], *d = &x->dst[0];
+    bool down = s->kind == K_L2BM;
+    if (!((s->kind == K_L2BM && d->kind == K_L1BM) || (s->kind == K_L1BM && d->kind == K_L2BM)) || x->ndst != 1)
+        return efail(e, "%s moves between $lc (L2BM) and $lb (L1BM)", vsm_insns[x->insn].name);
+    int nj = e->l1b_per_l2b;
+    if (x->sel >= nj) return efail(e, "@%d: an L2B has L1Bs 0..%d", x->sel, nj - 1);
+    uint32_t lc = down ? s->addr : d->addr, lb = down ? d->addr : s->addr;
+    const uint32_t B = 64, D = 32; /* long words per step: broadcast/individual, distribute share */
+    uint64_t *tmp = xmalloc(sizeof(uint64_t) * (size_t)B * (size_t)nj);
+    bool ok = true;
+    if (down) {
+        if (x->insn == VI_l2bmr) { free(tmp); return efail(e, "l2bmr reduces L1BMs into L2BM"); }
+        uint32_t span = x->insn == VI_l2bmd ? D * (uint32_t)nj : B;
+        ok = check_upper_read(e, K_L2BM, lc, span, vsm_insns[x->insn].name);
+        for (int l2 = 0; ok && l2 < e->nl2b; l2++)
+            for (int j = 0; j < nj; j++) {
+                if (x->sel >= 0 && j != x->sel) continue;
+                if (x->insn == VI_l2bm && x->sel < 0) { ok = efail(e, "l2bm needs @<l1b>"); break; }
+                int l1 = l2 * nj + j;
+                if (x->insn == VI_l2bmd)
+                    for (uint32_t i = 0; i < D; i++) *l1bm_at(e, l1, lb + i) = *l2bm_at(e, l2, lc + D * (uint32_t)j + i);
+                else
+                    for (uint32_t i = 0; i < B; i++) *l1bm_at(e, l1, lb + i) = *l2bm_at(e, l2, lc + i);
+            }
+        if (ok) mark_upper_write(e, K_L1BM, lb, x->insn == VI_l2bmd ? D : B);
+    } else {
+        if (x->insn == VI_l2bmb) { free(tmp); return efail(e, "l2bmb broadcasts L2BM to L1BMs"); }
+        if (x->insn == VI_l2bm && x->sel < 0) { free(tmp); return efail(e, "l2bm needs @<l1b>"); }
+        if (x->insn == VI_l2bmr && x->rrn == RRN_NONE) { free(tmp); return efail(e, "l2bmr needs a reduction"); }
+        uint32_t span = x->insn == VI_l2bmd ? D : B;
+        ok = check_upper_read(e, K_L1BM, lb, span, vsm_insns[x->insn].name);
+        for (int l2 = 0; ok && l2 < e->nl2b; l2++) {
+            if (x->insn == VI_l2bmd)
+                for (int j = 0; j < nj; j++)
+                    for (uint32_t i = 0; i < D; i++) *l2bm_at(e, l2, lc + D * (uint32_t)j + i) = *l1bm_at(e, l2 * nj + j, lb + i);
+            else if (x->insn == VI_l2bm)
+                for (uint32_t i = 0; i < B; i++) *l2bm_at(e, l2, lc + i) = *l1bm_at(e, l2 * nj + x->sel, lb + i);
+            else
+                for (uint32_t i = 0; i < B; i++) {
+                    uint64_t acc = *l1bm_at(e, l2 * nj, lb + i);
+                    for (int j = 1; j < nj; j++) acc = rrn(x->rrn, acc, *l1bm_at(e, l2 * nj + j, lb + i));
+                    if (x->rrn == RRN_dfadd) acc = out_d(in_d(acc));
+                    *l2bm_at(e, l2, lc + i) = acc;
+                }
+        }
+        if (ok) mark_upper_write(e, K_L2BM, lc, x->insn == VI_l2bmd ? D * (uint32_t)nj : B);
+    }
+    free(tmp);
+    return ok;
+}
+
+/* ---- MV: DRAM <-> L2BM ---- */
+
+static bool exec_mv(Emu *e, const VExpr *x) {
+    const VOperand *s = &x->src[0], *d = &x->dst[0];
+    if (x->ndst != 1) return efail(e, "an MV line has one source and one destination");
+    if (x->size % 64) return efail(e, "MV sizes are multiples of 64 long words (got %u)", x->size);
+    bool to_dram = d->kind == K_DRAM;
+    const VOperand *dr = to_dram ? d : s, *lc = to_dram ? s : d;
+    if (dr->kind != K_DRAM || lc->kind != K_L2BM) return efail(e, "MV moves between $d (DRAM) and $lc (L2BM)");
+    if (x->insn == VI_mvb2 && to_dram) return efail(e, "mvb2 broadcasts DRAM into both L2BMs of a group");
+    if (x->insn == VI_mvr2 && !to_dram) return efail(e, "mvr2 reduces the L2BMs of a group into DRAM");
+    if (x->insn == VI_mvr2 && x->rrn == RRN_NONE) return efail(e, "mvr2 needs a reduction");
+    uint64_t n = x->size;
+    if (dr->addr + n > (uint64_t)e->m.dram_lw) return efail(e, "DRAM range [%u, %" PRIu64 ") is outside the %" PRId64 "-long-word DRAM", dr->addr, dr->addr + n, e->m.dram_lw);
+    if (lc->addr + n > (uint64_t)e->m.l2bm_lw) return efail(e, "L2BM range [%u, %" PRIu64 ") is outside the L2BM", lc->addr, lc->addr + n);
+    if (dr->group >= e->ng || lc->group >= e->ng) return efail(e, "group selector out of range");
+    if (lc->l2b >= e->m.l2b_per_group) return efail(e, "L2B selector out of range");
+    /* issue: one MV every mv_issue_steps steps */
+    int64_t gap = e->step - e->last_mv_step;
+    if (gap < e->m.mv_issue_steps) {
+        int64_t stall = (e->m.mv_issue_steps - gap) * e->m.cycles_per_step;
+        e->st.stall_cycles += stall;
+        e->cycle += stall;
+    }
+    e->last_mv_step = e->step;
+    if (to_dram && !check_upper_read(e, K_L2BM, lc->addr, (uint32_t)n, vsm_insns[x->insn].name)) return false;
+    for (int i = 0; i < e->ninflight; i++) {
+        Inflight *f = &e->inflight[i];
+        if (f->kind == K_DRAM && !to_dram && f->done > e->cycle && (int64_t)dr->addr < f->hi && (int64_t)(dr->addr + n) > f->lo)
+            return efail(e, "hazard: mv reads DRAM [%u, %" PRIu64 ") before the MV writing it completes (use wait)", dr->addr, dr->addr + n);
+    }
+    int groups = 0;
+    for (int g = 0; g < e->ng; g++) {
+        if ((dr->group >= 0 && g != dr->group) || (lc->group >= 0 && g != lc->group)) continue;
+        groups++;
+        uint64_t *D = e->dram + (size_t)g * (size_t)e->m.dram_lw + dr->addr;
+        int l2_0 = g * e->m.l2b_per_group;
+        if (to_dram) {
+            if (x->insn == VI_mvr2)
+                for (uint64_t i = 0; i < n; i++) {
+                    uint64_t acc = *l2bm_at(e, l2_0, lc->addr + (uint32_t)i);
+                    for (int k = 1; k < e->m.l2b_per_group; k++) acc = rrn(x->rrn, acc, *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i));
+                    D[i] = acc;
+                }
+            else {
+                int l2 = l2_0 + (lc->l2b >= 0 ? lc->l2b : 0);
+                for (uint64_t i = 0; i < n; i++) D[i] = *l2bm_at(e, l2, lc->addr + (uint32_t)i);
+            }
+        } else
+            for (int k = 0; k < e->m.l2b_per_group; k++) {
+                if (x->insn == VI_mvp && k != (lc->l2b >= 0 ? lc->l2b : 0)) continue;
+                for (uint64_t i = 0; i < n; i++) *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i) = D[i];
+            }
+    }
+    int64_t dur = e->m.dram_latency_cycles + (int64_t)ceil((double)n / e->m.bw_dram_l2bm);
+    int64_t done = e->cycle + dur;
+    if (e->ninflight == e->capinflight) {
+        e->capinflight = e->capinflight ? e->capinflight * 2 : 16;
+        e->inflight = xrealloc(e->inflight, sizeof(Inflight) * (size_t)e->capinflight);
+    }
+    e->inflight[e->ninflight++] = (Inflight){to_dram ? K_DRAM : K_L2BM, (int)(to_dram ? dr->addr : lc->addr),
+                                             (int)((to_dram ? dr->addr : lc->addr) + n), done};
+    if (x->tag) e->tag_done[x->tag] = done;
+    e->st.dram_bytes += (int64_t)n * 8 * groups;
+    return true;
+}
+
+/* ---- one step ---- */
+
+static bool same_region(const VOperand *a, const VOperand *b) {
+    if (a->amode != b->amode || a->width != b->width) return false;
+    for (int c = 0; c < NCYC; c++)
+        if (op_addr(a, c) != op_addr(b, c)) return false;
+    return true;
+}
+
+static bool check_step_rules(Emu *e, const VStep *s) {
+    int used[U_UNIT_COUNT] = {0};
+    bool has_nop = false, has_imm = false, touches_lm0 = false;
+    for (int i = 0; i < s->nexpr; i++) {
+        const VExpr *x = &s->e[i];
+        const VInsnInfo *in = &vsm_insns[x->insn];
+        VUnit u = in->unit;
+        if (used[u]++) return efail(e, "two %s expressions in one step", in->name);
+        has_nop |= x->insn == VI_nop;
+        has_imm |= x->insn == VI_imm;
+        for (int k = 0; k < x->nsrc; k++) touches_lm0 |= x->src[k].kind == K_LM0;
+        for (int k = 0; k < x->ndst; k++) touches_lm0 |= x->dst[k].kind == K_LM0;
+    }
+    if (has_nop && s->nexpr > 1 + used[U_WAIT]) return efail(e, "nop shares its step only with wait");
+    if (has_imm && touches_lm0) return efail(e, "a step with imm cannot access LM0");
+    int mau = used[U_MAU] + used[U_MWRITE] + used[U_MREAD];
+    if (mau > 2) return efail(e, "at most two matrix-unit expressions per step");
+    /* no two writes of one PE operand; LM read and write regions must coincide */
+    for (int i = 0; i < s->nexpr; i++)
+        for (int k = 0; k < s->e[i].ndst; k++) {
+            const VOperand *d = &s->e[i].dst[k];
+            if (d->kind == K_NOWRITE || d->kind == K_L1BM || d->kind == K_L2BM || d->kind == K_DRAM) continue;
+            for (int j = 0; j < s->nexpr; j++)
+                for (int l = 0; l < s->e[j].ndst; l++) {
+                    if (i == j && k == l) continue;
+                    const VOperand *o = &s->e[j].dst[l];
+                    if (o->kind == d->kind && (d->kind == K_T || d->kind == K_MX || d->kind == K_MY || (d->kind == K_OMR && o->addr == d->addr) ||
+                                               (is_pe_mem(d->kind) && same_region(o, d))))
+                        return efail(e, "%s written twice in one step", vsm_kind_name(d->kind));
+                }
+            if (d->kind == K_LM0 || d->kind == K_LM1)
+                for (int j = 0; j < s->nexpr; j++)
+                    for (int l = 0; l < s->e[j].nsrc; l++) {
+                        const VOperand *o = &s->e[j].src[l];
+                        if (o->kind == d->kind && !same_region(o, d))
+                            return efail(e, "%s is read and written in one step at different addresses", vsm_kind_name(d->kind));
+                    }
+        }
+    return true;
+}
+
+static bool run_step(Emu *e, const VStep *s) {
+    if (!check_step_rules(e, s)) return false;
+    int nres = 0, steps = 1;
+    int64_t wait_until = -1;
+    bool fwd_update = true;
+    int idx[VSM_MAX_EXPR];
+    for (int i = 0; i < s->nexpr; i++) {
+        const VExpr *x = &s->e[i];
+        const VInsnInfo *in = &vsm_insns[x->insn];
+        if (in->steps > steps) steps = in->steps;
+        e->st.insns[in->unit]++;
+        Result *r = &e->res[nres];
+        r->has_flags = false;
+        r->writes_pe = true;
+        r->fw = -1;
+        bool ok = true;
+        switch (in->unit) {
+        case U_NOP: fwd_update = false; continue;
+        case U_NOFWD: fwd_update = false; continue;
+        case U_WAIT:
+            if (!e->tag_done[x->tag]) return efail(e, "wait i%02x: no MV with that tag was issued", x->tag);
+            if (e->tag_done[x->tag] > wait_until) wait_until = e->tag_done[x->tag];
+            continue;
+        case U_ALU: ok = exec_alu(e, x, r); break;
+        case U_MAU: ok = x->insn >= VI_mmulu && x->insn <= VI_mfma ? exec_matvec(e, x, r) : exec_mau_vec(e, x, r); break;
+        case U_MWRITE: ok = exec_mwrite(e, x); r->writes_pe = false; break;
+        case U_MREAD: ok = exec_mread(e, x, r); break;
+        case U_L1BM: ok = exec_l1bm(e, x, r); break;
+        case U_L2BM: ok = exec_l2bm(e, x); r->writes_pe = false; break;
+        case U_MV: ok = exec_mv(e, x); r->writes_pe = false; break;
+        default: ok = efail(e, "bad unit");
+        }
+        if (!ok) return false;
+        if (r->writes_pe || r->fw >= 0) {
+            apply_zero_flush(e, x, r);
+            idx[nres++] = i;
+        }
+    }
+    /* phase 2: writes */
+    bool fw_set[FW_COUNT] = {0};
+    for (int k = 0; k < nres; k++) {
+        const VExpr *x = &s->e[idx[k]];
+        Result *r = &e->res[k];
+        if (r->writes_pe)
+            for (int d = 0; d < x->ndst; d++)
+                if (!commit_dst(e, x, r, &x->dst[d])) return false;
+        if (r->fw >= 0 && fwd_update) {
+            size_t np = (size_t)e->npe;
+            for (int c = 0; c < NCYC; c++)
+                for (int w = 0; w < 4; w++) memcpy(e->fwd[r->fw] + (size_t)(c * 4 + w) * np, r->w[c][w], np * 4);
+            fw_set[r->fw] = true;
+        }
+    }
+    (void)fw_set;
+    int64_t cyc = (int64_t)steps * e->m.cycles_per_step;
+    e->cycle += cyc;
+    if (wait_until > e->cycle) {
+        e->st.stall_cycles += wait_until - e->cycle;
+        e->cycle = wait_until;
+    }
+    e->step += steps;
+    e->st.steps += steps;
+    return true;
+}
+
+/* ---- debug commands: d set / d get ---- */
+
+typedef struct {
+    int kind; /* K_LM0.., K_T, K_OMR, K_L1BM, K_L2BM, K_DRAM */
+    uint32_t addr;
+    int sc[5]; /* n c b m p; -1 = all */
+    int nsc;   /* how many scope letters were given */
+} DbgLoc;
+
+static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) {
+    memset(L, 0, sizeof *L);
+    for (int i = 0; i < 5; i++) L->sc[i] = -1;
+    if (*s++ != '$') return efail(e, "debug location starts with $");
+    const char *start = s;
+    if (!strncmp(s, "omr", 3)) {
+        L->kind = K_OMR;
+        s += 3;
+    } else {
+        if (!strncmp(s, "ll", 2)) s += 2;
+        else if (*s == 'l') s++;
+        switch (*s++) {
+        case 'm': L->kind = K_LM0; break;
+        case 'n': L->kind = K_LM1; break;
+        case 'r': L->kind = K_GRF0; break;
+        case 's': L->kind = K_GRF1; break;
+        case 't': L->kind = K_T; break;
+        case 'b': L->kind = K_L1BM; break;
+        case 'c': L->kind = K_L2BM; break;
+        case 'd': L->kind = K_DRAM; break;
+        default: return efail(e, "unknown debug location '$%s'", start);
+        }
+    }
+    char *end;
+    if (L->kind != K_T) {
+        L->addr = (uint32_t)strtoul(s, &end, 10);
+        if (end == s) return efail(e, "debug location '$%s' needs an address", start);
+        s = end;
+    }
+    const char *scope = s;
+    const char *letters = "ncbmp";
+    int li = 0;
+    while (*s) {
+        const char *f = strchr(letters + li, *s);
+        if (!f) return efail(e, "bad scope '%s' in debug location", scope);
+        li = (int)(f - letters);
+        s++;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0) return efail(e, "bad scope '%s' in debug location", scope);
+        L->sc[li] = (int)v;
+        L->nsc = li + 1;
+        s = end;
+        li++;
+    }
+    static const char *pre[K_COUNT] = {[K_LM0] = "lm", [K_LM1] = "ln", [K_GRF0] = "lr", [K_GRF1] = "ls", [K_T] = "lt",
+                                        [K_OMR] = "omr", [K_L1BM] = "lb", [K_L2BM] = "lc", [K_DRAM] = "d"};
+    if (L->kind == K_T) snprintf(canon, cl, "$%s%s", pre[L->kind], scope);
+    else snprintf(canon, cl, "$%s%u%s", pre[L->kind], L->addr, scope);
+    /* check scope ranges */
+    int lim[5] = {e->ng, e->m.l2b_per_group, e->l1b_per_l2b, e->m.mab_per_l1b, 4};
+    for (int i = 0; i < 5; i++)
+        if (L->sc[i] >= lim[i]) return efail(e, "scope %c%d is outside the machine (%d)", letters[i], L->sc[i], lim[i]);
+    return true;
+}
+
+static const char *region_name(int kind) {
+    switch (kind) {
+    case K_LM0: return "LM0";
+    case K_LM1: return "LM1";
+    case K_GRF0: return "GREG0";
+    case K_GRF1: return "GREG1";
+    case K_T: return "TREG";
+    case K_OMR: return "OMR";
+    case K_L1BM: return "L1BM";
+    case K_L2BM: return "L2BM";
+    default: return "DRAM";
+    }
+}
+
+/* Visit every PE (or upper-memory instance) the scope selects, in n c b m p order. */
+typedef bool (*LocFn)(Emu *e, void *ctx, int pe_or_inst, const char *scope_name);
+
+static bool each_place(Emu *e, const DbgLoc *L, LocFn fn, void *ctx) {
+    int depth = L->kind == K_DRAM ? 1 : L->kind == K_L2BM ? 2 : L->kind == K_L1BM ? 3 : 5;
+    int lim[5] = {e->ng, e->m.l2b_per_group, e->l1b_per_l2b, e->m.mab_per_l1b, 4};
+    int idx[5] = {0};
+    char name[64];
+    for (;;) {
+        bool skip = false;
+        for (int i = 0; i < depth; i++) {
+            if (L->sc[i] >= 0 && idx[i] != L->sc[i]) skip = true;
+        }
+        if (!skip) {
+            int lin = 0;
+            for (int i = 0; i < depth; i++) lin = lin * lim[i] + idx[i];
+            int n = 0;
+            for (int i = 0; i < depth; i++) n += snprintf(name + n, sizeof name - (size_t)n, "%c%d", "ncbmp"[i], idx[i]);
+            if (!fn(e, ctx, lin, name)) return false;
+        }
+        int i = depth - 1;
+        while (i >= 0 && ++idx[i] == lim[i]) idx[i--] = 0;
+        if (i < 0) break;
+    }
+    return true;
+}
+
+typedef struct {
+    const DbgLoc *L;
+    int count;
+    char type; /* 0, d, f, h */
+    const char *echo;
+    MNBuf *out;
+    const char *payload;
+} DbgCtx;
+
+static uint64_t *upper_lw(Emu *e, int kind, int inst, uint32_t a, bool *ok) {
+    *ok = true;
+    if (kind == K_L1BM) return a < e->m.l1bm_lw ? &e->l1bm[(size_t)inst * (size_t)e->m.l1bm_lw + a] : (*ok = false, NULL);
+    if (kind == K_L2BM) return a < e->m.l2bm_lw ? &e->l2bm[(size_t)inst * (size_t)e->m.l2bm_lw + a] : (*ok = false, NULL);
+    return a < e->m.dram_lw ? &e->dram[(size_t)inst * (size_t)e->m.dram_lw + a] : (*ok = false, NULL);
+}
+
+/* The long word at debug index i of a location in PE pe. */
+static bool dbg_lw(Emu *e, const DbgLoc *L, int place, int i, uint64_t **hi_lo, uint32_t **w0, uint32_t *addr_shown) {
+    size_t np = (size_t)e->npe;
+    *hi_lo = NULL;
+    *w0 = NULL;
+    if (L->kind == K_L1BM || L->kind == K_L2BM || L->kind == K_DRAM) {
+        bool ok;
+        *hi_lo = upper_lw(e, L->kind, place, L->addr + (uint32_t)i, &ok);
+        *addr_shown = L->addr + (uint32_t)i;
+        return ok ? true : efail(e, "debug address %u is outside %s", L->addr + (uint32_t)i, region_name(L->kind));
+    }
+    if (L->kind == K_T) {
+        if (i >= 8) return efail(e, "T holds 8 long words");
+        *w0 = e->t + (size_t)((i % 4) * 4 + 2 * (i / 4)) * np + (size_t)place;
+        *addr_shown = (uint32_t)(i % 4);
+        return true;
+    }
+    uint32_t words = 0;
+    uint32_t *mem = pe_mem(e, L->kind, &words);
+    uint32_t a = L->addr + 2 * (uint32_t)i;
+    if (a + 1 >= words + 1 || a % 2) return efail(e, "debug address %u is outside %s or not long-word aligned", a, region_name(L->kind));
+    *w0 = mem + (size_t)a * np + (size_t)place;
+    *addr_shown = a;
+    return true;
+}
+
+static void fmt_g(char *b, size_t n, double v) { snprintf(b, n, "%g", v); }
+
+static bool dbg_get_one(Emu *e, void *vctx, int place, const char *scope) {
+    DbgCtx *d = vctx;
+    const DbgLoc *L = d->L;
+    size_t np = (size_t)e->npe;
+    if (L->kind == K_OMR) {
+        uint16_t v = L->addr == 0 || L->addr >= 16 ? vsm_mask_fixed((int)L->addr) : e->omr[(size_t)L->addr * np + (size_t)place];
+        for (int k = 0; k < d->count; k++)
+            for (int c = 0; c < 4; c++) buf_printf(d->out, "DEBUG-OMR(%s,%u):Mask{%d} #%s\n", scope, L->addr, (v >> (4 * (3 - c))) & 0xf, d->echo);
+        return true;
+    }
+    for (int i = 0; i < d->count; i++) {
+        uint64_t *u;
+        uint32_t *w, shown;
+        if (!dbg_lw(e, L, place, i, &u, &w, &shown)) return false;
+        uint64_t v = u ? *u : ((uint64_t)w[0] << 32 | w[np]);
+        char val[256], g[4][40];
+        switch (d->type) {
+        case 'd':
+            fmt_g(g[0], sizeof g[0], in_d(v));
+            snprintf(val, sizeof val, "(%s) (0x%016" PRIx64 ")", g[0], v);
+            break;
+        case 'f':
+            fmt_g(g[0], sizeof g[0], in_f((uint32_t)(v >> 32)));
+            fmt_g(g[1], sizeof g[1], in_f((uint32_t)v));
+            snprintf(val, sizeof val, "(%s, %s) (0x%08x, 0x%08x)", g[0], g[1], (uint32_t)(v >> 32), (uint32_t)v);
+            break;
+        case 'h': {
+            uint16_t h[4];
+            for (int k = 0; k < 4; k++) h[k] = (uint16_t)(v >> (48 - 16 * k)), fmt_g(g[k], sizeof g[k], mnh_to_f(h[k]));
+            snprintf(val, sizeof val, "(%s, %s, %s, %s) (0x%04x, 0x%04x, 0x%04x, 0x%04x)", g[0], g[1], g[2], g[3], h[0], h[1], h[2], h[3]);
+            break;
+        }
+        default:
+            fmt_g(g[0], sizeof g[0], in_d(v));
+            snprintf(val, sizeof val, "(f:%s, i:{{0x%X,0x%X},{0x%X,0x%X}}, v:0x%" PRIX64 ")", g[0], (unsigned)(v >> 48) & 0xffff,
+                     (unsigned)(v >> 32) & 0xffff, (unsigned)(v >> 16) & 0xffff, (unsigned)v & 0xffff, v);
+        }
+        buf_printf(d->out, "DEBUG-%s(%s,%u):%s #%s\n", region_name(L->kind), scope, shown, val, d->echo);
+    }
+    return true;
+}
+
+static bool parse_payload(Emu *e, const char *s, int count, uint64_t *vals) {
+    for (int i = 0; i < count; i++) {
+        if (*s == 'l' || *s == 'L') s++;
+        uint64_t v = 0;
+        for (int k = 0; k < 16; k++, s++) {
+            int c = *s;
+            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            if (d < 0) return efail(e, "d set payload: long word %d needs 16 hex digits", i);
+            v = v << 4 | (uint64_t)d;
+        }
+        vals[i] = v;
+    }
+    if (*s) return efail(e, "d set payload: more data than %d long words", count);
+    return true;
+}
+
+static bool dbg_set_one(Emu *e, void *vctx, int place, const char *scope) {
+    DbgCtx *d = vctx;
+    const DbgLoc *L = d->L;
+    size_t np = (size_t)e->npe;
+    (void)scope;
+    const uint64_t *vals = (const uint64_t *)d->payload;
+    if (L->kind == K_OMR) {
+        if (L->addr < 1 || L->addr > 15) return efail(e, "only mask entries 1..15 can be set");
+        e->omr[(size_t)L->addr * np + (size_t)place] = (uint16_t)vals[0];
+        return true;
+    }
+    for (int i = 0; i < d->count; i++) {
+        uint64_t *u;
+        uint32_t *w, shown;
+        if (!dbg_lw(e, L, place, i, &u, &w, &shown)) return false;
+        if (u) *u = vals[i];
+        else w[0] = (uint32_t)(vals[i] >> 32), w[np] = (uint32_t)vals[i];
+    }
+    return true;
+}
+
+static bool run_debug(Emu *e, const VStep *s, MNBuf *out) {
+    char cmd[16], loc[128], canon[160];
+    int count = 0, n = 0;
+    if (sscanf(s->text, "d %15s %127s %d%n", cmd, loc, &count, &n) < 3 || count < 1 || count > (1 << 20))
+        return efail(e, "debug command: d set LOC N PAYLOAD or d get[d|f|h] LOC N");
+    DbgLoc L;
+    if (!parse_loc(e, loc, &L, canon, sizeof canon)) return false;
+    DbgCtx d = {&L, count, 0, NULL, out, NULL};
+    if (!strcmp(cmd, "set")) {
+        const char *p = s->text + n;
+        while (*p == ' ') p++;
+        uint64_t *vals = xmalloc(sizeof(uint64_t) * (size_t)count);
+        bool ok = parse_payload(e, p, count, vals);
+        d.payload = (const char *)vals;
+        ok = ok && each_place(e, &L, dbg_set_one, &d);
+        free(vals);
+        return ok;
+    }
+    if (strncmp(cmd, "get", 3) || (cmd[3] && (cmd[4] || !strchr("dfh", cmd[3]))))
+        return efail(e, "unknown debug command 'd %s' (set, get, getd, getf, geth)", cmd);
+    d.type = cmd[3];
+    char echo[200];
+    snprintf(echo, sizeof echo, "d %s %s %d", cmd, canon, count);
+    d.echo = echo;
+    return each_place(e, &L, dbg_get_one, &d);
+}
+
+bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen) {
+    e->err = err;
+    e->errlen = errlen;
+    err[0] = 0;
+    for (int i = 0; i < p->nsteps; i++) {
+        const VStep *s = &p->steps[i];
+        e->cur = s;
+        if (s->kind == ST_DEBUG) {
+            if (!run_debug(e, s, out)) return false;
+        } else if (s->kind == ST_MASK) {
+            e->mask_targets = s->mask_targets;
+            e->mask_entry = s->mask_entry;
+            e->mask_width = s->mask_width;
+        } else
+            for (uint32_t r = 0; r < s->repeat; r++)
+                if (!run_step(e, s)) return false;
+    }
+    e->st.cycles = e->cycle;
+    return true;
+}
+
+bool emu_dram_write(Emu *e, int group, uint64_t a, const uint64_t *data, size_t n) {
+    if (group < 0 || group >= e->ng || a + n > (uint64_t)e->m.dram_lw) return false;
+    memcpy(e->dram + (size_t)group * (size_t)e->m.dram_lw + a, data, n * 8);
+    return true;
+}
+
+bool emu_dram_read(Emu *e, int group, uint64_t a, uint64_t *data, size_t n) {
+    if (group < 0 || group >= e->ng || a + n > (uint64_t)e->m.dram_lw) return false;
+    memcpy(data, e->dram + (size_t)group * (size_t)e->m.dram_lw + a, n * 8);
+    return true;
+}

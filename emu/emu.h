@@ -1,0 +1,26 @@
+/* mnemu's core: the state of one machine and the execution of VSM programs on it.
+ * The semantics and the timing model are those written in docs/vsm.md. */
+#ifndef MN_EMU_H
+#define MN_EMU_H
+#include "buf.h"
+#include "isa.h"
+#include "machine.h"
+
+typedef struct Emu Emu;
+
+typedef struct {
+    int64_t steps, cycles, stall_cycles;
+    int64_t insns[U_UNIT_COUNT];
+    int64_t dram_bytes, pe_element_ops;
+} EmuStats;
+
+Emu *emu_new(const MNMachine *m, char *err, size_t errlen);
+void emu_free(Emu *e);
+/* Run a program; debug output (d get) is appended to out. False on a run-time error,
+ * with "line N: step S: message" in err. */
+bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen);
+const EmuStats *emu_stats(const Emu *e);
+/* Host access to DRAM (long words of one group), for loading inputs and reading outputs. */
+bool emu_dram_write(Emu *e, int group, uint64_t lw_addr, const uint64_t *data, size_t n);
+bool emu_dram_read(Emu *e, int group, uint64_t lw_addr, uint64_t *data, size_t n);
+#endif
