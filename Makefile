@@ -21,16 +21,18 @@ endif
 
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
              $(OPT) $(SANFLAGS) -I$(BUILD)/gen -Icompiler -Iemitter -Iemu $(CFLAGS)
-LDLIBS_ALL = $(SANFLAGS) -lprotobuf-c -lcjson -lm $(LDFLAGS) $(LDLIBS)
+LDLIBS_ALL = $(SANFLAGS) -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(LDLIBS)
 
 COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c compiler/ops.c \
                 compiler/onnx_load.c compiler/infer.c compiler/fold.c compiler/attrs.c \
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
-                compiler/machine.c compiler/fb.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emu/emu.c
+                compiler/machine.c compiler/fb.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c \
+                emu/emu.c emu/emu_app.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
 MNCC_SRCS     = cmd/mncc.c
 MNEMU_SRCS    = cmd/mnemu.c
+MNDUMP_SRCS   = cmd/mndump.c
 UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c
 SWEEP_SRCS    = tests/sweep/load_sweep.c
 MUTATE_SRCS   = tests/sweep/mutate.c
@@ -38,12 +40,13 @@ MUTATE_SRCS   = tests/sweep/mutate.c
 LIB_OBJS   = $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
 MNCC_OBJS  = $(MNCC_SRCS:%.c=$(BUILD)/obj/%.o)
 MNEMU_OBJS = $(MNEMU_SRCS:%.c=$(BUILD)/obj/%.o)
+MNDUMP_OBJS = $(MNDUMP_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJS  = $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean
-all: $(BUILD)/mncc $(BUILD)/mnemu
+all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
 	@mkdir -p $(BUILD)
@@ -72,6 +75,8 @@ $(BUILD)/mncc: $(MNCC_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 $(BUILD)/mnemu: $(MNEMU_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/mndump: $(MNDUMP_OBJS) $(BUILD)/libmncc.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
 $(BUILD)/unit_tests: $(UNIT_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 $(BUILD)/load_sweep: $(SWEEP_OBJS) $(BUILD)/libmncc.a
@@ -89,11 +94,11 @@ check: test-deps
 	@$(MAKE) --no-print-directory check-fast
 	@$(MAKE) --no-print-directory check-san
 
-check-fast: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/unit_tests $(BUILD)/load_sweep $(BUILD)/mutate
+check-fast: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(BUILD)/unit_tests $(BUILD)/load_sweep $(BUILD)/mutate
 	@sh tests/run_all.sh $(BUILD)
 
 check-san:
-	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san build/san/mncc build/san/mnemu build/san/unit_tests build/san/load_sweep build/san/mutate
+	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san build/san/mncc build/san/mnemu build/san/mndump build/san/unit_tests build/san/load_sweep build/san/mutate
 	@MNCC_SAN=1 sh tests/run_all.sh build/san
 
 regen-golden: $(BUILD)/mncc

@@ -1,5 +1,6 @@
 /* mncc: the compiler driver. Exit codes: 0 success, 1 bad input or failed compile,
  * 2 usage error. */
+#include "app_asm.h"
 #include "compile.h"
 #include "ops.h"
 #include "version.h"
@@ -10,6 +11,7 @@
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mncc MODEL.onnx -o DIR [options]\n"
+            "       mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app\n"
             "       mncc --list-ops | --help | --version\n"
             "\n"
             "Compiles an ONNX model for the MN-Core-style accelerator into the codegen\n"
@@ -62,7 +64,40 @@ static void summary(const MNCompile *c) {
     printf("  %d passes in %.1f ms; artifacts: report.json l3ir.txt model.onnx out.txt out.json\n", c->npasses, total);
 }
 
+/* mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app */
+static int cmd_asm(int argc, char **argv) {
+    const char *vsm = NULL, *io = NULL, *machine = "mncore2", *out = NULL;
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--io") && i + 1 < argc) io = argv[++i];
+        else if (!strcmp(argv[i], "--machine") && i + 1 < argc) machine = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
+        else if (argv[i][0] != '-' && !vsm) vsm = argv[i];
+        else return usage_error("asm: unexpected argument '%s'", argv[i]);
+    }
+    if (!vsm || !out) return usage_error("%s", "usage: mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app");
+    MNBuf b = {0};
+    char err[1024];
+    if (!app_assemble(vsm, io, machine, &b, err, sizeof err)) {
+        fprintf(stderr, "mncc: error: %s\n", err);
+        return 1;
+    }
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", out);
+    FILE *f = fopen(tmp, "wb");
+    bool ok = f && fwrite(b.data, 1, b.len, f) == b.len;
+    if (f && fclose(f)) ok = false;
+    if (ok && rename(tmp, out)) ok = false;
+    buf_free(&b);
+    if (!ok) {
+        remove(tmp);
+        fprintf(stderr, "mncc: error: %s: cannot write\n", out);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc > 1 && !strcmp(argv[1], "asm")) return cmd_asm(argc, argv);
     MNOptions opt;
     opt_init(&opt);
     const char *model = NULL, *out = NULL;

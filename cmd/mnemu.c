@@ -2,6 +2,7 @@
  * Exit codes: 0 success, 1 bad input or run-time error, 2 usage error. */
 #include "diag.h"
 #include "emu.h"
+#include "emu_app.h"
 #include "version.h"
 #include "vsm.h"
 #include <stdio.h>
@@ -11,7 +12,10 @@
 
 static void usage(FILE *f) {
     fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--stats] [--json]\n"
+               "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--stats] [--json]\n"
                "       mnemu --version | --help\n"
+               "APP mode reads DIR/input_K.pb (graph-input order), places inputs and parameters in DRAM,\n"
+               "runs the program and writes OUTDIR/output_K.pb.\n"
                "Assembles FILE.vsm, runs it on every PE of the machine (default mncore2) and prints\n"
                "the output of its d get commands; --stats adds cycles, instruction counts and DRAM bytes.\n");
 }
@@ -31,8 +35,49 @@ static char *slurp(const char *path, size_t *len) {
     return b;
 }
 
+static void print_stats(const char *machine, double clock, const EmuStats *s, double secs, bool json) {
+    static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
+    if (json) {
+        printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, \"insns\": {",
+               machine, (long long)s->steps, (long long)s->cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops);
+        for (int u = 0; u < U_UNIT_COUNT; u++) printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
+        printf("}, \"wall_seconds\": %.6f}\n", secs);
+        return;
+    }
+    fprintf(stderr, "mnemu: %s: %lld steps, %lld cycles (%lld stalled), %.3f us at %.0f MHz; DRAM %lld bytes;", machine, (long long)s->steps,
+            (long long)s->cycles, (long long)s->stall_cycles, clock > 0 ? (double)s->cycles / clock : 0, clock, (long long)s->dram_bytes);
+    for (int u = 0; u < U_UNIT_COUNT; u++)
+        if (s->insns[u]) fprintf(stderr, " %s %lld", units[u], (long long)s->insns[u]);
+    fprintf(stderr, "; %.3g PE-element ops/s\n", secs > 0 ? (double)s->pe_element_ops / secs : 0);
+}
+
+static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json) {
+    size_t len;
+    char *buf = slurp(path, &len);
+    if (!buf) {
+        fprintf(stderr, "mnemu: error: %s: cannot read\n", path);
+        return 1;
+    }
+    char err[1024] = "";
+    MNBuf out = {0};
+    EmuStats st = {0};
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    bool ok = emu_run_app((const uint8_t *)buf, len, machine, inputs, outdir, &out, &st, err, sizeof err);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (out.len) fwrite(out.data, 1, out.len, stdout);
+    buf_free(&out);
+    free(buf);
+    if (!ok) {
+        fprintf(stderr, "mnemu: error: %s: %s\n", path, err);
+        return 1;
+    }
+    if (stats) print_stats(machine ? machine : "(from the app)", 750, &st, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    const char *vsm = NULL, *machine = "mncore2";
+    const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL;
     bool stats = false, json = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) return usage(stdout), 0;
@@ -40,6 +85,9 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[i], "--vsm") && i + 1 < argc) vsm = argv[++i];
         else if (!strcmp(argv[i], "--machine") && i + 1 < argc) machine = argv[++i];
         else if (!strcmp(argv[i], "--stats")) stats = true;
+        else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) inputs = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc) outdir = argv[++i];
+        else if (argv[i][0] != '-' && !app) app = argv[i];
         else if (!strcmp(argv[i], "--json")) json = true, stats = true;
         else {
             fprintf(stderr, "mnemu: unknown argument '%s'\n", argv[i]);
@@ -47,12 +95,14 @@ int main(int argc, char **argv) {
             return 2;
         }
     }
-    if (!vsm) {
+    if ((!vsm) == (!app) || (app && !inputs)) {
         usage(stderr);
         return 2;
     }
     char err[1024];
+    if (app) return run_app(app, machine, inputs, outdir, stats, json);
     MNMachine m;
+    if (!machine) machine = "mncore2";
     if (!machine_load(machine, &m, err, sizeof err)) {
         fprintf(stderr, "mnemu: error: %s\n", err);
         return 1;
@@ -94,23 +144,8 @@ int main(int argc, char **argv) {
     if (!ok) {
         fprintf(stderr, "mnemu: error: %s: %s\n", vsm, err);
         rc = 1;
-    } else if (stats) {
-        const EmuStats *s = emu_stats(e);
-        double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-        static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
-        if (json) {
-            printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, \"insns\": {",
-                   m.name, (long long)s->steps, (long long)s->cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops);
-            for (int u = 0; u < U_UNIT_COUNT; u++) printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
-            printf("}, \"wall_seconds\": %.6f}\n", secs);
-        } else {
-            fprintf(stderr, "mnemu: %s: %lld steps, %lld cycles (%lld stalled), %.3f us at %.0f MHz; DRAM %lld bytes;", m.name, (long long)s->steps,
-                    (long long)s->cycles, (long long)s->stall_cycles, (double)s->cycles / m.clock_mhz, m.clock_mhz, (long long)s->dram_bytes);
-            for (int u = 0; u < U_UNIT_COUNT; u++)
-                if (s->insns[u]) fprintf(stderr, " %s %lld", units[u], (long long)s->insns[u]);
-            fprintf(stderr, "; %.3g PE-element ops/s\n", secs > 0 ? (double)s->pe_element_ops / secs : 0);
-        }
-    }
+    } else if (stats)
+        print_stats(m.name, m.clock_mhz, emu_stats(e), (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
     buf_free(&out);
     emu_free(e);
     vsm_program_free(&p);

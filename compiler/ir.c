@@ -226,6 +226,32 @@ uint16_t ir_float_to_bf16(float f) {
     return (uint16_t)(x >> 16);
 }
 
+float ir_mnhalf_to_float(uint16_t h) {
+    unsigned s = h >> 15, e = (h >> 9) & 63, m = h & 511;
+    if (e == 0) return s ? -0.0f : 0.0f;
+    if (e == 63) return m ? NAN : (s ? -INFINITY : INFINITY);
+    float v = ldexpf(1.0f + (float)m / 512.0f, (int)e - 31);
+    return s ? -v : v;
+}
+
+uint16_t ir_float_to_mnhalf(float f) {
+    uint32_t b;
+    memcpy(&b, &f, 4);
+    uint16_t s = (uint16_t)((b >> 16) & 0x8000);
+    if (isnan(f)) return (uint16_t)(s | 0x7e00 | 1);
+    float a = fabsf(f);
+    if (a == 0) return 0;
+    if (isinf(a)) return (uint16_t)(s | 0x7e00);
+    int ex;
+    float fr = frexpf(a, &ex); /* a = fr * 2^ex, fr in [0.5,1) */
+    int e = ex - 1 + 31;
+    float r = nearbyintf((fr * 2.0f - 1.0f) * 512.0f); /* round half to even */
+    if (r >= 512.0f) r = 0, e++;
+    if (e >= 63) return (uint16_t)(s | 0x7e00);
+    if (e <= 0) return 0; /* no subnormals: flush */
+    return (uint16_t)(s | (uint16_t)e << 9 | (uint16_t)r);
+}
+
 double ir_tensor_get_f(const MNTensor *t, int64_t i) {
     const void *p = t->data;
     switch (t->elem) {

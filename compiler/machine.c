@@ -144,5 +144,6 @@ bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {
     }
     bool ok = machine_parse(text, path, m, err, errlen);
     free(text);
+    if (ok) snprintf(m->source, sizeof m->source, "%s", path);
     return ok;
 }

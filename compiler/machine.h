@@ -9,6 +9,7 @@
 
 typedef struct MNMachine {
     char name[64];
+    char source[4352]; /* the file it was read from */
     int groups, l2b_per_group, l1b_per_l2b, mab_per_l1b, pe_per_mab;
     int64_t lm0_lw, lm1_lw, grf0_lw, grf1_lw, l1bm_lw, l2bm_lw, dram_lw; /* dram per group */
     int half_bits, word_bits, long_bits;

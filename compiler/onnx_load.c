@@ -635,3 +635,22 @@ MNTensor *onnx_load_tensor_file(Arena *a, const char *path, MNDiag *d) {
     Loader L = {.a = a, .d = d, .path = path, .dir = slash ? arena_strndup(a, path, (size_t)(slash - path)) : arena_strdup(a, ".")};
     return load_tensor(&L, tp, "tensor");
 }
+
+bool onnx_tensor_to_pb(const MNTensor *t, const char *name, MNBuf *out) {
+    Onnx__TensorProto tp = ONNX__TENSOR_PROTO__INIT;
+    tp.n_dims = (size_t)t->rank;
+    tp.dims = t->dims;
+    tp.has_data_type = 1;
+    tp.data_type = t->elem;
+    tp.name = (char *)(name ? name : "");
+    tp.has_raw_data = 1;
+    tp.raw_data.len = (size_t)t->numel * (size_t)onnx_type_size(t->elem);
+    tp.raw_data.data = t->data;
+    size_t n = onnx__tensor_proto__get_packed_size(&tp);
+    uint8_t *b = xmalloc(n ? n : 1);
+    onnx__tensor_proto__pack(&tp, b);
+    out->len = 0;
+    buf_append(out, b, n);
+    free(b);
+    return true;
+}

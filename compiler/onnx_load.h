@@ -1,5 +1,6 @@
 #ifndef MN_ONNX_LOAD_H
 #define MN_ONNX_LOAD_H
+#include "buf.h"
 #include "ir.h"
 
 /* Read an ONNX model file into a new MNGraph carved from arena a. On bad input returns
@@ -9,4 +10,6 @@ MNGraph *onnx_load_file(Arena *a, const char *path, MNDiag *d);
 MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t len, MNDiag *d);
 /* A serialized TensorProto (the test data's input_N.pb / output_N.pb). */
 MNTensor *onnx_load_tensor_file(Arena *a, const char *path, MNDiag *d);
+/* Serialise a tensor as a TensorProto with raw_data (the test-data file format). */
+bool onnx_tensor_to_pb(const MNTensor *t, const char *name, MNBuf *out);
 #endif

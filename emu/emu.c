@@ -781,6 +781,11 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
     int W = b->width == 4 ? 2 : 1; /* long words per PE per cycle */
     int ppl = e->pe_per_l1b, nm = e->m.mab_per_l1b;
     uint32_t a = b->addr;
+    {
+        uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : x->insn == VI_l1bmp ? (uint32_t)(4 * W) : (uint32_t)(16 * W);
+        if ((uint64_t)a + span > (uint64_t)e->m.l1bm_lw)
+            return efail(e, "L1BM range [%u, %u) is outside the %" PRId64 "-long-word L1BM", a, a + span, e->m.l1bm_lw);
+    }
     /* L1BM offset of (cycle, LW k, mab m, pe j) for each transfer form */
 #define OFF(c, k, m, j) (x->insn == VI_l1bmp ? (uint32_t)((c) + 4 * (k)) \
                        : x->insn == VI_l1bmd ? (uint32_t)((c) * ppl * W + (k) * ppl + (m) * 4 + (j)) \
@@ -849,6 +854,9 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
     if (x->sel >= nj) return efail(e, "@%d: an L2B has L1Bs 0..%d", x->sel, nj - 1);
     uint32_t lc = down ? s->addr : d->addr, lb = down ? d->addr : s->addr;
     const uint32_t B = 64, D = 32; /* long words per step: broadcast/individual, distribute share */
+    uint32_t cspan = x->insn == VI_l2bmd ? D * (uint32_t)nj : B, bspan = x->insn == VI_l2bmd ? D : B;
+    if ((uint64_t)lc + cspan > (uint64_t)e->m.l2bm_lw) return efail(e, "L2BM range [%u, %u) is outside the L2BM", lc, lc + cspan);
+    if ((uint64_t)lb + bspan > (uint64_t)e->m.l1bm_lw) return efail(e, "L1BM range [%u, %u) is outside the L1BM", lb, lb + bspan);
     uint64_t *tmp = xmalloc(sizeof(uint64_t) * (size_t)B * (size_t)nj);
     bool ok = true;
     if (down) {

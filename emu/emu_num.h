@@ -2,6 +2,7 @@
  * MN-Core half (1 sign, 6 exponent, 9 mantissa bits, bias 31, no subnormals). */
 #ifndef MN_EMU_NUM_H
 #define MN_EMU_NUM_H
+#include "ir.h"
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -27,29 +28,6 @@ static inline uint32_t out_f(float f) {
     return b;
 }
 
-static inline float mnh_to_f(uint16_t h) {
-    unsigned s = h >> 15, e = (h >> 9) & 63, m = h & 511;
-    if (e == 0) return s ? -0.0f : 0.0f;
-    if (e == 63) return m ? NAN : (s ? -INFINITY : INFINITY);
-    float v = ldexpf(1.0f + (float)m / 512.0f, (int)e - 31);
-    return s ? -v : v;
-}
-
-static inline uint16_t f_to_mnh(float f) {
-    uint32_t b = f_bits(f);
-    uint16_t s = (uint16_t)((b >> 16) & 0x8000);
-    if (isnan(f)) return (uint16_t)(s | 0x7e00 | 1);
-    float a = fabsf(f);
-    if (a == 0) return 0;
-    if (isinf(a)) return (uint16_t)(s | 0x7e00);
-    int ex;
-    float fr = frexpf(a, &ex); /* a = fr * 2^ex, fr in [0.5,1) */
-    int e = ex - 1 + 31;       /* biased exponent of 1.m form */
-    float mant = (fr * 2.0f - 1.0f) * 512.0f;
-    float r = nearbyintf(mant); /* round half to even */
-    if (r >= 512.0f) r = 0, e++;
-    if (e >= 63) return (uint16_t)(s | 0x7e00);
-    if (e <= 0) return 0; /* no subnormals: flush */
-    return (uint16_t)(s | (uint16_t)e << 9 | (uint16_t)r);
-}
+static inline float mnh_to_f(uint16_t h) { return ir_mnhalf_to_float(h); }
+static inline uint16_t f_to_mnh(float f) { return ir_float_to_mnhalf(f); }
 #endif

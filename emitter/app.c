@@ -1,0 +1,388 @@
+/* GPFNApp writer and reader over the hand-written FlatBuffers module (compiler/fb.c).
+ * The reader trusts nothing: each access is bounds-checked by fb.c, counts are capped
+ * by the buffer size, and strings must be terminated. */
+#include "app.h"
+#include "diag.h"
+#include "dtypes.h"
+#include "fb.h"
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { APP_producer, APP_program, APP_vsm, APP_inputs, APP_outputs, APP_params, APP_relocs, APP_N };
+enum { PR_compiler, PR_version, PR_machine, PR_machine_json, PR_options, PR_N };
+enum { OP_key, OP_value, OP_source, OP_N };
+enum { TD_name, TD_onnx_dtype, TD_shape, TD_mn_dtype, TD_layout, TD_location, TD_group, TD_address, TD_num_lw, TD_N };
+enum { PA_name, PA_onnx_dtype, PA_shape, PA_mn_dtype, PA_layout, PA_group, PA_address, PA_num_lw, PA_zstd, PA_N };
+enum { RL_line, RL_expr, RL_operand, RL_symbol, RL_addend, RL_N };
+enum { PG_format, PG_version, PG_code, PG_N };
+
+static FbObj *str(Arena *a, const char *s) { return fb_string(a, s ? s : ""); }
+
+static FbObj *tensor_obj(Arena *a, const AppTensor *t, bool param) {
+    FbObj *o = fb_table(a, param ? PA_N : TD_N);
+    fb_set_obj(o, param ? PA_name : TD_name, str(a, t->name));
+    fb_set_i32(o, param ? PA_onnx_dtype : TD_onnx_dtype, t->onnx_dtype);
+    fb_set_obj(o, param ? PA_shape : TD_shape, fb_vec_scalar(a, t->shape, (size_t)t->rank, 8));
+    fb_set_obj(o, param ? PA_mn_dtype : TD_mn_dtype, str(a, t->mn_dtype));
+    fb_set_obj(o, param ? PA_layout : TD_layout, str(a, t->layout));
+    fb_set_i32(o, param ? PA_group : TD_group, t->group);
+    fb_set_u64(o, param ? PA_address : TD_address, t->address);
+    fb_set_u64(o, param ? PA_num_lw : TD_num_lw, t->num_lw);
+    if (param) fb_set_obj(o, PA_zstd, fb_vec_scalar(a, t->zstd, t->zstd_len, 1));
+    else fb_set_obj(o, TD_location, str(a, t->location));
+    return o;
+}
+
+void app_write(Arena *a, const MNApp *app, MNBuf *out) {
+    FbObj *root = fb_table(a, APP_N);
+    FbObj *pr = fb_table(a, PR_N);
+    fb_set_obj(pr, PR_compiler, str(a, app->compiler));
+    fb_set_obj(pr, PR_version, str(a, app->version));
+    fb_set_obj(pr, PR_machine, str(a, app->machine));
+    fb_set_obj(pr, PR_machine_json, str(a, app->machine_json));
+    FbObj **opts = ARENA_ARRAY(a, FbObj *, app->noptions + 1);
+    for (int i = 0; i < app->noptions; i++) {
+        opts[i] = fb_table(a, OP_N);
+        fb_set_obj(opts[i], OP_key, str(a, app->options[i].key));
+        fb_set_obj(opts[i], OP_value, str(a, app->options[i].value));
+        fb_set_obj(opts[i], OP_source, str(a, app->options[i].source));
+    }
+    fb_set_obj(pr, PR_options, fb_vec_obj(a, opts, (size_t)app->noptions));
+    fb_set_obj(root, APP_producer, pr);
+    FbObj *pg = fb_table(a, PG_N);
+    fb_set_obj(pg, PG_format, str(a, app->code_format ? app->code_format : "VSMB"));
+    fb_set_u32(pg, PG_version, app->code_version);
+    fb_set_obj(pg, PG_code, fb_vec_scalar(a, app->code, app->code_len, 1));
+    fb_set_obj(root, APP_program, pg);
+    fb_set_obj(root, APP_vsm, str(a, app->vsm));
+    const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
+    int counts[3] = {app->ninputs, app->noutputs, app->nparams};
+    for (int l = 0; l < 3; l++) {
+        FbObj **v = ARENA_ARRAY(a, FbObj *, counts[l] + 1);
+        for (int i = 0; i < counts[l]; i++) v[i] = tensor_obj(a, &lists[l][i], l == 2);
+        fb_set_obj(root, APP_inputs + l, fb_vec_obj(a, v, (size_t)counts[l]));
+    }
+    FbObj **rv = ARENA_ARRAY(a, FbObj *, app->nrelocs + 1);
+    for (int i = 0; i < app->nrelocs; i++) {
+        const AppReloc *r = &app->relocs[i];
+        rv[i] = fb_table(a, RL_N);
+        fb_set_u32(rv[i], RL_line, r->line);
+        fb_set_u32(rv[i], RL_expr, r->expr);
+        fb_set_u32(rv[i], RL_operand, r->operand);
+        fb_set_obj(rv[i], RL_symbol, str(a, r->symbol));
+        fb_set_i64(rv[i], RL_addend, r->addend);
+    }
+    fb_set_obj(root, APP_relocs, fb_vec_obj(a, rv, (size_t)app->nrelocs));
+    fb_finish(root, "MNAP", out);
+}
+
+/* ---- reading ---- */
+
+static const char *rd_str(Arena *a, const FbTable *t, int f, bool *ok) {
+    const char *s;
+    uint32_t n;
+    if (!fb_str(t, f, &s, &n)) {
+        *ok = false;
+        return "";
+    }
+    return arena_strndup(a, s, n);
+}
+
+static bool vec_count(const FbTable *t, int f, uint32_t *n) {
+    const uint8_t *d;
+    return fb_vec(t, f, 4, &d, n);
+}
+
+static bool read_tensor(Arena *a, const FbTable *t, bool param, AppTensor *o) {
+    bool ok = true;
+    o->name = rd_str(a, t, param ? PA_name : TD_name, &ok);
+    o->onnx_dtype = fb_i32(t, param ? PA_onnx_dtype : TD_onnx_dtype);
+    const uint8_t *d;
+    uint32_t n;
+    ok = ok && fb_vec(t, param ? PA_shape : TD_shape, 8, &d, &n);
+    if (ok && n > 64) ok = false;
+    if (ok) {
+        int64_t *s = ARENA_ARRAY(a, int64_t, n + 1);
+        if (n) memcpy(s, d, 8 * (size_t)n);
+        o->shape = s;
+        o->rank = (int)n;
+    }
+    o->mn_dtype = rd_str(a, t, param ? PA_mn_dtype : TD_mn_dtype, &ok);
+    o->layout = rd_str(a, t, param ? PA_layout : TD_layout, &ok);
+    o->location = param ? "DRAM" : rd_str(a, t, TD_location, &ok);
+    o->group = fb_i32(t, param ? PA_group : TD_group);
+    o->address = fb_u64(t, param ? PA_address : TD_address);
+    o->num_lw = fb_u64(t, param ? PA_num_lw : TD_num_lw);
+    if (param && ok) {
+        uint32_t zn;
+        ok = fb_vec(t, PA_zstd, 1, &d, &zn);
+        o->zstd = d;
+        o->zstd_len = zn;
+    }
+    return ok;
+}
+
+bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, size_t errlen) {
+    memset(app, 0, sizeof *app);
+    char ferr[256] = "";
+    FbReader r = {buf, len, ferr, 0};
+    FbTable root, pr, pg, t;
+    bool ok = fb_root(&r, "MNAP", &root);
+    if (ok && !fb_table_field(&root, APP_producer, &pr)) ok = false;
+    if (ok && !fb_table_field(&root, APP_program, &pg)) ok = false;
+    if (ok) {
+        app->compiler = rd_str(a, &pr, PR_compiler, &ok);
+        app->version = rd_str(a, &pr, PR_version, &ok);
+        app->machine = rd_str(a, &pr, PR_machine, &ok);
+        app->machine_json = rd_str(a, &pr, PR_machine_json, &ok);
+        uint32_t n = 0;
+        ok = ok && vec_count(&pr, PR_options, &n);
+        app->options = ARENA_ARRAY(a, AppOption, n + 1);
+        for (uint32_t i = 0; ok && i < n; i++) {
+            ok = fb_vec_table(&pr, PR_options, i, &t);
+            app->options[i].key = rd_str(a, &t, OP_key, &ok);
+            app->options[i].value = rd_str(a, &t, OP_value, &ok);
+            app->options[i].source = rd_str(a, &t, OP_source, &ok);
+        }
+        app->noptions = (int)n;
+    }
+    if (ok) {
+        app->code_format = rd_str(a, &pg, PG_format, &ok);
+        app->code_version = fb_u32(&pg, PG_version);
+        const uint8_t *d;
+        uint32_t n;
+        ok = ok && fb_vec(&pg, PG_code, 1, &d, &n);
+        app->code = d;
+        app->code_len = n;
+        app->vsm = rd_str(a, &root, APP_vsm, &ok);
+    }
+    AppTensor **lists[3] = {&app->inputs, &app->outputs, &app->params};
+    int *counts[3] = {&app->ninputs, &app->noutputs, &app->nparams};
+    for (int l = 0; ok && l < 3; l++) {
+        uint32_t n = 0;
+        ok = vec_count(&root, APP_inputs + l, &n);
+        *lists[l] = ARENA_ARRAY(a, AppTensor, n + 1);
+        for (uint32_t i = 0; ok && i < n; i++) ok = fb_vec_table(&root, APP_inputs + l, i, &t) && read_tensor(a, &t, l == 2, &(*lists[l])[i]);
+        *counts[l] = (int)n;
+    }
+    if (ok) {
+        uint32_t n = 0;
+        ok = vec_count(&root, APP_relocs, &n);
+        app->relocs = ARENA_ARRAY(a, AppReloc, n + 1);
+        for (uint32_t i = 0; ok && i < n; i++) {
+            ok = fb_vec_table(&root, APP_relocs, i, &t);
+            AppReloc *x = &app->relocs[i];
+            x->line = fb_u32(&t, RL_line), x->expr = fb_u32(&t, RL_expr), x->operand = fb_u32(&t, RL_operand);
+            x->symbol = rd_str(a, &t, RL_symbol, &ok);
+            x->addend = fb_i64(&t, RL_addend);
+        }
+        app->nrelocs = (int)n;
+    }
+    if (!ok) {
+        snprintf(err, errlen, "%s", ferr[0] ? ferr : "corrupt file: a required table is missing");
+        return false;
+    }
+    if (strcmp(app->code_format, "VSMB")) {
+        snprintf(err, errlen, "unknown program format '%s'", app->code_format);
+        return false;
+    }
+    return true;
+}
+
+/* ---- dumping ---- */
+
+static void json_str(MNBuf *b, const char *s) {
+    buf_printf(b, "\"");
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
+        else if (*p == '\n') buf_printf(b, "\\n");
+        else if (*p == '\t') buf_printf(b, "\\t");
+        else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
+        else buf_printf(b, "%c", *p);
+    }
+    buf_printf(b, "\"");
+}
+
+static void json_bytes(MNBuf *b, const uint8_t *d, size_t n) {
+    buf_printf(b, "[");
+    for (size_t i = 0; i < n; i++) buf_printf(b, i ? ",%u" : "%u", d[i]);
+    buf_printf(b, "]");
+}
+
+static void json_tensor(MNBuf *b, const AppTensor *t, bool param) {
+    buf_printf(b, "{\"name\":");
+    json_str(b, t->name);
+    buf_printf(b, ",\"onnx_dtype\":%d,\"shape\":[", t->onnx_dtype);
+    for (int i = 0; i < t->rank; i++) buf_printf(b, i ? ",%" PRId64 : "%" PRId64, t->shape[i]);
+    buf_printf(b, "],\"mn_dtype\":");
+    json_str(b, t->mn_dtype);
+    buf_printf(b, ",\"layout\":");
+    json_str(b, t->layout);
+    if (!param) {
+        buf_printf(b, ",\"location\":");
+        json_str(b, t->location);
+    }
+    buf_printf(b, ",\"group\":%d,\"address\":%" PRIu64 ",\"num_lw\":%" PRIu64, t->group, t->address, t->num_lw);
+    if (param) {
+        buf_printf(b, ",\"zstd\":");
+        json_bytes(b, t->zstd, t->zstd_len);
+    }
+    buf_printf(b, "}");
+}
+
+void app_dump(const MNApp *app, MNBuf *b, bool json) {
+    if (json) {
+        buf_printf(b, "{\"producer\":{\"compiler\":");
+        json_str(b, app->compiler);
+        buf_printf(b, ",\"version\":");
+        json_str(b, app->version);
+        buf_printf(b, ",\"machine\":");
+        json_str(b, app->machine);
+        buf_printf(b, ",\"machine_json\":");
+        json_str(b, app->machine_json);
+        buf_printf(b, ",\"options\":[");
+        for (int i = 0; i < app->noptions; i++) {
+            buf_printf(b, "%s{\"key\":", i ? "," : "");
+            json_str(b, app->options[i].key);
+            buf_printf(b, ",\"value\":");
+            json_str(b, app->options[i].value);
+            buf_printf(b, ",\"source\":");
+            json_str(b, app->options[i].source);
+            buf_printf(b, "}");
+        }
+        buf_printf(b, "]},\"program\":{\"format\":");
+        json_str(b, app->code_format);
+        buf_printf(b, ",\"version\":%u,\"code\":", app->code_version);
+        json_bytes(b, app->code, app->code_len);
+        buf_printf(b, "},\"vsm\":");
+        json_str(b, app->vsm);
+        const char *names[3] = {"inputs", "outputs", "params"};
+        const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
+        int counts[3] = {app->ninputs, app->noutputs, app->nparams};
+        for (int l = 0; l < 3; l++) {
+            buf_printf(b, ",\"%s\":[", names[l]);
+            for (int i = 0; i < counts[l]; i++) {
+                if (i) buf_printf(b, ",");
+                json_tensor(b, &lists[l][i], l == 2);
+            }
+            buf_printf(b, "]");
+        }
+        buf_printf(b, ",\"relocs\":[");
+        for (int i = 0; i < app->nrelocs; i++) {
+            const AppReloc *r = &app->relocs[i];
+            buf_printf(b, "%s{\"line\":%u,\"expr\":%u,\"operand\":%u,\"symbol\":", i ? "," : "", r->line, r->expr, r->operand);
+            json_str(b, r->symbol);
+            buf_printf(b, ",\"addend\":%" PRId64 "}", r->addend);
+        }
+        buf_printf(b, "]}\n");
+        return;
+    }
+    buf_printf(b, "GPFNApp produced by %s %s for machine %s\n", app->compiler, app->version, app->machine);
+    for (int i = 0; i < app->noptions; i++)
+        buf_printf(b, "  option %s = %s (%s)\n", app->options[i].key, app->options[i].value, app->options[i].source);
+    buf_printf(b, "program: %s v%u, %zu bytes\n", app->code_format, app->code_version, app->code_len);
+    const char *names[3] = {"input", "output", "param"};
+    const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
+    int counts[3] = {app->ninputs, app->noutputs, app->nparams};
+    for (int l = 0; l < 3; l++)
+        for (int i = 0; i < counts[l]; i++) {
+            const AppTensor *t = &lists[l][i];
+            buf_printf(b, "%-6s %s %s[", names[l], t->name, onnx_type_name(t->onnx_dtype));
+            for (int k = 0; k < t->rank; k++) buf_printf(b, k ? ",%" PRId64 : "%" PRId64, t->shape[k]);
+            buf_printf(b, "] as %s %s in %s group %d at LW %" PRIu64 ", %" PRIu64 " LW", t->mn_dtype, t->layout, l == 2 ? "DRAM" : t->location,
+                       t->group, t->address, t->num_lw);
+            if (l == 2) buf_printf(b, ", %zu bytes zstd", t->zstd_len);
+            buf_printf(b, "\n");
+        }
+    for (int i = 0; i < app->nrelocs; i++)
+        buf_printf(b, "reloc  line %u expr %u operand %u -> %s%+" PRId64 "\n", app->relocs[i].line, app->relocs[i].expr, app->relocs[i].operand,
+                   app->relocs[i].symbol, app->relocs[i].addend);
+    if (app->vsm && *app->vsm) buf_printf(b, "vsm:\n%s", app->vsm);
+}
+
+/* ---- DRAM images ---- */
+
+int app_dtype_bytes(const char *d) {
+    static const struct { const char *n; int b; } t[] = {
+        {"Half", 2}, {"Float", 4}, {"Float32", 4}, {"Double", 8}, {"HalfBool", 2}, {"SingleBool", 4}, {"LongBool", 8}, {"Int8", 1},
+        {"Byte", 1}, {"Short", 2}, {"UShort", 2}, {"Int", 4}, {"UInt", 4}, {"Long", 8}, {"ULong", 8},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
+        if (!strcmp(t[i].n, d)) return t[i].b;
+    return 0;
+}
+
+uint64_t app_image_lw(const char *d, int64_t numel) {
+    int b = app_dtype_bytes(d);
+    return b ? ((uint64_t)numel * (uint64_t)b + 7) / 8 : 0;
+}
+
+/* element bits of value i in the MN dtype */
+static uint64_t elem_bits(const MNTensor *t, const char *d, int64_t i) {
+    if (!strcmp(d, "Float") || !strcmp(d, "Float32")) {
+        float f = (float)ir_tensor_get_f(t, i);
+        uint32_t u;
+        memcpy(&u, &f, 4);
+        return u;
+    }
+    if (!strcmp(d, "Double")) {
+        double v = ir_tensor_get_f(t, i);
+        uint64_t u;
+        memcpy(&u, &v, 8);
+        return u;
+    }
+    if (!strcmp(d, "Half")) return ir_float_to_mnhalf((float)ir_tensor_get_f(t, i));
+    return (uint64_t)ir_tensor_get_i(t, i);
+}
+
+bool app_encode(const MNTensor *t, const char *d, uint64_t *lw, char *err, size_t errlen) {
+    int b = app_dtype_bytes(d);
+    if (!b) {
+        snprintf(err, errlen, "unknown MN dtype '%s'", d);
+        return false;
+    }
+    uint64_t n = app_image_lw(d, t->numel);
+    memset(lw, 0, n * 8);
+    int per = 8 / b;
+    uint64_t mask = b == 8 ? ~0ull : (1ull << (8 * b)) - 1;
+    for (int64_t i = 0; i < t->numel; i++) {
+        int slot = (int)(i % per);
+        lw[i / per] |= (elem_bits(t, d, i) & mask) << (64 - 8 * b * (slot + 1));
+    }
+    return true;
+}
+
+bool app_decode(const uint64_t *lw, const char *d, MNTensor *t, char *err, size_t errlen) {
+    int b = app_dtype_bytes(d);
+    if (!b) {
+        snprintf(err, errlen, "unknown MN dtype '%s'", d);
+        return false;
+    }
+    int per = 8 / b;
+    uint64_t mask = b == 8 ? ~0ull : (1ull << (8 * b)) - 1;
+    bool is_float = !strcmp(d, "Float") || !strcmp(d, "Float32") || !strcmp(d, "Double") || !strcmp(d, "Half");
+    bool is_signed = !strcmp(d, "Int8") || !strcmp(d, "Short") || !strcmp(d, "Int") || !strcmp(d, "Long");
+    for (int64_t i = 0; i < t->numel; i++) {
+        uint64_t v = lw[i / per] >> (64 - 8 * b * ((int)(i % per) + 1)) & mask;
+        if (is_float) {
+            double x;
+            if (b == 4) {
+                float f;
+                uint32_t u = (uint32_t)v;
+                memcpy(&f, &u, 4);
+                x = f;
+            } else if (b == 8)
+                memcpy(&x, &v, 8);
+            else
+                x = ir_mnhalf_to_float((uint16_t)v);
+            ir_tensor_set_f(t, i, x);
+        } else {
+            int64_t s = (int64_t)v;
+            if (is_signed && b < 8 && (v >> (8 * b - 1) & 1)) s = (int64_t)(v | ~mask);
+            ir_tensor_set_i(t, i, s);
+        }
+    }
+    return true;
+}

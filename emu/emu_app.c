@@ -1,0 +1,122 @@
+/* mnemu's GPFNApp mode: the host side. Places parameters and the inputs (input_K.pb,
+ * in graph-input order) into DRAM as their descriptions say, runs the program, and
+ * reads every output back into output_K.pb. */
+#include "emu_app.h"
+#include "app.h"
+#include "diag.h"
+#include "onnx_load.h"
+#include "vsm.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zstd.h>
+
+static bool place(Emu *e, const MNMachine *m, const AppTensor *t, const uint64_t *img, char *err, size_t errlen) {
+    for (int g = 0; g < m->groups; g++) {
+        if (t->group >= 0 && g != t->group) continue;
+        if (!emu_dram_write(e, g, t->address, img, t->num_lw)) {
+            snprintf(err, errlen, "%s: DRAM range [%llu, %llu) of group %d is outside the machine", t->name, (unsigned long long)t->address,
+                     (unsigned long long)(t->address + t->num_lw), g);
+            return false;
+        }
+    }
+    return true;
+}
+
+static int64_t numel_of(const AppTensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) n *= t->shape[i];
+    return n;
+}
+
+bool emu_run_app(const uint8_t *buf, size_t len, const char *machine_override, const char *in_dir, const char *out_dir, MNBuf *debug_out,
+                 EmuStats *stats, char *err, size_t errlen) {
+    Arena *a = arena_new(0);
+    MNApp app;
+    VProgram p = {0};
+    Emu *e = NULL;
+    bool ok = false;
+    MNMachine m;
+    if (!app_read(a, buf, len, &app, err, errlen)) goto done;
+    if (machine_override) {
+        if (!machine_load(machine_override, &m, err, errlen)) goto done;
+    } else if (!app.machine_json[0] || !machine_parse(app.machine_json, "the app's machine", &m, err, errlen)) {
+        if (!app.machine_json[0]) snprintf(err, errlen, "the app carries no machine description; pass --machine");
+        goto done;
+    }
+    if (!vsm_decode(app.code, app.code_len, &p, err, errlen)) goto done;
+    if (!(e = emu_new(&m, err, errlen))) goto done;
+    for (int i = 0; i < app.nparams; i++) {
+        const AppTensor *t = &app.params[i];
+        if (t->num_lw > (1ull << 32)) {
+            snprintf(err, errlen, "parameter %s: %llu long words is implausible", t->name, (unsigned long long)t->num_lw);
+            goto done;
+        }
+        uint64_t *img = arena_alloc(a, t->num_lw * 8 + 8);
+        size_t got = ZSTD_decompress(img, t->num_lw * 8, t->zstd, t->zstd_len);
+        if (ZSTD_isError(got) || got != t->num_lw * 8) {
+            snprintf(err, errlen, "parameter %s: corrupt zstd data", t->name);
+            goto done;
+        }
+        if (!place(e, &m, t, img, err, errlen)) goto done;
+    }
+    for (int i = 0; i < app.ninputs; i++) {
+        const AppTensor *t = &app.inputs[i];
+        char path[4200];
+        snprintf(path, sizeof path, "%s/input_%d.pb", in_dir, i);
+        MNDiag d = {0};
+        MNTensor *v = onnx_load_tensor_file(a, path, &d);
+        if (!v) {
+            snprintf(err, errlen, "input %d (%s): %s", i, t->name, d.msg);
+            goto done;
+        }
+        bool shape_ok = v->rank == t->rank && v->elem == t->onnx_dtype;
+        for (int k = 0; shape_ok && k < t->rank; k++) shape_ok = v->dims[k] == t->shape[k];
+        if (!shape_ok) {
+            snprintf(err, errlen, "%s: does not match input %s (%s, rank %d)", path, t->name, onnx_type_name(t->onnx_dtype), t->rank);
+            goto done;
+        }
+        uint64_t *img = arena_alloc(a, t->num_lw * 8 + 8);
+        if (app_image_lw(t->mn_dtype, v->numel) != t->num_lw || !app_encode(v, t->mn_dtype, img, err, errlen)) {
+            if (!err[0]) snprintf(err, errlen, "input %s: image size mismatch", t->name);
+            goto done;
+        }
+        if (!place(e, &m, t, img, err, errlen)) goto done;
+    }
+    if (!emu_run(e, &p, debug_out, err, errlen)) goto done;
+    if (out_dir && mkdir(out_dir, 0777) && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create: %s", out_dir, strerror(errno));
+        goto done;
+    }
+    for (int i = 0; out_dir && i < app.noutputs; i++) {
+        const AppTensor *t = &app.outputs[i];
+        uint64_t *img = arena_alloc(a, t->num_lw * 8 + 8);
+        if (!emu_dram_read(e, t->group < 0 ? 0 : t->group, t->address, img, t->num_lw)) {
+            snprintf(err, errlen, "output %s: DRAM range outside the machine", t->name);
+            goto done;
+        }
+        MNTensor *v = ir_tensor_new(a, t->onnx_dtype, t->rank, t->shape);
+        if (v->numel != numel_of(t) || !app_decode(img, t->mn_dtype, v, err, errlen)) goto done;
+        MNBuf pb = {0};
+        onnx_tensor_to_pb(v, t->name, &pb);
+        char path[4200];
+        snprintf(path, sizeof path, "%s/output_%d.pb", out_dir, i);
+        FILE *f = fopen(path, "wb");
+        bool w = f && fwrite(pb.data, 1, pb.len, f) == pb.len;
+        if (f && fclose(f)) w = false;
+        buf_free(&pb);
+        if (!w) {
+            snprintf(err, errlen, "%s: cannot write", path);
+            goto done;
+        }
+    }
+    *stats = *emu_stats(e);
+    ok = true;
+done:
+    emu_free(e);
+    vsm_program_free(&p);
+    arena_free(a);
+    return ok;
+}
