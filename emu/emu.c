@@ -30,6 +30,12 @@ typedef struct {
 } Result;
 
 typedef struct {
+    int64_t *ia, *ib, *io;
+    double *fa, *fb, *fc, *fo;
+    uint8_t *lf;
+} Lanes;
+
+typedef struct {
     int kind, lo, hi; /* range of long words (upper memories) */
     int64_t done;     /* completion cycle */
 } Inflight;
@@ -56,9 +62,12 @@ struct Emu {
     EmuStats st;
     /* scratch */
     Result res[VSM_MAX_EXPR];
-    uint32_t *src[3][NCYC][4];
+    uint32_t *src[3][NCYC][4];    /* views: scratch rows or memory rows, read-only */
+    uint32_t *srcbuf[3][NCYC][4]; /* the scratch rows */
+    uint32_t *zero_row;
     uint32_t *tmp;
     uint64_t *lane64[3], *lane64o;
+    Lanes lanes; /* per-lane scratch, one entry per PE */
     const VStep *cur;
     char *err;
     size_t errlen;
@@ -125,8 +134,13 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
         }
     for (int s = 0; s < 3; s++)
         for (int c = 0; c < NCYC; c++)
-            for (int w = 0; w < 4; w++) e->src[s][c][w] = zalloc(sizeof(uint32_t) * np);
+            for (int w = 0; w < 4; w++) e->srcbuf[s][c][w] = e->src[s][c][w] = zalloc(sizeof(uint32_t) * np);
+    e->zero_row = zalloc(sizeof(uint32_t) * np);
     e->tmp = zalloc(sizeof(uint32_t) * np * 4);
+    Lanes *L = &e->lanes;
+    L->ia = zalloc(8 * np), L->ib = zalloc(8 * np), L->io = zalloc(8 * np);
+    L->fa = zalloc(8 * np), L->fb = zalloc(8 * np), L->fc = zalloc(8 * np), L->fo = zalloc(8 * np);
+    L->lf = zalloc(np);
     e->last_mv_step = INT64_MIN / 2;
     e->mask_entry = 0;
     e->mask_width = 2;
@@ -147,8 +161,11 @@ void emu_free(Emu *e) {
         }
     for (int s = 0; s < 3; s++)
         for (int c = 0; c < NCYC; c++)
-            for (int w = 0; w < 4; w++) free(e->src[s][c][w]);
+            for (int w = 0; w < 4; w++) free(e->srcbuf[s][c][w]);
+    free(e->zero_row);
     free(e->tmp);
+    Lanes *L = &e->lanes;
+    free(L->ia), free(L->ib), free(L->io), free(L->fa), free(L->fb), free(L->fc), free(L->fo), free(L->lf);
     free(e);
 }
 
@@ -241,31 +258,33 @@ static uint64_t fixed_value(const Emu *e, int kind, int prec, int pe, int lane_b
 
 static int lane_bits_of(int prec) { return prec & (P_D | P_L) ? 64 : prec & (P_F | P_I) ? 32 : 16; }
 
-/* Fill rows[c][0..3] with operand o for all 4 cycles. */
-static bool read_operand(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCYC][4]) {
+/* Point rows[c][0..3] at operand o's data for all 4 cycles: straight at the memory
+ * rows where the address is the same on every PE, else at scratch rows (buf). */
+static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCYC][4], uint32_t *buf[NCYC][4]) {
     size_t np = (size_t)e->npe, rb = np * 4;
     for (int c = 0; c < NCYC; c++) {
         if (!check_read(e, o, c)) return false;
-        for (int w = 0; w < 4; w++) memset(rows[c][w], 0, rb);
+        for (int w = 0; w < 4; w++) rows[c][w] = e->zero_row;
         uint32_t words;
         uint32_t *mem = pe_mem(e, o->kind, &words);
         if (mem && o->amode == A_TIND) {
+            for (int w = 0; w < o->width; w++) rows[c][w] = buf[c][w];
             for (size_t p = 0; p < np; p++) {
-                /* the offset is the low word of the cycle's first T long word */
                 uint32_t base = o->addr + (uint32_t)(c * o->stride) + e->t[(size_t)(c * 4 + 1) * np + p];
                 base &= ~(uint32_t)(o->width - 1); /* unaligned run-time addresses truncate */
                 for (int w = 0; w < o->width; w++) rows[c][w][p] = mem[(size_t)((base + (uint32_t)w) % words) * np + p];
             }
         } else if (mem) {
             uint32_t a = op_addr(o, c);
-            for (int w = 0; w < o->width; w++) memcpy(rows[c][w], mem + (size_t)((a + (uint32_t)w) % words) * np, rb);
+            for (int w = 0; w < o->width; w++) rows[c][w] = mem + (size_t)((a + (uint32_t)w) % words) * np;
         } else if (o->kind == K_T) {
-            for (int w = 0; w < 4; w++) memcpy(rows[c][w], e->t + (size_t)(c * 4 + w) * np, rb);
+            for (int w = 0; w < 4; w++) rows[c][w] = e->t + (size_t)(c * 4 + w) * np;
         } else if (o->kind == K_ALUF || o->kind == K_MAUF || o->kind == K_LBF || o->kind == K_MREADF) {
             int f = o->kind == K_ALUF ? FW_ALU : o->kind == K_MAUF ? FW_MAU : o->kind == K_LBF ? FW_LB : FW_MREAD;
-            for (int w = 0; w < 4; w++) memcpy(rows[c][w], e->fwd[f] + (size_t)(c * 4 + w) * np, rb);
+            for (int w = 0; w < 4; w++) rows[c][w] = e->fwd[f] + (size_t)(c * 4 + w) * np;
         } else if (o->kind >= K_PEID && o->kind <= K_MSB1) {
             int lb = lane_bits_of(prec == P_NONE ? P_L : prec);
+            for (int w = 0; w < 4; w++) rows[c][w] = buf[c][w];
             for (size_t p = 0; p < np; p++) {
                 uint64_t v = fixed_value(e, o->kind, prec == P_NONE ? P_L : prec, (int)p, lb);
                 if (lb == 64) rows[c][0][p] = rows[c][2][p] = (uint32_t)(v >> 32), rows[c][1][p] = rows[c][3][p] = (uint32_t)v;
@@ -274,9 +293,13 @@ static bool read_operand(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCY
             }
         } else
             return efail(e, "%s cannot be read here", vsm_kind_name(o->kind));
+        (void)rb;
     }
     return true;
 }
+
+/* source slot i of the current expression */
+static bool read_src(Emu *e, const VOperand *o, int prec, int i) { return read_operand_into(e, o, prec, e->src[i], e->srcbuf[i]); }
 
 /* ---- lanes ---- */
 
@@ -304,18 +327,6 @@ static void put_f(uint32_t *row[4], int prec, int lane, size_t p, double v, bool
     else if (prec == P_F) row[lane][p] = normalise ? out_f((float)v) : f_bits((float)v);
     else put16(row, lane, p, f_to_mnh((float)v));
 }
-static int64_t lane_i(uint32_t *const row[4], int bits, int lane, size_t p, bool uns) {
-    if (bits == 64) return (int64_t)get64(row, lane, p);
-    if (bits == 32) return uns ? (int64_t)row[lane][p] : (int64_t)(int32_t)row[lane][p];
-    uint16_t h = get16(row, lane, p);
-    return uns ? (int64_t)h : (int64_t)(int16_t)h;
-}
-static void put_i(uint32_t *row[4], int bits, int lane, size_t p, int64_t v) {
-    if (bits == 64) put64(row, lane, p, (uint64_t)v);
-    else if (bits == 32) row[lane][p] = (uint32_t)v;
-    else put16(row, lane, p, (uint16_t)v);
-}
-
 /* Flag bits for a cycle from per-lane flags of the long word on the MSB side. */
 static inline uint8_t flag_bits(int bits, const bool *lf) {
     if (bits == 64) return lf[0] ? 0xf : 0;
@@ -323,139 +334,297 @@ static inline uint8_t flag_bits(int bits, const bool *lf) {
     return (uint8_t)((lf[0] ? 8 : 0) | (lf[1] ? 4 : 0) | (lf[2] ? 2 : 0) | (lf[3] ? 1 : 0));
 }
 
+/* ---- lane arrays ----
+ * An instruction works lane by lane over all PEs at once: a lane of every PE is
+ * unpacked into a contiguous array, the operation runs as one tight loop the compiler
+ * vectorises, and the result is packed back. */
+
+static void unpack_i(uint32_t *const row[4], int bits, int l, bool uns, int64_t *o, size_t np) {
+    if (bits == 64) {
+        const uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
+        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)h[p] << 32 | lo[p]);
+    } else if (bits == 32) {
+        const uint32_t *w = row[l];
+        if (uns) for (size_t p = 0; p < np; p++) o[p] = (int64_t)w[p];
+        else for (size_t p = 0; p < np; p++) o[p] = (int32_t)w[p];
+    } else {
+        const uint32_t *w = row[l / 2];
+        int sh = l & 1 ? 0 : 16;
+        if (uns) for (size_t p = 0; p < np; p++) o[p] = (uint16_t)(w[p] >> sh);
+        else for (size_t p = 0; p < np; p++) o[p] = (int16_t)(uint16_t)(w[p] >> sh);
+    }
+}
+
+static void pack_i(uint32_t *row[4], int bits, int l, const int64_t *v, size_t np) {
+    if (bits == 64) {
+        uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
+        for (size_t p = 0; p < np; p++) h[p] = (uint32_t)((uint64_t)v[p] >> 32), lo[p] = (uint32_t)v[p];
+    } else if (bits == 32) {
+        uint32_t *w = row[l];
+        for (size_t p = 0; p < np; p++) w[p] = (uint32_t)v[p];
+    } else {
+        uint32_t *w = row[l / 2];
+        if (l & 1) for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffff0000u) | (uint16_t)v[p];
+        else for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffffu) | (uint32_t)(uint16_t)v[p] << 16;
+    }
+}
+
+/* floats read with subnormals as signed zero */
+static void unpack_f(uint32_t *const row[4], int prec, int l, double *o, size_t np) {
+    if (prec == P_D) {
+        const uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
+        for (size_t p = 0; p < np; p++) o[p] = in_d((uint64_t)h[p] << 32 | lo[p]);
+    } else if (prec == P_F) {
+        const uint32_t *w = row[l];
+        for (size_t p = 0; p < np; p++) {
+            uint32_t u = w[p];
+            u &= (u & 0x7f800000u) ? ~0u : 0x80000000u;
+            float f;
+            memcpy(&f, &u, 4);
+            o[p] = f;
+        }
+    } else {
+        const uint32_t *w = row[l / 2];
+        int sh = l & 1 ? 0 : 16;
+        for (size_t p = 0; p < np; p++) o[p] = mnh_to_f((uint16_t)(w[p] >> sh));
+    }
+}
+
+static void pack_f(uint32_t *row[4], int prec, int l, const double *v, size_t np, bool norm) {
+    if (prec == P_D) {
+        uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
+        for (size_t p = 0; p < np; p++) {
+            uint64_t b = norm ? out_d(v[p]) : d_bits(v[p]);
+            h[p] = (uint32_t)(b >> 32), lo[p] = (uint32_t)b;
+        }
+    } else if (prec == P_F) {
+        uint32_t *w = row[l];
+        for (size_t p = 0; p < np; p++) {
+            float f = (float)v[p];
+            uint32_t u;
+            memcpy(&u, &f, 4);
+            w[p] = norm ? (u & 0x7f800000u ? u : 0) : u;
+        }
+    } else {
+        uint32_t *w = row[l / 2];
+        for (size_t p = 0; p < np; p++) {
+            uint16_t h = f_to_mnh((float)v[p]);
+            w[p] = l & 1 ? (w[p] & 0xffff0000u) | h : (w[p] & 0xffffu) | (uint32_t)h << 16;
+        }
+    }
+}
+
+/* Lane l's flags into the per-PE 4-bit flag bytes (only lanes of the MSB long word count). */
+static void add_flags(uint8_t *fl, const uint8_t *lf, int bits, int l, size_t np) {
+    uint8_t bitsv;
+    if (bits == 64) { if (l) return; bitsv = 0xf; }
+    else if (bits == 32) { if (l > 1) return; bitsv = l ? 0x3 : 0xc; }
+    else { if (l > 3) return; bitsv = (uint8_t)(8 >> l); }
+    for (size_t p = 0; p < np; p++) fl[p] |= lf[p] ? bitsv : 0;
+}
+
+static Lanes *lanes(Emu *e) { return &e->lanes; }
+
 /* ---- the ALU ---- */
 
-static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
-    const VInsnInfo *in = &vsm_insns[x->insn];
+static bool alu_int_lane(Emu *e, int insn, int bits, bool uns, Lanes *L, size_t np) {
+    int64_t *a = L->ia, *b = L->ib, *o = L->io;
+    uint8_t *f = L->lf;
+    uint64_t m = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    int top = bits - 1;
+    switch (insn) {
+    case VI_passa: for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = ((uint64_t)a[p] & m) == 0; break;
+    case VI_inc: case VI_dec: case VI_add: case VI_sub: {
+        bool sub = insn == VI_dec || insn == VI_sub, one = insn == VI_inc || insn == VI_dec;
+        for (size_t p = 0; p < np; p++) {
+            uint64_t ua = (uint64_t)a[p] & m, ub = one ? 1 : (uint64_t)b[p] & m;
+            uint64_t r = (sub ? ua - ub : ua + ub) & m;
+            o[p] = (int64_t)r;
+            f[p] = uns ? (sub ? ua >= ub : r >= ua) : !(r >> top & 1);
+        }
+        break;
+    }
+    case VI_not: for (size_t p = 0; p < np; p++) o[p] = (int64_t)(~(uint64_t)a[p] & m), f[p] = o[p] == 0; break;
+    case VI_lnot: for (size_t p = 0; p < np; p++) o[p] = ((uint64_t)a[p] & m) == 0, f[p] = o[p] == 0; break;
+    case VI_and: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] & b[p]) & m), f[p] = o[p] == 0; break;
+    case VI_or: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] | b[p]) & m), f[p] = o[p] == 0; break;
+    case VI_xor: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] ^ b[p]) & m), f[p] = o[p] == 0; break;
+    case VI_lsl:
+        for (size_t p = 0; p < np; p++) {
+            unsigned sh = (unsigned)(((uint64_t)b[p] & m) % (uint64_t)bits);
+            o[p] = (int64_t)((((uint64_t)a[p] & m) << sh) & m);
+            f[p] = o[p] == 0;
+        }
+        break;
+    case VI_lsr:
+        for (size_t p = 0; p < np; p++) {
+            unsigned sh = (unsigned)(((uint64_t)b[p] & m) % (uint64_t)bits);
+            o[p] = uns ? (int64_t)(((uint64_t)a[p] & m) >> sh) : a[p] >> sh;
+            f[p] = ((uint64_t)o[p] & m) == 0;
+        }
+        break;
+    case VI_max: case VI_min:
+        for (size_t p = 0; p < np; p++) {
+            bool ge = uns ? ((uint64_t)a[p] & m) >= ((uint64_t)b[p] & m) : a[p] >= b[p];
+            bool le = uns ? ((uint64_t)a[p] & m) <= ((uint64_t)b[p] & m) : a[p] <= b[p];
+            bool pick_a = insn == VI_max ? ge : le;
+            o[p] = pick_a ? a[p] : b[p];
+            f[p] = pick_a;
+        }
+        break;
+    default: return efail(e, "%s has no integer form", vsm_insns[insn].name);
+    }
+    return true;
+}
+
+static bool alu_float_lane(Emu *e, int insn, Lanes *L, size_t np) {
+    double *a = L->fa, *b = L->fb, *o = L->fo;
+    uint8_t *f = L->lf;
+    switch (insn) {
+    case VI_passa: for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = a[p] == 0; break;
+    case VI_floor: for (size_t p = 0; p < np; p++) o[p] = floor(a[p]), f[p] = 0; break;
+    case VI_rsqrt: for (size_t p = 0; p < np; p++) o[p] = 1.0 / sqrt(fabs(a[p])), f[p] = !signbit(a[p]); break;
+    case VI_rcp: for (size_t p = 0; p < np; p++) o[p] = 1.0 / a[p], f[p] = 0; break;
+    case VI_exp: for (size_t p = 0; p < np; p++) o[p] = exp(a[p]), f[p] = 0; break;
+    case VI_log: for (size_t p = 0; p < np; p++) o[p] = log(a[p]), f[p] = 0; break;
+    case VI_max: for (size_t p = 0; p < np; p++) f[p] = a[p] >= b[p], o[p] = f[p] ? a[p] : b[p]; break;
+    case VI_min: for (size_t p = 0; p < np; p++) f[p] = a[p] <= b[p], o[p] = f[p] ? a[p] : b[p]; break;
+    case VI_relu: for (size_t p = 0; p < np; p++) f[p] = !signbit(a[p]), o[p] = f[p] ? b[p] : -0.0; break;
+    default: return efail(e, "%s has no floating-point form", vsm_insns[insn].name);
+    }
+    return true;
+}
+
+/* The per-PE loops are compiled twice, for AVX2 and for the baseline, and the loader
+ * picks one for the CPU it runs on; results are identical (no FMA contraction). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+#define HOT_LOOPS __attribute__((target_clones("avx2", "default")))
+#else
+#define HOT_LOOPS
+#endif
+
+HOT_LOOPS static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     int prec = x->prec, bits = lane_bits_of(prec == P_NONE ? P_L : prec), nl = 128 / bits;
     bool fl = prec & P_FLT, uns = x->uns;
     r->has_flags = true;
     r->fw = FW_ALU;
     for (int s = 0; s < x->nsrc; s++)
-        if (!read_operand(e, &x->src[s], prec, e->src[s])) return false;
+        if (!read_src(e, &x->src[s], prec, s)) return false;
+    Lanes *L = lanes(e);
     int64_t imax = bits == 64 ? INT64_MAX : bits == 32 ? INT32_MAX : INT16_MAX;
     uint64_t umask = bits == 64 ? ~0ull : (1ull << bits) - 1;
     for (int c = 0; c < NCYC; c++) {
         uint32_t **A = e->src[0][c], **B = e->src[1][c], **R = r->w[c];
+        memset(r->flag[c], 0, np);
         switch (x->insn) {
         case VI_zero:
             for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
-            memset(r->flag[c], 0, np);
             r->has_flags = false;
             continue;
         case VI_imm:
             for (size_t p = 0; p < np; p++) put64(R, 0, p, x->imm[0]), put64(R, 1, p, x->imm[1]);
             r->has_flags = false;
-            memset(r->flag[c], 0, np);
             continue;
         case VI_msl: case VI_msr:
-            for (size_t p = 0; p < np; p++) {
-                size_t q = x->insn == VI_msl ? (p & ~3u) | ((p + 3) & 3) : (p & ~3u) | ((p + 1) & 3);
-                for (int w = 0; w < 4; w++) R[w][p] = A[w][q];
-            }
+            for (int w = 0; w < 4; w++)
+                for (size_t p = 0; p < np; p++) {
+                    size_t q = x->insn == VI_msl ? (p & ~(size_t)3) | ((p + 3) & 3) : (p & ~(size_t)3) | ((p + 1) & 3);
+                    R[w][p] = A[w][q];
+                }
             r->has_flags = false;
-            memset(r->flag[c], 0, np);
             continue;
-        default: break;
-        }
-        if (x->insn == VI_bfn) {
+        case VI_bfn: {
             /* block float: the 4 PEs of a MAB align each lane to their largest exponent */
             int mant = prec == P_D ? 52 : 23;
-            for (size_t p0 = 0; p0 < np; p0 += 4)
-                for (int l = 0; l < nl; l++) {
+            for (int l = 0; l < nl; l++) {
+                unpack_f(A, prec, l, L->fa, np);
+                for (size_t p0 = 0; p0 < np; p0 += 4) {
                     int emax = INT32_MIN;
-                    double v[4];
                     for (int k = 0; k < 4; k++) {
-                        v[k] = lane_f(A, prec, l, p0 + (size_t)k);
+                        double v = L->fa[p0 + (size_t)k];
                         int ex;
-                        if (v[k] != 0 && isfinite(v[k])) {
-                            frexp(v[k], &ex);
+                        if (v != 0 && isfinite(v)) {
+                            frexp(v, &ex);
                             if (ex > emax) emax = ex;
                         }
                     }
                     for (int k = 0; k < 4; k++) {
-                        double o = v[k];
+                        double o = L->fa[p0 + (size_t)k];
                         if (emax != INT32_MIN && o != 0 && isfinite(o)) {
                             double q = ldexp(1.0, emax - 1 - mant);
                             o = nearbyint(o / q) * q;
                         }
-                        put_f(R, prec, l, p0 + (size_t)k, o, true);
+                        L->fo[p0 + (size_t)k] = o;
                     }
                 }
-            memset(r->flag[c], 0, np);
+                pack_f(R, prec, l, L->fo, np, true);
+            }
             r->has_flags = false;
             continue;
         }
-        for (size_t p = 0; p < np; p++) {
-            bool lf[8] = {0};
+        case VI_ftoi: /* toward zero; out of range clips (unsigned converts |a|) */
             for (int l = 0; l < nl; l++) {
-                if (fl) {
-                    double a = lane_f(A, prec, l, p), b = x->nsrc > 1 ? lane_f(B, prec, l, p) : 0, o;
-                    bool f = false;
-                    switch (x->insn) {
-                    case VI_passa: o = a; f = a == 0; break;
-                    case VI_floor: o = floor(a); break;
-                    case VI_rsqrt: o = 1.0 / sqrt(fabs(a)); f = !signbit(a); break;
-                    case VI_rcp: o = 1.0 / a; break;
-                    case VI_exp: o = exp(a); break;
-                    case VI_log: o = log(a); break;
-                    case VI_max: o = a >= b ? a : b; f = a >= b; break;
-                    case VI_min: o = a <= b ? a : b; f = a <= b; break;
-                    case VI_relu: o = signbit(a) ? -0.0 : b; f = !signbit(a); break;
-                    case VI_ftoi: { /* toward zero; out of range clips (unsigned converts |a|) */
-                        double t = trunc(uns ? fabs(a) : a);
-                        int64_t iv;
-                        if (isnan(t)) iv = 0;
-                        else if (uns) iv = t >= ldexp(1.0, bits) ? (int64_t)umask : (int64_t)(uint64_t)t;
-                        else iv = t <= -(double)imax - 1 ? -imax - 1 : t >= (double)imax ? imax : (int64_t)t;
-                        put_i(R, bits, l, p, iv);
-                        continue;
-                    }
-                    case VI_itof: {
-                        int64_t iv = lane_i(A, bits, l, p, uns);
-                        o = uns && bits == 64 ? (double)(uint64_t)iv : (double)iv;
-                        break;
-                    }
-                    default: return efail(e, "%s has no floating-point form", in->name);
-                    }
-                    put_f(R, prec, l, p, o, false);
-                    lf[l] = f;
-                } else {
-                    int64_t a = lane_i(A, bits, l, p, uns), b = x->nsrc > 1 ? lane_i(B, bits, l, p, uns) : 0, o;
-                    uint64_t ua = (uint64_t)a & umask, ub = (uint64_t)b & umask;
-                    bool f = false;
-                    unsigned sh = (unsigned)(ub % (uint64_t)bits);
-                    switch (x->insn) {
-                    case VI_passa: o = a; f = ua == 0; break;
-                    case VI_inc: case VI_dec: case VI_add: case VI_sub: {
-                        uint64_t rhs = x->insn == VI_inc || x->insn == VI_dec ? 1 : ub;
-                        bool sub = x->insn == VI_dec || x->insn == VI_sub;
-                        uint64_t ro = (sub ? ua - rhs : ua + rhs) & umask;
-                        if (uns) f = sub ? ua >= rhs : ro >= ua; /* no borrow / carry */
-                        else f = !(ro >> (bits - 1) & 1);
-                        o = (int64_t)ro;
-                        break;
-                    }
-                    case VI_not: o = (int64_t)(~ua & umask); f = o == 0; break;
-                    case VI_lnot: o = ua == 0; f = o == 0; break;
-                    case VI_and: o = (int64_t)(ua & ub); f = o == 0; break;
-                    case VI_or: o = (int64_t)(ua | ub); f = o == 0; break;
-                    case VI_xor: o = (int64_t)(ua ^ ub); f = o == 0; break;
-                    case VI_lsl: o = (int64_t)((ua << sh) & umask); f = o == 0; break;
-                    case VI_lsr:
-                        o = uns ? (int64_t)(ua >> sh) : (a >> sh);
-                        f = ((uint64_t)o & umask) == 0;
-                        break;
-                    case VI_max: o = (uns ? ua >= ub : a >= b) ? a : b; f = uns ? ua >= ub : a >= b; break;
-                    case VI_min: o = (uns ? ua <= ub : a <= b) ? a : b; f = uns ? ua <= ub : a <= b; break;
-                    default: return efail(e, "%s has no integer form", in->name);
-                    }
-                    put_i(R, bits, l, p, o);
-                    lf[l] = f;
+                unpack_f(A, prec, l, L->fa, np);
+                for (size_t p = 0; p < np; p++) {
+                    double t = trunc(uns ? fabs(L->fa[p]) : L->fa[p]);
+                    int64_t iv;
+                    if (isnan(t)) iv = 0;
+                    else if (uns) iv = t >= ldexp(1.0, bits) ? (int64_t)umask : (int64_t)(uint64_t)t;
+                    else iv = t <= -(double)imax - 1 ? -imax - 1 : t >= (double)imax ? imax : (int64_t)t;
+                    L->io[p] = iv;
+                }
+                pack_i(R, bits, l, L->io, np);
+            }
+            r->has_flags = false;
+            continue;
+        case VI_itof:
+            for (int l = 0; l < nl; l++) {
+                unpack_i(A, bits, l, uns, L->ia, np);
+                for (size_t p = 0; p < np; p++) L->fo[p] = uns && bits == 64 ? (double)(uint64_t)L->ia[p] : (double)L->ia[p];
+                pack_f(R, prec, l, L->fo, np, false);
+            }
+            r->has_flags = false;
+            continue;
+        default: break;
+        }
+        if (bits == 32 && !fl && (x->insn == VI_add || x->insn == VI_sub || x->insn == VI_and || x->insn == VI_or || x->insn == VI_xor ||
+                                  x->insn == VI_passa) && !uns) {
+            /* the common 32-bit cases straight on the words */
+            for (int l = 0; l < 4; l++) {
+                const uint32_t *a = A[l], *b = x->nsrc > 1 ? B[l] : A[l];
+                uint32_t *o = R[l];
+                uint8_t *fl8 = r->flag[c], fb = l == 0 ? 0xc : l == 1 ? 0x3 : 0;
+                bool sign = x->insn == VI_add || x->insn == VI_sub;
+                switch (x->insn) {
+                case VI_add: for (size_t p = 0; p < np; p++) o[p] = a[p] + b[p]; break;
+                case VI_sub: for (size_t p = 0; p < np; p++) o[p] = a[p] - b[p]; break;
+                case VI_and: for (size_t p = 0; p < np; p++) o[p] = a[p] & b[p]; break;
+                case VI_or: for (size_t p = 0; p < np; p++) o[p] = a[p] | b[p]; break;
+                case VI_xor: for (size_t p = 0; p < np; p++) o[p] = a[p] ^ b[p]; break;
+                default: memcpy(o, a, np * 4); break;
+                }
+                if (fb) {
+                    if (sign) for (size_t p = 0; p < np; p++) fl8[p] |= (o[p] >> 31) ? 0 : fb;
+                    else for (size_t p = 0; p < np; p++) fl8[p] |= o[p] ? 0 : fb;
                 }
             }
-            r->flag[c][p] = flag_bits(bits, lf);
+            e->st.pe_element_ops += (int64_t)np * nl;
+            continue;
+        }
+        for (int l = 0; l < nl; l++) {
+            if (fl) {
+                unpack_f(A, prec, l, L->fa, np);
+                if (x->nsrc > 1) unpack_f(B, prec, l, L->fb, np);
+                if (!alu_float_lane(e, x->insn, L, np)) return false;
+                pack_f(R, prec, l, L->fo, np, false);
+            } else {
+                unpack_i(A, bits, l, uns, L->ia, np);
+                if (x->nsrc > 1) unpack_i(B, bits, l, uns, L->ib, np);
+                if (!alu_int_lane(e, x->insn, bits, uns, L, np)) return false;
+                pack_i(R, bits, l, L->io, np);
+            }
+            add_flags(r->flag[c], L->lf, bits, l, np);
         }
         e->st.pe_element_ops += (int64_t)np * nl;
     }
@@ -464,47 +633,91 @@ static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
 
 /* ---- the MAU: vector ops ---- */
 
-static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
+HOT_LOOPS static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     int prec = x->prec;
     r->has_flags = true;
     r->fw = FW_MAU;
-    for (int s = 0; s < x->nsrc; s++) {
-        if (!read_operand(e, &x->src[s], prec, e->src[s])) return false;
-    }
+    for (int s = 0; s < x->nsrc; s++)
+        if (!read_src(e, &x->src[s], prec, s)) return false;
     /* lanes: double 2, float 4, half 4 (inputs half, results float) */
     int nl = prec == P_D ? 2 : 4;
     int oprec = prec == P_H ? P_F : prec;
     if (x->reduce) oprec = prec == P_D ? P_F : P_H;
     bool u = x->insn == VI_vmulu || x->insn == VI_vfmau, d = x->insn == VI_vmuld || x->insn == VI_vfmad;
+    bool mul = x->insn == VI_vmul || x->insn == VI_vmulu || x->insn == VI_vmuld;
+    bool fm = x->insn == VI_vfma || x->insn == VI_vfmau || x->insn == VI_vfmad, add = x->insn == VI_vadd;
+    double na = x->src[0].neg ? -1 : 1, nb = x->nsrc > 1 && x->src[1].neg ? -1 : 1, nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
+    Lanes *L = lanes(e);
+    if (prec == P_F && oprec == P_F && !u && !d) {
+        /* the common case straight on the words: float arithmetic is correctly rounded */
+        float sa = (float)na, sb = (float)nb;
+        for (int c = 0; c < NCYC; c++) {
+            memset(r->flag[c], 0, np);
+            for (int l = 0; l < 4; l++) {
+                const uint32_t *A = e->src[0][c][l], *B = e->src[1][c][l], *C = e->src[2][c][l];
+                uint32_t *R = r->w[c][l];
+                float sc = (float)nc;
+                uint8_t *fl = r->flag[c];
+                uint8_t fb = l == 0 ? 0xc : l == 1 ? 0x3 : 0;
+#define FLUSH(u) ((u) & (((u) & 0x7f800000u) ? ~0u : 0x80000000u))
+#define LOOP(EXPR)                                                                  \
+    for (size_t p = 0; p < np; p++) {                                               \
+        uint32_t ua = FLUSH(A[p]), ub = FLUSH(B[p]), uc = FLUSH(C[p]);                \
+        float fa, fbv, fc, o;                                                       \
+        memcpy(&fa, &ua, 4), memcpy(&fbv, &ub, 4), memcpy(&fc, &uc, 4);             \
+        fa *= sa, fbv *= sb, fc *= sc;                                              \
+        o = (EXPR);                                                                 \
+        uint32_t uo;                                                                \
+        memcpy(&uo, &o, 4);                                                         \
+        R[p] = (uo & 0x7f800000u) ? uo : 0;                                         \
+    }
+                if (x->nsrc < 2) B = e->zero_row;
+                if (x->nsrc < 3) C = e->zero_row;
+                if (fm) LOOP((float)((double)fa * (double)fbv + (double)fc))
+                else if (mul) LOOP(fa * fbv)
+                else if (add) LOOP(fa + fbv)
+                else LOOP(fa)
+#undef LOOP
+#undef FLUSH
+                if (fb)
+                    for (size_t p = 0; p < np; p++) fl[p] |= (R[p] >> 31) ? 0 : fb;
+            }
+            e->st.pe_element_ops += (int64_t)np * 4;
+        }
+        return true;
+    }
     for (int c = 0; c < NCYC; c++) {
         uint32_t **A = e->src[0][c], **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
-        for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
-        for (size_t p = 0; p < np; p++) {
-            bool lf[4] = {0};
-            bool active = !(u && (p & 3) >= 2) && !(d && (p & 3) < 2);
-            for (int l = 0; l < nl; l++) {
-                double a = lane_f(A, prec, l, p), b = x->nsrc > 1 ? lane_f(B, prec, l, p) : 0, cc = 0;
-                if (x->src[0].neg) a = -a;
-                if (x->nsrc > 1 && x->src[1].neg) b = -b;
-                if (x->nsrc > 2) {
-                    cc = lane_f(C, prec == P_H ? P_F : prec, l, p); /* half ops add in float */
-                    if (x->src[2].neg) cc = -cc;
+        if (lane_bits_of(oprec) * nl < 128)
+            for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
+        memset(r->flag[c], 0, np);
+        for (int l = 0; l < nl; l++) {
+            double *a = L->fa, *b = L->fb, *cc = L->fc, *o = L->fo;
+            unpack_f(A, prec, l, a, np);
+            if (x->nsrc > 1) unpack_f(B, prec, l, b, np);
+            if (x->nsrc > 2) unpack_f(C, prec == P_H ? P_F : prec, l, cc, np); /* half ops add in float */
+            if (prec == P_D) {
+                for (size_t p = 0; p < np; p++) {
+                    double va = na * a[p], vb = nb * b[p], vc = nc * cc[p];
+                    o[p] = fm ? fma(va, vb, vc) : mul ? va * vb : add ? va + vb : va;
                 }
-                bool mul = x->insn == VI_vmul || x->insn == VI_vmulu || x->insn == VI_vmuld;
-                bool fm = x->insn == VI_vfma || x->insn == VI_vfmau || x->insn == VI_vfmad;
-                double o;
-                if (prec == P_D) { /* double arithmetic, one rounding (then to float for r) */
-                    o = fm ? fma(a, b, cc) : mul ? a * b : x->insn == VI_vadd ? a + b : a;
-                } else { /* float or half inputs: float arithmetic, correctly rounded */
-                    float fa = (float)a, fb = (float)b, fc = (float)cc;
-                    o = fm ? fmaf(fa, fb, fc) : mul ? fa * fb : x->insn == VI_vadd ? fa + fb : fa;
+            } else {
+                /* float and half inputs: the product is exact in double, so a*b+c is
+                 * one double rounding, then the float result (docs/vsm.md 5.2) */
+                for (size_t p = 0; p < np; p++) {
+                    double va = na * a[p], vb = nb * b[p], vc = nc * cc[p];
+                    o[p] = fm ? va * vb + vc : mul ? va * vb : add ? va + vb : va;
                 }
-                if (!active) o = fm ? cc : 0;
-                put_f(R, oprec, l, p, o, true);
-                lf[l] = !signbit(o);
             }
-            r->flag[c][p] = flag_bits(lane_bits_of(oprec), lf);
+            if (u || d)
+                for (size_t p = 0; p < np; p++) {
+                    bool active = u ? (p & 3) < 2 : (p & 3) >= 2;
+                    if (!active) o[p] = fm ? nc * cc[p] : 0;
+                }
+            pack_f(R, oprec, l, o, np, true);
+            for (size_t p = 0; p < np; p++) L->lf[p] = !signbit(o[p]);
+            add_flags(r->flag[c], L->lf, lane_bits_of(oprec), l, np);
         }
         e->st.pe_element_ops += (int64_t)np * nl;
     }
@@ -515,7 +728,7 @@ static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
 
 static bool exec_mwrite(Emu *e, const VExpr *x) {
     size_t np = (size_t)e->npe;
-    if (!read_operand(e, &x->src[0], x->prec, e->src[0])) return false;
+    if (!read_src(e, &x->src[0], x->prec, 0)) return false;
     const VOperand *d = &x->dst[0];
     if (x->ndst != 1 || (d->kind != K_MX && d->kind != K_MY)) return efail(e, "mwrite writes one matrix register ($lx or $ly)");
     double *M = e->mx[d->kind == K_MY];
@@ -541,7 +754,7 @@ static bool exec_matvec(Emu *e, const VExpr *x, Result *r) {
     if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "the first source of %s is $lx or $ly", vsm_insns[x->insn].name);
     double *M = e->mx[mo->kind == K_MY];
     for (int s = 1; s < x->nsrc; s++)
-        if (!read_operand(e, &x->src[s], x->prec, e->src[s])) return false;
+        if (!read_src(e, &x->src[s], x->prec, s)) return false;
     r->fw = FW_MAU;
     r->has_flags = true;
     bool fma_ = x->insn == VI_mfmau || x->insn == VI_mfmad || x->insn == VI_mfma;
@@ -689,15 +902,25 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
     uint32_t *mem = pe_mem(e, o->kind, &words);
     if (!mem) return efail(e, "%s cannot be written by %s", vsm_kind_name(o->kind), vsm_insns[x->insn].name);
     if (o->amode == A_TIND) return efail(e, "T-indirect addressing is for reads only");
+    /* a mask that is the same on every PE (none, or a /bbbb pattern) is applied per cycle */
+    bool uniform = o->mkind == M_PATTERN || (o->mkind == M_DEFAULT && !(e->mask_entry && (e->mask_targets & target_bit(o->kind)))) ||
+                   (o->mkind == M_ENTRY && (o->mval == 0 || o->mval >= 16));
     for (int c = 0; c < NCYC; c++) {
         uint32_t a = op_addr(o, c);
+        unsigned ub = uniform ? write_bits(e, o, c, 0) : 0;
         for (int w = 0; w < o->width; w++) {
             uint32_t *dst = mem + (size_t)((a + (uint32_t)w) % words) * np;
             const uint32_t *src = r->w[c][w];
-            for (size_t p = 0; p < np; p++) {
-                uint32_t m = bits_to_wordmask(write_bits(e, o, c, p), w);
-                dst[p] = (dst[p] & ~m) | (src[p] & m);
-            }
+            if (uniform) {
+                uint32_t m = bits_to_wordmask(ub, w);
+                if (m == ~0u) memcpy(dst, src, np * 4);
+                else if (m)
+                    for (size_t p = 0; p < np; p++) dst[p] = (dst[p] & ~m) | (src[p] & m);
+            } else
+                for (size_t p = 0; p < np; p++) {
+                    uint32_t m = bits_to_wordmask(write_bits(e, o, c, p), w);
+                    dst[p] = (dst[p] & ~m) | (src[p] & m);
+                }
             int64_t *slot = raw_slot(e, o->kind, a + (uint32_t)w);
             if (slot) *slot = e->step;
         }
@@ -813,7 +1036,7 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
     if (x->insn == VI_l1bmr && x->rrn == RRN_NONE) return efail(e, "l1bmr needs a reduction");
     if (s->width != 2 * W && !(s->kind == K_T || (s->kind >= K_ALUF && s->kind <= K_MREADF)))
         return efail(e, "source width does not match $%sb (%d long word%s per cycle)", W == 2 ? "ll" : "l", W, W == 2 ? "s" : "");
-    if (!read_operand(e, s, P_L, e->src[0])) return false;
+    if (!read_src(e, s, P_L, 0)) return false;
     uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : (uint32_t)(16 * W);
     for (int l1 = 0; l1 < e->nl1b; l1++) {
         for (int c = 0; c < NCYC; c++)
