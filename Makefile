@@ -36,6 +36,7 @@ MNDUMP_SRCS   = cmd/mndump.c
 UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c
 SWEEP_SRCS    = tests/sweep/load_sweep.c
 MUTATE_SRCS   = tests/sweep/mutate.c
+RT_SRCS       = tests/vsm/roundtrip.c
 
 LIB_OBJS   = $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
 MNCC_OBJS  = $(MNCC_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -44,6 +45,7 @@ MNDUMP_OBJS = $(MNDUMP_SRCS:%.c=$(BUILD)/obj/%.o)
 UNIT_OBJS  = $(UNIT_SRCS:%.c=$(BUILD)/obj/%.o)
 SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
+RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
 .PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
@@ -83,6 +85,8 @@ $(BUILD)/load_sweep: $(SWEEP_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 $(BUILD)/mutate: $(MUTATE_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
+$(BUILD)/vsm_roundtrip: $(RT_OBJS) $(BUILD)/libmncc.a
+	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
 # the emulator's per-PE loops are the hot path: let the compiler vectorise them fully
 $(BUILD)/obj/emu/emu.o: CFLAGS += -O3 -ffp-contract=off
@@ -97,11 +101,11 @@ check: test-deps
 	@$(MAKE) --no-print-directory check-fast
 	@$(MAKE) --no-print-directory check-san
 
-check-fast: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(BUILD)/unit_tests $(BUILD)/load_sweep $(BUILD)/mutate
+check-fast: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(BUILD)/unit_tests $(BUILD)/load_sweep $(BUILD)/mutate $(BUILD)/vsm_roundtrip
 	@sh tests/run_all.sh $(BUILD)
 
 check-san:
-	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san build/san/mncc build/san/mnemu build/san/mndump build/san/unit_tests build/san/load_sweep build/san/mutate
+	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san build/san/mncc build/san/mnemu build/san/mndump build/san/unit_tests build/san/load_sweep build/san/mutate build/san/vsm_roundtrip
 	@MNCC_SAN=1 sh tests/run_all.sh build/san
 
 regen-golden: $(BUILD)/mncc

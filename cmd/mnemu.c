@@ -122,11 +122,13 @@ int main(int argc, char **argv) {
     /* run what the assembler produced: text -> GPFNBin -> program */
     MNBuf bin = {0};
     vsm_encode(&p, &bin);
-    vsm_program_free(&p);
+    VProgram src = p;
     if (!vsm_decode((const uint8_t *)bin.data, bin.len, &p, err, sizeof err)) {
         fprintf(stderr, "mnemu: internal error: %s\n", err);
         return 1;
     }
+    for (int i = 0; i < p.nsteps && i < src.nsteps; i++) p.steps[i].line = src.steps[i].line; /* messages name source lines */
+    vsm_program_free(&src);
     buf_free(&bin);
     Emu *e = emu_new(&m, err, sizeof err);
     if (!e) {

@@ -1,5 +1,6 @@
 /* GPFNBin: the binary form of a VSM program. A header ("VSMB", version, step count)
- * then each line as a tagged record of fixed-width little-endian fields. The decoder
+ * then each line as a tagged record of fixed-width little-endian fields. Source line
+ * numbers are not part of it, so assembling the disassembly gives the same bytes. The decoder
  * treats its input as untrusted and checks every field against the ISA table. */
 #include "diag.h"
 #include "vsm.h"
@@ -30,7 +31,6 @@ void vsm_encode(const VProgram *p, MNBuf *out) {
     for (int i = 0; i < p->nsteps; i++) {
         const VStep *s = &p->steps[i];
         u8(out, s->kind);
-        u32(out, (uint32_t)s->line);
         if (s->kind == ST_DEBUG) {
             uint32_t n = (uint32_t)strlen(s->text);
             u32(out, n);
@@ -105,7 +105,7 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
         VStep *s = &p->steps[p->nsteps];
         memset(s, 0, sizeof *s);
         s->kind = g8(&r);
-        s->line = (int)g32(&r);
+        s->line = (int)i + 1; /* the line of the canonical text (vsm_print) */
         bool ok = !r.bad;
         if (s->kind == ST_DEBUG) {
             uint32_t tl = g32(&r);

@@ -1216,6 +1216,18 @@ static bool check_step_rules(Emu *e, const VStep *s) {
     if (has_imm && touches_lm0) return efail(e, "a step with imm cannot access LM0");
     int mau = used[U_MAU] + used[U_MWRITE] + used[U_MREAD];
     if (mau > 2) return efail(e, "at most two matrix-unit expressions per step");
+    /* each PE memory has one read port: every read of it in a step is the same region */
+    for (int i = 0; i < s->nexpr; i++)
+        for (int k = 0; k < s->e[i].nsrc; k++) {
+            const VOperand *a = &s->e[i].src[k];
+            if (!is_pe_mem(a->kind)) continue;
+            for (int j = i; j < s->nexpr; j++)
+                for (int l = j == i ? k + 1 : 0; l < s->e[j].nsrc; l++) {
+                    const VOperand *o = &s->e[j].src[l];
+                    if (o->kind == a->kind && (!same_region(o, a) || o->amode == A_TIND || a->amode == A_TIND))
+                        return efail(e, "%s is read at two different addresses in one step (one read port)", vsm_kind_name(a->kind));
+                }
+        }
     /* no two writes of one PE operand; LM read and write regions must coincide */
     for (int i = 0; i < s->nexpr; i++)
         for (int k = 0; k < s->e[i].ndst; k++) {
