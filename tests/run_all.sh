@@ -24,5 +24,8 @@ run golden sh tests/golden/run.sh "$b/mncc"
 run cli sh tests/cli/run.sh "$b/mncc"
 run sweep "$b/load_sweep" --json "$b/sweep.json" "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple"
 run mutate "$b/mutate" tests/golden/ok_*.onnx examples/mlp.onnx
+run roundtrip "$b/vsm_roundtrip" $(ls tests/vsm/*.vsm tests/app/*.vsm 2>/dev/null)
+run app sh tests/app/run.sh "$b"
+[ -f tests/vsm/run.sh ] && run vsm sh tests/vsm/run.sh "$b/mnemu"
 echo "$b: $total_pass passed, $total_fail failed"
 [ $total_fail -eq 0 ]
