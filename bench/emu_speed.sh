@@ -12,7 +12,7 @@ awk -v n="$steps" 'BEGIN {
         a = (i * 8) % 2000
         printf "fvfma $lm%dv $ln%dv $lr0v $ls%dv\n", a, a, (i % 32) * 8
         printf "fvadd $lm%dv $ln%dv $ls%dv\n", a, a, (i % 32) * 8
-        printf "iadd $lr8v $lr16v $lr24v\n"
+        printf "iadd $lr8v $lm4000v $lr24v\n"
     }
 }' > "$prog"
 for m in mncore2 l1b; do

@@ -11,8 +11,10 @@
 #include <time.h>
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--stats] [--json]\n"
-               "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--stats] [--json]\n"
+    fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json]\n"
+               "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--strict] [--stats] [--json]\n"
+               "--strict starts memory undefined and stops when undefined data reaches an output,\n"
+               "an address or a mask (docs/vsm.md, section 10).\n"
                "       mnemu --version | --help\n"
                "APP mode reads DIR/input_K.pb (graph-input order), places inputs and parameters in DRAM,\n"
                "runs the program and writes OUTDIR/output_K.pb.\n"
@@ -51,7 +53,7 @@ static void print_stats(const char *machine, double clock, const EmuStats *s, do
     fprintf(stderr, "; %.3g PE-element ops/s\n", secs > 0 ? (double)s->pe_element_ops / secs : 0);
 }
 
-static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json) {
+static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json, bool strict) {
     size_t len;
     char *buf = slurp(path, &len);
     if (!buf) {
@@ -63,7 +65,7 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     EmuStats st = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    bool ok = emu_run_app((const uint8_t *)buf, len, machine, inputs, outdir, &out, &st, err, sizeof err);
+    bool ok = emu_run_app((const uint8_t *)buf, len, strict, machine, inputs, outdir, &out, &st, err, sizeof err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (out.len) fwrite(out.data, 1, out.len, stdout);
     buf_free(&out);
@@ -78,13 +80,14 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
 
 int main(int argc, char **argv) {
     const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL;
-    bool stats = false, json = false;
+    bool stats = false, json = false, strict = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) return usage(stdout), 0;
         if (!strcmp(argv[i], "--version")) return printf("mnemu %s\n", mncc_version), 0;
         if (!strcmp(argv[i], "--vsm") && i + 1 < argc) vsm = argv[++i];
         else if (!strcmp(argv[i], "--machine") && i + 1 < argc) machine = argv[++i];
         else if (!strcmp(argv[i], "--stats")) stats = true;
+        else if (!strcmp(argv[i], "--strict")) strict = true;
         else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) inputs = argv[++i];
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) outdir = argv[++i];
         else if (argv[i][0] != '-' && !app) app = argv[i];
@@ -100,7 +103,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[1024];
-    if (app) return run_app(app, machine, inputs, outdir, stats, json);
+    if (app) return run_app(app, machine, inputs, outdir, stats, json, strict);
     MNMachine m;
     if (!machine) machine = "mncore2";
     if (!machine_load(machine, &m, err, sizeof err)) {
@@ -133,6 +136,12 @@ int main(int argc, char **argv) {
     Emu *e = emu_new(&m, err, sizeof err);
     if (!e) {
         fprintf(stderr, "mnemu: error: %s\n", err);
+        vsm_program_free(&p);
+        return 1;
+    }
+    if (strict && !emu_set_strict(e)) {
+        fprintf(stderr, "mnemu: error: cannot allocate the --strict shadow memory\n");
+        emu_free(e);
         vsm_program_free(&p);
         return 1;
     }

@@ -24,6 +24,7 @@ enum { FW_ALU, FW_MAU, FW_LB, FW_MREAD, FW_COUNT };
 
 typedef struct {
     uint32_t *w[NCYC][4]; /* result rows: cycle, word -> [npe] */
+    uint8_t *def[NCYC][4]; /* --strict: 1 where the word is defined */
     uint8_t *flag[NCYC];  /* per cycle: 4 mask-flag bits per PE */
     bool has_flags, writes_pe;
     int fw; /* forwarding register this result goes to, -1 none */
@@ -68,6 +69,12 @@ struct Emu {
     uint32_t *tmp;
     uint64_t *lane64[3], *lane64o;
     Lanes lanes; /* per-lane scratch, one entry per PE */
+    /* --strict: definedness, 1 byte per word (PE side) or long word (upper memories),
+     * laid out like the data; 0 = never written (memory starts undefined) */
+    bool strict;
+    uint8_t *lm_def[2], *grf_def[2], *t_def, *fwd_def[FW_COUNT], *mx_def[2], *l1bm_def, *l2bm_def, *dram_def;
+    uint16_t *omr_def; /* per entry and PE: the defined flag bits */
+    uint8_t *sdef[3][NCYC][4], *sdefbuf[3][NCYC][4], *one_row;
     const VStep *cur;
     char *err;
     size_t errlen;
@@ -131,6 +138,7 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) e->res[x].w[c][w] = zalloc(sizeof(uint32_t) * np);
             e->res[x].flag[c] = zalloc(np);
+            for (int w = 0; w < 4; w++) e->res[x].def[c][w] = zalloc(np);
         }
     for (int s = 0; s < 3; s++)
         for (int c = 0; c < NCYC; c++)
@@ -158,11 +166,21 @@ void emu_free(Emu *e) {
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) free(e->res[x].w[c][w]);
             free(e->res[x].flag[c]);
+            for (int w = 0; w < 4; w++) free(e->res[x].def[c][w]);
         }
     for (int s = 0; s < 3; s++)
         for (int c = 0; c < NCYC; c++)
             for (int w = 0; w < 4; w++) free(e->srcbuf[s][c][w]);
     free(e->zero_row);
+    if (e->strict) {
+        for (int i = 0; i < 2; i++) free(e->lm_def[i]), free(e->grf_def[i]), free(e->mx_def[i]);
+        for (int i = 0; i < FW_COUNT; i++) free(e->fwd_def[i]);
+        free(e->t_def), free(e->omr_def), free(e->l1bm_def), free(e->l2bm_def), free(e->one_row);
+        for (int s2 = 0; s2 < 3; s2++)
+            for (int c = 0; c < NCYC; c++)
+                for (int w = 0; w < 4; w++) free(e->sdefbuf[s2][c][w]);
+        if (e->dram_def) munmap(e->dram_def, e->dram_map_bytes / 8);
+    }
     free(e->tmp);
     Lanes *L = &e->lanes;
     free(L->ia), free(L->ib), free(L->io), free(L->fa), free(L->fb), free(L->fc), free(L->fo), free(L->lf);
@@ -170,6 +188,33 @@ void emu_free(Emu *e) {
 }
 
 const EmuStats *emu_stats(const Emu *e) { return &e->st; }
+
+bool emu_set_strict(Emu *e) {
+    if (e->strict) return true;
+    size_t np = (size_t)e->npe;
+    for (int i = 0; i < 2; i++) {
+        e->lm_def[i] = zalloc(e->lmw[i] * np);
+        e->grf_def[i] = zalloc(e->grfw[i] * np);
+        e->mx_def[i] = zalloc(64 * (size_t)e->nmab);
+    }
+    for (int i = 0; i < FW_COUNT; i++) e->fwd_def[i] = zalloc(16 * np);
+    e->t_def = zalloc(16 * np);
+    e->omr_def = zalloc(sizeof(uint16_t) * 32 * np);
+    e->l1bm_def = zalloc((size_t)e->m.l1bm_lw * (size_t)e->nl1b);
+    e->l2bm_def = zalloc((size_t)e->m.l2bm_lw * (size_t)e->nl2b);
+    e->dram_def = mmap(NULL, e->dram_map_bytes / 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (e->dram_def == MAP_FAILED) {
+        e->dram_def = NULL;
+        return false;
+    }
+    e->one_row = xmalloc(np);
+    memset(e->one_row, 1, np);
+    for (int s = 0; s < 3; s++)
+        for (int c = 0; c < NCYC; c++)
+            for (int w = 0; w < 4; w++) e->sdefbuf[s][c][w] = e->sdef[s][c][w] = zalloc(np);
+    e->strict = true;
+    return true;
+}
 
 /* ---- PE ids ---- */
 static inline int pe_sub(const Emu *e, int pe) { (void)e; return pe & 3; }
@@ -260,28 +305,56 @@ static int lane_bits_of(int prec) { return prec & (P_D | P_L) ? 64 : prec & (P_F
 
 /* Point rows[c][0..3] at operand o's data for all 4 cycles: straight at the memory
  * rows where the address is the same on every PE, else at scratch rows (buf). */
-static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCYC][4], uint32_t *buf[NCYC][4]) {
+static uint8_t *mem_def(Emu *e, int kind) {
+    switch (kind) {
+    case K_LM0: return e->lm_def[0];
+    case K_LM1: return e->lm_def[1];
+    case K_GRF0: return e->grf_def[0];
+    case K_GRF1: return e->grf_def[1];
+    default: return NULL;
+    }
+}
+
+static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCYC][4], uint32_t *buf[NCYC][4], uint8_t *defs[NCYC][4],
+                              uint8_t *defbuf[NCYC][4]) {
     size_t np = (size_t)e->npe, rb = np * 4;
     for (int c = 0; c < NCYC; c++) {
         if (!check_read(e, o, c)) return false;
         for (int w = 0; w < 4; w++) rows[c][w] = e->zero_row;
+        if (e->strict)
+            for (int w = 0; w < 4; w++) defs[c][w] = e->one_row;
         uint32_t words;
         uint32_t *mem = pe_mem(e, o->kind, &words);
         if (mem && o->amode == A_TIND) {
             for (int w = 0; w < o->width; w++) rows[c][w] = buf[c][w];
+            if (e->strict)
+                for (int w = 0; w < o->width; w++) defs[c][w] = defbuf[c][w];
+            uint8_t *md = mem_def(e, o->kind);
             for (size_t p = 0; p < np; p++) {
+                if (e->strict && !e->t_def[(size_t)(c * 4 + 1) * np + p])
+                    return efail(e, "strict: a T-indirect address in cycle %d of PE %zu is undefined", c, p);
                 uint32_t base = o->addr + (uint32_t)(c * o->stride) + e->t[(size_t)(c * 4 + 1) * np + p];
                 base &= ~(uint32_t)(o->width - 1); /* unaligned run-time addresses truncate */
-                for (int w = 0; w < o->width; w++) rows[c][w][p] = mem[(size_t)((base + (uint32_t)w) % words) * np + p];
+                for (int w = 0; w < o->width; w++) {
+                    size_t at = (size_t)((base + (uint32_t)w) % words) * np + p;
+                    rows[c][w][p] = mem[at];
+                    if (e->strict) defs[c][w][p] = md[at];
+                }
             }
         } else if (mem) {
             uint32_t a = op_addr(o, c);
             for (int w = 0; w < o->width; w++) rows[c][w] = mem + (size_t)((a + (uint32_t)w) % words) * np;
+            if (e->strict)
+                for (int w = 0; w < o->width; w++) defs[c][w] = mem_def(e, o->kind) + (size_t)((a + (uint32_t)w) % words) * np;
         } else if (o->kind == K_T) {
             for (int w = 0; w < 4; w++) rows[c][w] = e->t + (size_t)(c * 4 + w) * np;
+            if (e->strict)
+                for (int w = 0; w < 4; w++) defs[c][w] = e->t_def + (size_t)(c * 4 + w) * np;
         } else if (o->kind == K_ALUF || o->kind == K_MAUF || o->kind == K_LBF || o->kind == K_MREADF) {
             int f = o->kind == K_ALUF ? FW_ALU : o->kind == K_MAUF ? FW_MAU : o->kind == K_LBF ? FW_LB : FW_MREAD;
             for (int w = 0; w < 4; w++) rows[c][w] = e->fwd[f] + (size_t)(c * 4 + w) * np;
+            if (e->strict)
+                for (int w = 0; w < 4; w++) defs[c][w] = e->fwd_def[f] + (size_t)(c * 4 + w) * np;
         } else if (o->kind >= K_PEID && o->kind <= K_MSB1) {
             int lb = lane_bits_of(prec == P_NONE ? P_L : prec);
             for (int w = 0; w < 4; w++) rows[c][w] = buf[c][w];
@@ -299,7 +372,36 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
 }
 
 /* source slot i of the current expression */
-static bool read_src(Emu *e, const VOperand *o, int prec, int i) { return read_operand_into(e, o, prec, e->src[i], e->srcbuf[i]); }
+static bool read_src(Emu *e, const VOperand *o, int prec, int i) { return read_operand_into(e, o, prec, e->src[i], e->srcbuf[i], e->sdef[i], e->sdefbuf[i]); }
+
+/* --strict: result definedness of an elementwise instruction: a lane is defined when
+ * that lane of every source is. lane_bits 0: every result word depends on every
+ * source word of the cycle (precision-changing MAU forms). */
+static void def_lanes(Emu *e, int nsrc, int lane_bits, Result *r) {
+    size_t np = (size_t)e->npe;
+    for (int c = 0; c < NCYC; c++)
+        for (int w = 0; w < 4; w++) {
+            uint8_t *d = r->def[c][w];
+            memset(d, 1, np);
+            for (int s = 0; s < nsrc; s++) {
+                if (lane_bits == 0) {
+                    for (int k = 0; k < 4; k++)
+                        for (size_t p = 0; p < np; p++) d[p] &= e->sdef[s][c][k][p];
+                } else if (lane_bits == 64) {
+                    const uint8_t *a = e->sdef[s][c][w & ~1], *b = e->sdef[s][c][w | 1];
+                    for (size_t p = 0; p < np; p++) d[p] &= a[p] & b[p];
+                } else {
+                    const uint8_t *a = e->sdef[s][c][w];
+                    for (size_t p = 0; p < np; p++) d[p] &= a[p];
+                }
+            }
+        }
+}
+
+static void def_all(Emu *e, Result *r, uint8_t v) {
+    for (int c = 0; c < NCYC; c++)
+        for (int w = 0; w < 4; w++) memset(r->def[c][w], v, (size_t)e->npe);
+}
 
 /* ---- lanes ---- */
 
@@ -503,7 +605,7 @@ static bool alu_float_lane(Emu *e, int insn, Lanes *L, size_t np) {
 #define HOT_LOOPS
 #endif
 
-HOT_LOOPS static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
+HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     int prec = x->prec, bits = lane_bits_of(prec == P_NONE ? P_L : prec), nl = 128 / bits;
     bool fl = prec & P_FLT, uns = x->uns;
@@ -633,7 +735,7 @@ HOT_LOOPS static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
 
 /* ---- the MAU: vector ops ---- */
 
-HOT_LOOPS static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
+HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     int prec = x->prec;
     r->has_flags = true;
@@ -724,6 +826,38 @@ HOT_LOOPS static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
     return true;
 }
 
+static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
+    if (!alu_compute(e, x, r)) return false;
+    if (!e->strict) return true;
+    size_t np = (size_t)e->npe;
+    int bits = lane_bits_of(x->prec == P_NONE ? P_L : x->prec);
+    if (x->insn == VI_zero || x->insn == VI_imm) def_all(e, r, 1);
+    else if (x->insn == VI_msl || x->insn == VI_msr) {
+        for (int c = 0; c < NCYC; c++)
+            for (int w = 0; w < 4; w++)
+                for (size_t p = 0; p < np; p++) {
+                    size_t q = x->insn == VI_msl ? (p & ~(size_t)3) | ((p + 3) & 3) : (p & ~(size_t)3) | ((p + 1) & 3);
+                    r->def[c][w][p] = e->sdef[0][c][w][q];
+                }
+    } else {
+        def_lanes(e, x->nsrc, bits, r);
+        if (x->insn == VI_bfn) /* a block depends on all 4 PEs of the MAB */
+            for (int c = 0; c < NCYC; c++)
+                for (int w = 0; w < 4; w++)
+                    for (size_t p0 = 0; p0 < np; p0 += 4) {
+                        uint8_t d = r->def[c][w][p0] & r->def[c][w][p0 + 1] & r->def[c][w][p0 + 2] & r->def[c][w][p0 + 3];
+                        memset(r->def[c][w] + p0, d, 4);
+                    }
+    }
+    return true;
+}
+
+static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
+    if (!mau_vec_compute(e, x, r)) return false;
+    if (e->strict) def_lanes(e, x->nsrc, x->prec == P_H || x->reduce ? 0 : lane_bits_of(x->prec), r);
+    return true;
+}
+
 /* ---- the MAU: matrix registers ---- */
 
 static bool exec_mwrite(Emu *e, const VExpr *x) {
@@ -736,13 +870,16 @@ static bool exec_mwrite(Emu *e, const VExpr *x) {
         for (size_t p = 0; p < np; p++) {
             double *m = M + 64 * (p / 4);
             int j = (int)(p & 3), row = (int)d->addr + c;
+            uint8_t *md = e->strict ? e->mx_def[d->kind == K_MY] + 64 * (p / 4) : NULL;
             if (x->prec == P_D) {
                 if (row >= 4) return efail(e, "a double matrix has rows 0..3");
                 m[row * 8 + j] = lane_f(e->src[0][c], P_D, 0, p);
+                if (md) md[row * 8 + j] = e->sdef[0][c][0][p] & e->sdef[0][c][1][p];
             } else {
                 if (row >= 8) return efail(e, "a float matrix has rows 0..7");
                 m[row * 8 + 2 * j] = lane_f(e->src[0][c], P_F, 0, p);
                 m[row * 8 + 2 * j + 1] = lane_f(e->src[0][c], P_F, 1, p);
+                if (md) md[row * 8 + 2 * j] = e->sdef[0][c][0][p], md[row * 8 + 2 * j + 1] = e->sdef[0][c][1][p];
             }
         }
     return true;
@@ -791,6 +928,18 @@ static bool exec_matvec(Emu *e, const VExpr *x, Result *r) {
         }
         e->st.pe_element_ops += (int64_t)np * (x->prec == P_D ? 4 : 16);
     }
+    if (e->strict) /* each output depends on the MAB's matrix and all 4 PEs' inputs */
+        for (int c = 0; c < NCYC; c++)
+            for (size_t p0 = 0; p0 < np; p0 += 4) {
+                const uint8_t *md = e->mx_def[mo->kind == K_MY] + 64 * (p0 / 4);
+                uint8_t d = 1;
+                for (int k = 0; k < 64; k++) d &= x->prec == P_D && ((k & 7) >= 4 || k >= 32) ? 1 : md[k];
+                for (int s2 = 1; s2 < x->nsrc; s2++)
+                    for (int k = 0; k < 4; k++)
+                        for (int w = 0; w < 4; w++) d &= e->sdef[s2][c][w][p0 + (size_t)k];
+                for (int k = 0; k < 4; k++)
+                    for (int w = 0; w < 4; w++) r->def[c][w][p0 + (size_t)k] = d;
+            }
     return true;
 }
 
@@ -814,6 +963,11 @@ static bool exec_mread(Emu *e, const VExpr *x, Result *r) {
                 if (col >= 8) return efail(e, "a float matrix has columns 0..7");
                 put_f(R, P_F, 0, p, m[(2 * j) * 8 + col], false);
                 put_f(R, P_F, 1, p, m[(2 * j + 1) * 8 + col], false);
+            }
+            if (e->strict) {
+                const uint8_t *md = e->mx_def[mo->kind == K_MY] + 64 * (p / 4);
+                uint8_t d = x->prec == P_D ? md[j * 8 + c] : md[(2 * j) * 8 + (int)mo->addr + c] & md[(2 * j + 1) * 8 + (int)mo->addr + c];
+                for (int w = 0; w < 4; w++) r->def[c][w][p] = d;
             }
         }
     }
@@ -850,13 +1004,25 @@ static inline unsigned write_bits(const Emu *e, const VOperand *o, int c, size_t
     return (m >> (4 * (3 - c))) & 0xf;
 }
 
+/* --strict: a mask entry used while any of its bits came from undefined data. */
+static bool check_mask_defined(Emu *e, uint8_t mkind, uint8_t mval, int kind) {
+    if (!e->strict) return true;
+    int entry = mkind == M_ENTRY ? mval : mkind == M_DEFAULT && e->mask_entry && (e->mask_targets & target_bit(kind)) ? e->mask_entry : 0;
+    if (entry < 1 || entry > 15) return true;
+    const uint16_t *d = e->omr_def + (size_t)entry * (size_t)e->npe;
+    for (size_t p = 0; p < (size_t)e->npe; p++)
+        if (d[p] != 0xffff) return efail(e, "strict: mask entry %d of PE %zu was computed from undefined data", entry, p);
+    return true;
+}
+
 static inline uint32_t bits_to_wordmask(unsigned b, int w) {
     unsigned hi = w & 1 ? (b >> 1 & 1) : (b >> 3 & 1), lo = w & 1 ? (b & 1) : (b >> 2 & 1);
     return (hi ? 0xffff0000u : 0) | (lo ? 0xffffu : 0);
 }
 
-static void apply_zero_flush(Emu *e, const VExpr *x, Result *r) {
-    if (!x->zkind) return;
+static bool apply_zero_flush(Emu *e, const VExpr *x, Result *r) {
+    if (!x->zkind) return true;
+    if (!check_mask_defined(e, x->zkind, x->zval, K_NONE)) return false;
     VOperand z = {0};
     z.mkind = x->zkind;
     z.mval = x->zval;
@@ -864,23 +1030,34 @@ static void apply_zero_flush(Emu *e, const VExpr *x, Result *r) {
     for (int c = 0; c < NCYC; c++)
         for (size_t p = 0; p < np; p++) {
             unsigned b = write_bits(e, &z, c, p);
-            for (int w = 0; w < 4; w++) r->w[c][w][p] &= bits_to_wordmask(b, w);
+            for (int w = 0; w < 4; w++) {
+                uint32_t m = bits_to_wordmask(b, w);
+                r->w[c][w][p] &= m;
+                if (e->strict && !m) r->def[c][w][p] = 1; /* flushed to a defined zero */
+            }
         }
+    return true;
 }
 
 static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *o) {
     size_t np = (size_t)e->npe;
     if (o->kind == K_NOWRITE) return true;
+    if (!check_mask_defined(e, o->mkind, o->mval, o->kind)) return false;
     if (o->kind == K_OMR) {
-        uint16_t *dst = e->omr + (size_t)o->addr * np;
+        uint16_t *dst = e->omr + (size_t)o->addr * np, *dd = e->strict ? e->omr_def + (size_t)o->addr * np : NULL;
         for (size_t p = 0; p < np; p++) {
-            uint16_t v = dst[p];
+            uint16_t v = dst[p], dv = dd ? dd[p] : 0;
             for (int c = 0; c < NCYC; c++) {
                 unsigned en = write_bits(e, o, c, p), f = r->flag[c][p];
                 unsigned sh = 4 * (3 - (unsigned)c);
                 v = (uint16_t)((v & ~(en << sh)) | ((f & en) << sh));
+                if (dd) { /* flags are defined where the MSB long word of the result is */
+                    unsigned fd = r->def[c][0][p] && r->def[c][1][p] ? 0xf : 0;
+                    dv = (uint16_t)((dv & ~(en << sh)) | ((fd & en) << sh));
+                }
             }
             dst[p] = v;
+            if (dd) dd[p] = dv;
         }
         (void)x;
         return true;
@@ -889,9 +1066,11 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) {
                 uint32_t *dst = e->t + (size_t)(c * 4 + w) * np;
+                uint8_t *dd = e->strict ? e->t_def + (size_t)(c * 4 + w) * np : NULL;
                 for (size_t p = 0; p < np; p++) {
                     uint32_t m = bits_to_wordmask(write_bits(e, o, c, p), w);
                     dst[p] = (dst[p] & ~m) | (r->w[c][w][p] & m);
+                    if (dd && m) dd[p] = m == ~0u ? r->def[c][w][p] : dd[p] & r->def[c][w][p];
                 }
                 e->t_w[c * 4 + w] = e->step;
             }
@@ -921,6 +1100,20 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
                     uint32_t m = bits_to_wordmask(write_bits(e, o, c, p), w);
                     dst[p] = (dst[p] & ~m) | (src[p] & m);
                 }
+            if (e->strict) { /* a partly written word is defined only if both parts are */
+                uint8_t *dd = mem_def(e, o->kind) + (size_t)((a + (uint32_t)w) % words) * np;
+                const uint8_t *sd = r->def[c][w];
+                if (uniform) {
+                    uint32_t m = bits_to_wordmask(ub, w);
+                    if (m == ~0u) memcpy(dd, sd, np);
+                    else if (m)
+                        for (size_t p = 0; p < np; p++) dd[p] &= sd[p];
+                } else
+                    for (size_t p = 0; p < np; p++) {
+                        uint32_t m = bits_to_wordmask(write_bits(e, o, c, p), w);
+                        if (m) dd[p] = m == ~0u ? sd[p] : dd[p] & sd[p];
+                    }
+            }
             int64_t *slot = raw_slot(e, o->kind, a + (uint32_t)w);
             if (slot) *slot = e->step;
         }
@@ -933,6 +1126,9 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
 
 static uint64_t *l1bm_at(Emu *e, int l1b, uint32_t lw) { return &e->l1bm[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw]; }
 static uint64_t *l2bm_at(Emu *e, int l2b, uint32_t lw) { return &e->l2bm[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw]; }
+
+static uint8_t *l1bm_d(Emu *e, int l1b, uint32_t lw) { return &e->l1bm_def[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw]; }
+static uint8_t *l2bm_d(Emu *e, int l2b, uint32_t lw) { return &e->l2bm_def[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw]; }
 
 static bool check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const char *what) {
     int64_t *w = kind == K_L1BM ? e->l1bm_w : e->l2bm_w;
@@ -1019,12 +1215,16 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
         if (!check_upper_read(e, K_L1BM, a, span, vsm_insns[x->insn].name)) return false;
         r->fw = FW_LB;
         r->has_flags = false;
+        if (e->strict) def_all(e, r, 1);
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) memset(r->w[c][w], 0, np * 4);
             memset(r->flag[c], 0, np);
             for (size_t p = 0; p < np; p++) {
                 int l1 = pe_l1b(e, (int)p), m = pe_mab_in_l1b(e, (int)p), j = pe_sub(e, (int)p);
-                for (int k = 0; k < W; k++) put64(r->w[c], k, p, *l1bm_at(e, l1, a + OFF(c, k, m, j)));
+                for (int k = 0; k < W; k++) {
+                    put64(r->w[c], k, p, *l1bm_at(e, l1, a + OFF(c, k, m, j)));
+                    if (e->strict) r->def[c][2 * k][p] = r->def[c][2 * k + 1][p] = *l1bm_d(e, l1, a + OFF(c, k, m, j));
+                }
             }
         }
         return true;
@@ -1042,23 +1242,30 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
         for (int c = 0; c < NCYC; c++)
             for (int k = 0; k < W; k++)
                 for (int j = 0; j < 4; j++) {
+#define PDEF(p) (e->sdef[0][c][2 * k][p] & e->sdef[0][c][2 * k + 1][p])
                     if (x->insn == VI_l1bmr) {
                         uint64_t acc = 0;
+                        uint8_t d = 1;
                         for (int m = 0; m < nm; m++) {
                             size_t p = (size_t)(l1 * ppl + m * 4 + j);
                             uint64_t v = row_lw(e->src[0], c, k, p);
                             acc = m ? rrn(x->rrn, acc, v) : v;
+                            if (e->strict) d &= PDEF(p);
                         }
                         if (x->rrn == RRN_dfadd) acc = out_d(in_d(acc));
                         *l1bm_at(e, l1, a + OFF(c, k, 0, j)) = acc;
+                        if (e->strict) *l1bm_d(e, l1, a + OFF(c, k, 0, j)) = d;
                     } else if (x->insn == VI_l1bmm) {
                         size_t p = (size_t)(l1 * ppl + x->sel * 4 + j);
                         *l1bm_at(e, l1, a + OFF(c, k, 0, j)) = row_lw(e->src[0], c, k, p);
+                        if (e->strict) *l1bm_d(e, l1, a + OFF(c, k, 0, j)) = PDEF(p);
                     } else
                         for (int m = 0; m < nm; m++) {
                             size_t p = (size_t)(l1 * ppl + m * 4 + j);
                             *l1bm_at(e, l1, a + OFF(c, k, m, j)) = row_lw(e->src[0], c, k, p);
+                            if (e->strict) *l1bm_d(e, l1, a + OFF(c, k, m, j)) = PDEF(p);
                         }
+#undef PDEF
                 }
     }
 #undef OFF
@@ -1091,10 +1298,11 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
                 if (x->sel >= 0 && j != x->sel) continue;
                 if (x->insn == VI_l2bm && x->sel < 0) { ok = efail(e, "l2bm needs @<l1b>"); break; }
                 int l1 = l2 * nj + j;
-                if (x->insn == VI_l2bmd)
-                    for (uint32_t i = 0; i < D; i++) *l1bm_at(e, l1, lb + i) = *l2bm_at(e, l2, lc + D * (uint32_t)j + i);
-                else
-                    for (uint32_t i = 0; i < B; i++) *l1bm_at(e, l1, lb + i) = *l2bm_at(e, l2, lc + i);
+                uint32_t n = x->insn == VI_l2bmd ? D : B, off = x->insn == VI_l2bmd ? D * (uint32_t)j : 0;
+                for (uint32_t i = 0; i < n; i++) {
+                    *l1bm_at(e, l1, lb + i) = *l2bm_at(e, l2, lc + off + i);
+                    if (e->strict) *l1bm_d(e, l1, lb + i) = *l2bm_d(e, l2, lc + off + i);
+                }
             }
         if (ok) mark_upper_write(e, K_L1BM, lb, x->insn == VI_l2bmd ? D : B);
     } else {
@@ -1106,15 +1314,26 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
         for (int l2 = 0; ok && l2 < e->nl2b; l2++) {
             if (x->insn == VI_l2bmd)
                 for (int j = 0; j < nj; j++)
-                    for (uint32_t i = 0; i < D; i++) *l2bm_at(e, l2, lc + D * (uint32_t)j + i) = *l1bm_at(e, l2 * nj + j, lb + i);
+                    for (uint32_t i = 0; i < D; i++) {
+                        *l2bm_at(e, l2, lc + D * (uint32_t)j + i) = *l1bm_at(e, l2 * nj + j, lb + i);
+                        if (e->strict) *l2bm_d(e, l2, lc + D * (uint32_t)j + i) = *l1bm_d(e, l2 * nj + j, lb + i);
+                    }
             else if (x->insn == VI_l2bm)
-                for (uint32_t i = 0; i < B; i++) *l2bm_at(e, l2, lc + i) = *l1bm_at(e, l2 * nj + x->sel, lb + i);
+                for (uint32_t i = 0; i < B; i++) {
+                    *l2bm_at(e, l2, lc + i) = *l1bm_at(e, l2 * nj + x->sel, lb + i);
+                    if (e->strict) *l2bm_d(e, l2, lc + i) = *l1bm_d(e, l2 * nj + x->sel, lb + i);
+                }
             else
                 for (uint32_t i = 0; i < B; i++) {
                     uint64_t acc = *l1bm_at(e, l2 * nj, lb + i);
-                    for (int j = 1; j < nj; j++) acc = rrn(x->rrn, acc, *l1bm_at(e, l2 * nj + j, lb + i));
+                    uint8_t d = e->strict ? *l1bm_d(e, l2 * nj, lb + i) : 1;
+                    for (int j = 1; j < nj; j++) {
+                        acc = rrn(x->rrn, acc, *l1bm_at(e, l2 * nj + j, lb + i));
+                        if (e->strict) d &= *l1bm_d(e, l2 * nj + j, lb + i);
+                    }
                     if (x->rrn == RRN_dfadd) acc = out_d(in_d(acc));
                     *l2bm_at(e, l2, lc + i) = acc;
+                    if (e->strict) *l2bm_d(e, l2, lc + i) = d;
                 }
         }
         if (ok) mark_upper_write(e, K_L2BM, lc, x->insn == VI_l2bmd ? D * (uint32_t)nj : B);
@@ -1159,22 +1378,34 @@ static bool exec_mv(Emu *e, const VExpr *x) {
         if ((dr->group >= 0 && g != dr->group) || (lc->group >= 0 && g != lc->group)) continue;
         groups++;
         uint64_t *D = e->dram + (size_t)g * (size_t)e->m.dram_lw + dr->addr;
+        uint8_t *DD = e->strict ? e->dram_def + (size_t)g * (size_t)e->m.dram_lw + dr->addr : NULL;
         int l2_0 = g * e->m.l2b_per_group;
         if (to_dram) {
             if (x->insn == VI_mvr2)
                 for (uint64_t i = 0; i < n; i++) {
                     uint64_t acc = *l2bm_at(e, l2_0, lc->addr + (uint32_t)i);
-                    for (int k = 1; k < e->m.l2b_per_group; k++) acc = rrn(x->rrn, acc, *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i));
+                    uint8_t d = DD ? *l2bm_d(e, l2_0, lc->addr + (uint32_t)i) : 1;
+                    for (int k = 1; k < e->m.l2b_per_group; k++) {
+                        acc = rrn(x->rrn, acc, *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i));
+                        if (DD) d &= *l2bm_d(e, l2_0 + k, lc->addr + (uint32_t)i);
+                    }
                     D[i] = acc;
+                    if (DD) DD[i] = d;
                 }
             else {
                 int l2 = l2_0 + (lc->l2b >= 0 ? lc->l2b : 0);
-                for (uint64_t i = 0; i < n; i++) D[i] = *l2bm_at(e, l2, lc->addr + (uint32_t)i);
+                for (uint64_t i = 0; i < n; i++) {
+                    D[i] = *l2bm_at(e, l2, lc->addr + (uint32_t)i);
+                    if (DD) DD[i] = *l2bm_d(e, l2, lc->addr + (uint32_t)i);
+                }
             }
         } else
             for (int k = 0; k < e->m.l2b_per_group; k++) {
                 if (x->insn == VI_mvp && k != (lc->l2b >= 0 ? lc->l2b : 0)) continue;
-                for (uint64_t i = 0; i < n; i++) *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i) = D[i];
+                for (uint64_t i = 0; i < n; i++) {
+                    *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i) = D[i];
+                    if (DD) *l2bm_d(e, l2_0 + k, lc->addr + (uint32_t)i) = DD[i];
+                }
             }
     }
     int64_t dur = e->m.dram_latency_cycles + (int64_t)ceil((double)n / e->m.bw_dram_l2bm);
@@ -1286,7 +1517,7 @@ static bool run_step(Emu *e, const VStep *s) {
         }
         if (!ok) return false;
         if (r->writes_pe || r->fw >= 0) {
-            apply_zero_flush(e, x, r);
+            if (!apply_zero_flush(e, x, r)) return false;
             idx[nres++] = i;
         }
     }
@@ -1301,7 +1532,10 @@ static bool run_step(Emu *e, const VStep *s) {
         if (r->fw >= 0 && fwd_update) {
             size_t np = (size_t)e->npe;
             for (int c = 0; c < NCYC; c++)
-                for (int w = 0; w < 4; w++) memcpy(e->fwd[r->fw] + (size_t)(c * 4 + w) * np, r->w[c][w], np * 4);
+                for (int w = 0; w < 4; w++) {
+                    memcpy(e->fwd[r->fw] + (size_t)(c * 4 + w) * np, r->w[c][w], np * 4);
+                    if (e->strict) memcpy(e->fwd_def[r->fw] + (size_t)(c * 4 + w) * np, r->def[c][w], np);
+                }
             fw_set[r->fw] = true;
         }
     }
@@ -1533,6 +1767,7 @@ static bool dbg_set_one(Emu *e, void *vctx, int place, const char *scope) {
     if (L->kind == K_OMR) {
         if (L->addr < 1 || L->addr > 15) return efail(e, "only mask entries 1..15 can be set");
         e->omr[(size_t)L->addr * np + (size_t)place] = (uint16_t)vals[0];
+        if (e->strict) e->omr_def[(size_t)L->addr * np + (size_t)place] = 0xffff;
         return true;
     }
     for (int i = 0; i < d->count; i++) {
@@ -1541,6 +1776,19 @@ static bool dbg_set_one(Emu *e, void *vctx, int place, const char *scope) {
         if (!dbg_lw(e, L, place, i, &u, &w, &shown)) return false;
         if (u) *u = vals[i];
         else w[0] = (uint32_t)(vals[i] >> 32), w[np] = (uint32_t)vals[i];
+        if (e->strict) {
+            if (u) {
+                uint8_t *db = L->kind == K_L1BM ? e->l1bm_def : L->kind == K_L2BM ? e->l2bm_def : e->dram_def;
+                const uint64_t *b = L->kind == K_L1BM ? e->l1bm : L->kind == K_L2BM ? e->l2bm : e->dram;
+                db[u - b] = 1;
+            }
+            else {
+                uint8_t *base = L->kind == K_T ? e->t_def : mem_def(e, L->kind);
+                uint32_t *dbase = L->kind == K_T ? e->t : pe_mem(e, L->kind, &(uint32_t){0});
+                size_t at = (size_t)(w - dbase);
+                base[at] = base[at + np] = 1;
+            }
+        }
     }
     return true;
 }
@@ -1596,7 +1844,16 @@ bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen) {
 bool emu_dram_write(Emu *e, int group, uint64_t a, const uint64_t *data, size_t n) {
     if (group < 0 || group >= e->ng || a + n > (uint64_t)e->m.dram_lw) return false;
     memcpy(e->dram + (size_t)group * (size_t)e->m.dram_lw + a, data, n * 8);
+    if (e->strict) memset(e->dram_def + (size_t)group * (size_t)e->m.dram_lw + a, 1, n);
     return true;
+}
+
+int64_t emu_dram_first_undefined(Emu *e, int group, uint64_t a, size_t n) {
+    if (!e->strict || group < 0 || group >= e->ng || a + n > (uint64_t)e->m.dram_lw) return -1;
+    const uint8_t *d = e->dram_def + (size_t)group * (size_t)e->m.dram_lw + a;
+    for (size_t i = 0; i < n; i++)
+        if (!d[i]) return (int64_t)i;
+    return -1;
 }
 
 bool emu_dram_read(Emu *e, int group, uint64_t a, uint64_t *data, size_t n) {

@@ -18,9 +18,14 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen);
 void emu_free(Emu *e);
 /* Run a program; debug output (d get) is appended to out. False on a run-time error,
  * with "line N: step S: message" in err. */
+/* --strict: memory starts undefined and definedness is tracked (docs/vsm.md); call
+ * before running. False when the shadow state cannot be allocated. */
+bool emu_set_strict(Emu *e);
 bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen);
 const EmuStats *emu_stats(const Emu *e);
 /* Host access to DRAM (long words of one group), for loading inputs and reading outputs. */
 bool emu_dram_write(Emu *e, int group, uint64_t lw_addr, const uint64_t *data, size_t n);
 bool emu_dram_read(Emu *e, int group, uint64_t lw_addr, uint64_t *data, size_t n);
+/* --strict: index of the first long word in [a, a+n) holding undefined data, or -1. */
+int64_t emu_dram_first_undefined(Emu *e, int group, uint64_t lw_addr, size_t n);
 #endif

@@ -31,7 +31,7 @@ static int64_t numel_of(const AppTensor *t) {
     return n;
 }
 
-bool emu_run_app(const uint8_t *buf, size_t len, const char *machine_override, const char *in_dir, const char *out_dir, MNBuf *debug_out,
+bool emu_run_app(const uint8_t *buf, size_t len, bool strict, const char *machine_override, const char *in_dir, const char *out_dir, MNBuf *debug_out,
                  EmuStats *stats, char *err, size_t errlen) {
     Arena *a = arena_new(0);
     MNApp app;
@@ -48,6 +48,10 @@ bool emu_run_app(const uint8_t *buf, size_t len, const char *machine_override, c
     }
     if (!vsm_decode(app.code, app.code_len, &p, err, errlen)) goto done;
     if (!(e = emu_new(&m, err, errlen))) goto done;
+    if (strict && !emu_set_strict(e)) {
+        snprintf(err, errlen, "cannot allocate the --strict shadow memory");
+        goto done;
+    }
     for (int i = 0; i < app.nparams; i++) {
         const AppTensor *t = &app.params[i];
         if (t->num_lw > (1ull << 32)) {
@@ -95,6 +99,13 @@ bool emu_run_app(const uint8_t *buf, size_t len, const char *machine_override, c
         uint64_t *img = arena_alloc(a, t->num_lw * 8 + 8);
         if (!emu_dram_read(e, t->group < 0 ? 0 : t->group, t->address, img, t->num_lw)) {
             snprintf(err, errlen, "output %s: DRAM range outside the machine", t->name);
+            goto done;
+        }
+        int64_t bad = emu_dram_first_undefined(e, t->group < 0 ? 0 : t->group, t->address, t->num_lw);
+        if (bad >= 0) {
+            int per = 8 / app_dtype_bytes(t->mn_dtype);
+            snprintf(err, errlen, "strict: output %s: element %lld (DRAM long word %llu) was never written with defined data", t->name,
+                     (long long)bad * per, (unsigned long long)(t->address + (uint64_t)bad));
             goto done;
         }
         MNTensor *v = ir_tensor_new(a, t->onnx_dtype, t->rank, t->shape);

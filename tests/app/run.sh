@@ -55,6 +55,14 @@ PY
     else bad "flatc-$k" "flatc failed or disagrees with mndump --json: $(head -c 200 "$tmp/err")"; fi
 done
 
+# --strict: a clean kernel passes, one that leaves output undefined does not
+"$b/mnemu" --strict "$tmp/axwb.app" --inputs "$tmp/in" -o "$tmp/out_s" 2>"$tmp/err" && ok strict-clean || bad strict-clean "$(cat "$tmp/err")"
+cp "$here/half.vsm" "$tmp/" && "$b/mncc" asm "$tmp/half.vsm" --io "$tmp/axpb.io.json" --machine l1b -o "$tmp/half.app" &&
+    "$b/mnemu" "$tmp/half.app" --inputs "$tmp/in" -o "$tmp/out_h" 2>"$tmp/err" && ok lax-half || bad lax-half "$(cat "$tmp/err")"
+"$b/mnemu" --strict "$tmp/half.app" --inputs "$tmp/in" -o "$tmp/out_h2" 2>"$tmp/err"
+[ $? -eq 1 ] && grep -q "strict: output y: element 128 (DRAM long word 1088) was never written" "$tmp/err" && ok strict-undefined-output ||
+    bad strict-undefined-output "$(cat "$tmp/err")"
+
 # the same app on another machine through --machine
 "$b/mnemu" "$tmp/axpb.app" --inputs "$tmp/in" -o "$tmp/out_m" --machine mncore2 2>"$tmp/err" && ok machine-override || bad machine-override "$(cat "$tmp/err")"
 
