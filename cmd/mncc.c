@@ -22,6 +22,7 @@ static void usage(FILE *f) {
             "  --input-shape NAME=D,D    bind the shape of a graph input (repeatable)\n"
             "  --input-value NAME=F.pb   freeze a graph input to the tensor in F.pb (folds\n"
             "                            everything computable from it)\n"
+            "  --machine NAME|PATH       target machine (presets/machines/NAME.json; default mncore2)\n"
             "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
             "  --dump-after PASS[,PASS]  write layout.PASS.txt after the named passes\n"
             "  --dump-all                write layout.PASS.txt after every pass\n"
@@ -142,6 +143,8 @@ int main(int argc, char **argv) {
             }
         } else if (ARG("--dump-after")) {
             opt_add_dump_after(&opt, val);
+        } else if (ARG("--machine")) {
+            opt.machine = val;
         } else if (!strcmp(a, "--dump-all")) {
             opt.dump_all = true;
         } else if (!strcmp(a, "--summary")) {

@@ -3,6 +3,7 @@
 #define MN_COMPILE_H
 #include "buf.h"
 #include "ir.h"
+#include "machine.h"
 #include "options.h"
 
 typedef struct {
@@ -24,6 +25,7 @@ typedef struct MNCompile {
     const MNOptions *opt;
     Arena *arena;
     MNGraph *g;
+    MNMachine machine; /* the target the planners plan for */
     MNDiag diag;
     const char *cur_pass;
     MNPassRecord *passes;

@@ -240,7 +240,7 @@ uint16_t ir_float_to_mnhalf(float f) {
     uint16_t s = (uint16_t)((b >> 16) & 0x8000);
     if (isnan(f)) return (uint16_t)(s | 0x7e00 | 1);
     float a = fabsf(f);
-    if (a == 0) return 0;
+    if (a == 0) return s; /* signed zero */
     if (isinf(a)) return (uint16_t)(s | 0x7e00);
     int ex;
     float fr = frexpf(a, &ex); /* a = fr * 2^ex, fr in [0.5,1) */
@@ -248,7 +248,7 @@ uint16_t ir_float_to_mnhalf(float f) {
     float r = nearbyintf((fr * 2.0f - 1.0f) * 512.0f); /* round half to even */
     if (r >= 512.0f) r = 0, e++;
     if (e >= 63) return (uint16_t)(s | 0x7e00);
-    if (e <= 0) return 0; /* no subnormals: flush */
+    if (e <= 0) return s; /* no subnormals: flush to a signed zero */
     return (uint16_t)(s | (uint16_t)e << 9 | (uint16_t)r);
 }
 

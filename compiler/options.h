@@ -38,6 +38,7 @@ typedef struct MNOptions {
     char **dump_after; /* pass names */
     int ndump_after;
     bool dump_all;
+    const char *machine; /* --machine NAME|PATH; NULL: mncore2 */
 } MNOptions;
 
 typedef struct {

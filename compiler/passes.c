@@ -203,6 +203,13 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             return 1;
         }
     }
+    char merr[600];
+    if (!machine_load(opt->machine ? opt->machine : "mncore2", &c->machine, merr, sizeof merr)) {
+        diag_error(&c->diag, DIAG_INVALID, "%s", merr);
+        if (out_dir) mn_report_write(c);
+        return 1;
+    }
+    mn_log(c, 0, "machine %s: %d PEs, LM %lld long words", c->machine.name, c->machine.n_pe, (long long)c->machine.lm0_lw);
     bool ok = true;
     for (int i = 0; i < NPASSES && ok; i++) {
         c->cur_pass = pipeline[i].name;

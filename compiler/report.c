@@ -37,6 +37,12 @@ bool mn_report_write(MNCompile *c) {
         cJSON_AddStringToObject(e, "pass", c->cur_pass ? c->cur_pass : "");
         cJSON_AddStringToObject(e, "message", c->diag.msg);
     }
+    if (c->machine.name[0]) {
+        cJSON *m = cJSON_AddObjectToObject(r, "machine");
+        cJSON_AddStringToObject(m, "name", c->machine.name);
+        cJSON_AddNumberToObject(m, "pes", c->machine.n_pe);
+        cJSON_AddNumberToObject(m, "lm_lw", (double)c->machine.lm0_lw);
+    }
     cJSON *opts = cJSON_AddObjectToObject(r, "options");
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         cJSON *o = cJSON_AddObjectToObject(opts, mn_opt_info[i].name);

@@ -427,7 +427,10 @@ static double lane_f(uint32_t *const row[4], int prec, int lane, size_t p) {
 static void put_f(uint32_t *row[4], int prec, int lane, size_t p, double v, bool normalise) {
     if (prec == P_D) put64(row, lane, p, normalise ? out_d(v) : d_bits(v));
     else if (prec == P_F) row[lane][p] = normalise ? out_f((float)v) : f_bits((float)v);
-    else put16(row, lane, p, f_to_mnh((float)v));
+    else {
+        uint16_t h = f_to_mnh((float)v);
+        put16(row, lane, p, normalise && !(h & 0x7e00) ? 0 : h);
+    }
 }
 /* Flag bits for a cycle from per-lane flags of the long word on the MSB side. */
 static inline uint8_t flag_bits(int bits, const bool *lf) {
@@ -511,6 +514,7 @@ static void pack_f(uint32_t *row[4], int prec, int l, const double *v, size_t np
         uint32_t *w = row[l / 2];
         for (size_t p = 0; p < np; p++) {
             uint16_t h = f_to_mnh((float)v[p]);
+            if (norm && !(h & 0x7e00)) h = 0; /* normalised results: a zero is +0 */
             w[p] = l & 1 ? (w[p] & 0xffff0000u) | h : (w[p] & 0xffffu) | (uint32_t)h << 16;
         }
     }

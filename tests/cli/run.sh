@@ -93,6 +93,21 @@ expect memory-limit 1 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=2
 grep -q "memory limit" "$tmp/err" || bad memory-limit-text "$(cat "$tmp/err")"
 expect memory-limit-enough 0 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=64
 
+# machine descriptions: by name, by path, and clean errors for bad ones
+expect machine-tiny 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mt" --machine tiny
+grep -q '"name":[[:space:]]*"tiny"' "$tmp/mt/report.json" || bad machine-in-report "report.json does not name the machine"
+expect machine-unknown 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mu" --machine nosuchmachine
+grep -q "machine 'nosuchmachine': cannot read" "$tmp/err" || bad machine-unknown-text "$(cat "$tmp/err")"
+sed 's/"clock_mhz": 750/"clock_mhz": 750, "clock_ghz": 1/' "$root/presets/machines/tiny.json" > "$tmp/badkey.json"
+expect machine-bad-key 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mb" --machine "$tmp/badkey.json"
+grep -q "unknown key 'clock_ghz'" "$tmp/err" || bad machine-bad-key-text "$(cat "$tmp/err")"
+sed 's/"mab_per_l1b": 4/"mab_per_l1b": -4/' "$root/presets/machines/tiny.json" > "$tmp/badval.json"
+expect machine-bad-value 1 "$root/build/mnemu" --vsm /dev/null --machine "$tmp/badval.json"
+grep -q "hierarchy.mab_per_l1b' must be an integer in" "$tmp/err" || bad machine-bad-value-text "$(cat "$tmp/err")"
+sed 's/"lm0": 64,//' "$root/presets/machines/tiny.json" > "$tmp/missing.json"
+expect machine-missing-key 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mm" --machine "$tmp/missing.json"
+grep -q "missing key 'memory_lw.lm0'" "$tmp/err" || bad machine-missing-key-text "$(cat "$tmp/err")"
+
 # deps.sh: the path that prints the command, and the path that installs
 MNCC_NO_INSTALL=1 MNCC_EXTRA_PKGS=mncc-no-such-package expect deps-print 1 sh "$root/mk/deps.sh"
 grep -q 'apt-get install -y --no-install-recommends mncc-no-such-package' "$tmp/err" || bad deps-print-text "$(cat "$tmp/err")"
