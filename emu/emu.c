@@ -822,7 +822,7 @@ HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
                     if (!active) o[p] = fm ? nc * cc[p] : 0;
                 }
             pack_f(R, oprec, l, o, np, true);
-            for (size_t p = 0; p < np; p++) L->lf[p] = !signbit(o[p]);
+            for (size_t p = 0; p < np; p++) L->lf[p] = o[p] == 0 || !signbit(o[p]); /* zero results are +0 */
             add_flags(r->flag[c], L->lf, lane_bits_of(oprec), l, np);
         }
         e->st.pe_element_ops += (int64_t)np * nl;
@@ -870,17 +870,17 @@ static bool exec_mwrite(Emu *e, const VExpr *x) {
     const VOperand *d = &x->dst[0];
     if (x->ndst != 1 || (d->kind != K_MX && d->kind != K_MY)) return efail(e, "mwrite writes one matrix register ($lx or $ly)");
     double *M = e->mx[d->kind == K_MY];
+    if (d->addr >= (x->prec == P_D ? 4u : 8u)) return efail(e, "a %s matrix has rows 0..%d", x->prec == P_D ? "double" : "float", x->prec == P_D ? 3 : 7);
     for (int c = 0; c < NCYC; c++)
         for (size_t p = 0; p < np; p++) {
             double *m = M + 64 * (p / 4);
             int j = (int)(p & 3), row = (int)d->addr + c;
             uint8_t *md = e->strict ? e->mx_def[d->kind == K_MY] + 64 * (p / 4) : NULL;
+            if (row >= (x->prec == P_D ? 4 : 8)) continue; /* past the last row: not stored */
             if (x->prec == P_D) {
-                if (row >= 4) return efail(e, "a double matrix has rows 0..3");
                 m[row * 8 + j] = lane_f(e->src[0][c], P_D, 0, p);
                 if (md) md[row * 8 + j] = e->sdef[0][c][0][p] & e->sdef[0][c][1][p];
             } else {
-                if (row >= 8) return efail(e, "a float matrix has rows 0..7");
                 m[row * 8 + 2 * j] = lane_f(e->src[0][c], P_F, 0, p);
                 m[row * 8 + 2 * j + 1] = lane_f(e->src[0][c], P_F, 1, p);
                 if (md) md[row * 8 + 2 * j] = e->sdef[0][c][0][p], md[row * 8 + 2 * j + 1] = e->sdef[0][c][1][p];
@@ -1690,7 +1690,7 @@ static bool dbg_lw(Emu *e, const DbgLoc *L, int place, int i, uint64_t **hi_lo, 
     if (L->kind == K_T) {
         if (i >= 8) return efail(e, "T holds 8 long words");
         *w0 = e->t + (size_t)((i % 4) * 4 + 2 * (i / 4)) * np + (size_t)place;
-        *addr_shown = (uint32_t)(i % 4);
+        *addr_shown = (uint32_t)i;
         return true;
     }
     uint32_t words = 0;
@@ -1709,9 +1709,12 @@ static bool dbg_get_one(Emu *e, void *vctx, int place, const char *scope) {
     const DbgLoc *L = d->L;
     size_t np = (size_t)e->npe;
     if (L->kind == K_OMR) {
-        uint16_t v = L->addr == 0 || L->addr >= 16 ? vsm_mask_fixed((int)L->addr) : e->omr[(size_t)L->addr * np + (size_t)place];
-        for (int k = 0; k < d->count; k++)
-            for (int c = 0; c < 4; c++) buf_printf(d->out, "DEBUG-OMR(%s,%u):Mask{%d} #%s\n", scope, L->addr, (v >> (4 * (3 - c))) & 0xf, d->echo);
+        for (int k = 0; k < d->count; k++) {
+            uint32_t en = L->addr + (uint32_t)k;
+            if (en > 31) return efail(e, "mask entries are 0..31");
+            uint16_t v = en == 0 || en >= 16 ? vsm_mask_fixed((int)en) : e->omr[(size_t)en * np + (size_t)place];
+            for (int c = 0; c < 4; c++) buf_printf(d->out, "DEBUG-OMR(%s,%u):Mask{%d} #%s\n", scope, en, (v >> (4 * (3 - c))) & 0xf, d->echo);
+        }
         return true;
     }
     for (int i = 0; i < d->count; i++) {
