@@ -11,8 +11,9 @@
 #include <time.h>
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json]\n"
-               "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--strict] [--stats] [--json]\n"
+    fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
+               "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
+               "--trace writes a Chrome/Perfetto trace-event file: one event per executed line and MV transfer.\n"
                "--strict starts memory undefined and stops when undefined data reaches an output,\n"
                "an address or a mask (docs/vsm.md, section 10).\n"
                "       mnemu --version | --help\n"
@@ -40,8 +41,10 @@ static char *slurp(const char *path, size_t *len) {
 static void print_stats(const char *machine, double clock, const EmuStats *s, double secs, bool json) {
     static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
     if (json) {
-        printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, \"insns\": {",
-               machine, (long long)s->steps, (long long)s->cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops);
+        printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, "
+               "\"lm0_peak_lw\": %lld, \"lm1_peak_lw\": %lld, \"insns\": {",
+               machine, (long long)s->steps, (long long)s->cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops,
+               (long long)s->lm_peak_lw[0], (long long)s->lm_peak_lw[1]);
         for (int u = 0; u < U_UNIT_COUNT; u++) printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
         printf("}, \"wall_seconds\": %.6f}\n", secs);
         return;
@@ -50,10 +53,20 @@ static void print_stats(const char *machine, double clock, const EmuStats *s, do
             (long long)s->cycles, (long long)s->stall_cycles, clock > 0 ? (double)s->cycles / clock : 0, clock, (long long)s->dram_bytes);
     for (int u = 0; u < U_UNIT_COUNT; u++)
         if (s->insns[u]) fprintf(stderr, " %s %lld", units[u], (long long)s->insns[u]);
-    fprintf(stderr, "; %.3g PE-element ops/s\n", secs > 0 ? (double)s->pe_element_ops / secs : 0);
+    fprintf(stderr, "; peak LM0 %lld LW, LM1 %lld LW; %.3g PE-element ops/s\n", (long long)s->lm_peak_lw[0], (long long)s->lm_peak_lw[1],
+            secs > 0 ? (double)s->pe_element_ops / secs : 0);
 }
 
-static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json, bool strict) {
+static bool write_trace(const char *path, MNBuf *t) {
+    FILE *f = fopen(path, "w");
+    if (!f) return false;
+    bool ok = fputs("{\"traceEvents\":[\n", f) >= 0 && fwrite(t->data ? t->data + 1 : "", 1, t->len ? t->len - 1 : 0, f) == (t->len ? t->len - 1 : 0) &&
+              fputs("\n],\"displayTimeUnit\":\"ns\"}\n", f) >= 0;
+    return fclose(f) == 0 && ok;
+}
+
+static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json, bool strict,
+                   const char *trace_path) {
     size_t len;
     char *buf = slurp(path, &len);
     if (!buf) {
@@ -65,11 +78,19 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     EmuStats st = {0};
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    bool ok = emu_run_app((const uint8_t *)buf, len, strict, machine, inputs, outdir, &out, &st, err, sizeof err);
+    MNBuf trace = {0};
+    if (trace_path) buf_append(&trace, " ", 1); /* events are appended after a placeholder */
+    bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, inputs, outdir, &out, &st, err, sizeof err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (out.len) fwrite(out.data, 1, out.len, stdout);
     buf_free(&out);
     free(buf);
+    if (ok && trace_path && !write_trace(trace_path, &trace)) {
+        fprintf(stderr, "mnemu: error: %s: cannot write the trace\n", trace_path);
+        ok = false;
+        snprintf(err, sizeof err, "trace not written");
+    }
+    buf_free(&trace);
     if (!ok) {
         fprintf(stderr, "mnemu: error: %s: %s\n", path, err);
         return 1;
@@ -78,8 +99,10 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     return 0;
 }
 
+static int rc_trace_fail;
+
 int main(int argc, char **argv) {
-    const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL;
+    const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL, *trace_path = NULL;
     bool stats = false, json = false, strict = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) return usage(stdout), 0;
@@ -88,6 +111,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--machine") && i + 1 < argc) machine = argv[++i];
         else if (!strcmp(argv[i], "--stats")) stats = true;
         else if (!strcmp(argv[i], "--strict")) strict = true;
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
         else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) inputs = argv[++i];
         else if (!strcmp(argv[i], "-o") && i + 1 < argc) outdir = argv[++i];
         else if (argv[i][0] != '-' && !app) app = argv[i];
@@ -103,7 +127,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[1024];
-    if (app) return run_app(app, machine, inputs, outdir, stats, json, strict);
+    if (app) return run_app(app, machine, inputs, outdir, stats, json, strict, trace_path);
     MNMachine m;
     if (!machine) machine = "mncore2";
     if (!machine_load(machine, &m, err, sizeof err)) {
@@ -145,10 +169,19 @@ int main(int argc, char **argv) {
         vsm_program_free(&p);
         return 1;
     }
-    MNBuf out = {0};
+    MNBuf out = {0}, trace = {0};
+    if (trace_path) {
+        buf_append(&trace, " ", 1);
+        emu_set_trace(e, &trace);
+    }
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bool ok = emu_run(e, &p, &out, err, sizeof err);
+    if (ok && trace_path && !write_trace(trace_path, &trace)) {
+        fprintf(stderr, "mnemu: error: %s: cannot write the trace\n", trace_path);
+        rc_trace_fail = 1;
+    }
+    buf_free(&trace);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (out.len) fwrite(out.data, 1, out.len, stdout);
     int rc = 0;
@@ -160,5 +193,5 @@ int main(int argc, char **argv) {
     buf_free(&out);
     emu_free(e);
     vsm_program_free(&p);
-    return rc;
+    return rc ? rc : rc_trace_fail;
 }

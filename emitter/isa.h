@@ -71,14 +71,14 @@ typedef enum { U_NOP, U_WAIT, U_NOFWD, U_ALU, U_MAU, U_MWRITE, U_MREAD, U_L1BM, 
     INSN(vfmau, U_MAU, 3, P_D, F_RED, 1)                                                  \
     INSN(vfmad, U_MAU, 3, P_D, F_RED, 1)                                                  \
     /* MAU: matrix register */                                                            \
-    INSN(mwrite, U_MWRITE, 1, P_D | P_F, 0, 1)                                            \
-    INSN(mread, U_MREAD, 1, P_D | P_F, 0, 1)                                              \
+    INSN(mwrite, U_MWRITE, 1, P_D | P_F | P_H, 0, 1)                                            \
+    INSN(mread, U_MREAD, 1, P_D | P_F | P_H, 0, 1)                                              \
     INSN(mmulu, U_MAU, 2, P_D, F_RED, 1)                                                  \
     INSN(mmuld, U_MAU, 2, P_D, F_RED, 1)                                                  \
     INSN(mfmau, U_MAU, 3, P_D, F_RED, 1)                                                  \
     INSN(mfmad, U_MAU, 3, P_D, F_RED, 1)                                                  \
-    INSN(mmul, U_MAU, 2, P_F, F_EXT, 2)                                           \
-    INSN(mfma, U_MAU, 3, P_F, F_EXT, 2)                                           \
+    INSN(mmul, U_MAU, 2, P_F | P_H, F_RED, 1)                                           \
+    INSN(mfma, U_MAU, 3, P_F | P_H, F_RED, 1)                                           \
     /* L1BM <-> PE tree transfers */                                                      \
     INSN(l1bmp, U_L1BM, 1, P_NONE, 0, 1)                                                  \
     INSN(l1bmm, U_L1BM, 1, P_NONE, F_SEL, 1)                                              \

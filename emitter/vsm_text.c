@@ -264,7 +264,6 @@ static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
         if (!(in->precs & prec)) return perr(c, "'%s' does not take precision '%s'", in->name, vsm_prec_letter(prec));
         if (u && !(in->flags & F_U)) return perr(c, "'%s' has no unsigned form", in->name);
         if (red && !(in->flags & F_RED)) return perr(c, "'%s' has no output-reducing form", in->name);
-        if (red && prec == P_H) return perr(c, "half results cannot be reduced further");
         e->insn = (uint16_t)i;
         e->prec = (uint8_t)prec;
         e->uns = u;

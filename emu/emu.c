@@ -49,7 +49,7 @@ struct Emu {
     uint16_t *omr; /* [32][npe] */
     uint32_t *fwd[FW_COUNT];
     bool fwd_valid[FW_COUNT];
-    double *mx[2]; /* [nmab][64]: 8x8 (double 4x4 uses the top-left) */
+    double *mx[2]; /* [nmab][16 x 16] */
     uint64_t *l1bm, *l2bm, *dram;
     size_t dram_map_bytes;
     /* timing and hazards */
@@ -69,6 +69,7 @@ struct Emu {
     uint32_t *tmp;
     uint64_t *lane64[3], *lane64o;
     Lanes lanes; /* per-lane scratch, one entry per PE */
+    MNBuf *trace;
     /* --strict: definedness, 1 byte per word (PE side) or long word (upper memories),
      * laid out like the data; 0 = never written (memory starts undefined) */
     bool strict;
@@ -111,7 +112,7 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
         e->grf[i] = zalloc(sizeof(uint32_t) * e->grfw[i] * np);
         e->grf_w[i] = zalloc(sizeof(int64_t) * e->grfw[i]);
         e->lm_w[i] = INT64_MIN / 2;
-        e->mx[i] = zalloc(sizeof(double) * 64 * (size_t)e->nmab);
+        e->mx[i] = zalloc(sizeof(double) * 256 * (size_t)e->nmab);
     }
     for (uint32_t i = 0; i < e->grfw[0]; i++) e->grf_w[0][i] = INT64_MIN / 2;
     for (uint32_t i = 0; i < e->grfw[1]; i++) e->grf_w[1][i] = INT64_MIN / 2;
@@ -189,13 +190,15 @@ void emu_free(Emu *e) {
 
 const EmuStats *emu_stats(const Emu *e) { return &e->st; }
 
+void emu_set_trace(Emu *e, MNBuf *t) { e->trace = t; }
+
 bool emu_set_strict(Emu *e) {
     if (e->strict) return true;
     size_t np = (size_t)e->npe;
     for (int i = 0; i < 2; i++) {
         e->lm_def[i] = zalloc(e->lmw[i] * np);
         e->grf_def[i] = zalloc(e->grfw[i] * np);
-        e->mx_def[i] = zalloc(64 * (size_t)e->nmab);
+        e->mx_def[i] = zalloc(256 * (size_t)e->nmab);
     }
     for (int i = 0; i < FW_COUNT; i++) e->fwd_def[i] = zalloc(16 * np);
     e->t_def = zalloc(16 * np);
@@ -864,26 +867,46 @@ static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
 
 /* ---- the MAU: matrix registers ---- */
 
+/* The matrix registers are 16 x 16 values per MAB (MX_N columns); double uses the
+ * top-left 4 x 4, float 8 x 8, half all of it. */
+#define MX_N 16
+static int mx_rows(int prec) { return prec == P_D ? 4 : prec == P_F ? 8 : 16; }
+
 static bool exec_mwrite(Emu *e, const VExpr *x) {
     size_t np = (size_t)e->npe;
     if (!read_src(e, &x->src[0], x->prec, 0)) return false;
     const VOperand *d = &x->dst[0];
     if (x->ndst != 1 || (d->kind != K_MX && d->kind != K_MY)) return efail(e, "mwrite writes one matrix register ($lx or $ly)");
+    int rows = mx_rows(x->prec);
+    if (d->addr >= (uint32_t)rows) return efail(e, "a %s matrix has rows 0..%d", x->prec == P_D ? "double" : x->prec == P_F ? "float" : "half", rows - 1);
     double *M = e->mx[d->kind == K_MY];
-    if (d->addr >= (x->prec == P_D ? 4u : 8u)) return efail(e, "a %s matrix has rows 0..%d", x->prec == P_D ? "double" : "float", x->prec == P_D ? 3 : 7);
     for (int c = 0; c < NCYC; c++)
         for (size_t p = 0; p < np; p++) {
-            double *m = M + 64 * (p / 4);
-            int j = (int)(p & 3), row = (int)d->addr + c;
-            uint8_t *md = e->strict ? e->mx_def[d->kind == K_MY] + 64 * (p / 4) : NULL;
-            if (row >= (x->prec == P_D ? 4 : 8)) continue; /* past the last row: not stored */
-            if (x->prec == P_D) {
-                m[row * 8 + j] = lane_f(e->src[0][c], P_D, 0, p);
-                if (md) md[row * 8 + j] = e->sdef[0][c][0][p] & e->sdef[0][c][1][p];
-            } else {
-                m[row * 8 + 2 * j] = lane_f(e->src[0][c], P_F, 0, p);
-                m[row * 8 + 2 * j + 1] = lane_f(e->src[0][c], P_F, 1, p);
-                if (md) md[row * 8 + 2 * j] = e->sdef[0][c][0][p], md[row * 8 + 2 * j + 1] = e->sdef[0][c][1][p];
+            double *m = M + MX_N * MX_N * (p / 4);
+            uint8_t *md = e->strict ? e->mx_def[d->kind == K_MY] + MX_N * MX_N * (p / 4) : NULL;
+            int j = (int)(p & 3);
+            if (x->prec == P_D) { /* one double per PE and cycle: row R + c, column p */
+                int row = (int)d->addr + c;
+                if (row >= rows) continue;
+                m[row * MX_N + j] = lane_f(e->src[0][c], P_D, 0, p);
+                if (md) md[row * MX_N + j] = e->sdef[0][c][0][p] & e->sdef[0][c][1][p];
+            } else if (x->prec == P_F) { /* two floats: row R + c, columns 2p, 2p + 1 */
+                int row = (int)d->addr + c;
+                if (row >= rows) continue;
+                for (int h = 0; h < 2; h++) {
+                    m[row * MX_N + 2 * j + h] = lane_f(e->src[0][c], P_F, h, p);
+                    if (md) md[row * MX_N + 2 * j + h] = e->sdef[0][c][h][p];
+                }
+            } else { /* halves: long word k of the access is row R + 2c + k, columns 4p..4p+3 */
+                int nk = x->src[0].width == 4 ? 2 : 1;
+                for (int k = 0; k < nk; k++) {
+                    int row = (int)d->addr + nk * c + k;
+                    if (row >= rows) continue;
+                    for (int h = 0; h < 4; h++) {
+                        m[row * MX_N + 4 * j + h] = lane_f(e->src[0][c], P_H, 4 * k + h, p);
+                        if (md) md[row * MX_N + 4 * j + h] = e->sdef[0][c][2 * k + h / 2][p];
+                    }
+                }
             }
         }
     return true;
@@ -895,49 +918,56 @@ static bool exec_matvec(Emu *e, const VExpr *x, Result *r) {
     if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "the first source of %s is $lx or $ly", vsm_insns[x->insn].name);
     double *M = e->mx[mo->kind == K_MY];
     for (int s = 1; s < x->nsrc; s++)
-        if (!read_src(e, &x->src[s], x->prec, s)) return false;
+        if (!read_src(e, &x->src[s], x->prec == P_H && s == 2 ? P_F : x->prec, s)) return false;
     r->fw = FW_MAU;
     r->has_flags = true;
     bool fma_ = x->insn == VI_mfmau || x->insn == VI_mfmad || x->insn == VI_mfma;
     bool up = x->insn == VI_mmulu || x->insn == VI_mfmau, down = x->insn == VI_mmuld || x->insn == VI_mfmad;
-    int oprec = x->prec == P_D && x->reduce ? P_F : x->prec;
+    int oprec = x->prec == P_D ? (x->reduce ? P_F : P_D) : x->prec == P_H ? (x->reduce ? P_H : P_F) : P_F;
+    double nb = x->src[1].neg ? -1 : 1, nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
     for (int c = 0; c < NCYC; c++) {
         uint32_t **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
         for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
         for (size_t p0 = 0; p0 < np; p0 += 4) {
-            const double *m = M + 64 * (p0 / 4);
+            const double *m = M + MX_N * MX_N * (p0 / 4);
             for (int j = 0; j < 4; j++) {
                 size_t p = p0 + (size_t)j;
                 bool lf[4] = {0};
-                if (x->prec == P_D) {
-                    double add = fma_ ? lane_f(C, P_D, 0, p) * (x->src[2].neg ? -1 : 1) : 0;
+                if (x->prec == P_D) { /* PE j gets row j of X times the PEs' doubles */
+                    double add = fma_ ? nc * lane_f(C, P_D, 0, p) : 0;
                     bool act = (up && j < 2) || (down && j >= 2);
                     long double s = add;
                     if (act)
-                        for (int k = 0; k < 4; k++) s += (long double)m[j * 8 + k] * (long double)(lane_f(B, P_D, 0, p0 + (size_t)k) * (x->src[1].neg ? -1 : 1));
+                        for (int k = 0; k < 4; k++) s += (long double)m[j * MX_N + k] * (long double)(nb * lane_f(B, P_D, 0, p0 + (size_t)k));
                     put_f(R, oprec, 0, p, (double)s, true);
-                    lf[0] = !signbit((double)s);
+                    lf[0] = s == 0 || !signbit((double)s);
                 } else {
-                    for (int h = 0; h < 2; h++) {
-                        int row = 2 * j + h;
-                        long double s = fma_ ? lane_f(C, P_F, h, p) * (x->src[2].neg ? -1 : 1) : 0;
-                        for (int k = 0; k < 8; k++)
-                            s += (long double)m[row * 8 + k] * (long double)(lane_f(B, P_F, k & 1, p0 + (size_t)(k / 2)) * (x->src[1].neg ? -1 : 1));
-                        put_f(R, P_F, h, p, (double)(float)s, true);
-                        lf[h] = !signbit((double)s);
+                    /* b: float 2 per PE (8), half 4 per PE from the first long word (16);
+                     * PE j gets outputs [n j, n j + n) */
+                    int n = x->prec == P_F ? 2 : 4, cols = 4 * n;
+                    for (int h = 0; h < n; h++) {
+                        int row = n * j + h;
+                        long double s = fma_ ? nc * lane_f(C, P_F, h, p) : 0;
+                        for (int k = 0; k < cols; k++)
+                            s += (long double)m[row * MX_N + k] * (long double)(nb * lane_f(B, x->prec, k % n, p0 + (size_t)(k / n)));
+                        double o = (double)(float)s;
+                        put_f(R, oprec, h, p, o, true);
+                        lf[h] = o == 0 || !signbit(o);
                     }
                 }
                 r->flag[c][p] = flag_bits(lane_bits_of(oprec), lf);
             }
         }
-        e->st.pe_element_ops += (int64_t)np * (x->prec == P_D ? 4 : 16);
+        e->st.pe_element_ops += (int64_t)np * (x->prec == P_D ? 4 : x->prec == P_F ? 16 : 64);
     }
     if (e->strict) /* each output depends on the MAB's matrix and all 4 PEs' inputs */
         for (int c = 0; c < NCYC; c++)
             for (size_t p0 = 0; p0 < np; p0 += 4) {
-                const uint8_t *md = e->mx_def[mo->kind == K_MY] + 64 * (p0 / 4);
+                const uint8_t *md = e->mx_def[mo->kind == K_MY] + MX_N * MX_N * (p0 / 4);
+                int rows = mx_rows(x->prec);
                 uint8_t d = 1;
-                for (int k = 0; k < 64; k++) d &= x->prec == P_D && ((k & 7) >= 4 || k >= 32) ? 1 : md[k];
+                for (int i = 0; i < rows; i++)
+                    for (int k = 0; k < rows; k++) d &= md[i * MX_N + k];
                 for (int s2 = 1; s2 < x->nsrc; s2++)
                     for (int k = 0; k < 4; k++)
                         for (int w = 0; w < 4; w++) d &= e->sdef[s2][c][w][p0 + (size_t)k];
@@ -952,6 +982,7 @@ static bool exec_mread(Emu *e, const VExpr *x, Result *r) {
     const VOperand *mo = &x->src[0];
     if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "mread reads $lx or $ly");
     double *M = e->mx[mo->kind == K_MY];
+    int rows = mx_rows(x->prec);
     r->fw = FW_MREAD;
     r->has_flags = false;
     for (int c = 0; c < NCYC; c++) {
@@ -959,20 +990,35 @@ static bool exec_mread(Emu *e, const VExpr *x, Result *r) {
         for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
         memset(r->flag[c], 0, np);
         for (size_t p = 0; p < np; p++) {
-            const double *m = M + 64 * (p / 4);
+            const double *m = M + MX_N * MX_N * (p / 4);
+            const uint8_t *md = e->strict ? e->mx_def[mo->kind == K_MY] + MX_N * MX_N * (p / 4) : NULL;
             int j = (int)(p & 3);
-            if (x->prec == P_D) put_f(R, P_D, 0, p, m[j * 8 + c], false);
-            else {
+            uint8_t d = 1;
+            /* transposed: the elements a write of the same form would have put in
+             * (row, column) come back from (column, row) */
+            if (x->prec == P_D) {
+                put_f(R, P_D, 0, p, m[j * MX_N + c], false);
+                if (md) d = md[j * MX_N + c];
+            } else if (x->prec == P_F) {
                 int col = (int)mo->addr + c;
-                if (col >= 8) return efail(e, "a float matrix has columns 0..7");
-                put_f(R, P_F, 0, p, m[(2 * j) * 8 + col], false);
-                put_f(R, P_F, 1, p, m[(2 * j + 1) * 8 + col], false);
+                if (col >= rows) continue;
+                for (int h = 0; h < 2; h++) {
+                    put_f(R, P_F, h, p, m[(2 * j + h) * MX_N + col], false);
+                    if (md) d &= md[(2 * j + h) * MX_N + col];
+                }
+            } else {
+                int nk = 2; /* hmread always reads two long words: columns R + 2c, R + 2c + 1 */
+                for (int k = 0; k < nk; k++) {
+                    int col = (int)mo->addr + nk * c + k;
+                    if (col >= rows) continue;
+                    for (int h = 0; h < 4; h++) {
+                        put_f(R, P_H, 4 * k + h, p, m[(4 * j + h) * MX_N + col], false);
+                        if (md) d &= md[(4 * j + h) * MX_N + col];
+                    }
+                }
             }
-            if (e->strict) {
-                const uint8_t *md = e->mx_def[mo->kind == K_MY] + 64 * (p / 4);
-                uint8_t d = x->prec == P_D ? md[j * 8 + c] : md[(2 * j) * 8 + (int)mo->addr + c] & md[(2 * j + 1) * 8 + (int)mo->addr + c];
+            if (e->strict)
                 for (int w = 0; w < 4; w++) r->def[c][w][p] = d;
-            }
         }
     }
     return true;
@@ -1122,7 +1168,13 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
             if (slot) *slot = e->step;
         }
     }
-    if (o->kind == K_LM0 || o->kind == K_LM1) e->lm_w[o->kind == K_LM1] = e->step;
+    if (o->kind == K_LM0 || o->kind == K_LM1) {
+        e->lm_w[o->kind == K_LM1] = e->step;
+        for (int c = 0; c < NCYC; c++) {
+            int64_t top = ((int64_t)(op_addr(o, c) % words) + o->width + 1) / 2;
+            if (top > e->st.lm_peak_lw[o->kind == K_LM1]) e->st.lm_peak_lw[o->kind == K_LM1] = top;
+        }
+    }
     return true;
 }
 
@@ -1497,6 +1549,8 @@ static bool run_step(Emu *e, const VStep *s) {
         const VExpr *x = &s->e[i];
         const VInsnInfo *in = &vsm_insns[x->insn];
         if (in->steps > steps) steps = in->steps;
+        /* the float matrix product is 8 x 8 but the MAU does 8 x 4 per cycle: two steps */
+        if ((x->insn == VI_mmul || x->insn == VI_mfma) && x->prec == P_F && steps < 2) steps = 2;
         e->st.insns[in->unit]++;
         Result *r = &e->res[nres];
         r->has_flags = false;
@@ -1545,6 +1599,19 @@ static bool run_step(Emu *e, const VStep *s) {
     }
     (void)fw_set;
     int64_t cyc = (int64_t)steps * e->m.cycles_per_step;
+    if (e->trace) {
+        static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
+        for (int i = 0; i < s->nexpr; i++) {
+            const VExpr *x = &s->e[i];
+            const VInsnInfo *in = &vsm_insns[x->insn];
+            buf_printf(e->trace, "%s{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%d,\"args\":{\"line\":%d,\"step\":%" PRId64 "}}",
+                       e->trace->len > 1 ? ",\n" : "", vsm_prec_letter(x->prec), in->name, vsm_rrn_names[x->rrn], units[in->unit],
+                       (double)e->cycle / e->m.clock_mhz, (double)cyc / e->m.clock_mhz, (int)in->unit, s->line, e->step);
+            if (in->unit == U_MV && e->ninflight)
+                buf_printf(e->trace, ",\n{\"name\":\"%s transfer\",\"cat\":\"dram\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%d}", in->name,
+                           (double)e->cycle / e->m.clock_mhz, (double)(e->inflight[e->ninflight - 1].done - e->cycle) / e->m.clock_mhz, U_UNIT_COUNT);
+        }
+    }
     e->cycle += cyc;
     if (wait_until > e->cycle) {
         e->st.stall_cycles += wait_until - e->cycle;

@@ -12,6 +12,7 @@ typedef struct {
     int64_t steps, cycles, stall_cycles;
     int64_t insns[U_UNIT_COUNT];
     int64_t dram_bytes, pe_element_ops;
+    int64_t lm_peak_lw[2]; /* highest long word written by the program in LM0 / LM1, plus one */
 } EmuStats;
 
 Emu *emu_new(const MNMachine *m, char *err, size_t errlen);
@@ -21,6 +22,8 @@ void emu_free(Emu *e);
 /* --strict: memory starts undefined and definedness is tracked (docs/vsm.md); call
  * before running. False when the shadow state cannot be allocated. */
 bool emu_set_strict(Emu *e);
+/* Append a Chrome/Perfetto trace event per executed line (and per MV transfer) to t. */
+void emu_set_trace(Emu *e, MNBuf *t);
 bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen);
 const EmuStats *emu_stats(const Emu *e);
 /* Host access to DRAM (long words of one group), for loading inputs and reading outputs. */

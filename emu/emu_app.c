@@ -31,7 +31,7 @@ static int64_t numel_of(const AppTensor *t) {
     return n;
 }
 
-bool emu_run_app(const uint8_t *buf, size_t len, bool strict, const char *machine_override, const char *in_dir, const char *out_dir, MNBuf *debug_out,
+bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, const char *machine_override, const char *in_dir, const char *out_dir, MNBuf *debug_out,
                  EmuStats *stats, char *err, size_t errlen) {
     Arena *a = arena_new(0);
     MNApp app;
@@ -48,6 +48,7 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, const char *machin
     }
     if (!vsm_decode(app.code, app.code_len, &p, err, errlen)) goto done;
     if (!(e = emu_new(&m, err, errlen))) goto done;
+    if (trace) emu_set_trace(e, trace);
     if (strict && !emu_set_strict(e)) {
         snprintf(err, errlen, "cannot allocate the --strict shadow memory");
         goto done;

@@ -63,6 +63,16 @@ cp "$here/half.vsm" "$tmp/" && "$b/mncc" asm "$tmp/half.vsm" --io "$tmp/axpb.io.
 [ $? -eq 1 ] && grep -q "strict: output y: element 128 (DRAM long word 1088) was never written" "$tmp/err" && ok strict-undefined-output ||
     bad strict-undefined-output "$(cat "$tmp/err")"
 
+# statistics and the trace-event file
+"$b/mnemu" "$tmp/axwb.app" --inputs "$tmp/in" -o "$tmp/out_t" --json --trace "$tmp/trace.json" > "$tmp/stats.json" 2>"$tmp/err" &&
+    $py -c '
+import json, sys
+s = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
+ev = t["traceEvents"]
+ok = s["dram_bytes"] == 3 * 256 * 8 and s["lm1_peak_lw"] == 8 and s["insns"]["mv"] == 3 and s["cycles"] >= 4 * s["steps"]
+ok = ok and any(e["name"] == "mvp transfer" for e in ev) and all(e["ph"] == "X" and e["dur"] > 0 for e in ev)
+sys.exit(0 if ok else 1)' "$tmp/stats.json" "$tmp/trace.json" && ok stats-trace || bad stats-trace "$(cat "$tmp/err" "$tmp/stats.json")"
+
 # the same app on another machine through --machine
 "$b/mnemu" "$tmp/axpb.app" --inputs "$tmp/in" -o "$tmp/out_m" --machine mncore2 2>"$tmp/err" && ok machine-override || bad machine-override "$(cat "$tmp/err")"
 

@@ -79,7 +79,7 @@ static void all_insns(MNBuf *b) {
             if (!(in->precs & pr)) continue;
             const char *pl = vsm_prec_letter(pr);
             for (int u = 0; u <= !!(in->flags & F_U); u++)
-                for (int red = 0; red <= (!!(in->flags & F_RED) && pr != P_H); red++) {
+                for (int red = 0; red <= !!(in->flags & F_RED); red++) {
                     char mn[32];
                     snprintf(mn, sizeof mn, "%s%s%s%s", u ? "u" : "", pl, in->name, red ? "r" : "");
                     if (i == VI_mwrite) buf_printf(b, "%s $lr0v $lx0\n", mn);
