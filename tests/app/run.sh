@@ -69,7 +69,7 @@ cp "$here/half.vsm" "$tmp/" && "$b/mncc" asm "$tmp/half.vsm" --io "$tmp/axpb.io.
 import json, sys
 s = json.load(open(sys.argv[1])); t = json.load(open(sys.argv[2]))
 ev = t["traceEvents"]
-ok = s["dram_bytes"] == 3 * 256 * 8 and s["lm1_peak_lw"] == 8 and s["insns"]["mv"] == 3 and s["cycles"] >= 4 * s["steps"]
+ok = s["dram_bytes"] == 3 * 256 * 8 and s["lm0_peak_lw"] == 4 and s["lm1_peak_lw"] == 4 and s["insns"]["mv"] == 3 and s["cycles"] >= 4 * s["steps"]
 ok = ok and any(e["name"] == "mvp transfer" for e in ev) and all(e["ph"] == "X" and e["dur"] > 0 for e in ev)
 sys.exit(0 if ok else 1)' "$tmp/stats.json" "$tmp/trace.json" && ok stats-trace || bad stats-trace "$(cat "$tmp/err" "$tmp/stats.json")"
 
