@@ -36,7 +36,7 @@ static const Field fields[] = {
     FD("bandwidth_lw_per_cycle", "l2bm_l1bm_broadcast", bw_l2bm_l1bm_broadcast, 0.01, 1e4),
     FD("bandwidth_lw_per_cycle", "l2bm_l1bm_distribute", bw_l2bm_l1bm_distribute, 0.01, 1e4),
     FD("bandwidth_lw_per_cycle", "dram_l2bm_per_group", bw_dram_l2bm, 0.01, 1e4),
-    FINT("latency_cycles", "dram", dram_latency_cycles, 0, 1 << 20), FINT("latency_cycles", "elementary_function_steps", elementary_steps, 1, 64),
+    FINT("latency_cycles", "dram", dram_latency_cycles, 0, 1 << 20),
     FINT(NULL, "address_alignment_lw", address_alignment_lw, 1, 64),
 };
 
@@ -66,6 +66,18 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
             if (!cJSON_IsObject(it)) ok = false, snprintf(err, errlen, "%s: '%s' must be an object", what, it->string);
             for (cJSON *k = it->child; ok && k; k = k->next)
                 if (!known(it->string, k->string)) ok = false, snprintf(err, errlen, "%s: unknown key '%s.%s'", what, it->string, k->string);
+        } else if (!strcmp(it->string, "instruction_steps")) {
+            if (!cJSON_IsObject(it)) ok = false, snprintf(err, errlen, "%s: 'instruction_steps' must be an object", what);
+            for (cJSON *k = it->child; ok && k; k = k->next) {
+                if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > 1000 || k->valuedouble != (int)k->valuedouble)
+                    ok = false, snprintf(err, errlen, "%s: 'instruction_steps.%s' must be an integer in [1, 1000]", what, k->string);
+                else if (strlen(k->string) >= sizeof m->steps_override[0].name || m->nsteps_override == 64)
+                    ok = false, snprintf(err, errlen, "%s: bad or too many instruction_steps entries", what);
+                else {
+                    snprintf(m->steps_override[m->nsteps_override].name, sizeof m->steps_override[0].name, "%s", k->string);
+                    m->steps_override[m->nsteps_override++].steps = (int)k->valuedouble;
+                }
+            }
         } else if (strcmp(it->string, "name") && strcmp(it->string, "description") && !known(NULL, it->string))
             ok = false, snprintf(err, errlen, "%s: unknown key '%s'", what, it->string);
     }

@@ -16,8 +16,11 @@ typedef struct MNMachine {
     double clock_mhz;
     int cycles_per_step, mv_issue_steps, lm_raw_steps, grf_raw_steps, l1bm_raw_steps, l2bm_raw_steps;
     double bw_l1bm_pe_broadcast, bw_l1bm_pe_distribute, bw_l2bm_l1bm_broadcast, bw_l2bm_l1bm_distribute, bw_dram_l2bm;
-    int dram_latency_cycles, elementary_steps;
+    int dram_latency_cycles;
     int address_alignment_lw;
+    /* instruction_steps: cost overrides in steps, by full mnemonic ("frcp", "fmmul") */
+    int nsteps_override;
+    struct { char name[24]; int steps; } steps_override[64];
     /* derived */
     int n_l2b, n_l1b, n_mab, n_pe;
 } MNMachine;

@@ -11,7 +11,8 @@
  *          F_SEL: takes @<n> (a MAB or L1B selector); F_EXT: our extension (not in
  *          the public documents; see docs/vsm.md); F_MV: an MV (DRAM/L2BM) line
  *   steps  issue cost in steps (a step is 4 cycles); the cost model and the
- *          emulator's cycle count read this column
+ *          emulator's cycle count read this column, raised per machine by its
+ *          description's instruction_steps (e.g. elementary functions)
  * The parser, printer, binary encoder, emulator and cost model all use this table. */
 #ifndef MN_ISA_H
 #define MN_ISA_H
@@ -46,9 +47,9 @@ typedef enum { U_NOP, U_WAIT, U_NOFWD, U_ALU, U_MAU, U_MWRITE, U_MREAD, U_L1BM, 
     INSN(ftoi, U_ALU, 1, P_D | P_F, F_U, 1)                                               \
     INSN(itof, U_ALU, 1, P_D | P_F, F_U | F_EXT, 1)                                       \
     INSN(rsqrt, U_ALU, 1, P_D | P_F, 0, 1)                                                \
-    INSN(rcp, U_ALU, 1, P_D | P_F, F_EXT, 4)                                              \
-    INSN(exp, U_ALU, 1, P_D | P_F, F_EXT, 4)                                              \
-    INSN(log, U_ALU, 1, P_D | P_F, F_EXT, 4)                                              \
+    INSN(rcp, U_ALU, 1, P_D | P_F, F_EXT, 1)                                              \
+    INSN(exp, U_ALU, 1, P_D | P_F, F_EXT, 1)                                              \
+    INSN(log, U_ALU, 1, P_D | P_F, F_EXT, 1)                                              \
     INSN(bfn, U_ALU, 1, P_D | P_F, 0, 1)                                                  \
     /* ALU: typed, two sources */                                                         \
     INSN(max, U_ALU, 2, P_ALL, F_U, 1)                                                    \

@@ -69,6 +69,7 @@ struct Emu {
     uint32_t *tmp;
     uint64_t *lane64[3], *lane64o;
     Lanes lanes; /* per-lane scratch, one entry per PE */
+    int insn_steps[VI_COUNT][8]; /* cost by instruction and precision: the table, raised by the machine */
     MNBuf *trace;
     /* --strict: definedness, 1 byte per word (PE side) or long word (upper memories),
      * laid out like the data; 0 = never written (memory starts undefined) */
@@ -150,6 +151,15 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     L->ia = zalloc(8 * np), L->ib = zalloc(8 * np), L->io = zalloc(8 * np);
     L->fa = zalloc(8 * np), L->fb = zalloc(8 * np), L->fc = zalloc(8 * np), L->fo = zalloc(8 * np);
     L->lf = zalloc(np);
+    for (int i = 0; i < VI_COUNT; i++)
+        for (int b = 0; b < 8; b++) {
+            int st = vsm_insns[i].steps;
+            char name[40];
+            snprintf(name, sizeof name, "%s%s", vsm_prec_letter(1 << b), vsm_insns[i].name);
+            for (int k = 0; k < m->nsteps_override; k++)
+                if (!strcmp(m->steps_override[k].name, name) && m->steps_override[k].steps > st) st = m->steps_override[k].steps;
+            e->insn_steps[i][b] = st;
+        }
     e->last_mv_step = INT64_MIN / 2;
     e->mask_entry = 0;
     e->mask_width = 2;
@@ -1548,9 +1558,8 @@ static bool run_step(Emu *e, const VStep *s) {
     for (int i = 0; i < s->nexpr; i++) {
         const VExpr *x = &s->e[i];
         const VInsnInfo *in = &vsm_insns[x->insn];
-        if (in->steps > steps) steps = in->steps;
-        /* the float matrix product is 8 x 8 but the MAU does 8 x 4 per cycle: two steps */
-        if ((x->insn == VI_mmul || x->insn == VI_mfma) && x->prec == P_F && steps < 2) steps = 2;
+        int cost = e->insn_steps[x->insn][x->prec == P_NONE ? 0 : __builtin_ctz(x->prec)];
+        if (cost > steps) steps = cost;
         e->st.insns[in->unit]++;
         Result *r = &e->res[nres];
         r->has_flags = false;
