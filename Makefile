@@ -20,7 +20,7 @@ OPT      = -O2 -g
 endif
 
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
-             $(OPT) $(SANFLAGS) -I$(BUILD)/gen -Icompiler -Iemitter -Iemu $(CFLAGS)
+             $(OPT) $(SANFLAGS) -I$(BUILD)/gen -Icompiler -Iemitter -Iemu -Iplanners $(CFLAGS)
 LDLIBS_ALL = $(SANFLAGS) -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(LDLIBS)
 
 COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c compiler/ops.c \
@@ -28,12 +28,12 @@ COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
                 compiler/machine.c compiler/fb.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c \
-                emu/emu.c emu/emu_app.c
+                emu/emu.c emu/emu_app.c planners/layout.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
 MNCC_SRCS     = cmd/mncc.c
 MNEMU_SRCS    = cmd/mnemu.c
 MNDUMP_SRCS   = cmd/mndump.c
-UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c
+UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c tests/unit/test_layout.c
 SWEEP_SRCS    = tests/sweep/load_sweep.c
 MUTATE_SRCS   = tests/sweep/mutate.c
 RT_SRCS       = tests/vsm/roundtrip.c

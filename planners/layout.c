@@ -1,0 +1,344 @@
+/* Layout algebra (see layout.h). Decides nothing itself: it is the vocabulary in
+ * which the layout planner states its choices and the emitter and the host side
+ * compute addresses, so every function here is exact and checked by property tests. */
+#include "layout.h"
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const level_names[LV_COUNT] = {"", "PE", "MAB", "L1B", "L2B", "W", "Time"};
+const char *layout_level_name(MNLevel l) { return l < LV_COUNT ? level_names[l] : "?"; }
+
+typedef struct {
+    const char *s;
+    char *err;
+    size_t errlen;
+} P;
+
+static bool pfail(P *p, const char *what) {
+    snprintf(p->err, p->errlen, "bad layout: %s at '%.20s'", what, p->s);
+    return false;
+}
+static void ws(P *p) { while (isspace((unsigned char)*p->s)) p->s++; }
+static bool lit(P *p, const char *t) {
+    ws(p);
+    size_t n = strlen(t);
+    if (strncmp(p->s, t, n)) return false;
+    p->s += n;
+    return true;
+}
+static bool num(P *p, int64_t *v) {
+    ws(p);
+    if (!isdigit((unsigned char)*p->s)) return false;
+    char *end;
+    long long x = strtoll(p->s, &end, 10);
+    if (x < 0 || x > (1ll << 40)) return false;
+    *v = x;
+    p->s = end;
+    return true;
+}
+static bool level(P *p, int *lv) {
+    ws(p);
+    for (int i = LV_PE; i < LV_COUNT; i++) {
+        size_t n = strlen(level_names[i]);
+        if (!strncmp(p->s, level_names[i], n) && !isalnum((unsigned char)p->s[n])) {
+            p->s += n;
+            *lv = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
+    memset(l, 0, sizeof *l);
+    P p = {s, err, errlen};
+    if (!lit(&p, "PadLayout{") || !lit(&p, "(")) return pfail(&p, "expected PadLayout{(");
+    if (!lit(&p, ")")) {
+        do {
+            if (l->rank == MN_MAX_RANK) return pfail(&p, "too many dimensions");
+            if (!num(&p, &l->shape[l->rank++])) return pfail(&p, "expected a dimension");
+        } while (lit(&p, ","));
+        if (!lit(&p, ")")) return pfail(&p, "expected )");
+    }
+    if (!lit(&p, "/") || !lit(&p, "(")) return pfail(&p, "expected /(");
+    int ax = 0;
+    if (l->rank) {
+        do {
+            if (ax == l->rank) return pfail(&p, "more axes than dimensions");
+            if (!lit(&p, "(")) return pfail(&p, "expected ( of an axis");
+            do {
+                if (l->nsub[ax] == LAYOUT_MAX_SUB) return pfail(&p, "too many subaxes");
+                MNSubaxis *sb = &l->sub[ax][l->nsub[ax]++];
+                int lv = LV_ADDR;
+                if (!num(&p, &sb->size) || sb->size < 1) return pfail(&p, "expected a subaxis size");
+                if (lit(&p, "_") && !level(&p, &lv)) return pfail(&p, "unknown level");
+                sb->level = (uint8_t)lv;
+                if (!lit(&p, ":") || !num(&p, &sb->stride) || sb->stride < 1) return pfail(&p, "expected :stride");
+            } while (lit(&p, ","));
+            if (!lit(&p, ")")) return pfail(&p, "expected ) of an axis");
+            ax++;
+        } while (lit(&p, ","));
+        if (ax != l->rank) return pfail(&p, "fewer axes than dimensions");
+    }
+    if (lit(&p, ";")) {
+        if (!lit(&p, "B@[")) return pfail(&p, "expected B@[");
+        if (!lit(&p, "]")) {
+            do {
+                int lv;
+                if (!level(&p, &lv)) return pfail(&p, "unknown broadcast level");
+                l->bcast |= (uint8_t)(1u << lv);
+            } while (lit(&p, ","));
+            if (!lit(&p, "]")) return pfail(&p, "expected ]");
+        }
+    }
+    if (!lit(&p, ")")) return pfail(&p, "expected ) after the axes");
+    if (!lit(&p, "}")) return pfail(&p, "expected }");
+    ws(&p);
+    if (*p.s) return pfail(&p, "trailing text");
+    return true;
+}
+
+void layout_print(const MNLayout *l, MNBuf *b) {
+    buf_printf(b, "PadLayout{(");
+    for (int i = 0; i < l->rank; i++) buf_printf(b, i ? ",%lld" : "%lld", (long long)l->shape[i]);
+    buf_printf(b, ")/(");
+    for (int i = 0; i < l->rank; i++) {
+        buf_printf(b, i ? ", (" : "(");
+        for (int k = 0; k < l->nsub[i]; k++) {
+            const MNSubaxis *s = &l->sub[i][k];
+            buf_printf(b, "%s%lld%s%s:%lld", k ? ", " : "", (long long)s->size, s->level ? "_" : "", level_names[s->level], (long long)s->stride);
+        }
+        buf_printf(b, ")");
+    }
+    if (l->bcast) {
+        buf_printf(b, "; B@[");
+        bool first = true;
+        for (int lv = LV_PE; lv < LV_COUNT; lv++)
+            if (l->bcast & (1u << lv)) buf_printf(b, "%s%s", first ? "" : ",", level_names[lv]), first = false;
+        buf_printf(b, "]");
+    }
+    buf_printf(b, ")}");
+}
+
+int64_t layout_padded(const MNLayout *l, int axis) {
+    int64_t n = 1;
+    for (int k = 0; k < l->nsub[axis]; k++) n *= l->sub[axis][k].size;
+    return n;
+}
+
+int64_t layout_extent(const MNLayout *l, MNLevel lv) {
+    int64_t e = 1;
+    for (int i = 0; i < l->rank; i++)
+        for (int k = 0; k < l->nsub[i]; k++)
+            if (l->sub[i][k].level == lv) e += (l->sub[i][k].size - 1) * l->sub[i][k].stride;
+    return e;
+}
+
+int64_t layout_num_lw(const MNLayout *l, int align) {
+    int64_t n = layout_extent(l, LV_ADDR);
+    if (align > 1) n = (n + align - 1) / align * align;
+    return n;
+}
+
+/* the subaxes of one level, sorted by decreasing stride */
+static int level_subs(const MNLayout *l, int lv, const MNSubaxis **out, int *axis_of, int *k_of) {
+    int n = 0;
+    for (int i = 0; i < l->rank; i++)
+        for (int k = 0; k < l->nsub[i]; k++)
+            if (l->sub[i][k].level == lv) {
+                int j = n++;
+                while (j > 0 && out[j - 1]->stride < l->sub[i][k].stride) {
+                    out[j] = out[j - 1], axis_of[j] = axis_of[j - 1], k_of[j] = k_of[j - 1];
+                    j--;
+                }
+                out[j] = &l->sub[i][k], axis_of[j] = i, k_of[j] = k;
+            }
+    return n;
+}
+
+bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *err, size_t errlen) {
+    for (int i = 0; i < l->rank; i++) {
+        if (l->nsub[i] < 1) return snprintf(err, errlen, "axis %d has no subaxes", i), false;
+        if (layout_padded(l, i) < l->shape[i])
+            return snprintf(err, errlen, "axis %d: padded extent %lld is smaller than the dimension %lld", i, (long long)layout_padded(l, i), (long long)l->shape[i]), false;
+    }
+    for (int lv = 0; lv < LV_COUNT; lv++) {
+        const MNSubaxis *s[MN_MAX_RANK * LAYOUT_MAX_SUB];
+        int ax[MN_MAX_RANK * LAYOUT_MAX_SUB], ks[MN_MAX_RANK * LAYOUT_MAX_SUB];
+        int n = level_subs(l, lv, s, ax, ks);
+        if (n && (l->bcast & (1u << lv))) return snprintf(err, errlen, "level %s is both used and broadcast", level_names[lv]), false;
+        /* injective: from the smallest stride up, each stride covers the ones below */
+        int64_t need = 1;
+        for (int j = n - 1; j >= 0; j--) {
+            if (s[j]->size == 1) continue;
+            if (s[j]->stride < need)
+                return snprintf(err, errlen, "level %s: subaxes overlap (stride %lld below %lld)", lv ? level_names[lv] : "address", (long long)s[j]->stride,
+                                (long long)need), false;
+            need = s[j]->stride * s[j]->size;
+        }
+    }
+    if (m) {
+        int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b, 0, 0};
+        for (int lv = LV_PE; lv <= LV_L2B; lv++) {
+            int64_t e = layout_extent(l, (MNLevel)lv);
+            if (e > counts[lv] || counts[lv] % e)
+                return snprintf(err, errlen, "level %s spans %lld, which does not divide the machine's %lld", level_names[lv], (long long)e, (long long)counts[lv]), false;
+        }
+    }
+    if (elem_bytes > 0 && layout_extent(l, LV_W) > 8 / elem_bytes)
+        return snprintf(err, errlen, "W spans %lld slots but a long word holds %d elements of %d bytes", (long long)layout_extent(l, LV_W), 8 / elem_bytes,
+                        elem_bytes), false;
+    return true;
+}
+
+void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p) {
+    memset(p, 0, sizeof *p);
+    for (int i = 0; i < l->rank; i++) {
+        int64_t v = idx[i];
+        for (int k = l->nsub[i] - 1; k >= 0; k--) {
+            const MNSubaxis *s = &l->sub[i][k];
+            p->c[s->level] += (v % s->size) * s->stride;
+            v /= s->size;
+        }
+    }
+}
+
+bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *padding) {
+    int64_t digit[MN_MAX_RANK][LAYOUT_MAX_SUB];
+    memset(digit, 0, sizeof digit);
+    for (int lv = 0; lv < LV_COUNT; lv++) {
+        if (l->bcast & (1u << lv)) continue;
+        const MNSubaxis *s[MN_MAX_RANK * LAYOUT_MAX_SUB];
+        int ax[MN_MAX_RANK * LAYOUT_MAX_SUB], ks[MN_MAX_RANK * LAYOUT_MAX_SUB];
+        int n = level_subs(l, lv, s, ax, ks);
+        int64_t v = p->c[lv];
+        if (v < 0) return false;
+        for (int j = 0; j < n; j++) {
+            int64_t d = v / s[j]->stride;
+            if (d >= s[j]->size) d = s[j]->size - 1;
+            digit[ax[j]][ks[j]] = d;
+            v -= d * s[j]->stride;
+        }
+        if (v) return false;
+    }
+    *padding = false;
+    for (int i = 0; i < l->rank; i++) {
+        int64_t x = 0;
+        for (int k = 0; k < l->nsub[i]; k++) x = x * l->sub[i][k].size + digit[i][k];
+        idx[i] = x;
+        if (x >= l->shape[i]) *padding = true;
+    }
+    return true;
+}
+
+/* ---- XLA shapes ---- */
+
+static const struct { const char *name; int32_t elem; } xla_types[] = {
+    {"pred", ONNX_BOOL}, {"s8", ONNX_INT8}, {"s16", ONNX_INT16}, {"s32", ONNX_INT32}, {"s64", ONNX_INT64}, {"u8", ONNX_UINT8},
+    {"u16", ONNX_UINT16}, {"u32", ONNX_UINT32}, {"u64", ONNX_UINT64}, {"f16", ONNX_FLOAT16}, {"bf16", ONNX_BFLOAT16},
+    {"f32", ONNX_FLOAT32}, {"f64", ONNX_DOUBLE},
+};
+
+bool xla_parse(const char *s, MNXlaShape *x, char *err, size_t errlen) {
+    memset(x, 0, sizeof *x);
+    x->mem_space = -1;
+    P p = {s, err, errlen};
+    ws(&p);
+    size_t best = 0;
+    for (size_t i = 0; i < sizeof xla_types / sizeof xla_types[0]; i++) {
+        size_t n = strlen(xla_types[i].name);
+        if (!strncmp(p.s, xla_types[i].name, n) && p.s[n] == '[' && n > best) best = n, x->elem = xla_types[i].elem;
+    }
+    if (!best) return pfail(&p, "unknown element type");
+    p.s += best + 1;
+    if (!lit(&p, "]")) {
+        do {
+            if (x->rank == MN_MAX_RANK) return pfail(&p, "too many dimensions");
+            if (!num(&p, &x->dims[x->rank++])) return pfail(&p, "expected a dimension");
+        } while (lit(&p, ","));
+        if (!lit(&p, "]")) return pfail(&p, "expected ]");
+    }
+    for (int i = 0; i < x->rank; i++) x->m2m[i] = x->rank - 1 - i; /* default: row-major */
+    if (lit(&p, "{")) {
+        bool seen[MN_MAX_RANK] = {0};
+        for (int i = 0; i < x->rank; i++) {
+            int64_t d;
+            if (i && !lit(&p, ",")) return pfail(&p, "expected ,");
+            if (!num(&p, &d) || d >= x->rank || seen[d]) return pfail(&p, "minor_to_major must be a permutation of the dimensions");
+            seen[d] = true;
+            x->m2m[i] = (int)d;
+        }
+        if (lit(&p, ":")) {
+            for (;;) {
+                if (lit(&p, "T(")) {
+                    do {
+                        if (x->ntile == x->rank) return pfail(&p, "more tile dimensions than dimensions");
+                        if (!num(&p, &x->tile[x->ntile]) || x->tile[x->ntile] < 1) return pfail(&p, "expected a tile size");
+                        x->ntile++;
+                    } while (lit(&p, ","));
+                    if (!lit(&p, ")")) return pfail(&p, "expected ) of a tile");
+                } else if (lit(&p, "S(")) {
+                    int64_t ms;
+                    if (!num(&p, &ms) || !lit(&p, ")")) return pfail(&p, "expected S(n)");
+                    x->mem_space = (int)ms;
+                } else
+                    break;
+            }
+        }
+        if (!lit(&p, "}")) return pfail(&p, "expected }");
+    }
+    ws(&p);
+    if (*p.s) return pfail(&p, "trailing text");
+    return true;
+}
+
+void xla_print(const MNXlaShape *x, MNBuf *b) {
+    const char *t = "?";
+    for (size_t i = 0; i < sizeof xla_types / sizeof xla_types[0]; i++)
+        if (xla_types[i].elem == x->elem) t = xla_types[i].name;
+    buf_printf(b, "%s[", t);
+    for (int i = 0; i < x->rank; i++) buf_printf(b, i ? ",%lld" : "%lld", (long long)x->dims[i]);
+    buf_printf(b, "]{");
+    for (int i = 0; i < x->rank; i++) buf_printf(b, i ? ",%d" : "%d", x->m2m[i]);
+    if (x->ntile || x->mem_space >= 0) buf_printf(b, ":");
+    if (x->ntile) {
+        buf_printf(b, "T(");
+        for (int i = 0; i < x->ntile; i++) buf_printf(b, i ? ",%lld" : "%lld", (long long)x->tile[i]);
+        buf_printf(b, ")");
+    }
+    if (x->mem_space >= 0) buf_printf(b, "S(%d)", x->mem_space);
+    buf_printf(b, "}");
+}
+
+/* dims major to minor, with the tile grid: g[i] = tiles (or elements) along dim maj[i] */
+static void xla_grid(const MNXlaShape *x, int *maj, int64_t *g, int64_t *t) {
+    for (int i = 0; i < x->rank; i++) {
+        maj[i] = x->m2m[x->rank - 1 - i];
+        int ti = i - (x->rank - x->ntile); /* tiles apply to the most minor dims */
+        t[i] = ti >= 0 ? x->tile[ti] : 1;
+        g[i] = (x->dims[maj[i]] + t[i] - 1) / t[i];
+    }
+}
+
+int64_t xla_num_elems(const MNXlaShape *x) {
+    int maj[MN_MAX_RANK];
+    int64_t g[MN_MAX_RANK], t[MN_MAX_RANK], n = 1;
+    xla_grid(x, maj, g, t);
+    for (int i = 0; i < x->rank; i++) n *= g[i] * t[i];
+    return n;
+}
+
+int64_t xla_linear(const MNXlaShape *x, const int64_t *idx) {
+    int maj[MN_MAX_RANK];
+    int64_t g[MN_MAX_RANK], t[MN_MAX_RANK], tile_elems = 1, outer = 0, inner = 0;
+    xla_grid(x, maj, g, t);
+    for (int i = 0; i < x->rank; i++) tile_elems *= t[i];
+    for (int i = 0; i < x->rank; i++) {
+        int64_t v = idx[maj[i]];
+        outer = outer * g[i] + v / t[i];
+        inner = inner * t[i] + v % t[i];
+    }
+    return outer * tile_elems + inner;
+}

@@ -1,0 +1,72 @@
+/* The layout algebra: how a tensor maps onto the machine (PadLayout), and XLA-style
+ * DRAM orderings. Used by the layout planner, the emitter and the host side of mnemu.
+ *
+ * PadLayout{(3,4)/((3:1), (1:1, 2_W:1, 4_PE:1); B@[MAB,L1B,L2B])}: the shape, then one
+ * axis per tensor dimension made of subaxes `size[_LEVEL]:stride`. The index along a
+ * dimension is split into mixed-radix digits, the first subaxis the most significant;
+ * each digit times its stride adds to the coordinate of its level: the LM address (no
+ * level), the PE / MAB / L1B / L2B id, the word slot W inside a long word, or the Time
+ * slice. B@[...] lists the levels over which the value is replicated. */
+#ifndef MN_LAYOUT_H
+#define MN_LAYOUT_H
+#include "buf.h"
+#include "ir.h"
+#include "machine.h"
+
+typedef enum { LV_ADDR, LV_PE, LV_MAB, LV_L1B, LV_L2B, LV_W, LV_TIME, LV_COUNT } MNLevel;
+#define LAYOUT_MAX_SUB 8
+
+typedef struct {
+    uint8_t level;
+    int64_t size, stride;
+} MNSubaxis;
+
+typedef struct {
+    int rank;
+    int64_t shape[MN_MAX_RANK];
+    int nsub[MN_MAX_RANK];
+    MNSubaxis sub[MN_MAX_RANK][LAYOUT_MAX_SUB];
+    uint8_t bcast; /* bit per MNLevel */
+} MNLayout;
+
+/* A position on the machine: level coordinates and the long-word address. */
+typedef struct {
+    int64_t c[LV_COUNT]; /* c[LV_ADDR] is the LM address in long words */
+} MNPlace;
+
+const char *layout_level_name(MNLevel l);
+bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen);
+void layout_print(const MNLayout *l, MNBuf *b);
+int64_t layout_padded(const MNLayout *l, int axis);
+/* extent of a level: largest coordinate + 1 (1 when unused) */
+int64_t layout_extent(const MNLayout *l, MNLevel lv);
+/* long words of LM per PE, rounded up to the alignment */
+int64_t layout_num_lw(const MNLayout *l, int align_lw);
+/* Checks the shape fits the padded shape, each level's subaxes are injective (no two
+ * digits land on one coordinate), the levels fit the machine and divide its counts,
+ * W fits the words per long word of the element size, and broadcast levels are unused. */
+bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *err, size_t errlen);
+/* index -> place (every index, padding included, has one place, broadcast levels 0) */
+void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p);
+/* place -> index; false when no index of the padded shape lands there. *padding tells
+ * whether that index is outside the shape. Broadcast levels are ignored. */
+bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *padding);
+
+/* XLA shapes: f32[64,128]{1,0}, {0,1}, {1,0:T(8,128)}, with memory space S(n). */
+typedef struct {
+    int32_t elem; /* ONNX type */
+    int rank;
+    int64_t dims[MN_MAX_RANK];
+    int m2m[MN_MAX_RANK]; /* minor_to_major */
+    int ntile;
+    int64_t tile[MN_MAX_RANK];
+    int mem_space; /* -1: not given */
+} MNXlaShape;
+
+bool xla_parse(const char *s, MNXlaShape *x, char *err, size_t errlen);
+void xla_print(const MNXlaShape *x, MNBuf *b);
+/* elements including tile padding */
+int64_t xla_num_elems(const MNXlaShape *x);
+/* linear position of an index (0-based, in elements) */
+int64_t xla_linear(const MNXlaShape *x, const int64_t *idx);
+#endif

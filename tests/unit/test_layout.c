@@ -1,0 +1,199 @@
+#include "layout.h"
+#include "unit.h"
+#include <stdlib.h>
+
+static MNMachine test_machine(void) {
+    MNMachine m;
+    memset(&m, 0, sizeof m);
+    m.groups = 4, m.l2b_per_group = 2, m.l1b_per_l2b = 8, m.mab_per_l1b = 16, m.pe_per_mab = 4;
+    m.n_l2b = 8, m.n_l1b = 64, m.n_mab = 1024, m.n_pe = 4096;
+    return m;
+}
+
+static bool reprint(const char *in, const char *want) {
+    MNLayout l;
+    char err[200];
+    if (!layout_parse(in, &l, err, sizeof err)) {
+        fprintf(stderr, "  parse failed: %s\n", err);
+        return false;
+    }
+    MNBuf b = {0};
+    layout_print(&l, &b);
+    bool ok = !strcmp(b.data, want);
+    if (!ok) fprintf(stderr, "  printed %s\n  wanted  %s\n", b.data, want);
+    buf_free(&b);
+    return ok;
+}
+
+void test_layout_parse_print(void) {
+    /* the two forms of DESIGN.md, with and without spaces */
+    const char *a = "PadLayout{(3,4)/((3:1), (1:1, 2_W:1, 4_PE:1); B@[MAB,L1B,L2B])}";
+    CHECK(reprint(a, a));
+    CHECK(reprint("PadLayout{(64,128)/((8_L2B:1,8:2),(16_MAB:1,2:1,4_PE:1); B@[L1B,W])}",
+                  "PadLayout{(64,128)/((8_L2B:1, 8:2), (16_MAB:1, 2:1, 4_PE:1); B@[L1B,W])}"));
+    CHECK(reprint("PadLayout{()/()}", "PadLayout{()/()}"));
+    CHECK(reprint("PadLayout{()/(; B@[PE,MAB])}", "PadLayout{()/(; B@[PE,MAB])}"));
+    CHECK(reprint("PadLayout{(5)/((2_Time:1, 4_PE:1))}", "PadLayout{(5)/((2_Time:1, 4_PE:1))}"));
+    MNLayout l;
+    char err[200];
+    CHECK(!layout_parse("PadLayout{(3,4)/((3:1))}", &l, err, sizeof err)); /* fewer axes */
+    CHECK(!layout_parse("PadLayout{(3)/((3_XY:1))}", &l, err, sizeof err));
+    CHECK(!layout_parse("PadLayout{(3)/((3:0))}", &l, err, sizeof err));
+    CHECK(!layout_parse("PadLayout{(3)/((3:1)) junk", &l, err, sizeof err));
+    CHECK(!layout_parse("PadLayout{(3)/((3:1); B@[W,Q])}", &l, err, sizeof err));
+}
+
+void test_layout_figures(void) {
+    MNLayout l;
+    char err[200];
+    MNMachine m = test_machine();
+    CHECK(layout_parse("PadLayout{(3,4)/((3:1), (1:1, 2_W:1, 4_PE:1); B@[MAB,L1B,L2B])}", &l, err, sizeof err));
+    CHECK_EQ_I(layout_padded(&l, 0), 3);
+    CHECK_EQ_I(layout_padded(&l, 1), 8); /* padded_shape 3,8 as in DESIGN.md */
+    CHECK_EQ_I(layout_num_lw(&l, 2), 4); /* 3 long words rounded to the alignment of 2 */
+    CHECK_EQ_I(layout_extent(&l, LV_PE), 4);
+    CHECK(layout_valid(&l, &m, 4, err, sizeof err));
+    CHECK(!layout_valid(&l, &m, 8, err, sizeof err)); /* 2 W slots need elements of <= 4 bytes */
+    CHECK(layout_parse("PadLayout{(64,128)/((8_L2B:1,8:2),(16_MAB:1,2:1,4_PE:1); B@[L1B,W])}", &l, err, sizeof err));
+    CHECK_EQ_I(layout_num_lw(&l, 1), 16);
+    CHECK_EQ_I(layout_extent(&l, LV_MAB), 16);
+    CHECK(layout_valid(&l, &m, 4, err, sizeof err));
+    /* overlapping subaxes on one level, a level that is too large, used and broadcast */
+    CHECK(layout_parse("PadLayout{(4,4)/((4_PE:1), (4_PE:2))}", &l, err, sizeof err));
+    CHECK(!layout_valid(&l, &m, 4, err, sizeof err) && strstr(err, "overlap"));
+    CHECK(layout_parse("PadLayout{(32)/((32_MAB:1))}", &l, err, sizeof err));
+    CHECK(!layout_valid(&l, &m, 4, err, sizeof err) && strstr(err, "does not divide"));
+    CHECK(layout_parse("PadLayout{(3)/((3_MAB:1))}", &l, err, sizeof err));
+    CHECK(!layout_valid(&l, &m, 4, err, sizeof err)); /* 3 does not divide 16 */
+    CHECK(layout_parse("PadLayout{(4)/((4_PE:1); B@[PE])}", &l, err, sizeof err));
+    CHECK(!layout_valid(&l, &m, 4, err, sizeof err) && strstr(err, "broadcast"));
+    CHECK(layout_parse("PadLayout{(9)/((2:1, 4_PE:1))}", &l, err, sizeof err));
+    CHECK(!layout_valid(&l, &m, 4, err, sizeof err) && strstr(err, "smaller"));
+}
+
+void test_layout_place(void) {
+    MNLayout l;
+    char err[200];
+    CHECK(layout_parse("PadLayout{(3,4)/((3:1), (1:1, 2_W:1, 4_PE:1); B@[MAB,L1B,L2B])}", &l, err, sizeof err));
+    MNPlace p;
+    /* element (2, 3): address 2, then 3 = w 0 * 4 + pe 3 */
+    layout_place(&l, (const int64_t[]){2, 3}, &p);
+    CHECK(p.c[LV_ADDR] == 2 && p.c[LV_W] == 0 && p.c[LV_PE] == 3);
+    layout_place(&l, (const int64_t[]){1, 6}, &p); /* padding: 6 = w 1, pe 2 */
+    CHECK(p.c[LV_ADDR] == 1 && p.c[LV_W] == 1 && p.c[LV_PE] == 2);
+    int64_t idx[2];
+    bool pad;
+    CHECK(layout_index(&l, &p, idx, &pad) && idx[0] == 1 && idx[1] == 6 && pad);
+    p.c[LV_MAB] = 9; /* broadcast: any MAB holds a copy */
+    CHECK(layout_index(&l, &p, idx, &pad) && idx[1] == 6);
+    p.c[LV_ADDR] = 3; /* beyond the addresses the layout uses */
+    CHECK(!layout_index(&l, &p, idx, &pad));
+}
+
+/* Random layouts: index -> place -> index is the identity, and every place a layout
+ * uses maps back to the place it came from. */
+void test_layout_roundtrip(void) {
+    srand(12345);
+    int checked = 0;
+    for (int trial = 0; trial < 300; trial++) {
+        MNLayout l;
+        memset(&l, 0, sizeof l);
+        l.rank = 1 + rand() % 3;
+        int64_t next_stride[LV_COUNT];
+        for (int v = 0; v < LV_COUNT; v++) next_stride[v] = 1 + (rand() % 2); /* gaps allowed */
+        for (int i = 0; i < l.rank; i++) {
+            l.nsub[i] = 1 + rand() % 3;
+            int64_t pad = 1;
+            for (int k = l.nsub[i] - 1; k >= 0; k--) { /* assign strides from the least significant up */
+                MNSubaxis *s = &l.sub[i][k];
+                s->level = (uint8_t)(rand() % LV_COUNT);
+                s->size = 1 + rand() % 4;
+                s->stride = next_stride[s->level];
+                next_stride[s->level] = s->stride * s->size + (rand() % 3 == 0);
+                pad *= s->size;
+            }
+            l.shape[i] = 1 + rand() % pad;
+        }
+        char err[200];
+        if (!layout_valid(&l, NULL, 0, err, sizeof err)) {
+            fprintf(stderr, "  random layout invalid: %s\n", err);
+            unit_failures++;
+            continue;
+        }
+        /* print -> parse -> print */
+        MNBuf b1 = {0}, b2 = {0};
+        layout_print(&l, &b1);
+        MNLayout l2;
+        CHECK(layout_parse(b1.data, &l2, err, sizeof err));
+        layout_print(&l2, &b2);
+        CHECK(!strcmp(b1.data, b2.data));
+        buf_free(&b1), buf_free(&b2);
+        /* every padded index */
+        int64_t n = 1, idx[MN_MAX_RANK], back[MN_MAX_RANK];
+        for (int i = 0; i < l.rank; i++) n *= layout_padded(&l, i);
+        for (int64_t f = 0; f < n; f++) {
+            int64_t r = f;
+            for (int i = l.rank - 1; i >= 0; i--) idx[i] = r % layout_padded(&l, i), r /= layout_padded(&l, i);
+            MNPlace p, q;
+            bool pad;
+            layout_place(&l, idx, &p);
+            if (!layout_index(&l, &p, back, &pad)) {
+                unit_failures++;
+                fprintf(stderr, "  trial %d: a placed index did not map back\n", trial);
+                break;
+            }
+            for (int i = 0; i < l.rank; i++) CHECK(back[i] == idx[i]);
+            layout_place(&l, back, &q);
+            CHECK(!memcmp(&p, &q, sizeof p));
+            checked++;
+        }
+    }
+    CHECK(checked > 1000);
+}
+
+void test_xla(void) {
+    MNXlaShape x;
+    char err[200];
+    /* the XLA documentation's 2x3 array a b c / d e f */
+    CHECK(xla_parse("f32[2,3]{0,1}", &x, err, sizeof err));
+    const char *want01 = "adbecf", *want10 = "abcdef";
+    char got[7] = {0};
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 3; c++) got[xla_linear(&x, (const int64_t[]){r, c})] = (char)('a' + r * 3 + c);
+    CHECK(!strcmp(got, want01));
+    CHECK(xla_parse("f32[2,3]{1,0}", &x, err, sizeof err));
+    for (int r = 0; r < 2; r++)
+        for (int c = 0; c < 3; c++) got[xla_linear(&x, (const int64_t[]){r, c})] = (char)('a' + r * 3 + c);
+    CHECK(!strcmp(got, want10));
+    /* tiles pad to whole tiles: f32[3,5] with 2x2 tiles is a 2x3 grid of 4-element tiles */
+    CHECK(xla_parse("f32[3,5]{1,0:T(2,2)}", &x, err, sizeof err));
+    CHECK_EQ_I(xla_num_elems(&x), 24);
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){0, 0}), 0);
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){0, 1}), 1);
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){1, 0}), 2);
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){0, 2}), 4);  /* second tile of the first tile row */
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){2, 0}), 12); /* first tile of the second tile row */
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){2, 4}), 20);
+    CHECK(xla_parse("f32[64,128]{1,0:T(8,128)S(1)}", &x, err, sizeof err));
+    CHECK(x.mem_space == 1 && x.ntile == 2 && xla_num_elems(&x) == 64 * 128);
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){9, 3}), 8 * 128 + 1 * 128 + 3);
+    MNBuf b = {0};
+    xla_print(&x, &b);
+    CHECK(!strcmp(b.data, "f32[64,128]{1,0:T(8,128)S(1)}"));
+    buf_free(&b);
+    CHECK(xla_parse("bf16[4]", &x, err, sizeof err) && x.elem == ONNX_BFLOAT16 && x.m2m[0] == 0);
+    CHECK(!xla_parse("f32[2,3]{0,0}", &x, err, sizeof err));
+    CHECK(!xla_parse("q7[2]", &x, err, sizeof err));
+    /* a linear index is a bijection onto [0, num_elems) without tiles */
+    CHECK(xla_parse("s32[3,4,5]{0,2,1}", &x, err, sizeof err));
+    bool seen[60] = {0};
+    int dup = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 4; j++)
+            for (int k = 0; k < 5; k++) {
+                int64_t v = xla_linear(&x, (const int64_t[]){i, j, k});
+                if (v < 0 || v >= 60 || seen[v]) dup++;
+                else seen[v] = true;
+            }
+    CHECK_EQ_I(dup, 0);
+}
