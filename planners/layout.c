@@ -233,6 +233,25 @@ bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *paddi
     return true;
 }
 
+/* ---- DRAM images ---- */
+
+static const MNLevel dram_order[] = {LV_TIME, LV_L2B, LV_L1B, LV_MAB, LV_PE};
+
+int64_t layout_dram_lw(const MNLayout *l) {
+    int64_t n = layout_extent(l, LV_ADDR);
+    for (size_t i = 0; i < sizeof dram_order / sizeof dram_order[0]; i++) n *= layout_extent(l, dram_order[i]);
+    return n;
+}
+
+void layout_dram_pos(const MNLayout *l, const int64_t *idx, int64_t *lw, int *slot) {
+    MNPlace p;
+    layout_place(l, idx, &p);
+    int64_t v = 0;
+    for (size_t i = 0; i < sizeof dram_order / sizeof dram_order[0]; i++) v = v * layout_extent(l, dram_order[i]) + p.c[dram_order[i]];
+    *lw = v * layout_extent(l, LV_ADDR) + p.c[LV_ADDR];
+    *slot = (int)p.c[LV_W];
+}
+
 /* ---- XLA shapes ---- */
 
 static const struct { const char *name; int32_t elem; } xla_types[] = {

@@ -52,6 +52,13 @@ void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p);
  * whether that index is outside the shape. Broadcast levels are ignored. */
 bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *padding);
 
+/* The DRAM image of a value in a layout: what MNCoreDownload reads and the host
+ * writes. Long words ordered by (Time, L2B, L1B, MAB, PE, address), each level over its
+ * extent, broadcast levels stored once; an element sits in word slot W of its long
+ * word. layout_dram_lw is the image size in long words. */
+int64_t layout_dram_lw(const MNLayout *l);
+void layout_dram_pos(const MNLayout *l, const int64_t *idx, int64_t *lw, int *slot);
+
 /* XLA shapes: f32[64,128]{1,0}, {0,1}, {1,0:T(8,128)}, with memory space S(n). */
 typedef struct {
     int32_t elem; /* ONNX type */

@@ -145,10 +145,40 @@ void test_layout_roundtrip(void) {
             for (int i = 0; i < l.rank; i++) CHECK(back[i] == idx[i]);
             layout_place(&l, back, &q);
             CHECK(!memcmp(&p, &q, sizeof p));
+            /* the DRAM image holds every index once, inside its size */
+            int64_t lw;
+            int slot;
+            layout_dram_pos(&l, idx, &lw, &slot);
+            CHECK(lw >= 0 && lw < layout_dram_lw(&l) && slot >= 0 && slot < layout_extent(&l, LV_W));
             checked++;
         }
     }
     CHECK(checked > 1000);
+}
+
+void test_layout_dram(void) {
+    MNLayout l;
+    char err[200];
+    CHECK(layout_parse("PadLayout{(3,4)/((3:1), (1:1, 2_W:1, 4_PE:1); B@[MAB,L1B,L2B])}", &l, err, sizeof err));
+    /* 4 PEs x 3 long words; broadcast copies are stored once */
+    CHECK_EQ_I(layout_dram_lw(&l), 12);
+    int64_t lw;
+    int slot;
+    layout_dram_pos(&l, (const int64_t[]){2, 3}, &lw, &slot); /* PE 3, address 2, slot 0 */
+    CHECK(lw == 3 * 3 + 2 && slot == 0);
+    layout_dram_pos(&l, (const int64_t[]){0, 5}, &lw, &slot); /* PE 1, address 0, slot 1 */
+    CHECK(lw == 1 * 3 + 0 && slot == 1);
+    /* distinct elements never share a (long word, slot) */
+    bool used[12][2];
+    memset(used, 0, sizeof used);
+    int clash = 0;
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 8; j++) {
+            layout_dram_pos(&l, (const int64_t[]){i, j}, &lw, &slot);
+            if (used[lw][slot]) clash++;
+            used[lw][slot] = true;
+        }
+    CHECK_EQ_I(clash, 0);
 }
 
 void test_xla(void) {
