@@ -26,13 +26,17 @@ static void usage(FILE *f) {
             "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
             "  --dump-after PASS[,PASS]  write layout.PASS.txt after the named passes\n"
             "  --dump-all                write layout.PASS.txt after every pass\n"
+            "  --verify                  check the graph's invariants after every pass\n"
             "  --summary                 print a short summary on success\n"
             "  --list-ops                print the supported ONNX ops and opset ranges\n"
             "  --help, --version\n"
             "\n"
             "compiler options (-O):\n");
-    for (int i = 0; i < MN_OPT_COUNT; i++)
-        fprintf(f, "  %-22s %s (default %s)\n", mn_opt_info[i].name, mn_opt_info[i].help, mn_opt_info[i].dflt);
+    for (int i = 0; i < MN_OPT_COUNT; i++) {
+        fprintf(f, "  %-22s %s (default %s", mn_opt_info[i].name, mn_opt_info[i].help, mn_opt_info[i].dflt);
+        if (mn_opt_info[i].values[0]) fprintf(f, "; one of %s", mn_opt_info[i].values);
+        fprintf(f, ")\n");
+    }
     int n;
     const char *const *p = mn_pass_names(&n);
     fprintf(f, "\npasses:");
@@ -121,7 +125,8 @@ int main(int argc, char **argv) {
             goto done;
         } else if (!strcmp(a, "--list-ops")) {
             printf("%-24s %s\n", "op", "opsets");
-            for (int k = 1; k < OP_COUNT; k++) printf("%-24s %d-%d\n", mn_ops[k].name, mn_ops[k].since, mn_ops[k].max);
+            for (int k = 1; k < OP_COUNT; k++)
+                if (mn_ops[k].since > 0) printf("%-24s %d-%d\n", mn_ops[k].name, mn_ops[k].since, mn_ops[k].max); /* not mncc's own nodes */
             rc = 0;
             goto done;
         } else if (ARG("-o")) {
@@ -145,6 +150,8 @@ int main(int argc, char **argv) {
             opt_add_dump_after(&opt, val);
         } else if (ARG("--machine")) {
             opt.machine = val;
+        } else if (!strcmp(a, "--verify")) {
+            opt.verify = true;
         } else if (!strcmp(a, "--dump-all")) {
             opt.dump_all = true;
         } else if (!strcmp(a, "--summary")) {

@@ -8,9 +8,16 @@
 
 typedef struct {
     const char *name;
+    int64_t value;
+} MNFigure;
+
+typedef struct {
+    const char *name;
     double wall_ms;
     int nodes, values;
     bool ok;
+    MNFigure figures[16]; /* what the pass decided, for report.json */
+    int nfigures;
 } MNPassRecord;
 
 typedef struct {
@@ -42,6 +49,8 @@ typedef struct MNCompile {
 int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt);
 void mn_compile_free(MNCompile *c);
 void mn_log(MNCompile *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Record a figure of the running pass (report.json passes[].figures). */
+void mn_figure(MNCompile *c, const char *name, int64_t value);
 
 /* artifacts.c: atomic writes into the codegen dir */
 bool mn_art_prepare_dir(MNCompile *c);
@@ -51,6 +60,9 @@ bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
 bool mn_report_write(MNCompile *c);
 /* l3ir.c */
 void ir_print_l3ir(MNBuf *b, const MNGraph *g);
+/* verify.c: the invariants after a pass of the given stage (0 loaded, 1 static
+ * shapes, 2 dtypes planned); false + message on a violation. */
+bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen);
 /* passes.c: the pass names, in order, for --dump-after validation */
 const char *const *mn_pass_names(int *n);
 #endif

@@ -133,7 +133,9 @@
     OP(Size, 1, 21, size, shape)                                   \
     OP(ConstantOfShape, 9, 21, constant_of_shape, constant_of_shape) \
     OP(Range, 11, 21, range, range)                                \
-    OP(Constant, 1, 21, constant, constant)
+    OP(Constant, 1, 21, constant, constant)                        \
+    /* mncc's own nodes, made by the planners (opset range 0: never in a model) */ \
+    OP(MNCoreCast, 0, 0, same_as_input0, none)
 
 typedef enum {
     OP_UNSUPPORTED = 0,

@@ -5,7 +5,7 @@
 #include <string.h>
 
 const MNOptInfo mn_opt_info[MN_OPT_COUNT] = {
-#define X(name, type, dflt, help) {#name, #type, dflt, help},
+#define X(name, type, dflt, values, help) {#name, #type, dflt, values, help},
     MN_OPTIONS(X)
 #undef X
 };
@@ -20,10 +20,44 @@ static bool parse_int(const char *s, int64_t *out) {
     return true;
 }
 
+/* index of v among the |-separated values, -1 if absent */
+static int enum_index(const char *values, const char *v, size_t vl) {
+    int k = 0;
+    for (const char *p = values; *p; k++) {
+        const char *bar = strchr(p, '|');
+        size_t n = bar ? (size_t)(bar - p) : strlen(p);
+        if (n == vl && !strncmp(p, v, n)) return k;
+        if (!bar) break;
+        p = bar + 1;
+    }
+    return -1;
+}
+
+static bool parse_value(int i, const char *v, int64_t *out) {
+    if (!strcmp(mn_opt_info[i].type, "ENUM")) {
+        int k = enum_index(mn_opt_info[i].values, v, strlen(v));
+        if (k < 0) return false;
+        *out = k;
+        return true;
+    }
+    return parse_int(v, out);
+}
+
+const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n) {
+    if (!strcmp(mn_opt_info[id].type, "ENUM")) {
+        const char *p = mn_opt_info[id].values;
+        for (int64_t k = 0; k < o->ival[id] && strchr(p, '|'); k++) p = strchr(p, '|') + 1;
+        const char *bar = strchr(p, '|');
+        snprintf(buf, n, "%.*s", (int)(bar ? (size_t)(bar - p) : strlen(p)), p);
+    } else
+        snprintf(buf, n, "%lld", (long long)o->ival[id]);
+    return buf;
+}
+
 void opt_init(MNOptions *o) {
     memset(o, 0, sizeof *o);
     for (int i = 0; i < MN_OPT_COUNT; i++)
-        if (!parse_int(mn_opt_info[i].dflt, &o->ival[i])) die("bad default for option %s", mn_opt_info[i].name);
+        if (!parse_value(i, mn_opt_info[i].dflt, &o->ival[i])) die("bad default for option %s", mn_opt_info[i].name);
 }
 
 void opt_free(MNOptions *o) {
@@ -40,8 +74,11 @@ bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen) {
     size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         if (strlen(mn_opt_info[i].name) != kl || strncmp(mn_opt_info[i].name, kv, kl)) continue;
-        if (!eq || !parse_int(eq + 1, &o->ival[i])) {
-            snprintf(err, errlen, "option %s: expected a non-negative integer, got '%s'", mn_opt_info[i].name, eq ? eq + 1 : "");
+        if (!eq || !parse_value(i, eq + 1, &o->ival[i])) {
+            if (!strcmp(mn_opt_info[i].type, "ENUM"))
+                snprintf(err, errlen, "option %s: '%s' is not one of %s", mn_opt_info[i].name, eq ? eq + 1 : "", mn_opt_info[i].values);
+            else
+                snprintf(err, errlen, "option %s: expected a non-negative integer, got '%s'", mn_opt_info[i].name, eq ? eq + 1 : "");
             return false;
         }
         o->src[i] = MN_SRC_CMDLINE;

@@ -1,16 +1,19 @@
 /* Compiler options: one table feeds parsing, --help, validation and report.json.
  *
- * OPTION(name, type, default, help)   type: INT (a non-negative integer) */
+ * X(name, type, default, values, help)
+ *   type INT: a non-negative integer; ENUM: one of the |-separated values (ival holds
+ *   its index, and the name is in the table). */
 #ifndef MN_OPTIONS_H
 #define MN_OPTIONS_H
 #include "ir.h"
 
-#define MN_OPTIONS(X)                                                                          \
-    X(fold_max_elems, INT, "4194304", "largest constant (in elements) that folding may create") \
-    X(memory_limit_mb, INT, "8192", "memory one compilation may use, in MiB (0 = no limit)")
+#define MN_OPTIONS(X)                                                                                       \
+    X(fold_max_elems, INT, "4194304", "", "largest constant (in elements) that folding may create")             \
+    X(memory_limit_mb, INT, "8192", "", "memory one compilation may use, in MiB (0 = no limit)")                  \
+    X(float_dtype, ENUM, "float", "float|mixed", "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half")
 
 typedef enum {
-#define X(name, type, dflt, help) MN_OPT_##name,
+#define X(name, type, dflt, values, help) MN_OPT_##name,
     MN_OPTIONS(X)
 #undef X
     MN_OPT_COUNT
@@ -39,11 +42,15 @@ typedef struct MNOptions {
     int ndump_after;
     bool dump_all;
     const char *machine; /* --machine NAME|PATH; NULL: mncore2 */
+    bool verify;         /* run the invariant checker after every pass */
 } MNOptions;
 
 typedef struct {
-    const char *name, *type, *dflt, *help;
+    const char *name, *type, *dflt, *values, *help;
 } MNOptInfo;
+enum { MN_FLOAT_DTYPE_FLOAT, MN_FLOAT_DTYPE_MIXED };
+/* the name of an option's current value ("mixed", or the number as text) */
+const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n);
 extern const MNOptInfo mn_opt_info[MN_OPT_COUNT];
 
 void opt_init(MNOptions *o);

@@ -3,11 +3,13 @@
  * records figures in report.json (rewritten every time) and dumps the graph when
  * asked (--dump-after PASS writes layout.PASS.txt in l3ir format).
  *
- * Today the table ends after static shapes and dead-code removal; the planners,
- * scheduler and emitter of later stages slot in after "dce". */
+ * Today the table ends with the dtype and initial location planners; the layout
+ * planner, the later location planners, Time-Slice, the scheduler and the emitter of
+ * later stages slot in after "location_initial". */
 #include "compile.h"
 #include "infer.h"
 #include "onnx_load.h"
+#include "plan.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,6 +29,11 @@ void mn_log(MNCompile *c, int level, const char *fmt, ...) {
         c->log = xrealloc(c->log, sizeof(MNLogLine) * (size_t)c->caplog);
     }
     c->log[c->nlog++] = (MNLogLine){level, c->cur_pass ? c->cur_pass : "driver", arena_strdup(c->arena, msg)};
+}
+
+void mn_figure(MNCompile *c, const char *name, int64_t value) {
+    MNPassRecord *r = &c->passes[c->npasses]; /* the running pass's record, filled in after it */
+    if (r->nfigures < (int)(sizeof r->figures / sizeof r->figures[0])) r->figures[r->nfigures++] = (MNFigure){name, value};
 }
 
 /* ---- load ---- */
@@ -152,12 +159,15 @@ static bool pass_dce(MNCompile *c) {
 typedef struct {
     const char *name;
     MNPassFn fn;
+    int stage; /* what the invariant checker may assume after it (compile.h) */
 } MNPass;
 
 static const MNPass pipeline[] = {
-    {"load", pass_load},
-    {"static_shapes", pass_static_shapes},
-    {"dce", pass_dce},
+    {"load", pass_load, 0},
+    {"static_shapes", pass_static_shapes, 1},
+    {"dce", pass_dce, 1},
+    {"dtype", plan_dtype, 2},
+    {"location_initial", plan_location_initial, 2},
 };
 #define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
 
@@ -215,12 +225,21 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         c->cur_pass = pipeline[i].name;
         double t0 = now_ms();
         ok = pipeline[i].fn(c);
-        MNPassRecord *r = &c->passes[c->npasses++];
+        MNPassRecord *r = &c->passes[c->npasses++]; /* figures were added to it while it ran */
         r->name = pipeline[i].name;
         r->wall_ms = now_ms() - t0;
         r->ok = ok;
         r->nodes = c->g ? ir_node_count_live(c->g) : 0;
         r->values = c->g ? c->g->nvalues : 0;
+        if (ok && opt->verify && c->g) {
+            char verr[600];
+            if (!ir_verify(c->g, pipeline[i].stage, verr, sizeof verr)) {
+                /* our bug, not the model's: say so, and which pass broke it */
+                diag_error(&c->diag, DIAG_INVALID, "%s: internal error: invariant broken after pass %s: %s", model_path, r->name, verr);
+                ok = false;
+                r->ok = false;
+            }
+        }
         if (!ok) mn_log(c, 2, "%s", c->diag.msg);
         if (ok && out_dir && wants_dump(opt, r->name)) ok = dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
         if (out_dir && !mn_report_write(c)) ok = false;

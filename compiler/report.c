@@ -46,7 +46,9 @@ bool mn_report_write(MNCompile *c) {
     cJSON *opts = cJSON_AddObjectToObject(r, "options");
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         cJSON *o = cJSON_AddObjectToObject(opts, mn_opt_info[i].name);
-        cJSON_AddNumberToObject(o, "value", (double)c->opt->ival[i]);
+        char vb[64];
+        if (!strcmp(mn_opt_info[i].type, "ENUM")) cJSON_AddStringToObject(o, "value", opt_value_text(c->opt, i, vb, sizeof vb));
+        else cJSON_AddNumberToObject(o, "value", (double)c->opt->ival[i]);
         cJSON_AddStringToObject(o, "source", c->opt->src[i] == MN_SRC_CMDLINE ? "command line" : "default");
     }
     cJSON *shapes = cJSON_AddObjectToObject(r, "input_shapes");
@@ -88,6 +90,10 @@ bool mn_report_write(MNCompile *c) {
         cJSON_AddNumberToObject(e, "nodes", p->nodes);
         cJSON_AddNumberToObject(e, "values", p->values);
         cJSON_AddNumberToObject(e, "wall_ms", p->wall_ms);
+        if (p->nfigures) {
+            cJSON *f = cJSON_AddObjectToObject(e, "figures");
+            for (int k = 0; k < p->nfigures; k++) cJSON_AddNumberToObject(f, p->figures[k].name, (double)p->figures[k].value);
+        }
         cJSON_AddItemToArray(ps, e);
     }
     bool ok = write_json(c, "report.json", r);

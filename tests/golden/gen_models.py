@@ -125,6 +125,7 @@ def ok_mlp():
         [fvals("W1", [4, 8]), fvals("b1", [4], 0.05), fvals("W2", [4, 3], 0.3), fvals("b2", [3], 0.02)],
     )
     save_ok("ok_mlp", model(g), "--input-shape x=2,8")
+    save_ok("ok_mlp_mixed", model(g), "--input-shape x=2,8 -O float_dtype=mixed")
 
 
 def ok_cnn():

@@ -127,8 +127,12 @@ int main(int argc, char **argv) {
     const char *json_path = NULL;
     int nok = 0, nunsup = 0, nfail = 0, ncompared = 0, nfolded_checked = 0;
     cJSON *results = cJSON_CreateArray();
-    MNOptions opt;
+    MNOptions opt, mixed;
     opt_init(&opt);
+    opt_init(&mixed);
+    opt.verify = mixed.verify = true;
+    mixed.ival[MN_OPT_float_dtype] = MN_FLOAT_DTYPE_MIXED;
+    int nmixed = 0;
     for (int ai = 1; ai < argc; ai++) {
         if (!strcmp(argv[ai], "-v")) {
             verbose = true;
@@ -189,6 +193,15 @@ int main(int argc, char **argv) {
                 for (int di = 0; di < nds; di++) free(ds[di]);
                 free(ds);
             }
+            if (!strcmp(cls, "loaded")) { /* the planners must also take it in mixed precision */
+                MNCompile c2;
+                if (mn_compile(&c2, path, NULL, &mixed)) {
+                    cls = "failed";
+                    snprintf(why, sizeof why, "float_dtype=mixed: %s", c2.diag.msg);
+                } else
+                    nmixed++;
+                mn_compile_free(&c2);
+            }
             if (strcmp(cls, "failed") && c.g && c.npasses && c.passes[0].ok) {
                 char dsdir[4200];
                 snprintf(dsdir, sizeof dsdir, "%s/%s", argv[ai], tests[ti]);
@@ -228,9 +241,11 @@ int main(int argc, char **argv) {
     } else
         cJSON_Delete(results);
     printf("sweep: %d passed, %d failed\n", nok + nunsup, nfail);
+    printf("sweep: %d models also planned with float_dtype=mixed; the invariant checker ran after every pass\n", nmixed);
     printf("sweep: fold mode evaluated %d test data sets, compared %d folded outputs with the references\n", nfold_runs, nfold_values);
     printf("sweep: %d models: %d loaded, %d rejected only as unsupported, %d failed otherwise; %d reference outputs compared (%d folded to constants)\n",
            nok + nunsup + nfail, nok, nunsup, nfail, ncompared, nfolded_checked);
     opt_free(&opt);
+    opt_free(&mixed);
     return nfail ? 1 : 0;
 }
