@@ -55,4 +55,6 @@ bool onnx_type_is_int(int32_t id);      /* integer, not bool */
 bool onnx_type_is_signed(int32_t id);
 MNDtype onnx_type_default_mn(int32_t id);
 const char *mn_dtype_name(MNDtype d);
+/* bytes of one element of an MN dtype in memory (0 for Unknown) */
+int mn_dtype_bytes(MNDtype d);
 #endif

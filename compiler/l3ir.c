@@ -24,8 +24,10 @@ static void print_value(MNBuf *b, const char *tag, int k, const MNValue *v) {
         for (int i = 0; i < t->rank; i++) buf_printf(b, i ? ",%" PRId64 : "%" PRId64, v->padded_shape[i]);
     else buf_printf(b, "Unknown");
     static const char *locs[] = {"Unknown", "DRAM", "LM0", "LM1", "IMM", "InOut"};
+    /* an LM value whose bank is not assigned yet prints as LM */
+    const char *loc = v->loc == MN_LOC_UNKNOWN && v->loc_kind == MN_LOC_KIND_LM ? "LM" : locs[v->loc];
     buf_printf(b, " layout=%s layout_kind=%s dtype=%s gene=%s loc=%s", v->layout ? v->layout : "Unknown",
-               v->layout_kind ? v->layout_kind : "Unknown", mn_dtype_name(v->dtype), v->gene ? v->gene : "Unknown", locs[v->loc]);
+               v->layout_kind ? v->layout_kind : "Unknown", mn_dtype_name(v->dtype), v->gene ? v->gene : "Unknown", loc);
     if (v->addr >= 0) buf_printf(b, " addr=%" PRId64 ")\n", v->addr);
     else buf_printf(b, " addr=Unknown)\n");
 }

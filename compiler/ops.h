@@ -135,7 +135,9 @@
     OP(Range, 11, 21, range, range)                                \
     OP(Constant, 1, 21, constant, constant)                        \
     /* mncc's own nodes, made by the planners (opset range 0: never in a model) */ \
-    OP(MNCoreCast, 0, 0, same_as_input0, none)
+    OP(MNCoreCast, 0, 0, same_as_input0, none)                    \
+    OP(MNCoreDownload, 0, 0, same_as_input0, none)                \
+    OP(MNCoreUpload, 0, 0, same_as_input0, none)
 
 typedef enum {
     OP_UNSUPPORTED = 0,

@@ -3,9 +3,9 @@
  * records figures in report.json (rewritten every time) and dumps the graph when
  * asked (--dump-after PASS writes layout.PASS.txt in l3ir format).
  *
- * Today the table ends with the dtype and initial location planners; the layout
- * planner, the later location planners, Time-Slice, the scheduler and the emitter of
- * later stages slot in after "location_initial". */
+ * Today the table ends with the location planner after the (naive) layout planner;
+ * Time-Slice, the sliced location planner, the scheduler and the emitter of later stages
+ * slot in after "location". */
 #include "compile.h"
 #include "infer.h"
 #include "onnx_load.h"
@@ -168,6 +168,8 @@ static const MNPass pipeline[] = {
     {"dce", pass_dce, 1},
     {"dtype", plan_dtype, 2},
     {"location_initial", plan_location_initial, 2},
+    {"layout", plan_layout, 3},
+    {"location", plan_location, 4},
 };
 #define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
 

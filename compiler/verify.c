@@ -39,6 +39,16 @@ bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen) {
                 ok = VFAIL("value '%s' has no dtype after the dtype planner", v->name);
             if (ok) seen[v->id] = true;
         }
+        for (int k = 0; ok && stage >= 3 && k < n->nout; k++) {
+            const MNValue *v = n->out[k];
+            if (v && onnx_type_numeric(v->type.elem) && (!v->layout || v->num_lw < 0)) ok = VFAIL("value '%s' has no layout after the layout planner", v->name);
+        }
+        /* after the location planner every node but a download reads LM (or immediates) */
+        for (int k = 0; ok && stage >= 4 && n->op != OP_MNCoreDownload && k < n->nin; k++) {
+            const MNValue *v = n->in[k];
+            if (v && v->loc_kind != MN_LOC_KIND_LM && v->loc_kind != MN_LOC_KIND_IMM && !(v->producer && v->loc_kind == MN_LOC_KIND_DRAM))
+                ok = VFAIL("node '%s' reads '%s', which is not in LM", n->name, v->name);
+        }
         if (ok && stage >= 2 && n->op == OP_MNCoreCast && (n->out[0]->dtype == n->in[0]->dtype))
             ok = VFAIL("cast '%s' converts %s to itself", n->name, mn_dtype_name(n->in[0]->dtype));
     }

@@ -6,6 +6,7 @@
  * (kind IMM). Everything else is left to the location planner that runs after the
  * layout planner, when num_lw and the LM capacity are known. */
 #include "plan.h"
+#include <stdlib.h>
 
 bool plan_location_initial(MNCompile *c) {
     MNGraph *g = c->g;
@@ -32,5 +33,107 @@ bool plan_location_initial(MNCompile *c) {
     mn_figure(c, "dram_parameters", dram);
     mn_figure(c, "immediates", imm);
     mn_log(c, 0, "locations: %d graph inputs/outputs, %d parameters in DRAM, %d immediates", io, dram, imm);
+    return true;
+}
+
+/* Location planner: DRAM or LM for every value, once layouts give their sizes.
+ *
+ * Every node computes from and into LM. A value a node reads that lives in DRAM (a
+ * parameter, a graph input) is brought in by one MNCoreDownload placed before its first
+ * reader and shared by all of them; a graph output is produced into LM and written out
+ * by an MNCoreUpload right after its producer (later readers use the LM copy). A value
+ * whose layout needs more long words than one LM holds cannot be placed: it is counted
+ * as needing Time-Slice (the pass that splits such values is not written yet) and stays
+ * in DRAM. LM0/LM1 banks are assigned later, from the schedule. */
+static MNValue *copy_value(MNGraph *g, const MNValue *v, const char *suffix, int *counter) {
+    MNValue *n = ir_value_new(g, arena_printf(g->arena, "%s_%s_%d", v->name, suffix, ++*counter));
+    n->type = v->type;
+    n->dtype = v->dtype;
+    n->layout = v->layout;
+    n->layout_kind = v->layout_kind;
+    n->padded_shape = v->padded_shape;
+    n->num_lw = v->num_lw;
+    return n;
+}
+
+bool plan_location(MNCompile *c) {
+    MNGraph *g = c->g;
+    int64_t cap = c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw;
+    int downloads = 0, uploads = 0, over = 0, in_lm = 0, counter = 0;
+    int64_t lm_demand = 0;
+    int nv = g->nvalues, nn = g->nnodes;
+    for (int i = 0; i < nv; i++) {
+        MNValue *v = g->values[i];
+        if (!v->producer || v->is_output) continue;
+        if (v->num_lw >= 0 && v->num_lw <= cap) {
+            v->loc_kind = MN_LOC_KIND_LM;
+            in_lm++;
+            lm_demand += v->num_lw;
+        } else {
+            v->loc_kind = MN_LOC_KIND_DRAM;
+            v->loc = MN_LOC_DRAM;
+            over++;
+        }
+    }
+    MNValue **dl = xcalloc((size_t)nv, sizeof(MNValue *)); /* the LM copy of a DRAM value */
+    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 3 * nn + 2 * g->noutputs + 1);
+    int w = 0;
+    for (int i = 0; i < nn; i++) {
+        MNNode *n = g->nodes[i];
+        for (int k = 0; k < n->nin; k++) {
+            MNValue *v = n->in[k];
+            if (!v || v->id >= nv) continue;
+            if (dl[v->id]) {
+                n->in[k] = dl[v->id];
+                continue;
+            }
+            bool in_dram = v->loc_kind == MN_LOC_KIND_DRAM || (v->loc_kind == MN_LOC_KIND_INOUT && !v->producer);
+            if (!in_dram || (v->producer && v->loc_kind == MN_LOC_KIND_DRAM)) continue; /* over capacity: for Time-Slice */
+            MNNode *d = ir_node_new(g, "MNCoreDownload", 1, 1);
+            d->name = arena_printf(g->arena, "%s_download", v->name);
+            d->domain = "mncore";
+            d->in[0] = v;
+            MNValue *lv = copy_value(g, v, "Download", &counter);
+            lv->loc_kind = MN_LOC_KIND_LM;
+            lv->producer = d;
+            d->out[0] = lv;
+            dl[v->id] = lv;
+            n->in[k] = lv;
+            order[w++] = d;
+            downloads++;
+            lm_demand += v->num_lw > 0 ? v->num_lw : 0;
+        }
+        order[w++] = n;
+        for (int k = 0; k < n->nout; k++) {
+            MNValue *v = n->out[k];
+            if (!v || !v->is_output) continue;
+            MNValue *lv = copy_value(g, v, "LM", &counter);
+            lv->loc_kind = MN_LOC_KIND_LM;
+            lv->producer = n;
+            lv->producer_out = k;
+            n->out[k] = lv;
+            MNNode *u = ir_node_new(g, "MNCoreUpload", 1, 1);
+            u->name = arena_printf(g->arena, "%s_upload", v->name);
+            u->domain = "mncore";
+            u->in[0] = lv;
+            u->out[0] = v;
+            v->producer = u;
+            v->producer_out = 0;
+            dl[v->id] = lv; /* later readers use the LM copy */
+            order[w++] = u;
+            uploads++;
+        }
+    }
+    g->nnodes = 0; /* the new nodes were appended by ir_node_new: rebuild the order */
+    for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
+    free(dl);
+    ir_recount_uses(g);
+    mn_figure(c, "values_in_lm", in_lm);
+    mn_figure(c, "downloads", downloads);
+    mn_figure(c, "uploads", uploads);
+    mn_figure(c, "values_needing_time_slice", over);
+    mn_figure(c, "lm_demand_lw", lm_demand);
+    mn_log(c, 0, "locations: %d values in LM, %d downloads, %d uploads, %d values too large for one LM (%lld LW) await Time-Slice", in_lm,
+           downloads, uploads, over, (long long)cap);
     return true;
 }

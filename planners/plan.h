@@ -5,4 +5,7 @@
 
 bool plan_dtype(MNCompile *c);
 bool plan_location_initial(MNCompile *c);
+bool plan_layout(MNCompile *c);
+bool plan_location(MNCompile *c);
+
 #endif

@@ -156,6 +156,7 @@ def ok_cnn():
         ],
     )
     save_ok("ok_cnn", model(g))
+    save_ok("ok_cnn_tiny", model(g), "--machine tiny")
 
 
 def ok_transformer():
