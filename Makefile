@@ -114,6 +114,7 @@ regen-golden: $(BUILD)/mncc
 bench: $(BUILD)/mncc
 	@bash bench/run.sh
 	@bash bench/emu_speed.sh
+	@sh bench/layout_compare.sh
 
 clean:
 	rm -rf build

@@ -137,7 +137,8 @@
     /* mncc's own nodes, made by the planners (opset range 0: never in a model) */ \
     OP(MNCoreCast, 0, 0, same_as_input0, none)                    \
     OP(MNCoreDownload, 0, 0, same_as_input0, none)                \
-    OP(MNCoreUpload, 0, 0, same_as_input0, none)
+    OP(MNCoreUpload, 0, 0, same_as_input0, none)                  \
+    OP(MNCoreLayoutSwitch, 0, 0, same_as_input0, none)
 
 typedef enum {
     OP_UNSUPPORTED = 0,

@@ -10,7 +10,8 @@
 #define MN_OPTIONS(X)                                                                                       \
     X(fold_max_elems, INT, "4194304", "", "largest constant (in elements) that folding may create")             \
     X(memory_limit_mb, INT, "8192", "", "memory one compilation may use, in MiB (0 = no limit)")                  \
-    X(float_dtype, ENUM, "float", "float|mixed", "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half")
+    X(float_dtype, ENUM, "float", "float|mixed", "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half") \
+    X(layout_planner, ENUM, "lpz", "lpz|naive", "lpz: demand-driven with gene hints; naive: canonical layouts, a switch at every mismatch")
 
 typedef enum {
 #define X(name, type, dflt, values, help) MN_OPT_##name,
@@ -49,6 +50,7 @@ typedef struct {
     const char *name, *type, *dflt, *values, *help;
 } MNOptInfo;
 enum { MN_FLOAT_DTYPE_FLOAT, MN_FLOAT_DTYPE_MIXED };
+enum { MN_LAYOUT_PLANNER_LPZ, MN_LAYOUT_PLANNER_NAIVE };
 /* the name of an option's current value ("mixed", or the number as text) */
 const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n);
 extern const MNOptInfo mn_opt_info[MN_OPT_COUNT];

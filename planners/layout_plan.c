@@ -1,7 +1,24 @@
-/* Layout planner, naive: one canonical layout per value, from its shape, its dtype and
- * the machine. It is the baseline the cost-aware planner (lpz, not written yet) is to be
- * measured against, and what every later stage can rely on meanwhile.
+/* Layout planner: the layout of every value, and MNCoreLayoutSwitch nodes where a
+ * consumer's demand differs from what its producer gives.
  *
+ * Demands. An elementwise op wants each input placed like the matching elements of its
+ * output (a broadcast input is replicated over the levels of the dimensions it lacks);
+ * MatMul and Gemm feed the matrix unit, which takes the reduced dimension K of both
+ * operands packed over W and the PEs of a MAB, so A wants K last (the canonical layout
+ * of A when not transposed) and B wants its K dimension laid out as a canonical last
+ * dimension (the transposed canonical layout of a (K, N) B). Two layouts satisfy the same
+ * demand when they place every element on the same PE, MAB, L1B, L2B and word slot;
+ * addresses are free (the emitter iterates them).
+ *
+ * layout_planner=naive gives every value, parameters included, the canonical layout
+ * below and switches wherever a demand differs. layout_planner=lpz (the default) lets
+ * parameters and constants take the layout their consumer demands (the host writes
+ * them in any order, for free), passes a demand up through layout-agnostic producers
+ * with a single consumer (the Gene hint: the producer computes in the demanded layout
+ * directly), and inserts a switch only where demands truly conflict, costing each from
+ * the machine's transfer figures.
+ *
+ * Canonical layout:
  * The last dimension is packed into long words (W slots, as many as the dtype fits) and
  * spread over the 4 PEs of a MAB: (ceil(n / 4W):1, W_W:1, 4_PE:1). The first dimension
  * of a tensor of rank >= 2 is spread over MABs, then L1Bs, then L2Bs, by the largest
@@ -12,6 +29,8 @@
  * PadLayout{(3,4)/((3:1), (1:1, 2_W:1, 4_PE:1); B@[MAB,L1B,L2B])}. */
 #include "plan.h"
 #include "layout.h"
+#include "ops.h"
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -67,34 +86,228 @@ bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLa
     return true;
 }
 
+/* ---- demands ---- */
+
+static bool elementwise(const MNNode *n) {
+    switch (n->op) {
+    case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Pow: case OP_Max: case OP_Min: case OP_Sum: case OP_Mean:
+    case OP_Where: case OP_PRelu: case OP_Equal: case OP_Less: case OP_Greater: case OP_LessOrEqual: case OP_GreaterOrEqual:
+    case OP_And: case OP_Or: case OP_Xor: case OP_Mod: case OP_BitShift:
+    case OP_Abs: case OP_Neg: case OP_Exp: case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Floor: case OP_Ceil: case OP_Round:
+    case OP_Sign: case OP_Sin: case OP_Cos: case OP_Tan: case OP_Asin: case OP_Acos: case OP_Atan: case OP_Sinh: case OP_Cosh:
+    case OP_Asinh: case OP_Acosh: case OP_Atanh: case OP_Erf: case OP_Relu: case OP_LeakyRelu: case OP_Elu: case OP_Selu: case OP_Celu:
+    case OP_ThresholdedRelu: case OP_Sigmoid: case OP_HardSigmoid: case OP_HardSwish: case OP_Tanh: case OP_Softplus: case OP_Softsign:
+    case OP_Mish: case OP_Gelu: case OP_Shrink: case OP_Not: case OP_IsNaN: case OP_IsInf: case OP_Identity: case OP_Clip: case OP_Cast:
+    case OP_CastLike: case OP_MNCoreCast: case OP_Dropout:
+        return true;
+    default: return false;
+    }
+}
+
+/* Input layout for an elementwise op: the output's, with the dimensions the input lacks
+ * (or has as 1) made into broadcast levels. */
+static void broadcast_layout(const MNLayout *out, const MNType *in, MNLayout *l) {
+    memset(l, 0, sizeof *l);
+    l->rank = in->rank;
+    l->bcast = out->bcast;
+    int off = out->rank - in->rank;
+    for (int i = 0; i < out->rank; i++) {
+        int j = i - off;
+        bool keep = j >= 0 && in->dims[j] == out->shape[i];
+        if (j >= 0) l->shape[j] = in->dims[j];
+        if (keep) {
+            l->nsub[j] = out->nsub[i];
+            memcpy(l->sub[j], out->sub[i], sizeof out->sub[i]);
+            continue;
+        }
+        for (int k = 0; k < out->nsub[i]; k++)
+            if (out->sub[i][k].level != LV_ADDR) l->bcast |= (uint8_t)(1u << out->sub[i][k].level);
+        if (j >= 0) {
+            l->nsub[j] = 1;
+            l->sub[j][0] = (MNSubaxis){LV_ADDR, in->dims[j] ? in->dims[j] : 1, 1};
+        }
+    }
+}
+
+/* The layout a (K, N) operand must have for the matrix unit: its dimension kdim packed
+ * like a canonical last dimension, the other dimensions addresses, replicated on every
+ * MAB (each MAB loads its own matrix register). */
+static bool kpacked_layout(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
+    MNType sw = *t;
+    int64_t dims[MN_MAX_RANK];
+    memcpy(dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
+    int last = t->rank - 1;
+    int64_t tmp = dims[kdim];
+    dims[kdim] = dims[last];
+    dims[last] = tmp;
+    sw.dims = dims;
+    MNMachine one = {0};
+    one.mab_per_l1b = one.l1b_per_l2b = one.n_l2b = 1; /* no spreading: replicated */
+    MNLayout c;
+    if (!plan_layout_canonical(&sw, dt, &one, &c)) return false;
+    *l = c; /* swap the axes back */
+    l->shape[kdim] = t->dims[kdim], l->shape[last] = t->dims[last];
+    l->nsub[kdim] = c.nsub[last], l->nsub[last] = c.nsub[kdim];
+    memcpy(l->sub[kdim], c.sub[last], sizeof c.sub[0]);
+    memcpy(l->sub[last], c.sub[kdim], sizeof c.sub[0]);
+    return true;
+}
+
+/* What node n wants input k to be, given n's output layout (false: no demand). */
+static bool demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want) {
+    const MNValue *v = n->in[k];
+    if (!v || v->type.rank < 0 || !mn_dtype_bytes(v->dtype)) return false;
+    if (elementwise(n) && outl) {
+        if (n->op == OP_Clip && k > 0) return false; /* scalar bounds: immediates */
+        broadcast_layout(outl, &v->type, want);
+        return true;
+    }
+    if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && v->type.rank >= 2) {
+        bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
+        int r = v->type.rank;
+        if (k == 0 && !trans) return false; /* rows of A stream through; canonical A has K last */
+        int kdim = k == 0 ? r - 2 : (trans ? r - 1 : r - 2);
+        return kpacked_layout(&v->type, v->dtype, kdim, want);
+    }
+    return false;
+}
+
+/* Placement signature: the layout with address strides erased; two layouts with the
+ * same signature put every element on the same PE, MAB, L1B, L2B and word slot. */
+static char *signature(Arena *a, const MNLayout *l) {
+    MNLayout s = *l;
+    for (int i = 0; i < s.rank; i++)
+        for (int k = 0; k < s.nsub[i]; k++)
+            if (s.sub[i][k].level == LV_ADDR) s.sub[i][k].stride = 1;
+    MNBuf b = {0};
+    layout_print(&s, &b);
+    char *r = arena_strdup(a, b.data);
+    buf_free(&b);
+    return r;
+}
+
+/* Estimated cycles of re-laying num_lw long words per PE between two layouts: through
+ * L1BM (combine then distribute), through L2BM when L1B or L2B placement changes. */
+static double switch_cost(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw) {
+    double lw = (double)num_lw * m->mab_per_l1b * m->pe_per_mab;
+    double cyc = 2 * lw / m->bw_l1bm_pe_distribute;
+    bool upper = layout_extent(from, LV_L1B) != layout_extent(to, LV_L1B) || layout_extent(from, LV_L2B) != layout_extent(to, LV_L2B) ||
+                 ((from->bcast ^ to->bcast) & (1u << LV_L1B | 1u << LV_L2B));
+    if (upper) cyc += 2 * lw * m->l1b_per_l2b / m->bw_l2bm_l1bm_distribute;
+    return cyc;
+}
+
+static void set_layout(MNCompile *c, MNValue *v, const MNLayout *l) {
+    MNGraph *g = c->g;
+    MNBuf b = {0};
+    layout_print(l, &b);
+    v->layout = arena_strdup(g->arena, b.data);
+    buf_free(&b);
+    v->layout_kind = "MNCore";
+    v->padded_shape = ARENA_ARRAY(g->arena, int64_t, l->rank + 1);
+    for (int k = 0; k < l->rank; k++) v->padded_shape[k] = layout_padded(l, k);
+    v->num_lw = layout_num_lw(l, c->machine.address_alignment_lw);
+}
+
 bool plan_layout(MNCompile *c) {
     MNGraph *g = c->g;
+    bool lpz = c->opt->ival[MN_OPT_layout_planner] == MN_LAYOUT_PLANNER_LPZ;
     ir_recount_uses(g);
-    int laid = 0;
-    int64_t total = 0, maxlw = 0;
-    for (int i = 0; i < g->nvalues; i++) {
+    int nv = g->nvalues;
+    MNLayout *L = xcalloc((size_t)nv + 1, sizeof(MNLayout));
+    bool *has = xcalloc((size_t)nv + 1, sizeof(bool));
+    /* 1. canonical layouts; with lpz, parameters wait for their consumers' demands */
+    for (int i = 0; i < nv; i++) {
         MNValue *v = g->values[i];
         if (!v->nuses && !v->producer) continue;
-        MNLayout l;
-        if (!plan_layout_canonical(&v->type, v->dtype, &c->machine, &l)) continue;
+        if (lpz && v->konst && !v->is_output) continue;
+        has[i] = plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i]);
+    }
+    /* 2. Gene hints (lpz): a demand on a value with one consumer whose producer is
+     * elementwise is granted at the producer, and handed on to its inputs */
+    int genes = 0;
+    if (lpz)
+        for (int i = g->nnodes - 1; i >= 0; i--) {
+            MNNode *n = g->nodes[i];
+            for (int k = 0; k < n->nin; k++) {
+                MNValue *v = n->in[k];
+                MNLayout want;
+                if (!v || v->nuses != 1 || !v->producer || !elementwise(v->producer) || v->is_output) continue;
+                if (!demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL, &want)) continue;
+                if (has[v->id] && !strcmp(signature(g->arena, &L[v->id]), signature(g->arena, &want))) continue;
+                char err[200];
+                if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
+                L[v->id] = want;
+                has[v->id] = true;
+                v->gene = arena_printf(g->arena, "[%s.%d,]", n->op_type, k);
+                genes++;
+            }
+        }
+    /* 3. satisfy every demand: adopt it (a parameter without a layout yet), or switch */
+    int switches = 0;
+    double cost = 0;
+    int nn = g->nnodes;
+    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 2 * nn + 1);
+    int w = 0;
+    for (int i = 0; i < nn; i++) {
+        MNNode *n = g->nodes[i];
+        const MNLayout *outl = n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL;
+        for (int k = 0; k < n->nin; k++) {
+            MNValue *v = n->in[k];
+            MNLayout want;
+            if (!v || v->id >= nv || !demand(n, k, outl, &want)) continue;
+            char err[200];
+            if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
+            if (!has[v->id]) { /* free: the host lays the parameter out */
+                L[v->id] = want;
+                has[v->id] = true;
+                continue;
+            }
+            if (!strcmp(signature(g->arena, &L[v->id]), signature(g->arena, &want))) continue;
+            MNNode *sw = ir_node_new(g, "MNCoreLayoutSwitch", 1, 1);
+            sw->name = arena_printf(g->arena, "%s_switch_%d", v->name, switches);
+            sw->domain = "mncore";
+            sw->in[0] = v;
+            MNValue *o = ir_value_new(g, arena_printf(g->arena, "%s_LayoutSwitch_%d", v->name, switches + 1));
+            o->type = v->type;
+            o->dtype = v->dtype;
+            o->producer = sw;
+            sw->out[0] = o;
+            set_layout(c, o, &want);
+            n->in[k] = o;
+            order[w++] = sw;
+            switches++;
+            cost += switch_cost(&c->machine, &L[v->id], &want, layout_num_lw(&want, c->machine.address_alignment_lw));
+        }
+        order[w++] = n;
+    }
+    g->nnodes = 0;
+    for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
+    /* 4. record */
+    int laid = 0;
+    int64_t total = 0, maxlw = 0;
+    for (int i = 0; i < nv; i++) {
+        MNValue *v = g->values[i];
+        if (!has[i]) {
+            if (!v->nuses && !v->producer) continue;
+            if (!plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i])) continue;
+        }
         char err[300];
-        if (!layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) die("canonical layout of '%s' is invalid: %s", v->name, err);
-        MNBuf b = {0};
-        layout_print(&l, &b);
-        v->layout = arena_strdup(g->arena, b.data);
-        buf_free(&b);
-        v->layout_kind = "MNCore";
-        v->padded_shape = ARENA_ARRAY(g->arena, int64_t, l.rank + 1);
-        for (int k = 0; k < l.rank; k++) v->padded_shape[k] = layout_padded(&l, k);
-        v->num_lw = layout_num_lw(&l, c->machine.address_alignment_lw);
+        if (!layout_valid(&L[i], &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) die("layout of '%s' is invalid: %s", v->name, err);
+        set_layout(c, v, &L[i]);
         laid++;
         total += v->num_lw;
         if (v->num_lw > maxlw) maxlw = v->num_lw;
     }
+    free(L), free(has);
+    ir_recount_uses(g);
     mn_figure(c, "values_laid_out", laid);
-    mn_figure(c, "layout_switches", 0);
+    mn_figure(c, "layout_switches", switches);
+    mn_figure(c, "layout_switch_cycles", (int64_t)(cost + 0.5));
+    mn_figure(c, "gene_hints_granted", genes);
     mn_figure(c, "num_lw_total", total);
     mn_figure(c, "num_lw_max", maxlw);
-    mn_log(c, 0, "layouts (naive): %d values, %lld long words per PE in all, largest %lld", laid, (long long)total, (long long)maxlw);
+    mn_log(c, 0, "layouts (%s): %d values, %d switches costing about %.0f cycles, %d gene hints; %lld long words per PE in all, largest %lld",
+           lpz ? "lpz" : "naive", laid, switches, cost, genes, (long long)total, (long long)maxlw);
     return true;
 }
