@@ -61,7 +61,8 @@ bool mn_report_write(MNCompile *c);
 /* l3ir.c */
 void ir_print_l3ir(MNBuf *b, const MNGraph *g);
 /* verify.c: the invariants after a pass of the given stage (0 loaded, 1 static
- * shapes, 2 dtypes planned, 3 layouts planned, 4 locations planned); false + message
+ * shapes, 2 dtypes planned, 3 layouts planned, 4 location kinds decided, 5 transfers
+ * placed); false + message
  * on a violation. */
 bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen);
 /* passes.c: the pass names, in order, for --dump-after validation */

@@ -138,7 +138,9 @@
     OP(MNCoreCast, 0, 0, same_as_input0, none)                    \
     OP(MNCoreDownload, 0, 0, same_as_input0, none)                \
     OP(MNCoreUpload, 0, 0, same_as_input0, none)                  \
-    OP(MNCoreLayoutSwitch, 0, 0, same_as_input0, none)
+    OP(MNCoreLayoutSwitch, 0, 0, same_as_input0, none)            \
+    OP(MNCoreInputSplit, 0, 0, same_as_input0, none)              \
+    OP(MNCoreOutputConcat, 0, 0, same_as_input0, none)
 
 typedef enum {
     OP_UNSUPPORTED = 0,

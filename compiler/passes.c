@@ -3,9 +3,9 @@
  * records figures in report.json (rewritten every time) and dumps the graph when
  * asked (--dump-after PASS writes layout.PASS.txt in l3ir format).
  *
- * Today the table ends with the location planner after the (naive) layout planner;
- * Time-Slice, the sliced location planner, the scheduler and the emitter of later stages
- * slot in after "location". */
+ * Today the table ends with the sliced location planner; Node Simulation, the
+ * scheduler, the address planner and the emitter of later stages slot in after it.
+ * The dump of time_slice is taken before it runs (the graph just before the split). */
 #include "compile.h"
 #include "infer.h"
 #include "onnx_load.h"
@@ -170,6 +170,8 @@ static const MNPass pipeline[] = {
     {"location_initial", plan_location_initial, 2},
     {"layout", plan_layout, 3},
     {"location", plan_location, 4},
+    {"time_slice", plan_time_slice, 4},
+    {"location_sliced", plan_location_sliced, 5},
 };
 #define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
 
@@ -225,6 +227,8 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     bool ok = true;
     for (int i = 0; i < NPASSES && ok; i++) {
         c->cur_pass = pipeline[i].name;
+        bool before = !strcmp(pipeline[i].name, "time_slice");
+        if (before && out_dir && wants_dump(opt, pipeline[i].name) && !dump_graph(c, "layout.time_slice.txt")) break;
         double t0 = now_ms();
         ok = pipeline[i].fn(c);
         MNPassRecord *r = &c->passes[c->npasses++]; /* figures were added to it while it ran */
@@ -243,7 +247,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             }
         }
         if (!ok) mn_log(c, 2, "%s", c->diag.msg);
-        if (ok && out_dir && wants_dump(opt, r->name)) ok = dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
+        if (ok && out_dir && !before && wants_dump(opt, r->name)) ok = dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
         if (out_dir && !mn_report_write(c)) ok = false;
     }
     if (ok) {

@@ -44,7 +44,7 @@ bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen) {
             if (v && onnx_type_numeric(v->type.elem) && (!v->layout || v->num_lw < 0)) ok = VFAIL("value '%s' has no layout after the layout planner", v->name);
         }
         /* after the location planner every node but a download reads LM (or immediates) */
-        for (int k = 0; ok && stage >= 4 && n->op != OP_MNCoreDownload && k < n->nin; k++) {
+        for (int k = 0; ok && stage >= 5 && n->op != OP_MNCoreDownload && n->op != OP_MNCoreInputSplit && k < n->nin; k++) {
             const MNValue *v = n->in[k];
             if (v && v->loc_kind != MN_LOC_KIND_LM && v->loc_kind != MN_LOC_KIND_IMM && !(v->producer && v->loc_kind == MN_LOC_KIND_DRAM))
                 ok = VFAIL("node '%s' reads '%s', which is not in LM", n->name, v->name);

@@ -6,6 +6,7 @@
  * (kind IMM). Everything else is left to the location planner that runs after the
  * layout planner, when num_lw and the LM capacity are known. */
 #include "plan.h"
+#include "ops.h"
 #include <stdlib.h>
 
 bool plan_location_initial(MNCompile *c) {
@@ -36,15 +37,17 @@ bool plan_location_initial(MNCompile *c) {
     return true;
 }
 
-/* Location planner: DRAM or LM for every value, once layouts give their sizes.
+/* Location planner: DRAM or LM for every value, once layouts give their sizes (the
+ * pass before Time-Slice decides the kinds; the pass after it, "sliced", places the new
+ * slices and inserts the transfers).
  *
  * Every node computes from and into LM. A value a node reads that lives in DRAM (a
  * parameter, a graph input) is brought in by one MNCoreDownload placed before its first
  * reader and shared by all of them; a graph output is produced into LM and written out
  * by an MNCoreUpload right after its producer (later readers use the LM copy). A value
- * whose layout needs more long words than one LM holds cannot be placed: it is counted
- * as needing Time-Slice (the pass that splits such values is not written yet) and stays
- * in DRAM. LM0/LM1 banks are assigned later, from the schedule. */
+ * whose layout needs more long words than one LM holds stays in DRAM for Time-Slice to
+ * split; what Time-Slice could not split is counted. LM0/LM1 banks are assigned later,
+ * from the schedule. */
 static MNValue *copy_value(MNGraph *g, const MNValue *v, const char *suffix, int *counter) {
     MNValue *n = ir_value_new(g, arena_printf(g->arena, "%s_%s_%d", v->name, suffix, ++*counter));
     n->type = v->type;
@@ -56,31 +59,55 @@ static MNValue *copy_value(MNGraph *g, const MNValue *v, const char *suffix, int
     return n;
 }
 
-bool plan_location(MNCompile *c) {
+static int64_t lm_capacity(const MNCompile *c) { return c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw; }
+
+/* LM for every produced value that fits one LM, DRAM for the others; values that
+ * already have a kind keep it. */
+static void assign_kinds(MNCompile *c, int *in_lm, int *over) {
     MNGraph *g = c->g;
-    int64_t cap = c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw;
-    int downloads = 0, uploads = 0, over = 0, in_lm = 0, counter = 0;
-    int64_t lm_demand = 0;
-    int nv = g->nvalues, nn = g->nnodes;
-    for (int i = 0; i < nv; i++) {
+    int64_t cap = lm_capacity(c);
+    for (int i = 0; i < g->nvalues; i++) {
         MNValue *v = g->values[i];
-        if (!v->producer || v->is_output) continue;
+        if (!v->producer || v->is_output || v->loc_kind != MN_LOC_KIND_UNKNOWN) continue;
         if (v->num_lw >= 0 && v->num_lw <= cap) {
             v->loc_kind = MN_LOC_KIND_LM;
-            in_lm++;
-            lm_demand += v->num_lw;
+            ++*in_lm;
         } else {
             v->loc_kind = MN_LOC_KIND_DRAM;
             v->loc = MN_LOC_DRAM;
-            over++;
+            ++*over;
         }
+    }
+}
+
+bool plan_location(MNCompile *c) {
+    int in_lm = 0, over = 0;
+    assign_kinds(c, &in_lm, &over);
+    mn_figure(c, "values_in_lm", in_lm);
+    mn_figure(c, "values_over_lm_capacity", over);
+    mn_log(c, 0, "locations: %d values fit LM, %d are larger than one LM (%lld LW) and go to Time-Slice", in_lm, over, (long long)lm_capacity(c));
+    return true;
+}
+
+bool plan_location_sliced(MNCompile *c) {
+    MNGraph *g = c->g;
+    int64_t cap = lm_capacity(c);
+    int downloads = 0, uploads = 0, over = 0, in_lm = 0, counter = 0;
+    int64_t lm_demand = 0;
+    assign_kinds(c, &in_lm, &over);
+    int nv = g->nvalues, nn = g->nnodes;
+    over = 0;
+    for (int i = 0; i < nv; i++) {
+        const MNValue *v = g->values[i];
+        if (v->loc_kind == MN_LOC_KIND_LM) lm_demand += v->num_lw > 0 ? v->num_lw : 0;
+        if (v->loc_kind == MN_LOC_KIND_LM && v->num_lw > cap) over++;
     }
     MNValue **dl = xcalloc((size_t)nv, sizeof(MNValue *)); /* the LM copy of a DRAM value */
     MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 3 * nn + 2 * g->noutputs + 1);
     int w = 0;
     for (int i = 0; i < nn; i++) {
         MNNode *n = g->nodes[i];
-        for (int k = 0; k < n->nin; k++) {
+        for (int k = 0; k < n->nin && n->op != OP_MNCoreInputSplit; k++) { /* a split reads DRAM itself */
             MNValue *v = n->in[k];
             if (!v || v->id >= nv) continue;
             if (dl[v->id]) {
@@ -106,7 +133,7 @@ bool plan_location(MNCompile *c) {
         order[w++] = n;
         for (int k = 0; k < n->nout; k++) {
             MNValue *v = n->out[k];
-            if (!v || !v->is_output) continue;
+            if (!v || !v->is_output || n->op == OP_MNCoreOutputConcat) continue; /* a concat writes DRAM itself */
             MNValue *lv = copy_value(g, v, "LM", &counter);
             lv->loc_kind = MN_LOC_KIND_LM;
             lv->producer = n;
@@ -128,12 +155,16 @@ bool plan_location(MNCompile *c) {
     for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
     free(dl);
     ir_recount_uses(g);
-    mn_figure(c, "values_in_lm", in_lm);
+    over = 0;
+    for (int i = 0; i < g->nvalues; i++) { /* what still does not fit: ops Time-Slice cannot split */
+        const MNValue *v = g->values[i];
+        if ((v->loc_kind == MN_LOC_KIND_LM || (v->producer && v->loc_kind == MN_LOC_KIND_DRAM && v->nuses)) && v->num_lw > cap) over++;
+    }
     mn_figure(c, "downloads", downloads);
     mn_figure(c, "uploads", uploads);
-    mn_figure(c, "values_needing_time_slice", over);
+    mn_figure(c, "values_over_lm_capacity_unsliced", over);
     mn_figure(c, "lm_demand_lw", lm_demand);
-    mn_log(c, 0, "locations: %d values in LM, %d downloads, %d uploads, %d values too large for one LM (%lld LW) await Time-Slice", in_lm,
+    mn_log(c, 0, "locations (sliced): %d downloads, %d uploads; %d values still larger than one LM (%lld LW): their ops cannot be sliced yet",
            downloads, uploads, over, (long long)cap);
     return true;
 }

@@ -9,6 +9,8 @@ bool plan_location_initial(MNCompile *c);
 bool plan_layout(MNCompile *c);
 
 bool plan_location(MNCompile *c);
+bool plan_time_slice(MNCompile *c);
+bool plan_location_sliced(MNCompile *c);
 
 /* the canonical layout of a value of type t in dtype dt on machine m */
 bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l);

@@ -110,6 +110,19 @@ def save_bad(name, m, args=None):
 # valid models
 
 
+def ok_time_slice():
+    """On the tiny machine (64-LW LM) x[256,64] does not fit one LM: Relu and MatMul are
+    sliced over the rows and pass their slices on; Add is sliced apart."""
+    g = helper.make_graph(
+        [node("Relu", ["x"], ["r"]), node("MatMul", ["r", "W"], ["m"]), node("Add", ["m", "b"], ["y"])],
+        "ok_time_slice",
+        [fvi("x", [256, 64])],
+        [fvi("y", [256, 16])],
+        [fvals("W", [64, 16], 0.01), fvals("b", [16], 0.0)],
+    )
+    save_ok("ok_time_slice", model(g), "--machine tiny")
+
+
 def ok_mlp():
     g = helper.make_graph(
         [
@@ -674,6 +687,7 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     for fn in (
         ok_mlp,
+        ok_time_slice,
         ok_cnn,
         ok_transformer,
         ok_pytorch_shapes,

@@ -1,0 +1,252 @@
+/* Time-Slice: values larger than one LM are processed in slices over time.
+ *
+ * A node that reads or writes such a value and whose work is independent along some
+ * axis is replaced by per-slice copies: each large input is cut by an MNCoreInputSplit
+ * (it reads the DRAM value and leaves the slices in LM), each slice of the output is
+ * computed by its own copy of the node, and an MNCoreOutputConcat writes the slices back
+ * into the DRAM value. The axis is the outermost one whose elements sit at different LM
+ * addresses (cutting an axis that is spread over PEs or MABs would not shrink the LM
+ * footprint); the slice count is the smallest that makes every slice fit. The large
+ * value's layout records the split as a Time subaxis on that axis. Elementwise ops,
+ * MatMul and Gemm along their rows, Softmax-like ops, pools, convolutions and
+ * reductions along an axis they do not reduce can be sliced; a node of another kind is
+ * left whole and counted. */
+#include "plan.h"
+#include "ops.h"
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t lm_cap(const MNCompile *c) { return c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw; }
+
+static bool big(const MNCompile *c, const MNValue *v) { return v && v->num_lw > lm_cap(c) && mn_dtype_bytes(v->dtype); }
+
+/* May node n be computed slice by slice along output axis a? */
+static bool sliceable(const MNNode *n, int a) {
+    const MNValue *o = n->out[0];
+    int r = o->type.rank;
+    switch (n->op) {
+    case OP_MatMul: return a < r - 1; /* rows (and batches), not the columns */
+    case OP_Gemm: return a == 0;
+    case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax: {
+        int ax = (int)ir_attr_int(n, "axis", -1);
+        if (ax < 0) ax += r;
+        return a < ax || (a != ax && ax == r - 1);
+    }
+    case OP_Conv: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+    case OP_BatchNormalization: case OP_InstanceNormalization:
+        return a == 0; /* batch */
+    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin:
+        return false; /* axes may come from an input: left whole for now */
+    case OP_MNCoreCast: case OP_MNCoreLayoutSwitch: return true;
+    default: break;
+    }
+    /* elementwise ops: every output axis is independent */
+    switch (n->op) {
+    case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Pow: case OP_Max: case OP_Min: case OP_Where: case OP_PRelu:
+    case OP_Equal: case OP_Less: case OP_Greater: case OP_And: case OP_Or: case OP_Xor: case OP_Abs: case OP_Neg: case OP_Exp:
+    case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Floor: case OP_Ceil: case OP_Erf: case OP_Relu: case OP_LeakyRelu:
+    case OP_Elu: case OP_Sigmoid: case OP_HardSigmoid: case OP_HardSwish: case OP_Tanh: case OP_Softplus: case OP_Clip:
+    case OP_Identity: case OP_Cast: case OP_Dropout: case OP_Sin: case OP_Cos: case OP_Sign: case OP_Not:
+        return true;
+    default: return false;
+    }
+}
+
+/* The axis to cut in layout l: the outermost with an address subaxis of size > 1. */
+static int slice_axis(const MNLayout *l) {
+    for (int i = 0; i < l->rank; i++)
+        for (int k = 0; k < l->nsub[i]; k++)
+            if (l->sub[i][k].level == LV_ADDR && l->sub[i][k].size > 1) return i;
+    return -1;
+}
+
+/* num_lw of v's canonical layout with axis cut to len */
+static int64_t chunk_lw(MNCompile *c, const MNValue *v, int axis, int64_t len) {
+    int64_t dims[MN_MAX_RANK];
+    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
+    dims[axis] = len;
+    MNType t = v->type;
+    t.dims = dims;
+    MNLayout l;
+    return plan_layout_canonical(&t, v->dtype, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
+}
+
+static MNValue *slice_value(MNCompile *c, const MNValue *v, const char *name, int axis, int64_t len) {
+    MNGraph *g = c->g;
+    MNValue *s = ir_value_new(g, name);
+    ir_type_set(g, &s->type, v->type.elem, v->type.rank, v->type.dims);
+    s->type.dims[axis] = len;
+    s->dtype = v->dtype;
+    MNLayout l;
+    if (plan_layout_canonical(&s->type, s->dtype, &c->machine, &l)) {
+        MNBuf b = {0};
+        layout_print(&l, &b);
+        s->layout = arena_strdup(g->arena, b.data);
+        buf_free(&b);
+        s->layout_kind = "MNCore";
+        s->padded_shape = ARENA_ARRAY(g->arena, int64_t, l.rank + 1);
+        for (int k = 0; k < l.rank; k++) s->padded_shape[k] = layout_padded(&l, k);
+        s->num_lw = layout_num_lw(&l, c->machine.address_alignment_lw);
+    }
+    s->loc_kind = MN_LOC_KIND_LM;
+    return s;
+}
+
+/* Mark v's layout with a Time subaxis of n slices on axis a (the per-slice extent then
+ * follows on the same axis), and its num_lw as the per-slice size. */
+static void mark_time(MNCompile *c, MNValue *v, int a, int64_t n, int64_t chunk, int64_t slice_lw) {
+    MNType t = v->type;
+    int64_t dims[MN_MAX_RANK];
+    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)t.rank);
+    dims[a] = chunk;
+    t.dims = dims;
+    MNLayout l;
+    if (!plan_layout_canonical(&t, v->dtype, &c->machine, &l) || l.nsub[a] >= LAYOUT_MAX_SUB) return;
+    memmove(&l.sub[a][1], &l.sub[a][0], sizeof(MNSubaxis) * (size_t)l.nsub[a]);
+    l.sub[a][0] = (MNSubaxis){LV_TIME, n, 1};
+    l.nsub[a]++;
+    l.shape[a] = v->type.dims[a];
+    MNBuf b = {0};
+    layout_print(&l, &b);
+    v->layout = arena_strdup(c->g->arena, b.data);
+    buf_free(&b);
+    v->padded_shape[a] = n * chunk;
+    v->num_lw = slice_lw;
+}
+
+bool plan_time_slice(MNCompile *c) {
+    MNGraph *g = c->g;
+    int64_t cap = lm_cap(c);
+    int sliced = 0, slices = 0, left = 0, chained = 0;
+    int nn = g->nnodes;
+    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 1);
+    int w = 0, capo = 0;
+    for (int i = 0; i < nn; i++) {
+        MNNode *n = g->nodes[i];
+        bool touches = false;
+        for (int k = 0; k < n->nout; k++) touches |= big(c, n->out[k]);
+        for (int k = 0; k < n->nin; k++) touches |= big(c, n->in[k]);
+        MNValue *o = n->nout == 1 ? n->out[0] : NULL;
+        MNLayout ol;
+        int a = -1;
+        int64_t S = 0;
+        if (touches && o && o->type.rank > 0 && plan_layout_canonical(&o->type, o->dtype, &c->machine, &ol)) {
+            a = slice_axis(&ol);
+            if (a >= 0 && sliceable(n, a)) {
+                /* the smallest slice count that makes output and cut inputs fit */
+                int64_t d = o->type.dims[a];
+                for (S = 2; S <= d; S++) {
+                    int64_t chunk = (d + S - 1) / S;
+                    bool fits = chunk_lw(c, o, a, chunk) <= cap;
+                    for (int k = 0; fits && k < n->nin; k++) { /* and every input that is cut */
+                        MNValue *x = n->in[k];
+                        int ax = x ? a - (o->type.rank - x->type.rank) : -1;
+                        if (x && ax >= 0 && x->type.dims[ax] == d) fits = chunk_lw(c, x, ax, chunk) <= cap;
+                    }
+                    if (fits) break;
+                }
+                if (S > d) S = 0;
+            }
+        }
+        if (capo < w + 2 * (int)(S ? S : 1) + n->nin + 4) {
+            int nc = (w + 2 * (int)(S ? S : 1) + n->nin + 4) * 2;
+            MNNode **no = ARENA_ARRAY(g->arena, MNNode *, nc);
+            if (w) memcpy(no, order, sizeof(MNNode *) * (size_t)w);
+            order = no;
+            capo = nc;
+        }
+        if (!touches || S < 2) {
+            if (touches) left++;
+            order[w++] = n;
+            continue;
+        }
+        /* cut: inputs aligned with output axis a and of the same length there */
+        int64_t d = o->type.dims[a], chunk = (d + S - 1) / S;
+        int r = o->type.rank;
+        MNValue ***pieces = ARENA_ARRAY(g->arena, MNValue **, n->nin + 1);
+        for (int k = 0; k < n->nin; k++) {
+            MNValue *x = n->in[k];
+            if (!x) continue;
+            int ax = a - (r - x->type.rank);
+            bool matmul_b = (n->op == OP_MatMul && k == 1) || (n->op == OP_Gemm && k >= 1);
+            if (matmul_b || ax < 0 || x->type.dims[ax] != d) continue; /* passed whole */
+            MNNode *pc = x->producer;
+            if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin == S && ir_attr_int(pc, "axis", -1) == ax) {
+                /* a chain of sliced nodes: hand the slices on instead of concat + split */
+                pieces[k] = pc->in;
+                chained++;
+                continue;
+            }
+            MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)S);
+            sp->name = arena_printf(g->arena, "%s_split_%d", x->name, k);
+            sp->domain = "mncore";
+            sp->in[0] = x;
+            sp->nattr = 1;
+            sp->attrs = ARENA_NEW(g->arena, MNAttr);
+            sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = ax};
+            pieces[k] = ARENA_ARRAY(g->arena, MNValue *, S);
+            for (int64_t s = 0; s < S; s++) {
+                int64_t len = s == S - 1 ? d - chunk * (S - 1) : chunk;
+                MNValue *pv = slice_value(c, x, arena_printf(g->arena, "%s_slice%lld", x->name, (long long)s), ax, len);
+                pv->producer = sp;
+                pv->producer_out = (int)s;
+                sp->out[s] = pv;
+                pieces[k][s] = pv;
+            }
+            if (big(c, x)) mark_time(c, x, ax, S, chunk, pieces[k][0]->num_lw);
+            order[w++] = sp;
+        }
+        MNNode *cat = ir_node_new(g, "MNCoreOutputConcat", (int)S, 1);
+        cat->name = arena_printf(g->arena, "%s_concat", o->name);
+        cat->domain = "mncore";
+        cat->nattr = 1;
+        cat->attrs = ARENA_NEW(g->arena, MNAttr);
+        cat->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = a};
+        for (int64_t s = 0; s < S; s++) {
+            int64_t len = s == S - 1 ? d - chunk * (S - 1) : chunk;
+            MNNode *cp = ir_node_new(g, n->op_type, n->nin, 1);
+            cp->name = arena_printf(g->arena, "%s_slice%lld", n->name, (long long)s);
+            cp->domain = n->domain;
+            cp->nattr = n->nattr;
+            cp->attrs = n->attrs;
+            for (int k = 0; k < n->nin; k++) cp->in[k] = pieces[k] ? pieces[k][s] : n->in[k];
+            MNValue *ov = slice_value(c, o, arena_printf(g->arena, "%s_slice%lld", o->name, (long long)s), a, len);
+            ov->producer = cp;
+            cp->out[0] = ov;
+            cat->in[s] = ov;
+            order[w++] = cp;
+            slices++;
+        }
+        n->dead = true;
+        o->producer = cat;
+        o->producer_out = 0;
+        cat->out[0] = o;
+        if (big(c, o)) mark_time(c, o, a, S, chunk, cat->in[0]->num_lw);
+        /* the concat writes DRAM when the whole does not fit LM, else LM */
+        o->loc_kind = o->is_output ? MN_LOC_KIND_INOUT : big(c, o) ? MN_LOC_KIND_DRAM : MN_LOC_KIND_LM;
+        o->loc = o->loc_kind == MN_LOC_KIND_LM ? MN_LOC_UNKNOWN : MN_LOC_DRAM;
+        order[w++] = cat;
+        sliced++;
+    }
+    g->nnodes = 0;
+    for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
+    ir_compact(g);
+    /* concats whose slices were all handed on are no longer needed */
+    int dropped = 0;
+    for (int i = g->nnodes - 1; i >= 0; i--) {
+        MNNode *n = g->nodes[i];
+        if (n->op == OP_MNCoreOutputConcat && !n->out[0]->nuses) {
+            n->dead = true;
+            dropped++;
+            for (int k = 0; k < n->nin; k++) n->in[k]->nuses--;
+        }
+    }
+    ir_compact(g);
+    mn_figure(c, "slice_chains", chained);
+    mn_figure(c, "concats_avoided", dropped);
+    mn_figure(c, "nodes_sliced", sliced);
+    mn_figure(c, "slices", slices);
+    mn_figure(c, "nodes_too_large_left_whole", left);
+    mn_log(c, 0, "time slices: %d nodes split into %d slices; %d nodes on large values could not be split", sliced, slices, left);
+    return true;
+}
