@@ -57,7 +57,7 @@ bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
     if (!lit(&p, "PadLayout{") || !lit(&p, "(")) return pfail(&p, "expected PadLayout{(");
     if (!lit(&p, ")")) {
         do {
-            if (l->rank == MN_MAX_RANK) return pfail(&p, "too many dimensions");
+            if (l->rank == LAYOUT_MAX_RANK) return pfail(&p, "too many dimensions");
             if (!num(&p, &l->shape[l->rank++])) return pfail(&p, "expected a dimension");
         } while (lit(&p, ","));
         if (!lit(&p, ")")) return pfail(&p, "expected )");
@@ -72,10 +72,12 @@ bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
                 if (l->nsub[ax] == LAYOUT_MAX_SUB) return pfail(&p, "too many subaxes");
                 MNSubaxis *sb = &l->sub[ax][l->nsub[ax]++];
                 int lv = LV_ADDR;
+                int64_t st;
                 if (!num(&p, &sb->size) || sb->size < 1) return pfail(&p, "expected a subaxis size");
                 if (lit(&p, "_") && !level(&p, &lv)) return pfail(&p, "unknown level");
                 sb->level = (uint8_t)lv;
-                if (!lit(&p, ":") || !num(&p, &sb->stride) || sb->stride < 1) return pfail(&p, "expected :stride");
+                if (!lit(&p, ":") || !num(&p, &st) || st < 1 || st > INT32_MAX) return pfail(&p, "expected :stride");
+                sb->stride = (int32_t)st;
             } while (lit(&p, ","));
             if (!lit(&p, ")")) return pfail(&p, "expected ) of an axis");
             ax++;
@@ -100,26 +102,53 @@ bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
     return true;
 }
 
+/* Printed for every value of large graphs: formatted by hand, not with printf. */
+static char *put_num(char *p, int64_t v) {
+    char t[24];
+    int n = 0;
+    do t[n++] = (char)('0' + v % 10), v /= 10;
+    while (v);
+    while (n) *p++ = t[--n];
+    return p;
+}
+static char *put_str(char *p, const char *s) {
+    while (*s) *p++ = *s++;
+    return p;
+}
+
 void layout_print(const MNLayout *l, MNBuf *b) {
-    buf_printf(b, "PadLayout{(");
-    for (int i = 0; i < l->rank; i++) buf_printf(b, i ? ",%lld" : "%lld", (long long)l->shape[i]);
-    buf_printf(b, ")/(");
+    char tmp[64 + LAYOUT_MAX_RANK * (24 + LAYOUT_MAX_SUB * 56)], *p = tmp;
+    p = put_str(p, "PadLayout{(");
     for (int i = 0; i < l->rank; i++) {
-        buf_printf(b, i ? ", (" : "(");
+        if (i) *p++ = ',';
+        p = put_num(p, l->shape[i]);
+    }
+    p = put_str(p, ")/(");
+    for (int i = 0; i < l->rank; i++) {
+        p = put_str(p, i ? ", (" : "(");
         for (int k = 0; k < l->nsub[i]; k++) {
             const MNSubaxis *s = &l->sub[i][k];
-            buf_printf(b, "%s%lld%s%s:%lld", k ? ", " : "", (long long)s->size, s->level ? "_" : "", level_names[s->level], (long long)s->stride);
+            if (k) p = put_str(p, ", ");
+            p = put_num(p, s->size);
+            if (s->level) *p++ = '_', p = put_str(p, level_names[s->level]);
+            *p++ = ':';
+            p = put_num(p, s->stride);
         }
-        buf_printf(b, ")");
+        *p++ = ')';
     }
     if (l->bcast) {
-        buf_printf(b, "; B@[");
+        p = put_str(p, "; B@[");
         bool first = true;
         for (int lv = LV_PE; lv < LV_COUNT; lv++)
-            if (l->bcast & (1u << lv)) buf_printf(b, "%s%s", first ? "" : ",", level_names[lv]), first = false;
-        buf_printf(b, "]");
+            if (l->bcast & (1u << lv)) {
+                if (!first) *p++ = ',';
+                p = put_str(p, level_names[lv]);
+                first = false;
+            }
+        *p++ = ']';
     }
-    buf_printf(b, ")}");
+    p = put_str(p, ")}");
+    buf_append(b, tmp, (size_t)(p - tmp));
 }
 
 int64_t layout_padded(const MNLayout *l, int axis) {
@@ -165,8 +194,8 @@ bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *e
             return snprintf(err, errlen, "axis %d: padded extent %lld is smaller than the dimension %lld", i, (long long)layout_padded(l, i), (long long)l->shape[i]), false;
     }
     for (int lv = 0; lv < LV_COUNT; lv++) {
-        const MNSubaxis *s[MN_MAX_RANK * LAYOUT_MAX_SUB];
-        int ax[MN_MAX_RANK * LAYOUT_MAX_SUB], ks[MN_MAX_RANK * LAYOUT_MAX_SUB];
+        const MNSubaxis *s[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
+        int ax[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB], ks[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
         int n = level_subs(l, lv, s, ax, ks);
         if (n && (l->bcast & (1u << lv))) return snprintf(err, errlen, "level %s is both used and broadcast", level_names[lv]), false;
         /* injective: from the smallest stride up, each stride covers the ones below */
@@ -206,12 +235,12 @@ void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p) {
 }
 
 bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *padding) {
-    int64_t digit[MN_MAX_RANK][LAYOUT_MAX_SUB];
+    int64_t digit[LAYOUT_MAX_RANK][LAYOUT_MAX_SUB];
     memset(digit, 0, sizeof digit);
     for (int lv = 0; lv < LV_COUNT; lv++) {
         if (l->bcast & (1u << lv)) continue;
-        const MNSubaxis *s[MN_MAX_RANK * LAYOUT_MAX_SUB];
-        int ax[MN_MAX_RANK * LAYOUT_MAX_SUB], ks[MN_MAX_RANK * LAYOUT_MAX_SUB];
+        const MNSubaxis *s[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
+        int ax[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB], ks[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
         int n = level_subs(l, lv, s, ax, ks);
         int64_t v = p->c[lv];
         if (v < 0) return false;
@@ -229,6 +258,18 @@ bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *paddi
         for (int k = 0; k < l->nsub[i]; k++) x = x * l->sub[i][k].size + digit[i][k];
         idx[i] = x;
         if (x >= l->shape[i]) *padding = true;
+    }
+    return true;
+}
+
+bool layout_same_placement(const MNLayout *a, const MNLayout *b) {
+    if (a->rank != b->rank || a->bcast != b->bcast) return false;
+    for (int i = 0; i < a->rank; i++) {
+        if (a->shape[i] != b->shape[i] || a->nsub[i] != b->nsub[i]) return false;
+        for (int k = 0; k < a->nsub[i]; k++) {
+            const MNSubaxis *x = &a->sub[i][k], *y = &b->sub[i][k];
+            if (x->level != y->level || x->size != y->size || (x->level != LV_ADDR && x->stride != y->stride)) return false;
+        }
     }
     return true;
 }

@@ -14,19 +14,21 @@
 #include "machine.h"
 
 typedef enum { LV_ADDR, LV_PE, LV_MAB, LV_L1B, LV_L2B, LV_W, LV_TIME, LV_COUNT } MNLevel;
-#define LAYOUT_MAX_SUB 8
+#define LAYOUT_MAX_SUB 6
+#define LAYOUT_MAX_RANK 8 /* tensors of higher rank get no layout */
 
 typedef struct {
+    int64_t size;
+    int32_t stride;
     uint8_t level;
-    int64_t size, stride;
 } MNSubaxis;
 
 typedef struct {
     int rank;
-    int64_t shape[MN_MAX_RANK];
-    int nsub[MN_MAX_RANK];
-    MNSubaxis sub[MN_MAX_RANK][LAYOUT_MAX_SUB];
     uint8_t bcast; /* bit per MNLevel */
+    uint8_t nsub[LAYOUT_MAX_RANK];
+    int64_t shape[LAYOUT_MAX_RANK];
+    MNSubaxis sub[LAYOUT_MAX_RANK][LAYOUT_MAX_SUB];
 } MNLayout;
 
 /* A position on the machine: level coordinates and the long-word address. */
@@ -51,6 +53,10 @@ void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p);
 /* place -> index; false when no index of the padded shape lands there. *padding tells
  * whether that index is outside the shape. Broadcast levels are ignored. */
 bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *padding);
+
+/* Same placement: every element on the same PE, MAB, L1B, L2B, word slot and time
+ * slice in both layouts (address strides may differ). */
+bool layout_same_placement(const MNLayout *a, const MNLayout *b);
 
 /* The DRAM image of a value in a layout: what MNCoreDownload reads and the host
  * writes. Long words ordered by (Time, L2B, L1B, MAB, PE, address), each level over its

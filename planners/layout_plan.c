@@ -6,7 +6,9 @@
  * MatMul and Gemm feed the matrix unit, which takes the reduced dimension K of both
  * operands packed over W and the PEs of a MAB, so A wants K last (the canonical layout
  * of A when not transposed) and B wants its K dimension laid out as a canonical last
- * dimension (the transposed canonical layout of a (K, N) B). Two layouts satisfy the same
+ * dimension (the transposed canonical layout of a (K, N) B); a convolution's weight has its
+ * input channels (the reduced dimension of the im2col product) packed the same way. Two
+ * layouts satisfy the same
  * demand when they place every element on the same PE, MAB, L1B, L2B and word slot;
  * addresses are free (the emitter iterates them).
  *
@@ -46,7 +48,7 @@ static int64_t gcd(int64_t a, int64_t b) {
 bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
     memset(l, 0, sizeof *l);
     int bytes = mn_dtype_bytes(dt);
-    if (!bytes || t->rank < 0) return false;
+    if (!bytes || t->rank < 0 || t->rank > LAYOUT_MAX_RANK) return false;
     int64_t W = 8 / bytes;
     l->rank = t->rank;
     for (int i = 0; i < t->rank; i++) l->shape[i] = t->dims[i];
@@ -58,13 +60,13 @@ bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLa
     int64_t n = t->dims[last] ? t->dims[last] : 1;
     int64_t q = (n + 4 * W - 1) / (4 * W), stride = q;
     l->nsub[last] = 3;
-    l->sub[last][0] = (MNSubaxis){LV_ADDR, q, 1};
-    l->sub[last][1] = (MNSubaxis){LV_W, W, 1};
-    l->sub[last][2] = (MNSubaxis){LV_PE, 4, 1};
+    l->sub[last][0] = (MNSubaxis){q, 1, LV_ADDR};
+    l->sub[last][1] = (MNSubaxis){W, 1, LV_W};
+    l->sub[last][2] = (MNSubaxis){4, 1, LV_PE};
     for (int i = last - 1; i >= 1; i--) { /* middle dimensions: addresses */
         int64_t d = t->dims[i] ? t->dims[i] : 1;
         l->nsub[i] = 1;
-        l->sub[i][0] = (MNSubaxis){LV_ADDR, d, stride};
+        l->sub[i][0] = (MNSubaxis){d, (int32_t)stride, LV_ADDR};
         stride *= d;
     }
     uint8_t used = 1u << LV_PE;
@@ -75,10 +77,10 @@ bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLa
         int64_t f2 = gcd(d / fm / f1, m->n_l2b);
         int64_t rest = d / fm / f1 / f2;
         int k = 0;
-        l->sub[0][k++] = (MNSubaxis){LV_ADDR, rest, stride};
-        if (f2 > 1) l->sub[0][k++] = (MNSubaxis){LV_L2B, f2, 1}, used |= 1u << LV_L2B;
-        if (f1 > 1) l->sub[0][k++] = (MNSubaxis){LV_L1B, f1, 1}, used |= 1u << LV_L1B;
-        if (fm > 1) l->sub[0][k++] = (MNSubaxis){LV_MAB, fm, 1}, used |= 1u << LV_MAB;
+        l->sub[0][k++] = (MNSubaxis){rest, (int32_t)stride, LV_ADDR};
+        if (f2 > 1) l->sub[0][k++] = (MNSubaxis){f2, 1, LV_L2B}, used |= 1u << LV_L2B;
+        if (f1 > 1) l->sub[0][k++] = (MNSubaxis){f1, 1, LV_L1B}, used |= 1u << LV_L1B;
+        if (fm > 1) l->sub[0][k++] = (MNSubaxis){fm, 1, LV_MAB}, used |= 1u << LV_MAB;
         l->nsub[0] = k;
     }
     for (int lv = LV_PE; lv <= LV_L2B; lv++)
@@ -124,7 +126,7 @@ static void broadcast_layout(const MNLayout *out, const MNType *in, MNLayout *l)
             if (out->sub[i][k].level != LV_ADDR) l->bcast |= (uint8_t)(1u << out->sub[i][k].level);
         if (j >= 0) {
             l->nsub[j] = 1;
-            l->sub[j][0] = (MNSubaxis){LV_ADDR, in->dims[j] ? in->dims[j] : 1, 1};
+            l->sub[j][0] = (MNSubaxis){in->dims[j] ? in->dims[j] : 1, 1, LV_ADDR};
         }
     }
 }
@@ -135,6 +137,7 @@ static void broadcast_layout(const MNLayout *out, const MNType *in, MNLayout *l)
 static bool kpacked_layout(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
     MNType sw = *t;
     int64_t dims[MN_MAX_RANK];
+    if (t->rank > LAYOUT_MAX_RANK) return false;
     memcpy(dims, t->dims, sizeof(int64_t) * (size_t)t->rank);
     int last = t->rank - 1;
     int64_t tmp = dims[kdim];
@@ -162,6 +165,8 @@ static bool demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want)
         broadcast_layout(outl, &v->type, want);
         return true;
     }
+    if ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 1 && v->type.rank >= 3)
+        return kpacked_layout(&v->type, v->dtype, 1, want); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && v->type.rank >= 2) {
         bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
         int r = v->type.rank;
@@ -170,20 +175,6 @@ static bool demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want)
         return kpacked_layout(&v->type, v->dtype, kdim, want);
     }
     return false;
-}
-
-/* Placement signature: the layout with address strides erased; two layouts with the
- * same signature put every element on the same PE, MAB, L1B, L2B and word slot. */
-static char *signature(Arena *a, const MNLayout *l) {
-    MNLayout s = *l;
-    for (int i = 0; i < s.rank; i++)
-        for (int k = 0; k < s.nsub[i]; k++)
-            if (s.sub[i][k].level == LV_ADDR) s.sub[i][k].stride = 1;
-    MNBuf b = {0};
-    layout_print(&s, &b);
-    char *r = arena_strdup(a, b.data);
-    buf_free(&b);
-    return r;
 }
 
 /* Estimated cycles of re-laying num_lw long words per PE between two layouts: through
@@ -234,7 +225,7 @@ bool plan_layout(MNCompile *c) {
                 MNLayout want;
                 if (!v || v->nuses != 1 || !v->producer || !elementwise(v->producer) || v->is_output) continue;
                 if (!demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL, &want)) continue;
-                if (has[v->id] && !strcmp(signature(g->arena, &L[v->id]), signature(g->arena, &want))) continue;
+                if (has[v->id] && layout_same_placement(&L[v->id], &want)) continue;
                 char err[200];
                 if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
                 L[v->id] = want;
@@ -263,7 +254,7 @@ bool plan_layout(MNCompile *c) {
                 has[v->id] = true;
                 continue;
             }
-            if (!strcmp(signature(g->arena, &L[v->id]), signature(g->arena, &want))) continue;
+            if (layout_same_placement(&L[v->id], &want)) continue;
             MNNode *sw = ir_node_new(g, "MNCoreLayoutSwitch", 1, 1);
             sw->name = arena_printf(g->arena, "%s_switch_%d", v->name, switches);
             sw->domain = "mncore";
@@ -290,7 +281,14 @@ bool plan_layout(MNCompile *c) {
         MNValue *v = g->values[i];
         if (!has[i]) {
             if (!v->nuses && !v->producer) continue;
-            if (!plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i])) continue;
+            if (!plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i])) {
+                if (v->type.rank > LAYOUT_MAX_RANK && mn_dtype_bytes(v->dtype)) {
+                    free(L), free(has);
+                    return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: value '%s': rank %d is more than the layouts take (%d)", g->file, v->name,
+                                      v->type.rank, LAYOUT_MAX_RANK);
+                }
+                continue;
+            }
         }
         char err[300];
         if (!layout_valid(&L[i], &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) die("layout of '%s' is invalid: %s", v->name, err);

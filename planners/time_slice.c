@@ -103,7 +103,7 @@ static void mark_time(MNCompile *c, MNValue *v, int a, int64_t n, int64_t chunk,
     MNLayout l;
     if (!plan_layout_canonical(&t, v->dtype, &c->machine, &l) || l.nsub[a] >= LAYOUT_MAX_SUB) return;
     memmove(&l.sub[a][1], &l.sub[a][0], sizeof(MNSubaxis) * (size_t)l.nsub[a]);
-    l.sub[a][0] = (MNSubaxis){LV_TIME, n, 1};
+    l.sub[a][0] = (MNSubaxis){n, 1, LV_TIME};
     l.nsub[a]++;
     l.shape[a] = v->type.dims[a];
     MNBuf b = {0};

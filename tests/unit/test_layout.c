@@ -102,13 +102,13 @@ void test_layout_roundtrip(void) {
         int64_t next_stride[LV_COUNT];
         for (int v = 0; v < LV_COUNT; v++) next_stride[v] = 1 + (rand() % 2); /* gaps allowed */
         for (int i = 0; i < l.rank; i++) {
-            l.nsub[i] = 1 + rand() % 3;
+            l.nsub[i] = (uint8_t)(1 + rand() % 3);
             int64_t pad = 1;
             for (int k = l.nsub[i] - 1; k >= 0; k--) { /* assign strides from the least significant up */
                 MNSubaxis *s = &l.sub[i][k];
                 s->level = (uint8_t)(rand() % LV_COUNT);
                 s->size = 1 + rand() % 4;
-                s->stride = next_stride[s->level];
+                s->stride = (int32_t)next_stride[s->level];
                 next_stride[s->level] = s->stride * s->size + (rand() % 3 == 0);
                 pad *= s->size;
             }
