@@ -229,7 +229,7 @@ uint16_t ir_float_to_bf16(float f) {
 float ir_mnhalf_to_float(uint16_t h) {
     unsigned s = h >> 15, e = (h >> 9) & 63, m = h & 511;
     if (e == 0) return s ? -0.0f : 0.0f;
-    if (e == 63) return m ? NAN : (s ? -INFINITY : INFINITY);
+    if (e == 63) return m ? (s ? -NAN : NAN) : (s ? -INFINITY : INFINITY);
     float v = ldexpf(1.0f + (float)m / 512.0f, (int)e - 31);
     return s ? -v : v;
 }

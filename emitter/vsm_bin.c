@@ -76,9 +76,20 @@ static bool dec_operand(Rd *r, VOperand *o) {
     o->stride = (int16_t)g16(r), o->addr = g32(r);
     for (int i = 0; i < 4; i++) o->flat[i] = g16(r);
     o->mkind = g8(r), o->mval = g8(r), o->group = (int16_t)g16(r), o->l2b = (int16_t)g16(r);
-    return !r->bad && o->kind > K_NONE && o->kind < K_COUNT && (o->width == 1 || o->width == 2 || o->width == 4) &&
-           o->amode <= A_TIND && o->neg <= 1 && o->mkind <= M_ENTRY && (o->mkind != M_ENTRY || o->mval < 32) &&
-           (o->mkind != M_PATTERN || o->mval < 16);
+    if (r->bad || o->kind <= K_NONE || o->kind >= K_COUNT || !(o->width == 1 || o->width == 2 || o->width == 4) || o->amode > A_TIND ||
+        o->neg > 1 || o->mkind > M_ENTRY || (o->mkind == M_ENTRY && o->mval >= 32) || (o->mkind == M_PATTERN && o->mval >= 16) ||
+        o->group < -1 || o->l2b < -1)
+        return false;
+    /* what the assembler can produce for each kind, and nothing else */
+    if (o->kind == K_OMR) return o->addr >= 1 && o->addr <= 15;
+    if (o->kind == K_MX || o->kind == K_MY) return o->addr < 16;
+    if (o->kind <= K_GRF1) { /* PE memories: aligned addresses and strides */
+        if (o->addr > 0xffff || (o->amode != A_TIND && o->addr % o->width) || o->stride % o->width) return false;
+        for (int i = 0; o->amode == A_FLAT && i < 4; i++)
+            if (o->flat[i] % o->width) return false;
+        if (o->amode == A_STRIDE && !o->stride) return false;
+    }
+    return true;
 }
 
 bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t errlen) {
@@ -95,7 +106,7 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
         snprintf(err, errlen, "GPFNBin version %u, this build reads %d", ver, VSMB_VERSION);
         return false;
     }
-    if (n > len) {
+    if (n > len / 8) {
         snprintf(err, errlen, "corrupt GPFNBin: %u lines in %zu bytes", n, len);
         return false;
     }
@@ -133,8 +144,10 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 e->sel = (int16_t)g16(&r), e->zkind = g8(&r), e->zval = g8(&r), e->nsrc = g8(&r), e->ndst = g8(&r);
                 e->imm[0] = g64(&r), e->imm[1] = g64(&r), e->size = g32(&r), e->tag = g8(&r);
                 ok = !r.bad && e->insn < VI_COUNT && e->rrn < RRN_COUNT && e->nsrc <= 3 && e->ndst <= 4 &&
-                     e->nsrc == vsm_insns[e->insn].nsrc && (vsm_insns[e->insn].precs & e->prec) && e->zkind <= M_ENTRY &&
-                     e->tag <= 0x3f && e->uns <= 1 && e->reduce <= 1;
+                     e->nsrc == vsm_insns[e->insn].nsrc && (vsm_insns[e->insn].precs & e->prec) && e->prec && !(e->prec & (e->prec - 1)) &&
+                     e->zkind <= M_ENTRY && (e->zkind != M_ENTRY || e->zval < 32) && (e->zkind != M_PATTERN || e->zval < 16) &&
+                     e->tag <= 0x3f && e->uns <= 1 && e->reduce <= 1 && (e->ndst >= 1 || vsm_insns[e->insn].unit == U_NOP ||
+                     vsm_insns[e->insn].unit == U_WAIT || vsm_insns[e->insn].unit == U_NOFWD);
                 for (int j = 0; ok && j < e->nsrc; j++) ok = dec_operand(&r, &e->src[j]);
                 for (int j = 0; ok && j < e->ndst; j++) ok = dec_operand(&r, &e->dst[j]);
             }

@@ -131,7 +131,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         return true;
     }
     if (o->kind == K_MX || o->kind == K_MY) {
-        if (*s && !parse_uint(&s, &o->addr)) return perr(c, "bad matrix register row in '%s'", tok);
+        if (*s && (!parse_uint(&s, &o->addr) || o->addr > 15)) return perr(c, "a matrix register row is 0..15 ('%s')", tok);
         if (*s) return perr(c, "junk in '%s'", tok);
         return true;
     }
@@ -151,7 +151,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         }
         o->amode = A_FLAT;
     } else if (isdigit((unsigned char)*s)) {
-        if (!parse_uint(&s, &o->addr)) return perr(c, "bad address in '%s'", tok);
+        if (!parse_uint(&s, &o->addr) || (o->kind <= K_GRF1 && o->addr > 0xffff)) return perr(c, "bad address in '%s'", tok);
     } else if (o->amode != A_TIND && o->kind != K_L1BM && o->kind != K_L2BM && o->kind != K_DRAM)
         return perr(c, "missing address in '%s'", tok);
     else if (o->amode != A_TIND)
@@ -159,7 +159,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     if (*s == 'v') {
         s++;
         uint32_t k = 1;
-        if (isdigit((unsigned char)*s) && !parse_uint(&s, &k)) return perr(c, "bad stride in '%s'", tok);
+        if (isdigit((unsigned char)*s) && (!parse_uint(&s, &k) || k * (uint32_t)o->width > 32767)) return perr(c, "bad stride in '%s'", tok);
         if (o->amode == A_FLAT) return perr(c, "an address list cannot also stride");
         o->stride = (int16_t)(k * (uint32_t)o->width);
         if (o->amode != A_TIND) o->amode = A_STRIDE;
@@ -168,13 +168,13 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         s++;
         if (*s != '.') {
             uint32_t g;
-            if (!parse_uint(&s, &g)) return perr(c, "bad group selector in '%s'", tok);
+            if (!parse_uint(&s, &g) || g > 32767) return perr(c, "bad group selector in '%s'", tok);
             o->group = (int16_t)g;
         }
         if (*s == '.') {
             s++;
             uint32_t l;
-            if (!parse_uint(&s, &l)) return perr(c, "bad L2B selector in '%s'", tok);
+            if (!parse_uint(&s, &l) || l > 32767) return perr(c, "bad L2B selector in '%s'", tok);
             o->l2b = (int16_t)l;
         }
     }
@@ -307,7 +307,7 @@ static bool parse_imm(Ctx *c, const char *tok, VExpr *e) {
     uint64_t lw; /* one long word, replicated into both */
     if (!strcmp(type, "f") || !strcmp(type, "d")) {
         double d = strtod(val, &end);
-        if (*end || errno) return perr(c, "bad number '%s'", val);
+        if (!val[0] || *end || errno) return perr(c, "bad number '%s'", val);
         if (type[0] == 'f') {
             float f = (float)d;
             uint32_t w;
@@ -317,8 +317,14 @@ static bool parse_imm(Ctx *c, const char *tok, VExpr *e) {
             memcpy(&lw, &d, 8);
     } else {
         bool neg = val[0] == '-';
-        uint64_t v = strtoull(neg ? val + 1 : val, &end, 0);
-        if (*end || errno || end == val) return perr(c, "bad integer '%s'", val);
+        const char *digits = neg ? val + 1 : val;
+        if (!isdigit((unsigned char)digits[0])) return perr(c, "bad integer '%s'", val);
+        uint64_t v = strtoull(digits, &end, 0);
+        if (*end || errno || end == digits) return perr(c, "bad integer '%s'", val);
+        /* the value must fit the payload's width (signed types: either reading) */
+        int bits = !strcmp(type, "l") || !strcmp(type, "ul") ? 64 : !strcmp(type, "i") || !strcmp(type, "ui") ? 32 : 16;
+        if (bits < 64 && (neg ? v > (1ull << (bits - 1)) : v > (1ull << bits) - 1)) return perr(c, "'%s' does not fit %d bits", val, bits);
+        if (neg && bits == 64 && v > (1ull << 63)) return perr(c, "'%s' does not fit 64 bits", val);
         if (neg) v = (uint64_t)0 - v;
         if (!strcmp(type, "i") || !strcmp(type, "ui")) {
             uint32_t w = (uint32_t)v;
@@ -399,6 +405,7 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     for (int s = 0; s < nsrc; s++) {
         if (strchr(toks[k + s], '/')) return perr(c, "a source takes no mask ('%s')", toks[k + s]);
         if (!parse_operand(c, toks[k + s], &e->src[s])) return false;
+        if (e->src[s].neg && in->unit != U_MAU) return perr(c, "only matrix-unit inputs can be negated ('%s')", toks[k + s]);
     }
     e->nsrc = (uint8_t)nsrc;
     e->ndst = (uint8_t)(nt - k - nsrc);
@@ -499,6 +506,7 @@ bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_
                 if (ok && rep) st.repeat = rep;
                 st.nexpr++;
             }
+            if (ok && !st.nexpr) ok = perr(&c, "empty step (a line of only ';')");
             if (ok) ok = push_step(p, &st);
         }
         free(buf);

@@ -344,6 +344,8 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
                 for (int w = 0; w < o->width; w++) defs[c][w] = defbuf[c][w];
             uint8_t *md = mem_def(e, o->kind);
             for (size_t p = 0; p < np; p++) {
+                if (p == 0 && e->step - e->t_w[c * 4 + 1] <= e->m.grf_raw_steps)
+                    return efail(e, "hazard: T read (for T-indirect addresses) %" PRId64 " step(s) after it was written", e->step - e->t_w[c * 4 + 1]);
                 if (e->strict && !e->t_def[(size_t)(c * 4 + 1) * np + p])
                     return efail(e, "strict: a T-indirect address in cycle %d of PE %zu is undefined", c, p);
                 uint32_t base = o->addr + (uint32_t)(c * o->stride) + e->t[(size_t)(c * 4 + 1) * np + p];
@@ -752,13 +754,28 @@ HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
 
 /* ---- the MAU: vector ops ---- */
 
+/* a*b + c rounded once to float: the product is exact in double; the sum is formed in
+ * double with round-to-odd (TwoSum recovers the error, which forces the last bit odd),
+ * so the final rounding to float is the correct one. */
+static inline float fma_f(float a, float b, float c) {
+    double p = (double)a * (double)b, cc = c, s = p + cc;
+    double bb = s - p, err = (p - (s - bb)) + (cc - bb);
+    uint64_t u;
+    memcpy(&u, &s, 8);
+    if (err != 0 && !(u & 1) && isfinite(s)) {
+        u += (err > 0) == (s > 0) ? 1 : -1; /* toward the exact value: the odd neighbour */
+        memcpy(&s, &u, 8);
+    }
+    return (float)s;
+}
+
 HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     int prec = x->prec;
     r->has_flags = true;
     r->fw = FW_MAU;
-    for (int s = 0; s < x->nsrc; s++)
-        if (!read_src(e, &x->src[s], prec, s)) return false;
+    for (int s = 0; s < x->nsrc; s++) /* half ops add a float Z */
+        if (!read_src(e, &x->src[s], s == 2 && prec == P_H ? P_F : prec, s)) return false;
     /* lanes: double 2, float 4, half 4 (inputs half, results float) */
     int nl = prec == P_D ? 2 : 4;
     int oprec = prec == P_H ? P_F : prec;
@@ -789,11 +806,13 @@ HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
         o = (EXPR);                                                                 \
         uint32_t uo;                                                                \
         memcpy(&uo, &o, 4);                                                         \
-        R[p] = (uo & 0x7f800000u) ? uo : 0;                                         \
+        uo = (uo & 0x7f800000u) ? uo : 0;                                           \
+        uo = ((uo & 0x7f800000u) == 0x7f800000u && (uo & 0x7fffffu)) ? (uo & 0x80000000u) | 0x7fc00000u : uo; \
+        R[p] = uo;                                                                  \
     }
                 if (x->nsrc < 2) B = e->zero_row;
                 if (x->nsrc < 3) C = e->zero_row;
-                if (fm) LOOP((float)((double)fa * (double)fbv + (double)fc))
+                if (fm) LOOP(fma_f(fa, fbv, fc))
                 else if (mul) LOOP(fa * fbv)
                 else if (add) LOOP(fa + fbv)
                 else LOOP(fa)
@@ -825,8 +844,8 @@ HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
                 /* float and half inputs: the product is exact in double, so a*b+c is
                  * one double rounding, then the float result (docs/vsm.md 5.2) */
                 for (size_t p = 0; p < np; p++) {
-                    double va = na * a[p], vb = nb * b[p], vc = nc * cc[p];
-                    o[p] = fm ? va * vb + vc : mul ? va * vb : add ? va + vb : va;
+                    float va = (float)(na * a[p]), vb = (float)(nb * b[p]), vc = (float)(nc * cc[p]);
+                    o[p] = fm ? fma_f(va, vb, vc) : mul ? va * vb : add ? va + vb : va;
                 }
             }
             if (u || d)
@@ -835,7 +854,11 @@ HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
                     if (!active) o[p] = fm ? nc * cc[p] : 0;
                 }
             pack_f(R, oprec, l, o, np, true);
-            for (size_t p = 0; p < np; p++) L->lf[p] = o[p] == 0 || !signbit(o[p]); /* zero results are +0 */
+            /* the flag reads the normalised result: a flushed or zero result is +0 */
+            for (size_t p = 0; p < np; p++) {
+                uint32_t top = oprec == P_H ? get16(R, l, p) : R[oprec == P_D ? 2 * l : l][p] >> (oprec == P_D ? 0 : 0);
+                L->lf[p] = oprec == P_H ? !(top & 0x8000) : !(top >> 31);
+            }
             add_flags(r->flag[c], L->lf, lane_bits_of(oprec), l, np);
         }
         e->st.pe_element_ops += (int64_t)np * nl;
@@ -933,7 +956,7 @@ static bool exec_matvec(Emu *e, const VExpr *x, Result *r) {
     r->has_flags = true;
     bool fma_ = x->insn == VI_mfmau || x->insn == VI_mfmad || x->insn == VI_mfma;
     bool up = x->insn == VI_mmulu || x->insn == VI_mfmau, down = x->insn == VI_mmuld || x->insn == VI_mfmad;
-    int oprec = x->prec == P_D ? (x->reduce ? P_F : P_D) : x->prec == P_H ? (x->reduce ? P_H : P_F) : P_F;
+    int oprec = x->prec == P_D ? (x->reduce ? P_F : P_D) : x->reduce ? P_H : P_F;
     double nb = x->src[1].neg ? -1 : 1, nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
     for (int c = 0; c < NCYC; c++) {
         uint32_t **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
@@ -993,6 +1016,7 @@ static bool exec_mread(Emu *e, const VExpr *x, Result *r) {
     if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "mread reads $lx or $ly");
     double *M = e->mx[mo->kind == K_MY];
     int rows = mx_rows(x->prec);
+    if (mo->addr >= (uint32_t)rows) return efail(e, "a %s matrix has columns 0..%d", x->prec == P_D ? "double" : x->prec == P_F ? "float" : "half", rows - 1);
     r->fw = FW_MREAD;
     r->has_flags = false;
     for (int c = 0; c < NCYC; c++) {
@@ -1236,7 +1260,10 @@ static uint64_t rrn(int op, uint64_t a, uint64_t b) {
         uint64_t x = a >> sh & m, y = b >> sh & m, o;
         switch (op) {
         case RRN_ffadd: o = out_f(in_f((uint32_t)x) + in_f((uint32_t)y)); break;
-        case RRN_hfadd: o = f_to_mnh(mnh_to_f((uint16_t)x) + mnh_to_f((uint16_t)y)); break;
+        case RRN_hfadd: /* normalised like every float add: a zero is +0 */
+            o = f_to_mnh(mnh_to_f((uint16_t)x) + mnh_to_f((uint16_t)y));
+            if (!(o & 0x7e00)) o = 0;
+            break;
         case RRN_fmax: case RRN_hmax: case RRN_fmin: case RRN_hmin: {
             uint64_t sb = 1ull << (bits - 1);
             int64_t kx = (int64_t)(x & sb ? (sb - 1) - (x & (sb - 1)) : x + sb), ky = (int64_t)(y & sb ? (sb - 1) - (y & (sb - 1)) : y + sb);
@@ -1510,6 +1537,7 @@ static bool check_step_rules(Emu *e, const VStep *s) {
         for (int k = 0; k < x->ndst; k++) touches_lm0 |= x->dst[k].kind == K_LM0;
     }
     if (has_nop && s->nexpr > 1 + used[U_WAIT]) return efail(e, "nop shares its step only with wait");
+    if (used[U_MV] && s->nexpr > 1) return efail(e, "an MV instruction is a line of its own");
     if (has_imm && touches_lm0) return efail(e, "a step with imm cannot access LM0");
     int mau = used[U_MAU] + used[U_MWRITE] + used[U_MREAD];
     if (mau > 2) return efail(e, "at most two matrix-unit expressions per step");
@@ -1551,7 +1579,7 @@ static bool check_step_rules(Emu *e, const VStep *s) {
 
 static bool run_step(Emu *e, const VStep *s) {
     if (!check_step_rules(e, s)) return false;
-    int nres = 0, steps = 1;
+    int nres = 0, steps = 1, mwrite_at = -1;
     int64_t wait_until = -1;
     bool fwd_update = true;
     int idx[VSM_MAX_EXPR];
@@ -1575,7 +1603,10 @@ static bool run_step(Emu *e, const VStep *s) {
             continue;
         case U_ALU: ok = exec_alu(e, x, r); break;
         case U_MAU: ok = x->insn >= VI_mmulu && x->insn <= VI_mfma ? exec_matvec(e, x, r) : exec_mau_vec(e, x, r); break;
-        case U_MWRITE: ok = exec_mwrite(e, x); r->writes_pe = false; break;
+        case U_MWRITE: /* writes the matrix register: done after every read of the step */
+            mwrite_at = i;
+            r->writes_pe = false;
+            break;
         case U_MREAD: ok = exec_mread(e, x, r); break;
         case U_L1BM: ok = exec_l1bm(e, x, r); break;
         case U_L2BM: ok = exec_l2bm(e, x); r->writes_pe = false; break;
@@ -1588,14 +1619,20 @@ static bool run_step(Emu *e, const VStep *s) {
             idx[nres++] = i;
         }
     }
-    /* phase 2: writes */
+    /* phase 2: writes; the matrix register first (its source is read before any PE
+     * write lands), mask registers last (masks of this step's writes are the old ones) */
+    if (mwrite_at >= 0 && !exec_mwrite(e, &s->e[mwrite_at])) return false;
     bool fw_set[FW_COUNT] = {0};
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < nres; k++) {
+            const VExpr *x = &s->e[idx[k]];
+            Result *r = &e->res[k];
+            if (r->writes_pe)
+                for (int d = 0; d < x->ndst; d++)
+                    if ((x->dst[d].kind == K_OMR) == (pass == 1) && !commit_dst(e, x, r, &x->dst[d])) return false;
+        }
     for (int k = 0; k < nres; k++) {
-        const VExpr *x = &s->e[idx[k]];
         Result *r = &e->res[k];
-        if (r->writes_pe)
-            for (int d = 0; d < x->ndst; d++)
-                if (!commit_dst(e, x, r, &x->dst[d])) return false;
         if (r->fw >= 0 && fwd_update) {
             size_t np = (size_t)e->npe;
             for (int c = 0; c < NCYC; c++)
@@ -1665,8 +1702,9 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
     }
     char *end;
     if (L->kind != K_T) {
-        L->addr = (uint32_t)strtoul(s, &end, 10);
-        if (end == s) return efail(e, "debug location '$%s' needs an address", start);
+        unsigned long av = strtoul(s, &end, 10);
+        if (end == s || av > (1ul << 31)) return efail(e, "debug location '$%s' needs an address below 2^31", start);
+        L->addr = (uint32_t)av;
         s = end;
     }
     const char *scope = s;
@@ -1678,7 +1716,7 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
         li = (int)(f - letters);
         s++;
         long v = strtol(s, &end, 10);
-        if (end == s || v < 0) return efail(e, "bad scope '%s' in debug location", scope);
+        if (end == s || v < 0 || v > (1l << 20)) return efail(e, "bad scope '%s' in debug location", scope);
         L->sc[li] = (int)v;
         L->nsc = li + 1;
         s = end;
@@ -1925,14 +1963,14 @@ bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen) {
 }
 
 bool emu_dram_write(Emu *e, int group, uint64_t a, const uint64_t *data, size_t n) {
-    if (group < 0 || group >= e->ng || a + n > (uint64_t)e->m.dram_lw) return false;
+    if (group < 0 || group >= e->ng || a > (uint64_t)e->m.dram_lw || n > (uint64_t)e->m.dram_lw - a) return false;
     memcpy(e->dram + (size_t)group * (size_t)e->m.dram_lw + a, data, n * 8);
     if (e->strict) memset(e->dram_def + (size_t)group * (size_t)e->m.dram_lw + a, 1, n);
     return true;
 }
 
 int64_t emu_dram_first_undefined(Emu *e, int group, uint64_t a, size_t n) {
-    if (!e->strict || group < 0 || group >= e->ng || a + n > (uint64_t)e->m.dram_lw) return -1;
+    if (!e->strict || group < 0 || group >= e->ng || a > (uint64_t)e->m.dram_lw || n > (uint64_t)e->m.dram_lw - a) return -1;
     const uint8_t *d = e->dram_def + (size_t)group * (size_t)e->m.dram_lw + a;
     for (size_t i = 0; i < n; i++)
         if (!d[i]) return (int64_t)i;
@@ -1940,7 +1978,7 @@ int64_t emu_dram_first_undefined(Emu *e, int group, uint64_t a, size_t n) {
 }
 
 bool emu_dram_read(Emu *e, int group, uint64_t a, uint64_t *data, size_t n) {
-    if (group < 0 || group >= e->ng || a + n > (uint64_t)e->m.dram_lw) return false;
+    if (group < 0 || group >= e->ng || a > (uint64_t)e->m.dram_lw || n > (uint64_t)e->m.dram_lw - a) return false;
     memcpy(data, e->dram + (size_t)group * (size_t)e->m.dram_lw + a, n * 8);
     return true;
 }

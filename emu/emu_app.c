@@ -25,6 +25,27 @@ static bool place(Emu *e, const MNMachine *m, const AppTensor *t, const uint64_t
     return true;
 }
 
+static bool check_tensor(const AppTensor *t, const MNMachine *m, bool output, char *err, size_t errlen) {
+    if (t->rank > MN_MAX_RANK) return snprintf(err, errlen, "corrupt file: %s has rank %d", t->name, t->rank), false;
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++) {
+        if (t->shape[i] < 0 || (t->shape[i] && n > INT64_MAX / t->shape[i])) return snprintf(err, errlen, "corrupt file: %s has a bad shape", t->name), false;
+        n *= t->shape[i];
+    }
+    if (!onnx_type_numeric(t->onnx_dtype)) return snprintf(err, errlen, "corrupt file: %s has element type %d", t->name, t->onnx_dtype), false;
+    if (!app_dtype_bytes(t->mn_dtype)) return snprintf(err, errlen, "corrupt file: %s has MN dtype '%s'", t->name, t->mn_dtype), false;
+    if (app_image_lw(t->mn_dtype, n) != t->num_lw)
+        return snprintf(err, errlen, "corrupt file: %s claims %llu long words for %lld elements of %s", t->name, (unsigned long long)t->num_lw, (long long)n,
+                        t->mn_dtype), false;
+    (void)output;
+    if (t->group < -1 || t->group >= m->groups)
+        return snprintf(err, errlen, "%s: DRAM group %d does not exist on machine %s", t->name, t->group, m->name), false;
+    if (t->address > (uint64_t)m->dram_lw || t->num_lw > (uint64_t)m->dram_lw - t->address)
+        return snprintf(err, errlen, "%s: DRAM range [%llu, +%llu) is outside the machine's DRAM", t->name, (unsigned long long)t->address,
+                        (unsigned long long)t->num_lw), false;
+    return true;
+}
+
 static int64_t numel_of(const AppTensor *t) {
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) n *= t->shape[i];
@@ -47,6 +68,13 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
         goto done;
     }
     if (!vsm_decode(app.code, app.code_len, &p, err, errlen)) goto done;
+    /* the descriptions are untrusted too: every field is checked before it is used */
+    for (int l = 0; l < 3; l++) {
+        const AppTensor *list = l == 0 ? app.inputs : l == 1 ? app.outputs : app.params;
+        int cnt = l == 0 ? app.ninputs : l == 1 ? app.noutputs : app.nparams;
+        for (int i = 0; i < cnt; i++)
+            if (!check_tensor(&list[i], &m, l == 1, err, errlen)) goto done;
+    }
     if (!(e = emu_new(&m, err, errlen))) goto done;
     if (trace) emu_set_trace(e, trace);
     if (strict && !emu_set_strict(e)) {

@@ -25,6 +25,7 @@ static inline uint64_t out_d(double d) {
 static inline uint32_t out_f(float f) {
     uint32_t b = f_bits(f);
     if (!(b & 0x7f800000u)) return 0;
+    if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu)) return (b & 0x80000000u) | 0x7fc00000u;
     return b;
 }
 

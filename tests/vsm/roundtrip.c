@@ -86,7 +86,7 @@ static void all_insns(MNBuf *b) {
                     else if (i == VI_mread) buf_printf(b, "%s $lx0 $lr8v\n", mn);
                     else if (in->unit == U_MAU && vsm_insns[i].name[0] == 'm')
                         buf_printf(b, "%s $ly $lm0v%s $ln0v\n", mn, in->nsrc == 3 ? " $mauf" : "");
-                    else if (in->nsrc == 1) buf_printf(b, "%s -$lm[0,2,4,6] $ln0v/$imr2 $omr4\n", mn);
+                    else if (in->nsrc == 1) buf_printf(b, "%s %s$lm[0,2,4,6] $ln0v/$imr2 $omr4\n", mn, in->unit == U_MAU ? "-" : "");
                     else if (in->nsrc == 2) buf_printf(b, "%s/$imr1 $lm8v2 $lr0 $ls0v\n", mn);
                     else buf_printf(b, "%s $lmt4v $ln0v -$aluf $lls0v\n", mn);
                 }
