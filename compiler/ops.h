@@ -140,7 +140,8 @@
     OP(MNCoreUpload, 0, 0, same_as_input0, none)                  \
     OP(MNCoreLayoutSwitch, 0, 0, same_as_input0, none)            \
     OP(MNCoreInputSplit, 0, 0, same_as_input0, none)              \
-    OP(MNCoreOutputConcat, 0, 0, same_as_input0, none)
+    OP(MNCoreOutputConcat, 0, 0, same_as_input0, none)            \
+    OP(MNCoreOutputSum, 0, 0, same_as_input0, none)
 
 typedef enum {
     OP_UNSUPPORTED = 0,

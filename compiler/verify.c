@@ -9,6 +9,28 @@
 
 #define VFAIL(...) (snprintf(err, errlen, __VA_ARGS__), false)
 
+/* A split's pieces (or a concat's, or a sum's terms) must tile the whole value: same
+ * rank and element type, equal extents off the axis and extents adding up along it (a
+ * sum's terms all have the whole shape). A slip here is a silently wrong answer. */
+static bool check_pieces(const MNNode *n, char *err, size_t errlen) {
+    bool split = n->op == OP_MNCoreInputSplit;
+    if ((split ? n->nin : n->nout) != 1 || (split ? n->nout : n->nin) < 1) return VFAIL("node '%s': %s has a wrong number of inputs or outputs", n->name, n->op_type);
+    const MNValue *whole = split ? n->in[0] : n->out[0];
+    int ax = n->op == OP_MNCoreOutputSum ? -1 : (int)ir_attr_int(n, "axis", -1);
+    if (n->op != OP_MNCoreOutputSum && (ax < 0 || ax >= whole->type.rank)) return VFAIL("node '%s': axis %d out of range", n->name, ax);
+    int np = split ? n->nout : n->nin;
+    int64_t along = 0;
+    for (int k = 0; k < np; k++) {
+        const MNValue *p = split ? n->out[k] : n->in[k];
+        if (!p || p->type.rank != whole->type.rank || p->type.elem != whole->type.elem) return VFAIL("node '%s': piece %d does not match '%s' in rank or type", n->name, k, whole->name);
+        for (int d = 0; d < whole->type.rank; d++)
+            if (d != ax && p->type.dims[d] != whole->type.dims[d]) return VFAIL("node '%s': piece '%s' has extent %lld on axis %d, '%s' has %lld", n->name, p->name, (long long)p->type.dims[d], d, whole->name, (long long)whole->type.dims[d]);
+        if (ax >= 0) along += p->type.dims[ax];
+    }
+    if (ax >= 0 && along != whole->type.dims[ax]) return VFAIL("node '%s': pieces add up to %lld on axis %d, '%s' has %lld", n->name, (long long)along, ax, whole->name, (long long)whole->type.dims[ax]);
+    return true;
+}
+
 bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen) {
     bool *seen = xcalloc((size_t)g->nvalues + 1, sizeof(bool)); /* defined so far */
     bool ok = true;
@@ -49,6 +71,7 @@ bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen) {
             if (v && v->loc_kind != MN_LOC_KIND_LM && v->loc_kind != MN_LOC_KIND_IMM && !(v->producer && v->loc_kind == MN_LOC_KIND_DRAM))
                 ok = VFAIL("node '%s' reads '%s', which is not in LM", n->name, v->name);
         }
+        if (ok && (n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat || n->op == OP_MNCoreOutputSum)) ok = check_pieces(n, err, errlen);
         if (ok && stage >= 2 && n->op == OP_MNCoreCast && (n->out[0]->dtype == n->in[0]->dtype))
             ok = VFAIL("cast '%s' converts %s to itself", n->name, mn_dtype_name(n->in[0]->dtype));
     }

@@ -7,7 +7,9 @@
  * into the DRAM value. The axis is the outermost one whose elements sit at different LM
  * addresses (cutting an axis that is spread over PEs or MABs would not shrink the LM
  * footprint); the slice count is the smallest that makes every slice fit. The large
- * value's layout records the split as a Time subaxis on that axis. Elementwise ops,
+ * value's layout records the split as a Time subaxis on that axis. A MatMul whose
+ * weights do not fit is cut along the reduced dimension K instead: both operands are
+ * split there and an MNCoreOutputSum adds the partial products. Elementwise ops,
  * MatMul and Gemm along their rows, Softmax-like ops, pools, convolutions and
  * reductions along an axis they do not reduce can be sliced; a node of another kind is
  * left whole and counted. */
@@ -110,14 +112,14 @@ static void mark_time(MNCompile *c, MNValue *v, int a, int64_t n, int64_t chunk,
     layout_print(&l, &b);
     v->layout = arena_strdup(c->g->arena, b.data);
     buf_free(&b);
-    v->padded_shape[a] = n * chunk;
+    for (int k = 0; k < l.rank; k++) v->padded_shape[k] = layout_padded(&l, k);
     v->num_lw = slice_lw;
 }
 
 bool plan_time_slice(MNCompile *c) {
     MNGraph *g = c->g;
     int64_t cap = lm_cap(c);
-    int sliced = 0, slices = 0, left = 0, chained = 0;
+    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0;
     int nn = g->nnodes;
     MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 1);
     int w = 0, capo = 0;
@@ -154,6 +156,76 @@ bool plan_time_slice(MNCompile *c) {
             if (w) memcpy(no, order, sizeof(MNNode *) * (size_t)w);
             order = no;
             capo = nc;
+        }
+        if (touches && n->op == OP_MatMul && n->nin == 2 && big(c, n->in[1]) && !big(c, o) && n->in[1]->type.rank == 2) {
+            /* the weights do not fit (row slices would each need all of them): cut the
+             * reduced dimension K of both operands and
+             * sum the partial products (MNCoreOutputSum) */
+            MNValue *A = n->in[0], *B = n->in[1];
+            int64_t K = B->type.dims[0], Sk;
+            for (Sk = 2; Sk <= K; Sk++) {
+                int64_t ck = (K + Sk - 1) / Sk;
+                if (chunk_lw(c, B, 0, ck) <= cap && chunk_lw(c, A, A->type.rank - 1, ck) <= cap && o->num_lw <= cap) break;
+            }
+            if (Sk <= K) {
+                int64_t ck = (K + Sk - 1) / Sk;
+                MNValue **pa = ARENA_ARRAY(g->arena, MNValue *, Sk), **pb = ARENA_ARRAY(g->arena, MNValue *, Sk);
+                MNValue *ops[2] = {A, B};
+                int axes[2] = {A->type.rank - 1, 0};
+                MNValue **dst[2] = {pa, pb};
+                for (int q = 0; q < 2; q++) {
+                    MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)Sk);
+                    sp->name = arena_printf(g->arena, "%s_ksplit", ops[q]->name);
+                    sp->domain = "mncore";
+                    sp->in[0] = ops[q];
+                    sp->nattr = 1;
+                    sp->attrs = ARENA_NEW(g->arena, MNAttr);
+                    sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = axes[q]};
+                    for (int64_t k2 = 0; k2 < Sk; k2++) {
+                        int64_t len = k2 == Sk - 1 ? K - ck * (Sk - 1) : ck;
+                        MNValue *pv = slice_value(c, ops[q], arena_printf(g->arena, "%s_k%lld", ops[q]->name, (long long)k2), axes[q], len);
+                        pv->producer = sp;
+                        pv->producer_out = (int)k2;
+                        sp->out[k2] = pv;
+                        dst[q][k2] = pv;
+                    }
+                    if (big(c, ops[q])) mark_time(c, ops[q], axes[q], Sk, ck, dst[q][0]->num_lw);
+                    if (capo < w + 2 * (int)Sk + 4) {
+                        int nc = (w + 2 * (int)Sk + 4) * 2;
+                        MNNode **no = ARENA_ARRAY(g->arena, MNNode *, nc);
+                        memcpy(no, order, sizeof(MNNode *) * (size_t)w);
+                        order = no;
+                        capo = nc;
+                    }
+                    order[w++] = sp;
+                }
+                MNNode *sum = ir_node_new(g, "MNCoreOutputSum", (int)Sk, 1);
+                sum->name = arena_printf(g->arena, "%s_ksum", o->name);
+                sum->domain = "mncore";
+                for (int64_t k2 = 0; k2 < Sk; k2++) {
+                    MNNode *cp = ir_node_new(g, n->op_type, 2, 1);
+                    cp->name = arena_printf(g->arena, "%s_k%lld", n->name, (long long)k2);
+                    cp->in[0] = pa[k2], cp->in[1] = pb[k2];
+                    MNValue *pv = ir_value_new(g, arena_printf(g->arena, "%s_partial%lld", o->name, (long long)k2));
+                    pv->type = o->type;
+                    pv->dtype = o->dtype == MN_DT_Half ? MN_DT_Float : o->dtype; /* partial sums keep full precision */
+                    pv->layout = o->layout, pv->layout_kind = o->layout_kind, pv->padded_shape = o->padded_shape, pv->num_lw = o->num_lw;
+                    pv->loc_kind = MN_LOC_KIND_LM;
+                    pv->producer = cp;
+                    cp->out[0] = pv;
+                    sum->in[k2] = pv;
+                    order[w++] = cp;
+                    slices++;
+                }
+                n->dead = true;
+                o->producer = sum;
+                o->producer_out = 0;
+                sum->out[0] = o;
+                order[w++] = sum;
+                sliced++;
+                ksplit++;
+                continue;
+            }
         }
         if (!touches || S < 2) {
             if (touches) left++;
@@ -243,6 +315,7 @@ bool plan_time_slice(MNCompile *c) {
     }
     ir_compact(g);
     mn_figure(c, "slice_chains", chained);
+    mn_figure(c, "reduction_splits", ksplit);
     mn_figure(c, "concats_avoided", dropped);
     mn_figure(c, "nodes_sliced", sliced);
     mn_figure(c, "slices", slices);

@@ -123,6 +123,19 @@ def ok_time_slice():
     save_ok("ok_time_slice", model(g), "--machine tiny")
 
 
+def ok_ksplit():
+    """On the tiny machine W[1024,4] does not fit one LM while the product does: the
+    MatMul is cut along K and MNCoreOutputSum adds the partial products."""
+    g = helper.make_graph(
+        [node("MatMul", ["x", "W"], ["y"])],
+        "ok_ksplit",
+        [fvi("x", [4, 1024])],
+        [fvi("y", [4, 4])],
+        [fvals("W", [1024, 4], 0.01)],
+    )
+    save_ok("ok_ksplit", model(g), "--machine tiny")
+
+
 def ok_mlp():
     g = helper.make_graph(
         [
@@ -688,6 +701,7 @@ def main():
     for fn in (
         ok_mlp,
         ok_time_slice,
+        ok_ksplit,
         ok_cnn,
         ok_transformer,
         ok_pytorch_shapes,

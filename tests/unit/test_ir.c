@@ -1,3 +1,4 @@
+#include "compile.h"
 #include "options.h"
 #include "unit.h"
 #include <math.h>
@@ -116,4 +117,27 @@ void test_options(void) {
     CHECK(!opt_add_input_shape(&o, "y=-1", err, sizeof err));
     CHECK(!opt_add_input_shape(&o, "noeq", err, sizeof err));
     opt_free(&o);
+}
+
+/* The verifier rejects a split whose pieces do not tile the value, and a sum whose terms
+ * differ in shape from the result. */
+void test_verify_pieces(void) {
+    char err[256];
+    for (int bad = 0; bad < 3; bad++) {
+        TG t;
+        tg_init(&t, 17);
+        MNValue *x = tg_input(&t, "x", ONNX_FLOAT32, 2, DIMS(4, 10));
+        MNNode *sp = tg_node(&t, "MNCoreInputSplit", "sp", 1, INS(x), 2);
+        tg_attr_int(&t, sp, "axis", 1);
+        ir_type_set(t.g, &sp->out[0]->type, ONNX_FLOAT32, 2, DIMS(4, 6));
+        ir_type_set(t.g, &sp->out[1]->type, ONNX_FLOAT32, 2, bad == 1 ? DIMS(4, 5) : DIMS(4, 4));
+        MNNode *sum = tg_node(&t, "MNCoreOutputSum", "sum", 2, INS(sp->out[0], sp->out[0]), 1);
+        ir_type_set(t.g, &sum->out[0]->type, ONNX_FLOAT32, 2, bad == 2 ? DIMS(4, 4) : DIMS(4, 6));
+        tg_output(&t, sum->out[0]);
+        bool ok = ir_verify(t.g, 1, err, sizeof err);
+        CHECK(ok == (bad == 0));
+        if (bad == 1) CHECK(strstr(err, "add up to 11") != NULL);
+        if (bad == 2) CHECK(strstr(err, "piece 'sp_out0' has extent 6 on axis 1") != NULL);
+        tg_done(&t);
+    }
 }
