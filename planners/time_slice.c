@@ -8,10 +8,11 @@
  * addresses (cutting an axis that is spread over PEs or MABs would not shrink the LM
  * footprint); the slice count is the smallest that makes every slice fit. The large
  * value's layout records the split as a Time subaxis on that axis. A MatMul whose
- * weights do not fit is cut along the reduced dimension K instead: both operands are
- * split there and an MNCoreOutputSum adds the partial products. Elementwise ops,
- * MatMul and Gemm along their rows, Softmax-like ops, pools, convolutions and
- * reductions along an axis they do not reduce can be sliced; a node of another kind is
+ * weights do not fit is cut along the reduced dimension K (each row slice too, when the
+ * rows do not fit either): both operands are split there, the weights once for all row
+ * slices, and an MNCoreOutputSum adds the partial products. Elementwise ops, MatMul and
+ * Gemm along their rows, Softmax-like ops along other axes, and pools, convolutions and
+ * normalizations along the batch can be sliced; reductions and nodes of other kinds are
  * left whole and counted. */
 #include "plan.h"
 #include "ops.h"
@@ -20,7 +21,11 @@
 
 static int64_t lm_cap(const MNCompile *c) { return c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw; }
 
-static bool big(const MNCompile *c, const MNValue *v) { return v && v->num_lw > lm_cap(c) && mn_dtype_bytes(v->dtype); }
+/* Already cut over time by an earlier split: its num_lw is then one slice's, yet a
+ * node reading the whole value still needs more than one LM. */
+static bool timed(const MNValue *v) { return v->layout && strstr(v->layout, "_Time:"); }
+
+static bool big(const MNCompile *c, const MNValue *v) { return v && (v->num_lw > lm_cap(c) || timed(v)) && mn_dtype_bytes(v->dtype); }
 
 /* May node n be computed slice by slice along output axis a? */
 static bool sliceable(const MNNode *n, int a) {
@@ -97,6 +102,7 @@ static MNValue *slice_value(MNCompile *c, const MNValue *v, const char *name, in
 /* Mark v's layout with a Time subaxis of n slices on axis a (the per-slice extent then
  * follows on the same axis), and its num_lw as the per-slice size. */
 static void mark_time(MNCompile *c, MNValue *v, int a, int64_t n, int64_t chunk, int64_t slice_lw) {
+    if (timed(v)) return; /* a second reader cuts it its own way; the layout keeps the first */
     MNType t = v->type;
     int64_t dims[MN_MAX_RANK];
     memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)t.rank);
@@ -116,13 +122,118 @@ static void mark_time(MNCompile *c, MNValue *v, int a, int64_t n, int64_t chunk,
     v->num_lw = slice_lw;
 }
 
+/* The new computation order, grown as nodes are emitted. */
+typedef struct {
+    MNNode **v;
+    int n, cap;
+} Order;
+
+static void push(MNGraph *g, Order *o, MNNode *n) {
+    if (o->n == o->cap) {
+        int nc = o->cap ? o->cap * 2 : 256;
+        MNNode **nv = ARENA_ARRAY(g->arena, MNNode *, nc);
+        if (o->n) memcpy(nv, o->v, sizeof(MNNode *) * (size_t)o->n);
+        o->v = nv;
+        o->cap = nc;
+    }
+    o->v[o->n++] = n;
+}
+
+/* An MNCoreInputSplit of x along axis into n pieces of chunk (the last takes the rest);
+ * returns the pieces. */
+static MNValue **split_value(MNCompile *c, Order *ord, MNValue *x, int axis, int64_t n, int64_t chunk, const char *tag) {
+    MNGraph *g = c->g;
+    int64_t d = x->type.dims[axis];
+    MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)n);
+    sp->name = arena_printf(g->arena, "%s_%s", x->name, tag);
+    sp->domain = "mncore";
+    sp->in[0] = x;
+    sp->nattr = 1;
+    sp->attrs = ARENA_NEW(g->arena, MNAttr);
+    sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = axis};
+    MNValue **pieces = ARENA_ARRAY(g->arena, MNValue *, n);
+    for (int64_t s = 0; s < n; s++) {
+        int64_t len = s == n - 1 ? d - chunk * (n - 1) : chunk;
+        MNValue *pv = slice_value(c, x, arena_printf(g->arena, "%s_%s%lld", x->name, tag[0] == 'k' ? "k" : "slice", (long long)s), axis, len);
+        pv->producer = sp;
+        pv->producer_out = (int)s;
+        sp->out[s] = pv;
+        pieces[s] = pv;
+    }
+    if (big(c, x)) mark_time(c, x, axis, n, chunk, pieces[0]->num_lw);
+    push(g, ord, sp);
+    return pieces;
+}
+
+/* Weights already cut along K, so that the row slices of one MatMul share one split. */
+typedef struct {
+    MNValue *b;
+    int64_t sk;
+    MNValue **pieces;
+} KCut;
+
+/* Cut the MatMul n, whose 2-D weights B do not fit one LM, along the reduced dimension
+ * K: A and B are split there, each pair multiplied, and an MNCoreOutputSum adds the
+ * partial products (kept in Float so that Half operands lose nothing in the sum). The
+ * K slice count is the smallest that makes both operand pieces fit. Returns false when
+ * none does or when the product itself does not fit. */
+static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int *slices) {
+    MNGraph *g = c->g;
+    MNValue *A = n->in[0], *B = n->in[1], *o = n->out[0];
+    int64_t cap = lm_cap(c), K = B->type.dims[0], Sk;
+    if (o->num_lw > cap) return false;
+    for (Sk = 2; Sk <= K; Sk++) {
+        int64_t ck = (K + Sk - 1) / Sk;
+        if (chunk_lw(c, B, 0, ck) <= cap && chunk_lw(c, A, A->type.rank - 1, ck) <= cap) break;
+    }
+    if (Sk > K) return false;
+    int64_t ck = (K + Sk - 1) / Sk;
+    MNValue **pb = NULL;
+    for (int i = 0; i < *nk; i++)
+        if (kc[i].b == B && kc[i].sk == Sk) pb = kc[i].pieces;
+    if (!pb) {
+        pb = split_value(c, ord, B, 0, Sk, ck, "ksplit");
+        if (*nk < 64) kc[(*nk)++] = (KCut){B, Sk, pb};
+    }
+    MNValue **pa = split_value(c, ord, A, A->type.rank - 1, Sk, ck, "ksplit");
+    MNNode *sum = ir_node_new(g, "MNCoreOutputSum", (int)Sk, 1);
+    sum->name = arena_printf(g->arena, "%s_ksum", o->name);
+    sum->domain = "mncore";
+    for (int64_t k = 0; k < Sk; k++) {
+        MNNode *cp = ir_node_new(g, n->op_type, 2, 1);
+        cp->name = arena_printf(g->arena, "%s_k%lld", n->name, (long long)k);
+        cp->domain = n->domain;
+        cp->in[0] = pa[k], cp->in[1] = pb[k];
+        MNValue *pv = ir_value_new(g, arena_printf(g->arena, "%s_partial%lld", o->name, (long long)k));
+        pv->type = o->type;
+        pv->dtype = o->dtype == MN_DT_Half ? MN_DT_Float : o->dtype;
+        pv->layout = o->layout, pv->layout_kind = o->layout_kind, pv->padded_shape = o->padded_shape, pv->num_lw = o->num_lw;
+        pv->loc_kind = MN_LOC_KIND_LM;
+        pv->producer = cp;
+        cp->out[0] = pv;
+        sum->in[k] = pv;
+        push(g, ord, cp);
+        (*slices)++;
+    }
+    n->dead = true;
+    o->producer = sum;
+    o->producer_out = 0;
+    sum->out[0] = o;
+    push(g, ord, sum);
+    return true;
+}
+
+static bool k_splittable(const MNCompile *c, const MNNode *n) {
+    return n->op == OP_MatMul && n->nin == 2 && n->in[1]->type.rank == 2 && n->in[0]->type.rank >= 1 && big(c, n->in[1]);
+}
+
 bool plan_time_slice(MNCompile *c) {
     MNGraph *g = c->g;
     int64_t cap = lm_cap(c);
-    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0;
+    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0, nk = 0;
     int nn = g->nnodes;
-    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 1);
-    int w = 0, capo = 0;
+    Order ord = {0};
+    KCut kc[64];
     for (int i = 0; i < nn; i++) {
         MNNode *n = g->nodes[i];
         bool touches = false;
@@ -150,91 +261,22 @@ bool plan_time_slice(MNCompile *c) {
                 if (S > d) S = 0;
             }
         }
-        if (capo < w + 2 * (int)(S ? S : 1) + n->nin + 4) {
-            int nc = (w + 2 * (int)(S ? S : 1) + n->nin + 4) * 2;
-            MNNode **no = ARENA_ARRAY(g->arena, MNNode *, nc);
-            if (w) memcpy(no, order, sizeof(MNNode *) * (size_t)w);
-            order = no;
-            capo = nc;
-        }
-        if (touches && n->op == OP_MatMul && n->nin == 2 && big(c, n->in[1]) && !big(c, o) && n->in[1]->type.rank == 2) {
-            /* the weights do not fit (row slices would each need all of them): cut the
-             * reduced dimension K of both operands and
-             * sum the partial products (MNCoreOutputSum) */
-            MNValue *A = n->in[0], *B = n->in[1];
-            int64_t K = B->type.dims[0], Sk;
-            for (Sk = 2; Sk <= K; Sk++) {
-                int64_t ck = (K + Sk - 1) / Sk;
-                if (chunk_lw(c, B, 0, ck) <= cap && chunk_lw(c, A, A->type.rank - 1, ck) <= cap && o->num_lw <= cap) break;
-            }
-            if (Sk <= K) {
-                int64_t ck = (K + Sk - 1) / Sk;
-                MNValue **pa = ARENA_ARRAY(g->arena, MNValue *, Sk), **pb = ARENA_ARRAY(g->arena, MNValue *, Sk);
-                MNValue *ops[2] = {A, B};
-                int axes[2] = {A->type.rank - 1, 0};
-                MNValue **dst[2] = {pa, pb};
-                for (int q = 0; q < 2; q++) {
-                    MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)Sk);
-                    sp->name = arena_printf(g->arena, "%s_ksplit", ops[q]->name);
-                    sp->domain = "mncore";
-                    sp->in[0] = ops[q];
-                    sp->nattr = 1;
-                    sp->attrs = ARENA_NEW(g->arena, MNAttr);
-                    sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = axes[q]};
-                    for (int64_t k2 = 0; k2 < Sk; k2++) {
-                        int64_t len = k2 == Sk - 1 ? K - ck * (Sk - 1) : ck;
-                        MNValue *pv = slice_value(c, ops[q], arena_printf(g->arena, "%s_k%lld", ops[q]->name, (long long)k2), axes[q], len);
-                        pv->producer = sp;
-                        pv->producer_out = (int)k2;
-                        sp->out[k2] = pv;
-                        dst[q][k2] = pv;
-                    }
-                    if (big(c, ops[q])) mark_time(c, ops[q], axes[q], Sk, ck, dst[q][0]->num_lw);
-                    if (capo < w + 2 * (int)Sk + 4) {
-                        int nc = (w + 2 * (int)Sk + 4) * 2;
-                        MNNode **no = ARENA_ARRAY(g->arena, MNNode *, nc);
-                        memcpy(no, order, sizeof(MNNode *) * (size_t)w);
-                        order = no;
-                        capo = nc;
-                    }
-                    order[w++] = sp;
-                }
-                MNNode *sum = ir_node_new(g, "MNCoreOutputSum", (int)Sk, 1);
-                sum->name = arena_printf(g->arena, "%s_ksum", o->name);
-                sum->domain = "mncore";
-                for (int64_t k2 = 0; k2 < Sk; k2++) {
-                    MNNode *cp = ir_node_new(g, n->op_type, 2, 1);
-                    cp->name = arena_printf(g->arena, "%s_k%lld", n->name, (long long)k2);
-                    cp->in[0] = pa[k2], cp->in[1] = pb[k2];
-                    MNValue *pv = ir_value_new(g, arena_printf(g->arena, "%s_partial%lld", o->name, (long long)k2));
-                    pv->type = o->type;
-                    pv->dtype = o->dtype == MN_DT_Half ? MN_DT_Float : o->dtype; /* partial sums keep full precision */
-                    pv->layout = o->layout, pv->layout_kind = o->layout_kind, pv->padded_shape = o->padded_shape, pv->num_lw = o->num_lw;
-                    pv->loc_kind = MN_LOC_KIND_LM;
-                    pv->producer = cp;
-                    cp->out[0] = pv;
-                    sum->in[k2] = pv;
-                    order[w++] = cp;
-                    slices++;
-                }
-                n->dead = true;
-                o->producer = sum;
-                o->producer_out = 0;
-                sum->out[0] = o;
-                order[w++] = sum;
-                sliced++;
-                ksplit++;
-                continue;
-            }
+        /* the weights do not fit while the product does: row slices would each need
+         * all of the weights, so cut K instead */
+        if (touches && k_splittable(c, n) && k_split(c, n, &ord, kc, &nk, &slices)) {
+            sliced++;
+            ksplit++;
+            continue;
         }
         if (!touches || S < 2) {
             if (touches) left++;
-            order[w++] = n;
+            push(g, &ord, n);
             continue;
         }
         /* cut: inputs aligned with output axis a and of the same length there */
         int64_t d = o->type.dims[a], chunk = (d + S - 1) / S;
         int r = o->type.rank;
+        bool kb = k_splittable(c, n); /* before any split marks the weights with Time */
         MNValue ***pieces = ARENA_ARRAY(g->arena, MNValue **, n->nin + 1);
         for (int k = 0; k < n->nin; k++) {
             MNValue *x = n->in[k];
@@ -249,24 +291,7 @@ bool plan_time_slice(MNCompile *c) {
                 chained++;
                 continue;
             }
-            MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)S);
-            sp->name = arena_printf(g->arena, "%s_split_%d", x->name, k);
-            sp->domain = "mncore";
-            sp->in[0] = x;
-            sp->nattr = 1;
-            sp->attrs = ARENA_NEW(g->arena, MNAttr);
-            sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = ax};
-            pieces[k] = ARENA_ARRAY(g->arena, MNValue *, S);
-            for (int64_t s = 0; s < S; s++) {
-                int64_t len = s == S - 1 ? d - chunk * (S - 1) : chunk;
-                MNValue *pv = slice_value(c, x, arena_printf(g->arena, "%s_slice%lld", x->name, (long long)s), ax, len);
-                pv->producer = sp;
-                pv->producer_out = (int)s;
-                sp->out[s] = pv;
-                pieces[k][s] = pv;
-            }
-            if (big(c, x)) mark_time(c, x, ax, S, chunk, pieces[k][0]->num_lw);
-            order[w++] = sp;
+            pieces[k] = split_value(c, &ord, x, ax, S, chunk, arena_printf(g->arena, "split_%d", k));
         }
         MNNode *cat = ir_node_new(g, "MNCoreOutputConcat", (int)S, 1);
         cat->name = arena_printf(g->arena, "%s_concat", o->name);
@@ -286,8 +311,10 @@ bool plan_time_slice(MNCompile *c) {
             ov->producer = cp;
             cp->out[0] = ov;
             cat->in[s] = ov;
-            order[w++] = cp;
             slices++;
+            /* a row slice whose weights still do not fit is cut along K as well */
+            if (!(kb && k_split(c, cp, &ord, kc, &nk, &slices))) push(g, &ord, cp);
+            else ksplit++;
         }
         n->dead = true;
         o->producer = cat;
@@ -297,11 +324,11 @@ bool plan_time_slice(MNCompile *c) {
         /* the concat writes DRAM when the whole does not fit LM, else LM */
         o->loc_kind = o->is_output ? MN_LOC_KIND_INOUT : big(c, o) ? MN_LOC_KIND_DRAM : MN_LOC_KIND_LM;
         o->loc = o->loc_kind == MN_LOC_KIND_LM ? MN_LOC_UNKNOWN : MN_LOC_DRAM;
-        order[w++] = cat;
+        push(g, &ord, cat);
         sliced++;
     }
     g->nnodes = 0;
-    for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
+    for (int i = 0; i < ord.n; i++) g->nodes[g->nnodes++] = ord.v[i];
     ir_compact(g);
     /* concats whose slices were all handed on are no longer needed */
     int dropped = 0;
