@@ -89,7 +89,7 @@ $(BUILD)/vsm_roundtrip: $(RT_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
 # the emulator's per-PE loops are the hot path: let the compiler vectorise them fully
-$(BUILD)/obj/emu/emu.o: CFLAGS += -O3 -ffp-contract=off
+$(BUILD)/obj/emu/emu.o: CFLAGS += -O3 -ffp-contract=off -fno-math-errno
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

@@ -619,7 +619,7 @@ static bool alu_float_lane(Emu *e, int insn, Lanes *L, size_t np) {
 /* The per-PE loops are compiled twice, for AVX2 and for the baseline, and the loader
  * picks one for the CPU it runs on; results are identical (no FMA contraction). */
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define HOT_LOOPS __attribute__((target_clones("avx2", "default")))
+#define HOT_LOOPS __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define HOT_LOOPS
 #endif
@@ -754,20 +754,9 @@ HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
 
 /* ---- the MAU: vector ops ---- */
 
-/* a*b + c rounded once to float: the product is exact in double; the sum is formed in
- * double with round-to-odd (TwoSum recovers the error, which forces the last bit odd),
- * so the final rounding to float is the correct one. */
-static inline float fma_f(float a, float b, float c) {
-    double p = (double)a * (double)b, cc = c, s = p + cc;
-    double bb = s - p, err = (p - (s - bb)) + (cc - bb);
-    uint64_t u;
-    memcpy(&u, &s, 8);
-    if (err != 0 && !(u & 1) && isfinite(s)) {
-        u += (err > 0) == (s > 0) ? 1 : -1; /* toward the exact value: the odd neighbour */
-        memcpy(&s, &u, 8);
-    }
-    return (float)s;
-}
+/* a*b + c rounded once to float: C's fmaf (one instruction in the clone built for FMA
+ * hardware, the library's correctly rounded routine elsewhere). */
+static inline float fma_f(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
 
 HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
