@@ -64,7 +64,7 @@ void ir_print_l3ir(MNBuf *b, const MNGraph *g);
  * shapes, 2 dtypes planned, 3 layouts planned, 4 location kinds decided, 5 transfers
  * placed); false + message
  * on a violation. */
-bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen);
+bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_t errlen); /* m: NULL skips the layout demands */
 /* passes.c: the pass names, in order, for --dump-after validation */
 const char *const *mn_pass_names(int *n);
 #endif

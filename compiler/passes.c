@@ -239,7 +239,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         r->values = c->g ? c->g->nvalues : 0;
         if (ok && opt->verify && c->g) {
             char verr[600];
-            if (!ir_verify(c->g, pipeline[i].stage, verr, sizeof verr)) {
+            if (!ir_verify(c->g, &c->machine, pipeline[i].stage, verr, sizeof verr)) {
                 /* our bug, not the model's: say so, and which pass broke it */
                 diag_error(&c->diag, DIAG_INVALID, "%s: internal error: invariant broken after pass %s: %s", model_path, r->name, verr);
                 ok = false;

@@ -3,6 +3,7 @@
  * pass that made it rather than as wrong code much later. */
 #include "compile.h"
 #include "ops.h"
+#include "plan.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +32,7 @@ static bool check_pieces(const MNNode *n, char *err, size_t errlen) {
     return true;
 }
 
-bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen) {
+bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_t errlen) {
     bool *seen = xcalloc((size_t)g->nvalues + 1, sizeof(bool)); /* defined so far */
     bool ok = true;
     for (int i = 0; i < g->nvalues && ok; i++) {
@@ -75,6 +76,8 @@ bool ir_verify(const MNGraph *g, int stage, char *err, size_t errlen) {
         if (ok && stage >= 2 && n->op == OP_MNCoreCast && (n->out[0]->dtype == n->in[0]->dtype))
             ok = VFAIL("cast '%s' converts %s to itself", n->name, mn_dtype_name(n->in[0]->dtype));
     }
+    /* every node's layout demands hold (through a switch where they conflicted) */
+    if (ok && stage >= 3 && m) ok = plan_layout_demands_hold(g, m, err, errlen);
     for (int i = 0; ok && i < g->noutputs; i++) {
         const MNValue *v = g->outputs[i];
         if (!seen[v->id]) ok = VFAIL("graph output '%s' is never produced", v->name);

@@ -123,7 +123,8 @@ static void broadcast_layout(const MNLayout *out, const MNType *in, MNLayout *l)
             continue;
         }
         for (int k = 0; k < out->nsub[i]; k++)
-            if (out->sub[i][k].level != LV_ADDR) l->bcast |= (uint8_t)(1u << out->sub[i][k].level);
+            if (out->sub[i][k].level != LV_ADDR && out->sub[i][k].level != LV_TIME) /* the same for every time slice */
+                l->bcast |= (uint8_t)(1u << out->sub[i][k].level);
         if (j >= 0) {
             l->nsub[j] = 1;
             l->sub[j][0] = (MNSubaxis){in->dims[j] ? in->dims[j] : 1, 1, LV_ADDR};
@@ -134,7 +135,7 @@ static void broadcast_layout(const MNLayout *out, const MNType *in, MNLayout *l)
 /* The layout a (K, N) operand must have for the matrix unit: its dimension kdim packed
  * like a canonical last dimension, the other dimensions addresses, replicated on every
  * MAB (each MAB loads its own matrix register). */
-static bool kpacked_layout(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
+bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
     MNType sw = *t;
     int64_t dims[MN_MAX_RANK];
     if (t->rank > LAYOUT_MAX_RANK) return false;
@@ -157,7 +158,7 @@ static bool kpacked_layout(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
 }
 
 /* What node n wants input k to be, given n's output layout (false: no demand). */
-static bool demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want) {
+bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want) {
     const MNValue *v = n->in[k];
     if (!v || v->type.rank < 0 || !mn_dtype_bytes(v->dtype)) return false;
     if (elementwise(n) && outl) {
@@ -166,13 +167,13 @@ static bool demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want)
         return true;
     }
     if ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 1 && v->type.rank >= 3)
-        return kpacked_layout(&v->type, v->dtype, 1, want); /* the weight's input channels are the reduced K */
+        return plan_layout_kpacked(&v->type, v->dtype, 1, want); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && v->type.rank >= 2) {
         bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
         int r = v->type.rank;
         if (k == 0 && !trans) return false; /* rows of A stream through; canonical A has K last */
         int kdim = k == 0 ? r - 2 : (trans ? r - 1 : r - 2);
-        return kpacked_layout(&v->type, v->dtype, kdim, want);
+        return plan_layout_kpacked(&v->type, v->dtype, kdim, want);
     }
     return false;
 }
@@ -188,7 +189,7 @@ static double switch_cost(const MNMachine *m, const MNLayout *from, const MNLayo
     return cyc;
 }
 
-static void set_layout(MNCompile *c, MNValue *v, const MNLayout *l) {
+void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l) {
     MNGraph *g = c->g;
     MNBuf b = {0};
     layout_print(l, &b);
@@ -224,7 +225,7 @@ bool plan_layout(MNCompile *c) {
                 MNValue *v = n->in[k];
                 MNLayout want;
                 if (!v || v->nuses != 1 || !v->producer || !elementwise(v->producer) || v->is_output) continue;
-                if (!demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL, &want)) continue;
+                if (!plan_layout_demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL, &want)) continue;
                 if (has[v->id] && layout_same_placement(&L[v->id], &want)) continue;
                 char err[200];
                 if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
@@ -246,7 +247,7 @@ bool plan_layout(MNCompile *c) {
         for (int k = 0; k < n->nin; k++) {
             MNValue *v = n->in[k];
             MNLayout want;
-            if (!v || v->id >= nv || !demand(n, k, outl, &want)) continue;
+            if (!v || v->id >= nv || !plan_layout_demand(n, k, outl, &want)) continue;
             char err[200];
             if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
             if (!has[v->id]) { /* free: the host lays the parameter out */
@@ -264,7 +265,7 @@ bool plan_layout(MNCompile *c) {
             o->dtype = v->dtype;
             o->producer = sw;
             sw->out[0] = o;
-            set_layout(c, o, &want);
+            plan_set_layout(c, o, &want);
             n->in[k] = o;
             order[w++] = sw;
             switches++;
@@ -292,7 +293,7 @@ bool plan_layout(MNCompile *c) {
         }
         char err[300];
         if (!layout_valid(&L[i], &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) die("layout of '%s' is invalid: %s", v->name, err);
-        set_layout(c, v, &L[i]);
+        plan_set_layout(c, v, &L[i]);
         laid++;
         total += v->num_lw;
         if (v->num_lw > maxlw) maxlw = v->num_lw;
@@ -308,4 +309,84 @@ bool plan_layout(MNCompile *c) {
     mn_log(c, 0, "layouts (%s): %d values, %d switches costing about %.0f cycles, %d gene hints; %lld long words per PE in all, largest %lld",
            lpz ? "lpz" : "naive", laid, switches, cost, genes, (long long)total, (long long)maxlw);
     return true;
+}
+
+/* The demand of node n on input k as the planner enforces it: false when n has none or
+ * when the demanded layout is not valid on machine m (the planner then leaves the input
+ * as it is). */
+static bool enforced_demand(const MNNode *n, int k, const MNMachine *m, MNLayout *want) {
+    MNLayout outl;
+    char err[200];
+    const MNValue *o = n->nout ? n->out[0] : NULL;
+    bool has_out = o && o->layout && layout_parse(o->layout, &outl, err, sizeof err);
+    if (!plan_layout_demand(n, k, has_out ? &outl : NULL, want)) return false;
+    return layout_valid(want, m, mn_dtype_bytes(n->in[k]->dtype), err, sizeof err);
+}
+
+/* Does n read or write a value cut over time? Then n is a split or concat, or a node
+ * Time-Slice had to leave whole; such a node cannot run in LM at all (location_sliced
+ * counts it), and its demands are only meaningful once it is sliced. */
+static bool on_timed(const MNNode *n) {
+    for (int k = 0; k < n->nin + n->nout; k++) {
+        const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+        if (v && v->layout && strstr(v->layout, "_Time:")) return true;
+    }
+    return false;
+}
+
+bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, size_t errlen) {
+    for (int i = 0; i < g->nnodes; i++) {
+        const MNNode *n = g->nodes[i];
+        if (on_timed(n)) continue;
+        for (int k = 0; k < n->nin; k++) {
+            const MNValue *v = n->in[k];
+            MNLayout want, have;
+            char perr[200];
+            if (!v || !enforced_demand(n, k, m, &want)) continue;
+            if (!v->layout || !layout_parse(v->layout, &have, perr, sizeof perr)) {
+                snprintf(err, errlen, "node '%s': input '%s' has no readable layout", n->name, v->name);
+                return false;
+            }
+            if (!layout_same_placement(&have, &want)) {
+                MNBuf b = {0};
+                layout_print(&want, &b);
+                snprintf(err, errlen, "node '%s' wants input '%s' as %s, it is %s", n->name, v->name, b.data, v->layout);
+                buf_free(&b);
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
+int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost) {
+    MNGraph *g = c->g;
+    int nsw = 0;
+    if (on_timed(n)) return 0;
+    for (int k = 0; k < n->nin; k++) {
+        MNValue *v = n->in[k];
+        MNLayout want, have;
+        char err[200];
+        if (!v || !enforced_demand(n, k, &c->machine, &want)) continue;
+        if (v->layout && layout_parse(v->layout, &have, err, sizeof err) && layout_same_placement(&have, &want)) continue;
+        if (v->producer && v->producer->op == OP_MNCoreInputSplit) { /* a split writes its pieces in any layout */
+            plan_set_layout(c, v, &want);
+            continue;
+        }
+        MNNode *s = ir_node_new(g, "MNCoreLayoutSwitch", 1, 1);
+        s->name = arena_printf(g->arena, "%s_switch_for_%s", v->name, n->name);
+        s->domain = "mncore";
+        s->in[0] = v;
+        MNValue *o = ir_value_new(g, arena_printf(g->arena, "%s_LayoutSwitch", v->name));
+        o->type = v->type;
+        o->dtype = v->dtype;
+        o->loc_kind = MN_LOC_KIND_LM;
+        o->producer = s;
+        s->out[0] = o;
+        plan_set_layout(c, o, &want);
+        n->in[k] = o;
+        if (cost && v->layout && layout_parse(v->layout, &have, err, sizeof err)) *cost += switch_cost(&c->machine, &have, &want, o->num_lw);
+        sw[nsw++] = s;
+    }
+    return nsw;
 }

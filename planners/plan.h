@@ -12,6 +12,18 @@ bool plan_location(MNCompile *c);
 bool plan_time_slice(MNCompile *c);
 bool plan_location_sliced(MNCompile *c);
 
+/* What node n wants its input k to be, given n's output layout outl (false: no demand). */
+bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want);
+/* The layout a matrix-unit operand must have: dimension kdim (the reduced K) packed. */
+bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
+void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);
+/* The verifier's check: every enforceable demand holds (message in err otherwise). */
+bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, size_t errlen);
+/* After a later rewrite: make n's demands hold again. Pieces of a split take the
+ * demanded layout; any other input gets an MNCoreLayoutSwitch, returned in sw (room for
+ * n->nin) for the caller to place before n; cost accumulates their estimate. */
+int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost);
+
 /* the canonical layout of a value of type t in dtype dt on machine m */
 bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l);
 #endif

@@ -67,6 +67,21 @@ static int slice_axis(const MNLayout *l) {
     return -1;
 }
 
+/* num_lw of the K-packed layout the matrix unit wants for B's rows cut to len (the
+ * canonical one when that is not valid on the machine, as the layout planner does) */
+static int64_t kpacked_chunk_lw(MNCompile *c, const MNValue *v, int64_t len) {
+    int64_t dims[MN_MAX_RANK];
+    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
+    dims[0] = len;
+    MNType t = v->type;
+    t.dims = dims;
+    MNLayout l;
+    char err[200];
+    if (plan_layout_kpacked(&t, v->dtype, 0, &l) && layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
+        return layout_num_lw(&l, c->machine.address_alignment_lw);
+    return INT64_MAX;
+}
+
 /* num_lw of v's canonical layout with axis cut to len */
 static int64_t chunk_lw(MNCompile *c, const MNValue *v, int axis, int64_t len) {
     int64_t dims[MN_MAX_RANK];
@@ -139,6 +154,16 @@ static void push(MNGraph *g, Order *o, MNNode *n) {
     o->v[o->n++] = n;
 }
 
+/* Emit a per-slice copy: its layout demands are met again first (the pieces of a split
+ * are written in the layout it wants; another input gets a switch). */
+static void emit_copy(MNCompile *c, Order *ord, MNNode *n, int *nsw, double *cost) {
+    MNNode **sw = ARENA_ARRAY(c->g->arena, MNNode *, n->nin + 1);
+    int k = plan_layout_meet(c, n, sw, cost);
+    for (int i = 0; i < k; i++) push(c->g, ord, sw[i]);
+    *nsw += k;
+    push(c->g, ord, n);
+}
+
 /* An MNCoreInputSplit of x along axis into n pieces of chunk (the last takes the rest);
  * returns the pieces. */
 static MNValue **split_value(MNCompile *c, Order *ord, MNValue *x, int axis, int64_t n, int64_t chunk, const char *tag) {
@@ -177,14 +202,16 @@ typedef struct {
  * partial products (kept in Float so that Half operands lose nothing in the sum). The
  * K slice count is the smallest that makes both operand pieces fit. Returns false when
  * none does or when the product itself does not fit. */
-static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int *slices) {
+static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int *slices, int *nsw, double *cost) {
     MNGraph *g = c->g;
     MNValue *A = n->in[0], *B = n->in[1], *o = n->out[0];
     int64_t cap = lm_cap(c), K = B->type.dims[0], Sk;
     if (o->num_lw > cap) return false;
     for (Sk = 2; Sk <= K; Sk++) {
         int64_t ck = (K + Sk - 1) / Sk;
-        if (chunk_lw(c, B, 0, ck) <= cap && chunk_lw(c, A, A->type.rank - 1, ck) <= cap) break;
+        int64_t blw = kpacked_chunk_lw(c, B, ck);
+        if (blw == INT64_MAX) blw = chunk_lw(c, B, 0, ck);
+        if (blw <= cap && chunk_lw(c, A, A->type.rank - 1, ck) <= cap) break;
     }
     if (Sk > K) return false;
     int64_t ck = (K + Sk - 1) / Sk;
@@ -212,7 +239,7 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         pv->producer = cp;
         cp->out[0] = pv;
         sum->in[k] = pv;
-        push(g, ord, cp);
+        emit_copy(c, ord, cp, nsw, cost);
         (*slices)++;
     }
     n->dead = true;
@@ -230,7 +257,8 @@ static bool k_splittable(const MNCompile *c, const MNNode *n) {
 bool plan_time_slice(MNCompile *c) {
     MNGraph *g = c->g;
     int64_t cap = lm_cap(c);
-    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0, nk = 0;
+    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0, nk = 0, nsw = 0;
+    double swcost = 0;
     int nn = g->nnodes;
     Order ord = {0};
     KCut kc[64];
@@ -263,7 +291,7 @@ bool plan_time_slice(MNCompile *c) {
         }
         /* the weights do not fit while the product does: row slices would each need
          * all of the weights, so cut K instead */
-        if (touches && k_splittable(c, n) && k_split(c, n, &ord, kc, &nk, &slices)) {
+        if (touches && k_splittable(c, n) && k_split(c, n, &ord, kc, &nk, &slices, &nsw, &swcost)) {
             sliced++;
             ksplit++;
             continue;
@@ -313,7 +341,7 @@ bool plan_time_slice(MNCompile *c) {
             cat->in[s] = ov;
             slices++;
             /* a row slice whose weights still do not fit is cut along K as well */
-            if (!(kb && k_split(c, cp, &ord, kc, &nk, &slices))) push(g, &ord, cp);
+            if (!(kb && k_split(c, cp, &ord, kc, &nk, &slices, &nsw, &swcost))) emit_copy(c, &ord, cp, &nsw, &swcost);
             else ksplit++;
         }
         n->dead = true;
@@ -343,6 +371,8 @@ bool plan_time_slice(MNCompile *c) {
     ir_compact(g);
     mn_figure(c, "slice_chains", chained);
     mn_figure(c, "reduction_splits", ksplit);
+    mn_figure(c, "layout_switches", nsw);
+    mn_figure(c, "layout_switch_cycles", (int64_t)(swcost + 0.5));
     mn_figure(c, "concats_avoided", dropped);
     mn_figure(c, "nodes_sliced", sliced);
     mn_figure(c, "slices", slices);

@@ -1,4 +1,5 @@
 #include "layout.h"
+#include "plan.h"
 #include "unit.h"
 #include <stdlib.h>
 
@@ -226,4 +227,37 @@ void test_xla(void) {
                 else seen[v] = true;
             }
     CHECK_EQ_I(dup, 0);
+}
+
+/* The verifier's demand check: a MatMul's B must be K-packed; a canonical B is caught,
+ * the demanded layout passes. */
+void test_demands_hold(void) {
+    MNMachine m = test_machine();
+    m.half_bits = 16, m.word_bits = 32, m.long_bits = 64, m.address_alignment_lw = 2;
+    TG t;
+    tg_init(&t, 17);
+    MNValue *a = tg_input(&t, "a", ONNX_FLOAT32, 2, DIMS(64, 32));
+    MNValue *b = tg_input(&t, "b", ONNX_FLOAT32, 2, DIMS(32, 16));
+    MNNode *mm = tg_node(&t, "MatMul", "mm", 2, INS(a, b), 1);
+    ir_type_set(t.g, &mm->out[0]->type, ONNX_FLOAT32, 2, DIMS(64, 16));
+    MNValue *vs[3] = {a, b, mm->out[0]};
+    MNLayout l;
+    MNBuf buf = {0};
+    for (int i = 0; i < 3; i++) {
+        vs[i]->dtype = MN_DT_Float;
+        CHECK(plan_layout_canonical(&vs[i]->type, MN_DT_Float, &m, &l));
+        buf.len = 0;
+        layout_print(&l, &buf);
+        vs[i]->layout = arena_strdup(t.a, buf.data);
+    }
+    char err[512] = "";
+    CHECK(!plan_layout_demands_hold(t.g, &m, err, sizeof err));
+    CHECK(strstr(err, "node 'mm' wants input 'b'") != NULL);
+    CHECK(plan_layout_kpacked(&b->type, MN_DT_Float, 0, &l));
+    buf.len = 0;
+    layout_print(&l, &buf);
+    b->layout = arena_strdup(t.a, buf.data);
+    CHECK(plan_layout_demands_hold(t.g, &m, err, sizeof err));
+    buf_free(&buf);
+    tg_done(&t);
 }
