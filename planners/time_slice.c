@@ -59,12 +59,12 @@ static bool sliceable(const MNNode *n, int a) {
     }
 }
 
-/* The axis to cut in layout l: the outermost with an address subaxis of size > 1. */
-static int slice_axis(const MNLayout *l) {
-    for (int i = 0; i < l->rank; i++)
-        for (int k = 0; k < l->nsub[i]; k++)
-            if (l->sub[i][k].level == LV_ADDR && l->sub[i][k].size > 1) return i;
-    return -1;
+/* May axis i of layout l be cut to shrink the LM footprint: has it an address subaxis
+ * of size > 1? */
+static bool address_axis(const MNLayout *l, int i) {
+    for (int k = 0; k < l->nsub[i]; k++)
+        if (l->sub[i][k].level == LV_ADDR && l->sub[i][k].size > 1) return true;
+    return false;
 }
 
 /* num_lw of the K-packed layout the matrix unit wants for B's rows cut to len (the
@@ -259,6 +259,7 @@ bool plan_time_slice(MNCompile *c) {
     int64_t cap = lm_cap(c);
     int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0, nk = 0, nsw = 0;
     double swcost = 0;
+    int whole[OP_COUNT] = {0}; /* nodes left whole on large values, by op */
     int nn = g->nnodes;
     Order ord = {0};
     KCut kc[64];
@@ -272,9 +273,11 @@ bool plan_time_slice(MNCompile *c) {
         int a = -1;
         int64_t S = 0;
         if (touches && o && o->type.rank > 0 && plan_layout_canonical(&o->type, o->dtype, &c->machine, &ol)) {
-            a = slice_axis(&ol);
-            if (a >= 0 && sliceable(n, a)) {
-                /* the smallest slice count that makes output and cut inputs fit */
+            /* the outermost address axis the node may be cut along where some slice count
+             * makes output and cut inputs fit (an outer axis cut to single elements can
+             * still be too big: then a deeper one) */
+            for (a = 0; a < o->type.rank && S < 2; a++) {
+                if (!address_axis(&ol, a) || !sliceable(n, a)) continue;
                 int64_t d = o->type.dims[a];
                 for (S = 2; S <= d; S++) {
                     int64_t chunk = (d + S - 1) / S;
@@ -288,6 +291,7 @@ bool plan_time_slice(MNCompile *c) {
                 }
                 if (S > d) S = 0;
             }
+            a--; /* the loop stepped past the chosen axis */
         }
         /* the weights do not fit while the product does: row slices would each need
          * all of the weights, so cut K instead */
@@ -297,7 +301,7 @@ bool plan_time_slice(MNCompile *c) {
             continue;
         }
         if (!touches || S < 2) {
-            if (touches) left++;
+            if (touches && n->op != OP_MNCoreInputSplit && n->op != OP_MNCoreOutputConcat) left++, whole[n->op]++;
             push(g, &ord, n);
             continue;
         }
@@ -377,6 +381,11 @@ bool plan_time_slice(MNCompile *c) {
     mn_figure(c, "nodes_sliced", sliced);
     mn_figure(c, "slices", slices);
     mn_figure(c, "nodes_too_large_left_whole", left);
-    mn_log(c, 0, "time slices: %d nodes split into %d slices; %d nodes on large values could not be split", sliced, slices, left);
+    MNBuf why = {0};
+    for (int op = 0; op < OP_COUNT; op++)
+        if (whole[op]) buf_printf(&why, "%s%s x%d", why.len ? ", " : "", mn_ops[op].name, whole[op]);
+    mn_log(c, 0, "time slices: %d nodes split into %d slices (%d cut along K), %d layout switches; %d nodes on large values could not be split%s%s%s",
+           sliced, slices, ksplit, nsw, left, left ? " (" : "", left ? why.data : "", left ? ")" : "");
+    buf_free(&why);
     return true;
 }

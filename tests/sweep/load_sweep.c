@@ -122,6 +122,15 @@ static int fold_check(const char *dsdir, MNGraph *g0, bool verbose) {
     return fails;
 }
 
+/* a figure of a finished compilation, summed over the passes that report it */
+static int64_t figure(const MNCompile *c, const char *name) {
+    int64_t t = 0;
+    for (int i = 0; i < c->npasses; i++)
+        for (int k = 0; k < c->passes[i].nfigures; k++)
+            if (!strcmp(c->passes[i].figures[k].name, name)) t += c->passes[i].figures[k].value;
+    return t;
+}
+
 int main(int argc, char **argv) {
     bool verbose = false;
     const char *json_path = NULL;
@@ -133,7 +142,8 @@ int main(int argc, char **argv) {
     opt.verify = mixed.verify = true;
     mixed.ival[MN_OPT_float_dtype] = MN_FLOAT_DTYPE_MIXED;
     mixed.machine = "tiny"; /* the second run also plans for the small machine */
-    int nmixed = 0;
+    int nmixed = 0, tiny_sliced = 0, tiny_over = 0;
+    int64_t tiny_slices = 0, tiny_ksplits = 0, tiny_switches = 0;
     for (int ai = 1; ai < argc; ai++) {
         if (!strcmp(argv[ai], "-v")) {
             verbose = true;
@@ -199,8 +209,14 @@ int main(int argc, char **argv) {
                 if (mn_compile(&c2, path, NULL, &mixed)) {
                     cls = "failed";
                     snprintf(why, sizeof why, "float_dtype=mixed --machine tiny: %s", c2.diag.msg);
-                } else
+                } else {
                     nmixed++;
+                    tiny_sliced += figure(&c2, "nodes_sliced") > 0;
+                    tiny_slices += figure(&c2, "slices");
+                    tiny_ksplits += figure(&c2, "reduction_splits");
+                    tiny_switches += figure(&c2, "layout_switches");
+                    tiny_over += figure(&c2, "values_over_lm_capacity_unsliced") > 0;
+                }
                 mn_compile_free(&c2);
             }
             if (strcmp(cls, "failed") && c.g && c.npasses && c.passes[0].ok) {
@@ -243,6 +259,8 @@ int main(int argc, char **argv) {
         cJSON_Delete(results);
     printf("sweep: %d passed, %d failed\n", nok + nunsup, nfail);
     printf("sweep: %d models also planned with float_dtype=mixed for the tiny machine; the invariant checker ran after every pass\n", nmixed);
+    printf("sweep: on tiny %d models were time-sliced (%lld slices, %lld K-splits, %lld layout switches in all); %d still have a value larger than one LM\n",
+           tiny_sliced, (long long)tiny_slices, (long long)tiny_ksplits, (long long)tiny_switches, tiny_over);
     printf("sweep: fold mode evaluated %d test data sets, compared %d folded outputs with the references\n", nfold_runs, nfold_values);
     printf("sweep: %d models: %d loaded, %d rejected only as unsupported, %d failed otherwise; %d reference outputs compared (%d folded to constants)\n",
            nok + nunsup + nfail, nok, nunsup, nfail, ncompared, nfolded_checked);
