@@ -1118,3 +1118,35 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
     *nfolded = ic.nfolded;
     return true;
 }
+
+bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen) {
+    MNDiag d = {0};
+    MNInfer ic = {.g = g, .d = &d, .opset = g->opset, .fold_max_elems = 0};
+    MNNode t = *n; /* scratch copy: fresh outputs, so the graph's values stay untouched */
+    t.out = ARENA_ARRAY(g->arena, MNValue *, n->nout ? n->nout : 1);
+    for (int k = 0; k < n->nout; k++) {
+        if (!n->out[k]) continue;
+        MNValue *v = ARENA_NEW(g->arena, MNValue);
+        *v = *n->out[k];
+        v->type.rank = -1;
+        v->type.dims = NULL;
+        v->inferred = false;
+        t.out[k] = v;
+    }
+    if (!infer_check_attrs(&ic, &t) || !mn_ops[n->op].infer(&ic, &t)) {
+        snprintf(err, errlen, "node '%s' no longer passes inference: %s", n->name, d.msg);
+        return false;
+    }
+    for (int k = 0; k < n->nout; k++) {
+        const MNValue *have = n->out[k], *want = t.out[k];
+        if (!have || !want->inferred) continue;
+        bool same = have->type.rank == want->type.rank && have->type.elem == want->type.elem;
+        for (int i = 0; same && i < have->type.rank; i++) same = have->type.dims[i] == want->type.dims[i];
+        if (!same) {
+            snprintf(err, errlen, "node '%s': output '%s' is %s, its inputs and attributes give %s", n->name, have->name,
+                     ir_dims_str(g->arena, have->type.rank, have->type.dims), ir_dims_str(g->arena, want->type.rank, want->type.dims));
+            return false;
+        }
+    }
+    return true;
+}

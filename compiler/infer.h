@@ -35,4 +35,7 @@ MN_OPS(OP)
 bool fold_ready(const MNNode *n);
 /* Static shapes over a whole graph whose inputs are bound; false + *d on bad input. */
 bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded);
+/* The verifier's check after a pass rewrote n: inference on n's inputs and attributes
+ * still gives its outputs' shapes and types (message in err otherwise). */
+bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen);
 #endif

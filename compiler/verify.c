@@ -4,6 +4,7 @@
 #include "compile.h"
 #include "ops.h"
 #include "plan.h"
+#include "infer.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,7 +13,8 @@
 
 /* A split's pieces (or a concat's, or a sum's terms) must tile the whole value: same
  * rank and element type, equal extents off the axis and extents adding up along it (a
- * sum's terms all have the whole shape). A slip here is a silently wrong answer. */
+ * sum's terms all have the whole shape; a split with "starts" cuts overlapping windows,
+ * each inside the value). A slip here is a silently wrong answer. */
 static bool check_pieces(const MNNode *n, char *err, size_t errlen) {
     bool split = n->op == OP_MNCoreInputSplit;
     if ((split ? n->nin : n->nout) != 1 || (split ? n->nout : n->nin) < 1) return VFAIL("node '%s': %s has a wrong number of inputs or outputs", n->name, n->op_type);
@@ -27,6 +29,14 @@ static bool check_pieces(const MNNode *n, char *err, size_t errlen) {
         for (int d = 0; d < whole->type.rank; d++)
             if (d != ax && p->type.dims[d] != whole->type.dims[d]) return VFAIL("node '%s': piece '%s' has extent %lld on axis %d, '%s' has %lld", n->name, p->name, (long long)p->type.dims[d], d, whole->name, (long long)whole->type.dims[d]);
         if (ax >= 0) along += p->type.dims[ax];
+    }
+    const MNAttr *st = split ? ir_attr(n, "starts") : NULL;
+    if (st) { /* overlapping windows (a halo): each piece within the value, in order */
+        if (st->type != MN_ATTR_INTS || st->n != np) return VFAIL("node '%s': starts has %d entries for %d pieces", n->name, st->n, np);
+        for (int k = 0; k < np; k++)
+            if (st->ints[k] < 0 || st->ints[k] + n->out[k]->type.dims[ax] > whole->type.dims[ax] || (k && st->ints[k] < st->ints[k - 1]))
+                return VFAIL("node '%s': piece '%s' at %lld is outside '%s' or out of order", n->name, n->out[k]->name, (long long)st->ints[k], whole->name);
+        return true;
     }
     if (ax >= 0 && along != whole->type.dims[ax]) return VFAIL("node '%s': pieces add up to %lld on axis %d, '%s' has %lld", n->name, (long long)along, ax, whole->name, (long long)whole->type.dims[ax]);
     return true;
@@ -72,6 +82,9 @@ bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_
             if (v && v->loc_kind != MN_LOC_KIND_LM && v->loc_kind != MN_LOC_KIND_IMM && !(v->producer && v->loc_kind == MN_LOC_KIND_DRAM))
                 ok = VFAIL("node '%s' reads '%s', which is not in LM", n->name, v->name);
         }
+        /* a pass that rewrote a standard op (a slice copy, new pads) kept it consistent;
+         * from stage 5 on, shape operands are LM copies, no longer constants */
+        if (ok && stage >= 3 && stage < 5 && strcmp(n->domain, "mncore") && n->op != OP_UNSUPPORTED) ok = infer_node_agrees((MNGraph *)g, n, err, errlen);
         if (ok && (n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat || n->op == OP_MNCoreOutputSum)) ok = check_pieces(n, err, errlen);
         if (ok && stage >= 2 && n->op == OP_MNCoreCast && (n->out[0]->dtype == n->in[0]->dtype))
             ok = VFAIL("cast '%s' converts %s to itself", n->name, mn_dtype_name(n->in[0]->dtype));

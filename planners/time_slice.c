@@ -12,8 +12,9 @@
  * rows do not fit either): both operands are split there, the weights once for all row
  * slices, and an MNCoreOutputSum adds the partial products. Elementwise ops, MatMul and
  * Gemm along their rows, Softmax-like ops along other axes, and pools, convolutions and
- * normalizations along the batch can be sliced; reductions and nodes of other kinds are
- * left whole and counted. */
+ * normalizations along the batch can be sliced; Conv, MaxPool and AveragePool also
+ * along a spatial axis, their input pieces overlapping by the window's halo. Reductions
+ * and nodes of other kinds are left whole and counted. */
 #include "plan.h"
 #include "ops.h"
 #include <stdlib.h>
@@ -254,10 +255,131 @@ static bool k_splittable(const MNCompile *c, const MNNode *n) {
     return n->op == OP_MatMul && n->nin == 2 && n->in[1]->type.rank == 2 && n->in[0]->type.rank >= 1 && big(c, n->in[1]);
 }
 
+/* Window ops (Conv, MaxPool, AveragePool) cut along a spatial axis: output rows
+ * [r0, r1) read input rows [r0*s - pb, (r1-1)*s - pb + (k-1)*dil + 1), so the input
+ * pieces overlap by the window's halo (an MNCoreInputSplit with "starts") and each copy
+ * keeps the padding only at the edges it touches. */
+typedef struct {
+    int axis;           /* spatial axis of the output (2.. rank-1) */
+    int64_t k, s, dil;  /* window, stride, dilation on that axis */
+    int64_t pb, pe;     /* pads at its beginning and end */
+    int sp;             /* index of the axis among the spatial ones */
+} Window;
+
+static bool window_of(const MNNode *n, int a, Window *w) {
+    if ((n->op != OP_Conv && n->op != OP_MaxPool && n->op != OP_AveragePool) || n->nout != 1) return false;
+    const MNValue *x = n->in[0], *o = n->out[0];
+    int r = o->type.rank, ns = r - 2, sp = a - 2;
+    if (r < 3 || a < 2 || x->type.rank != r) return false;
+    const char *ap = ir_attr_string(n, "auto_pad", "NOTSET");
+    if ((strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || ir_attr_int(n, "ceil_mode", 0)) return false;
+    const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *pd = ir_attr(n, "pads"), *dl = ir_attr(n, "dilations");
+    if (ks && ks->n == ns) w->k = ks->ints[sp];
+    else if (n->op == OP_Conv && n->nin > 1 && n->in[1]->type.rank == r) w->k = n->in[1]->type.dims[a];
+    else return false;
+    w->s = st && st->n == ns ? st->ints[sp] : 1;
+    w->dil = dl && dl->n == ns ? dl->ints[sp] : 1;
+    w->pb = pd && pd->n == 2 * ns && !strcmp(ap, "NOTSET") ? pd->ints[sp] : 0;
+    w->pe = pd && pd->n == 2 * ns && !strcmp(ap, "NOTSET") ? pd->ints[ns + sp] : 0;
+    w->axis = a;
+    w->sp = sp;
+    return w->k > 0 && w->s > 0 && w->dil > 0;
+}
+
+/* input rows [*lo, *hi) (clamped) for output rows [r0, r1), with the pads still needed */
+static void window_rows(const Window *w, int64_t H, int64_t r0, int64_t r1, int64_t *lo, int64_t *hi, int64_t *pb, int64_t *pe) {
+    int64_t l = r0 * w->s - w->pb, h = (r1 - 1) * w->s - w->pb + (w->k - 1) * w->dil + 1;
+    *pb = l < 0 ? -l : 0;
+    *pe = h > H ? h - H : 0;
+    *lo = l < 0 ? 0 : l;
+    *hi = h > H ? H : h;
+}
+
+/* the smallest slice count along w's axis that makes output and input pieces fit */
+static int64_t window_slices(MNCompile *c, const MNNode *n, const Window *w) {
+    const MNValue *x = n->in[0], *o = n->out[0];
+    int64_t cap = lm_cap(c), d = o->type.dims[w->axis], H = x->type.dims[w->axis];
+    for (int64_t S = 2; S <= d; S++) {
+        int64_t chunk = (d + S - 1) / S, lo, hi, pb, pe;
+        if (chunk_lw(c, o, w->axis, chunk) > cap) continue;
+        window_rows(w, H, 0, chunk, &lo, &hi, &pb, &pe);
+        int64_t most = hi - lo;
+        if (S > 2) { /* a middle slice has the widest window */
+            window_rows(w, H, chunk, 2 * chunk, &lo, &hi, &pb, &pe);
+            if (hi - lo > most) most = hi - lo;
+        }
+        if (most > 0 && chunk_lw(c, x, w->axis, most) <= cap) return S;
+    }
+    return 0;
+}
+
+static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Order *ord, int *slices, int *nsw, double *cost) {
+    MNGraph *g = c->g;
+    MNValue *x = n->in[0], *o = n->out[0];
+    int a = w->axis, r = o->type.rank, ns = r - 2;
+    int64_t d = o->type.dims[a], H = x->type.dims[a], chunk = (d + S - 1) / S;
+    MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)S);
+    sp->name = arena_printf(g->arena, "%s_window_split", x->name);
+    sp->domain = "mncore";
+    sp->in[0] = x;
+    sp->nattr = 2;
+    sp->attrs = ARENA_ARRAY(g->arena, MNAttr, 2);
+    int64_t *starts = ARENA_ARRAY(g->arena, int64_t, S);
+    sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = a};
+    sp->attrs[1] = (MNAttr){.name = "starts", .type = MN_ATTR_INTS, .n = (int)S, .ints = starts};
+    push(g, ord, sp);
+    MNNode *cat = ir_node_new(g, "MNCoreOutputConcat", (int)S, 1);
+    cat->name = arena_printf(g->arena, "%s_concat", o->name);
+    cat->domain = "mncore";
+    cat->nattr = 1;
+    cat->attrs = ARENA_NEW(g->arena, MNAttr);
+    cat->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = a};
+    for (int64_t s = 0; s < S; s++) {
+        int64_t r0 = s * chunk, r1 = s == S - 1 ? d : r0 + chunk, lo, hi, pb, pe;
+        window_rows(w, H, r0, r1, &lo, &hi, &pb, &pe);
+        starts[s] = lo;
+        MNValue *xp = slice_value(c, x, arena_printf(g->arena, "%s_win%lld", x->name, (long long)s), a, hi - lo);
+        xp->producer = sp;
+        xp->producer_out = (int)s;
+        sp->out[s] = xp;
+        MNNode *cp = ir_node_new(g, n->op_type, n->nin, 1);
+        cp->name = arena_printf(g->arena, "%s_slice%lld", n->name, (long long)s);
+        cp->domain = n->domain;
+        /* the same attributes but pads: only the edges this slice touches keep theirs */
+        cp->nattr = n->nattr + 1;
+        cp->attrs = ARENA_ARRAY(g->arena, MNAttr, cp->nattr);
+        int na = 0;
+        for (int k = 0; k < n->nattr; k++)
+            if (strcmp(n->attrs[k].name, "pads")) cp->attrs[na++] = n->attrs[k];
+        const MNAttr *pd = ir_attr(n, "pads");
+        int64_t *pads = ARENA_ARRAY(g->arena, int64_t, 2 * ns);
+        for (int k = 0; k < 2 * ns; k++) pads[k] = pd && pd->n == 2 * ns ? pd->ints[k] : 0;
+        pads[w->sp] = pb, pads[ns + w->sp] = pe;
+        cp->attrs[na++] = (MNAttr){.name = "pads", .type = MN_ATTR_INTS, .n = 2 * ns, .ints = pads};
+        cp->nattr = na;
+        cp->in[0] = xp;
+        for (int k = 1; k < n->nin; k++) cp->in[k] = n->in[k];
+        MNValue *ov = slice_value(c, o, arena_printf(g->arena, "%s_slice%lld", o->name, (long long)s), a, r1 - r0);
+        ov->producer = cp;
+        cp->out[0] = ov;
+        cat->in[s] = ov;
+        emit_copy(c, ord, cp, nsw, cost);
+        (*slices)++;
+    }
+    n->dead = true;
+    o->producer = cat;
+    o->producer_out = 0;
+    cat->out[0] = o;
+    if (big(c, o)) mark_time(c, o, a, S, chunk, cat->in[0]->num_lw);
+    o->loc_kind = o->is_output ? MN_LOC_KIND_INOUT : big(c, o) ? MN_LOC_KIND_DRAM : MN_LOC_KIND_LM;
+    o->loc = o->loc_kind == MN_LOC_KIND_LM ? MN_LOC_UNKNOWN : MN_LOC_DRAM;
+    push(g, ord, cat);
+}
+
 bool plan_time_slice(MNCompile *c) {
     MNGraph *g = c->g;
     int64_t cap = lm_cap(c);
-    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0, nk = 0, nsw = 0;
+    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0, nk = 0, nsw = 0, windowed = 0;
     double swcost = 0;
     int whole[OP_COUNT] = {0}; /* nodes left whole on large values, by op */
     int nn = g->nnodes;
@@ -292,6 +414,19 @@ bool plan_time_slice(MNCompile *c) {
                 if (S > d) S = 0;
             }
             a--; /* the loop stepped past the chosen axis */
+        }
+        /* a window op (batch of one, say) cut along a spatial axis, with halos */
+        if (touches && S < 2 && o) {
+            Window win;
+            int64_t Sw = 0;
+            for (int ax = 2; ax < o->type.rank && !Sw; ax++)
+                if (window_of(n, ax, &win)) Sw = window_slices(c, n, &win);
+            if (Sw >= 2) {
+                window_split(c, n, &win, Sw, &ord, &slices, &nsw, &swcost);
+                sliced++;
+                windowed++;
+                continue;
+            }
         }
         /* the weights do not fit while the product does: row slices would each need
          * all of the weights, so cut K instead */
@@ -375,6 +510,7 @@ bool plan_time_slice(MNCompile *c) {
     ir_compact(g);
     mn_figure(c, "slice_chains", chained);
     mn_figure(c, "reduction_splits", ksplit);
+    mn_figure(c, "window_splits", windowed);
     mn_figure(c, "layout_switches", nsw);
     mn_figure(c, "layout_switch_cycles", (int64_t)(swcost + 0.5));
     mn_figure(c, "concats_avoided", dropped);

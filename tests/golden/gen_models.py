@@ -136,6 +136,23 @@ def ok_ksplit():
     save_ok("ok_ksplit", model(g), "--machine tiny")
 
 
+def ok_conv_window():
+    """On the tiny machine a batch-1 image does not fit one LM: Conv and MaxPool are cut
+    along the rows, their input pieces overlapping by the window's halo, and only the
+    edge slices keep the padding."""
+    g = helper.make_graph(
+        [
+            node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+            node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
+        ],
+        "ok_conv_window",
+        [fvi("x", [1, 2, 32, 32])],
+        [fvi("y", [1, 4, 16, 16])],
+        [fvals("w", [4, 2, 3, 3], 0.1), fvals("b", [4], 0.0)],
+    )
+    save_ok("ok_conv_window", model(g), "--machine tiny")
+
+
 def ok_mlp():
     g = helper.make_graph(
         [
@@ -702,6 +719,7 @@ def main():
         ok_mlp,
         ok_time_slice,
         ok_ksplit,
+        ok_conv_window,
         ok_cnn,
         ok_transformer,
         ok_pytorch_shapes,
