@@ -255,6 +255,32 @@ static bool k_splittable(const MNCompile *c, const MNNode *n) {
     return n->op == OP_MatMul && n->nin == 2 && n->in[1]->type.rank == 2 && n->in[0]->type.rank >= 1 && big(c, n->in[1]);
 }
 
+/* The MNCoreOutputConcat that will gather S slices of o along axis a. */
+static MNNode *new_concat(MNCompile *c, const MNValue *o, int a, int64_t S) {
+    MNGraph *g = c->g;
+    MNNode *cat = ir_node_new(g, "MNCoreOutputConcat", (int)S, 1);
+    cat->name = arena_printf(g->arena, "%s_concat", o->name);
+    cat->domain = "mncore";
+    cat->nattr = 1;
+    cat->attrs = ARENA_NEW(g->arena, MNAttr);
+    cat->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = a};
+    return cat;
+}
+
+/* n is replaced: cat now produces o, which keeps a Time subaxis when it does not fit LM
+ * and is then written to DRAM by the concat (to LM otherwise). */
+static void finish_concat(MNCompile *c, Order *ord, MNNode *n, MNNode *cat, int a, int64_t S, int64_t chunk) {
+    MNValue *o = n->out[0];
+    n->dead = true;
+    o->producer = cat;
+    o->producer_out = 0;
+    cat->out[0] = o;
+    if (big(c, o)) mark_time(c, o, a, S, chunk, cat->in[0]->num_lw);
+    o->loc_kind = o->is_output ? MN_LOC_KIND_INOUT : big(c, o) ? MN_LOC_KIND_DRAM : MN_LOC_KIND_LM;
+    o->loc = o->loc_kind == MN_LOC_KIND_LM ? MN_LOC_UNKNOWN : MN_LOC_DRAM;
+    push(c->g, ord, cat);
+}
+
 /* Window ops (Conv, MaxPool, AveragePool) cut along a spatial axis: output rows
  * [r0, r1) read input rows [r0*s - pb, (r1-1)*s - pb + (k-1)*dil + 1), so the input
  * pieces overlap by the window's halo (an MNCoreInputSplit with "starts") and each copy
@@ -328,12 +354,7 @@ static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Or
     sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = a};
     sp->attrs[1] = (MNAttr){.name = "starts", .type = MN_ATTR_INTS, .n = (int)S, .ints = starts};
     push(g, ord, sp);
-    MNNode *cat = ir_node_new(g, "MNCoreOutputConcat", (int)S, 1);
-    cat->name = arena_printf(g->arena, "%s_concat", o->name);
-    cat->domain = "mncore";
-    cat->nattr = 1;
-    cat->attrs = ARENA_NEW(g->arena, MNAttr);
-    cat->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = a};
+    MNNode *cat = new_concat(c, o, a, S);
     for (int64_t s = 0; s < S; s++) {
         int64_t r0 = s * chunk, r1 = s == S - 1 ? d : r0 + chunk, lo, hi, pb, pe;
         window_rows(w, H, r0, r1, &lo, &hi, &pb, &pe);
@@ -366,14 +387,7 @@ static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Or
         emit_copy(c, ord, cp, nsw, cost);
         (*slices)++;
     }
-    n->dead = true;
-    o->producer = cat;
-    o->producer_out = 0;
-    cat->out[0] = o;
-    if (big(c, o)) mark_time(c, o, a, S, chunk, cat->in[0]->num_lw);
-    o->loc_kind = o->is_output ? MN_LOC_KIND_INOUT : big(c, o) ? MN_LOC_KIND_DRAM : MN_LOC_KIND_LM;
-    o->loc = o->loc_kind == MN_LOC_KIND_LM ? MN_LOC_UNKNOWN : MN_LOC_DRAM;
-    push(g, ord, cat);
+    finish_concat(c, ord, n, cat, a, S, chunk);
 }
 
 bool plan_time_slice(MNCompile *c) {
@@ -460,12 +474,7 @@ bool plan_time_slice(MNCompile *c) {
             }
             pieces[k] = split_value(c, &ord, x, ax, S, chunk, arena_printf(g->arena, "split_%d", k));
         }
-        MNNode *cat = ir_node_new(g, "MNCoreOutputConcat", (int)S, 1);
-        cat->name = arena_printf(g->arena, "%s_concat", o->name);
-        cat->domain = "mncore";
-        cat->nattr = 1;
-        cat->attrs = ARENA_NEW(g->arena, MNAttr);
-        cat->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = a};
+        MNNode *cat = new_concat(c, o, a, S);
         for (int64_t s = 0; s < S; s++) {
             int64_t len = s == S - 1 ? d - chunk * (S - 1) : chunk;
             MNNode *cp = ir_node_new(g, n->op_type, n->nin, 1);
@@ -483,15 +492,7 @@ bool plan_time_slice(MNCompile *c) {
             if (!(kb && k_split(c, cp, &ord, kc, &nk, &slices, &nsw, &swcost))) emit_copy(c, &ord, cp, &nsw, &swcost);
             else ksplit++;
         }
-        n->dead = true;
-        o->producer = cat;
-        o->producer_out = 0;
-        cat->out[0] = o;
-        if (big(c, o)) mark_time(c, o, a, S, chunk, cat->in[0]->num_lw);
-        /* the concat writes DRAM when the whole does not fit LM, else LM */
-        o->loc_kind = o->is_output ? MN_LOC_KIND_INOUT : big(c, o) ? MN_LOC_KIND_DRAM : MN_LOC_KIND_LM;
-        o->loc = o->loc_kind == MN_LOC_KIND_LM ? MN_LOC_UNKNOWN : MN_LOC_DRAM;
-        push(g, &ord, cat);
+        finish_concat(c, &ord, n, cat, a, S, chunk);
         sliced++;
     }
     g->nnodes = 0;
