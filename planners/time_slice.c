@@ -298,7 +298,8 @@ static bool window_of(const MNNode *n, int a, Window *w) {
     int r = o->type.rank, ns = r - 2, sp = a - 2;
     if (r < 3 || a < 2 || x->type.rank != r) return false;
     const char *ap = ir_attr_string(n, "auto_pad", "NOTSET");
-    if ((strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) || ir_attr_int(n, "ceil_mode", 0)) return false;
+    bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+    if ((strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && !same) || ir_attr_int(n, "ceil_mode", 0)) return false;
     const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *pd = ir_attr(n, "pads"), *dl = ir_attr(n, "dilations");
     if (ks && ks->n == ns) w->k = ks->ints[sp];
     else if (n->op == OP_Conv && n->nin > 1 && n->in[1]->type.rank == r) w->k = n->in[1]->type.dims[a];
@@ -307,6 +308,12 @@ static bool window_of(const MNNode *n, int a, Window *w) {
     w->dil = dl && dl->n == ns ? dl->ints[sp] : 1;
     w->pb = pd && pd->n == 2 * ns && !strcmp(ap, "NOTSET") ? pd->ints[sp] : 0;
     w->pe = pd && pd->n == 2 * ns && !strcmp(ap, "NOTSET") ? pd->ints[ns + sp] : 0;
+    if (same) { /* the pads SAME implies: the output covers ceil(in / stride) windows */
+        int64_t total = (o->type.dims[a] - 1) * w->s + (w->k - 1) * w->dil + 1 - x->type.dims[a];
+        if (total < 0) total = 0;
+        w->pb = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
+        w->pe = total - w->pb;
+    }
     w->axis = a;
     w->sp = sp;
     return w->k > 0 && w->s > 0 && w->dil > 0;
@@ -371,10 +378,15 @@ static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Or
         cp->attrs = ARENA_ARRAY(g->arena, MNAttr, cp->nattr);
         int na = 0;
         for (int k = 0; k < n->nattr; k++)
-            if (strcmp(n->attrs[k].name, "pads")) cp->attrs[na++] = n->attrs[k];
+            if (strcmp(n->attrs[k].name, "pads") && strcmp(n->attrs[k].name, "auto_pad")) cp->attrs[na++] = n->attrs[k];
         const MNAttr *pd = ir_attr(n, "pads");
         int64_t *pads = ARENA_ARRAY(g->arena, int64_t, 2 * ns);
         for (int k = 0; k < 2 * ns; k++) pads[k] = pd && pd->n == 2 * ns ? pd->ints[k] : 0;
+        for (int k = 0; k < ns && strcmp(ir_attr_string(n, "auto_pad", "NOTSET"), "NOTSET"); k++) {
+            Window wk; /* auto_pad: each copy gets the pads it implies, written out */
+            if (!window_of(n, 2 + k, &wk)) die("window attributes of '%s' changed under Time-Slice", n->name);
+            pads[k] = wk.pb, pads[ns + k] = wk.pe;
+        }
         pads[w->sp] = pb, pads[ns + w->sp] = pe;
         cp->attrs[na++] = (MNAttr){.name = "pads", .type = MN_ATTR_INTS, .n = 2 * ns, .ints = pads};
         cp->nattr = na;
