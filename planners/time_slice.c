@@ -13,8 +13,9 @@
  * slices, and an MNCoreOutputSum adds the partial products. Elementwise ops, MatMul and
  * Gemm along their rows, Softmax-like ops along other axes, and pools, convolutions and
  * normalizations along the batch can be sliced; Conv, MaxPool and AveragePool also
- * along a spatial axis, their input pieces overlapping by the window's halo. Reductions
- * and nodes of other kinds are left whole and counted. */
+ * along a spatial axis, their input pieces overlapping by the window's halo; reductions
+ * (keepdims, known axes), ArgMax/ArgMin and LRN along axes they do not reduce. Nodes of
+ * other kinds (data movement, gathers) are left whole, counted and named in the log. */
 #include "plan.h"
 #include "ops.h"
 #include <stdlib.h>
@@ -27,6 +28,42 @@ static int64_t lm_cap(const MNCompile *c) { return c->machine.lm0_lw < c->machin
 static bool timed(const MNValue *v) { return v->layout && strstr(v->layout, "_Time:"); }
 
 static bool big(const MNCompile *c, const MNValue *v) { return v && (v->num_lw > lm_cap(c) || timed(v)) && mn_dtype_bytes(v->dtype); }
+
+/* Does reduction n keep output axis a apart from what it reduces? Only with keepdims,
+ * so that output and input axes line up, and with the axes known (an attribute, or a
+ * constant input from opset 18 on); no axes means all of them. */
+static bool reduce_keeps(const MNNode *n, int a) {
+    if (!ir_attr_int(n, "keepdims", 1)) return false;
+    int r = n->in[0]->type.rank;
+    const MNAttr *at = ir_attr(n, "axes");
+    const int64_t *axes = NULL;
+    int na = 0;
+    if (at && at->type == MN_ATTR_INTS) axes = at->ints, na = at->n;
+    else if (n->nin > 1 && n->in[1] && n->in[1]->konst && n->in[1]->konst->elem == ONNX_INT64)
+        axes = (const int64_t *)n->in[1]->konst->data, na = (int)n->in[1]->konst->numel;
+    if (!na) return false; /* all axes (or, with noop_with_empty_axes, nothing to slice for) */
+    for (int i = 0; i < na; i++)
+        if ((axes[i] < 0 ? axes[i] + r : axes[i]) == a) return false;
+    return true;
+}
+
+/* Is input k of n cut with the output (when its extent on the aligned axis matches)?
+ * Elementwise inputs broadcast from the right, so all of them; a Gemm's A and its bias C;
+ * for every other op only the data input 0 (weights, axes and shapes pass whole, even
+ * when an extent happens to match). */
+static bool cut_input(const MNNode *n, int k) {
+    switch (n->op) {
+    case OP_MatMul: return k == 0;
+    case OP_Gemm: return k == 0 || k == 2;
+    case OP_Conv: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+    case OP_BatchNormalization: case OP_InstanceNormalization: case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
+    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
+    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp: case OP_ArgMax: case OP_ArgMin:
+    case OP_LRN:
+        return k == 0;
+    default: return true;
+    }
+}
 
 /* May node n be computed slice by slice along output axis a? */
 static bool sliceable(const MNNode *n, int a) {
@@ -43,8 +80,16 @@ static bool sliceable(const MNNode *n, int a) {
     case OP_Conv: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
     case OP_BatchNormalization: case OP_InstanceNormalization:
         return a == 0; /* batch */
-    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin:
-        return false; /* axes may come from an input: left whole for now */
+    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
+    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
+        return reduce_keeps(n, a);
+    case OP_ArgMax: case OP_ArgMin: case OP_LRN: {
+        /* one axis: LRN's channels (1), ArgMax's reduced axis kept as 1 */
+        if (n->op == OP_LRN) return a != 1;
+        int ax = (int)ir_attr_int(n, "axis", 0);
+        if (ax < 0) ax += r;
+        return ir_attr_int(n, "keepdims", 1) && a != ax;
+    }
     case OP_MNCoreCast: case OP_MNCoreLayoutSwitch: return true;
     default: break;
     }
@@ -433,7 +478,7 @@ bool plan_time_slice(MNCompile *c) {
                     for (int k = 0; fits && k < n->nin; k++) { /* and every input that is cut */
                         MNValue *x = n->in[k];
                         int ax = x ? a - (o->type.rank - x->type.rank) : -1;
-                        if (x && ax >= 0 && x->type.dims[ax] == d) fits = chunk_lw(c, x, ax, chunk) <= cap;
+                        if (x && cut_input(n, k) && ax >= 0 && x->type.dims[ax] == d) fits = chunk_lw(c, x, ax, chunk) <= cap;
                     }
                     if (fits) break;
                 }
@@ -475,8 +520,7 @@ bool plan_time_slice(MNCompile *c) {
             MNValue *x = n->in[k];
             if (!x) continue;
             int ax = a - (r - x->type.rank);
-            bool matmul_b = (n->op == OP_MatMul && k == 1) || (n->op == OP_Gemm && k >= 1);
-            if (matmul_b || ax < 0 || x->type.dims[ax] != d) continue; /* passed whole */
+            if (!cut_input(n, k) || ax < 0 || x->type.dims[ax] != d) continue; /* passed whole */
             MNNode *pc = x->producer;
             if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin == S && ir_attr_int(pc, "axis", -1) == ax) {
                 /* a chain of sliced nodes: hand the slices on instead of concat + split */

@@ -153,6 +153,22 @@ def ok_conv_window():
     save_ok("ok_conv_window", model(g), "--machine tiny")
 
 
+def ok_reduce_slice():
+    """On the tiny machine x[256,64] does not fit one LM: ReduceSum over the columns
+    (axes a constant input, keepdims) and Softmax over them are cut along the rows."""
+    g = helper.make_graph(
+        [
+            node("Softmax", ["x"], ["s"], axis=1),
+            node("ReduceSum", ["s", "axes"], ["y"], keepdims=1),
+        ],
+        "ok_reduce_slice",
+        [fvi("x", [256, 64])],
+        [fvi("y", [256, 1])],
+        [i64("axes", [1])],
+    )
+    save_ok("ok_reduce_slice", model(g), "--machine tiny")
+
+
 def ok_mlp():
     g = helper.make_graph(
         [
@@ -720,6 +736,7 @@ def main():
         ok_time_slice,
         ok_ksplit,
         ok_conv_window,
+        ok_reduce_slice,
         ok_cnn,
         ok_transformer,
         ok_pytorch_shapes,
