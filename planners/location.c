@@ -80,11 +80,45 @@ static void assign_kinds(MNCompile *c, int *in_lm, int *over) {
     }
 }
 
+/* The most LM one node needs at once: its operands and results (immediates aside).
+ * Before Time-Slice this can exceed an LM many times over; after it, it should not. */
+static int64_t peak_node_lw(const MNGraph *g) {
+    int64_t peak = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const MNNode *n = g->nodes[i];
+        if (n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat || n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload)
+            continue; /* they stream between DRAM and LM */
+        int64_t t = 0;
+        for (int k = 0; k < n->nin + n->nout; k++) {
+            const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+            bool again = false;
+            for (int j = 0; j < k && v; j++) again |= (j < n->nin ? n->in[j] : n->out[j - n->nin]) == v;
+            if (v && !again && v->loc_kind != MN_LOC_KIND_IMM && v->num_lw > 0) t += v->num_lw;
+        }
+        if (t > peak) peak = t;
+    }
+    return peak;
+}
+
 bool plan_location(MNCompile *c) {
-    int in_lm = 0, over = 0;
+    int in_lm = 0, over = 0, larger = 0;
     assign_kinds(c, &in_lm, &over);
+    /* the LM the graph asks for before Time-Slice: every value a node touches, once
+     * (immediates aside), and how many of them, graph inputs and outputs included, are
+     * larger than one LM; location_sliced reports the same demand after the split */
+    MNGraph *g = c->g;
+    int64_t demand = 0, cap = lm_capacity(c);
+    for (int i = 0; i < g->nvalues; i++) {
+        const MNValue *v = g->values[i];
+        if ((!v->nuses && !v->producer) || v->loc_kind == MN_LOC_KIND_IMM || v->num_lw <= 0) continue;
+        demand += v->num_lw;
+        larger += v->num_lw > cap;
+    }
     mn_figure(c, "values_in_lm", in_lm);
     mn_figure(c, "values_over_lm_capacity", over);
+    mn_figure(c, "values_larger_than_lm", larger);
+    mn_figure(c, "lm_demand_lw", demand);
+    mn_figure(c, "lm_peak_node_lw", peak_node_lw(g));
     mn_log(c, 0, "locations: %d values fit LM, %d are larger than one LM (%lld LW) and go to Time-Slice", in_lm, over, (long long)lm_capacity(c));
     return true;
 }
@@ -164,6 +198,7 @@ bool plan_location_sliced(MNCompile *c) {
     mn_figure(c, "uploads", uploads);
     mn_figure(c, "values_over_lm_capacity_unsliced", over);
     mn_figure(c, "lm_demand_lw", lm_demand);
+    mn_figure(c, "lm_peak_node_lw", peak_node_lw(g));
     mn_log(c, 0, "locations (sliced): %d downloads, %d uploads; %d values still larger than one LM (%lld LW): their ops cannot be sliced yet",
            downloads, uploads, over, (long long)cap);
     return true;
