@@ -14,8 +14,11 @@
  * Gemm along their rows, Softmax-like ops along other axes, and pools, convolutions and
  * normalizations along the batch can be sliced; Conv, MaxPool and AveragePool also
  * along a spatial axis, their input pieces overlapping by the window's halo; reductions
- * (keepdims, known axes), ArgMax/ArgMin and LRN along axes they do not reduce. Nodes of
- * other kinds (data movement, gathers) are left whole, counted and named in the log. */
+ * (keepdims, known axes), ArgMax/ArgMin and LRN along axes they do not reduce; data
+ * movement (Transpose, Squeeze, Unsqueeze, Slice, Pad, Tile, Gather, GatherElements,
+ * Concat) along an axis it leaves alone, mapped to the input's axis. A node whose input
+ * arrives in finer slices along the same axis takes that count and the slices are handed
+ * on. Nodes of other kinds (Reshape, ...) are left whole, counted and named in the log. */
 #include "plan.h"
 #include "ops.h"
 #include <stdlib.h>
@@ -65,6 +68,112 @@ static bool cut_input(const MNNode *n, int k) {
     }
 }
 
+/* Integer list from attribute name or, from the opsets that moved it there, constant
+ * input k; false when neither is known. */
+static bool ints_of(const MNNode *n, const char *name, int k, const int64_t **v, int *cnt) {
+    const MNAttr *at = ir_attr(n, name);
+    if (at && at->type == MN_ATTR_INTS) {
+        *v = at->ints, *cnt = at->n;
+        return true;
+    }
+    const MNValue *x = k < n->nin ? n->in[k] : NULL;
+    if (x && x->konst && x->konst->elem == ONNX_INT64) {
+        *v = (const int64_t *)x->konst->data, *cnt = (int)x->konst->numel;
+        return true;
+    }
+    return false;
+}
+
+static bool has_axis(const int64_t *axes, int cnt, int r, int a) {
+    for (int i = 0; i < cnt; i++)
+        if ((axes[i] < 0 ? axes[i] + r : axes[i]) == a) return true;
+    return false;
+}
+
+/* Data movement: the axis of input k that output axis a comes from, when a can be cut
+ * without changing what the op does; -1 when input k passes whole (or a cannot be cut:
+ * see movement_sliceable). */
+static int movement_axis(const MNNode *n, int k, int a) {
+    const MNValue *x = n->in[0], *o = n->out[0];
+    int r = o->type.rank, q = x->type.rank;
+    const int64_t *v;
+    int cnt;
+    switch (n->op) {
+    case OP_Transpose: {
+        if (k) return -1;
+        const MNAttr *p = ir_attr(n, "perm");
+        return p && p->n == r ? (int)p->ints[a] : r - 1 - a;
+    }
+    case OP_Squeeze: { /* the a-th input axis that stays */
+        if (k) return -1;
+        bool known = ints_of(n, "axes", 1, &v, &cnt);
+        for (int i = 0, seen = 0; i < q; i++) {
+            bool gone = known && cnt ? has_axis(v, cnt, q, i) : x->type.dims[i] == 1;
+            if (!gone && seen++ == a) return i;
+        }
+        return -1;
+    }
+    case OP_Unsqueeze: {
+        if (k || !ints_of(n, "axes", 1, &v, &cnt) || has_axis(v, cnt, r, a)) return -1;
+        int before = 0;
+        for (int i = 0; i < a; i++) before += has_axis(v, cnt, r, i);
+        return a - before;
+    }
+    case OP_Slice: { /* along an axis it does not slice */
+        if (k) return -1;
+        if (ints_of(n, "axes", 3, &v, &cnt)) return has_axis(v, cnt, q, a) ? -1 : a;
+        const int64_t *st;
+        int ns;
+        if (!ints_of(n, "starts", 1, &st, &ns)) return -1;
+        return a < ns ? -1 : a; /* no axes: the first len(starts) */
+    }
+    case OP_Pad: case OP_Tile: { /* along an axis without padding / repeats */
+        if (k) return -1;
+        if (n->op == OP_Pad) {
+            if (!ints_of(n, "pads", 1, &v, &cnt) || cnt != 2 * q || ir_attr(n, "axes") || (n->nin > 3 && n->in[3])) return -1;
+            return v[a] || v[q + a] ? -1 : a;
+        }
+        if (!ints_of(n, "repeats", 1, &v, &cnt) || cnt != q) return -1;
+        return v[a] == 1 ? a : -1;
+    }
+    case OP_GatherElements: { /* data and indices alike, off the gathered axis */
+        int ax = (int)ir_attr_int(n, "axis", 0);
+        if (ax < 0) ax += r;
+        return k <= 1 && a != ax ? a : -1;
+    }
+    case OP_Gather: { /* out = data[:g] + indices + data[g+1:] */
+        int g = (int)ir_attr_int(n, "axis", 0), ri = n->in[1]->type.rank;
+        if (g < 0) g += q;
+        if (a < g) return k == 0 ? a : -1;
+        if (a < g + ri) return k == 1 ? a - g : -1;
+        return k == 0 ? a - ri + 1 : -1;
+    }
+    case OP_Concat: { /* every input, off the joined axis */
+        int ax = (int)ir_attr_int(n, "axis", 0);
+        if (ax < 0) ax += r;
+        return a != ax ? a : -1;
+    }
+    default: return -1;
+    }
+}
+
+static bool movement_op(const MNNode *n) {
+    switch (n->op) {
+    case OP_Transpose: case OP_Squeeze: case OP_Unsqueeze: case OP_Slice: case OP_Pad: case OP_Tile:
+    case OP_GatherElements: case OP_Gather: case OP_Concat:
+        return true;
+    default: return false;
+    }
+}
+
+/* The axis of input k cut with output axis a, or -1 when input k passes whole. */
+static int in_axis(const MNNode *n, int k, int a) {
+    const MNValue *x = n->in[k], *o = n->out[0];
+    if (!x) return -1;
+    int ax = movement_op(n) ? movement_axis(n, k, a) : cut_input(n, k) ? a - (o->type.rank - x->type.rank) : -1;
+    return ax >= 0 && ax < x->type.rank && x->type.dims[ax] == o->type.dims[a] ? ax : -1;
+}
+
 /* May node n be computed slice by slice along output axis a? */
 static bool sliceable(const MNNode *n, int a) {
     const MNValue *o = n->out[0];
@@ -92,6 +201,11 @@ static bool sliceable(const MNNode *n, int a) {
     }
     case OP_MNCoreCast: case OP_MNCoreLayoutSwitch: return true;
     default: break;
+    }
+    if (movement_op(n)) { /* some data input follows the output's axis */
+        for (int k = 0; k < n->nin; k++)
+            if (in_axis(n, k, a) >= 0) return true;
+        return false;
     }
     /* elementwise ops: every output axis is independent */
     switch (n->op) {
@@ -477,14 +591,24 @@ bool plan_time_slice(MNCompile *c) {
                     bool fits = chunk_lw(c, o, a, chunk) <= cap;
                     for (int k = 0; fits && k < n->nin; k++) { /* and every input that is cut */
                         MNValue *x = n->in[k];
-                        int ax = x ? a - (o->type.rank - x->type.rank) : -1;
-                        if (x && cut_input(n, k) && ax >= 0 && x->type.dims[ax] == d) fits = chunk_lw(c, x, ax, chunk) <= cap;
+                        int ax = in_axis(n, k, a);
+                        if (ax >= 0) fits = chunk_lw(c, x, ax, chunk) <= cap;
                     }
                     if (fits) break;
                 }
                 if (S > d) S = 0;
             }
             a--; /* the loop stepped past the chosen axis */
+            /* an input that arrives in finer slices along the same axis sets the count:
+             * finer slices fit too, and its slices are then handed on, not gathered in
+             * DRAM and cut again */
+            for (int k = 0; S >= 2 && k < n->nin; k++) {
+                int ax = in_axis(n, k, a);
+                const MNNode *pc = ax >= 0 ? n->in[k]->producer : NULL;
+                if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin > S && ir_attr_int(pc, "axis", -1) == ax &&
+                    (o->type.dims[a] + pc->nin - 1) / pc->nin * (pc->nin - 1) < o->type.dims[a])
+                    S = pc->nin;
+            }
         }
         /* a window op (batch of one, say) cut along a spatial axis, with halos */
         if (touches && S < 2 && o) {
@@ -513,14 +637,20 @@ bool plan_time_slice(MNCompile *c) {
         }
         /* cut: inputs aligned with output axis a and of the same length there */
         int64_t d = o->type.dims[a], chunk = (d + S - 1) / S;
-        int r = o->type.rank;
         bool kb = k_splittable(c, n); /* before any split marks the weights with Time */
         MNValue ***pieces = ARENA_ARRAY(g->arena, MNValue **, n->nin + 1);
         for (int k = 0; k < n->nin; k++) {
             MNValue *x = n->in[k];
             if (!x) continue;
-            int ax = a - (r - x->type.rank);
-            if (!cut_input(n, k) || ax < 0 || x->type.dims[ax] != d) continue; /* passed whole */
+            int ax = in_axis(n, k, a);
+            if (ax < 0) continue; /* passed whole */
+            int same = -1; /* the same value read twice (Concat(s, s)): one split */
+            for (int j = 0; j < k && same < 0; j++)
+                if (n->in[j] == x && pieces[j] && in_axis(n, j, a) == ax) same = j;
+            if (same >= 0) {
+                pieces[k] = pieces[same];
+                continue;
+            }
             MNNode *pc = x->producer;
             if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin == S && ir_attr_int(pc, "axis", -1) == ax) {
                 /* a chain of sliced nodes: hand the slices on instead of concat + split */

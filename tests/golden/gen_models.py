@@ -111,8 +111,9 @@ def save_bad(name, m, args=None):
 
 
 def ok_time_slice():
-    """On the tiny machine (64-LW LM) x[256,64] does not fit one LM: Relu and MatMul are
-    sliced over the rows and pass their slices on; Add is sliced apart."""
+    """On the tiny machine (64-LW LM) x[256,64] does not fit one LM: Relu, MatMul and Add
+    are sliced over the rows and hand their slices on (one split, one concat); W does not
+    fit either, so each MatMul slice is also cut along K with partial sums."""
     g = helper.make_graph(
         [node("Relu", ["x"], ["r"]), node("MatMul", ["r", "W"], ["m"]), node("Add", ["m", "b"], ["y"])],
         "ok_time_slice",
@@ -167,6 +168,25 @@ def ok_reduce_slice():
         [i64("axes", [1])],
     )
     save_ok("ok_reduce_slice", model(g), "--machine tiny")
+
+
+def ok_move_slice():
+    """On the tiny machine data movement on a large value is sliced too: Transpose maps
+    the cut axis through perm, Unsqueeze/Squeeze shift it, Concat cuts every input off
+    its joined axis."""
+    g = helper.make_graph(
+        [
+            node("Transpose", ["x"], ["t"], perm=[1, 0]),
+            node("Unsqueeze", ["t", "ax0"], ["u"]),
+            node("Squeeze", ["u", "ax0"], ["s"]),
+            node("Concat", ["s", "s"], ["y"], axis=1),
+        ],
+        "ok_move_slice",
+        [fvi("x", [256, 64])],
+        [fvi("y", [64, 512])],
+        [i64("ax0", [0])],
+    )
+    save_ok("ok_move_slice", model(g), "--machine tiny")
 
 
 def ok_mlp():
@@ -737,6 +757,7 @@ def main():
         ok_ksplit,
         ok_conv_window,
         ok_reduce_slice,
+        ok_move_slice,
         ok_cnn,
         ok_transformer,
         ok_pytorch_shapes,
