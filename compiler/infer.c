@@ -1139,7 +1139,11 @@ bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen) {
     }
     for (int k = 0; k < n->nout; k++) {
         const MNValue *have = n->out[k], *want = t.out[k];
-        if (!have || !want->inferred) continue;
+        if (!have) continue;
+        if (!want->inferred) {
+            snprintf(err, errlen, "node '%s': output %d is not an output of %s", n->name, k, n->op_type);
+            return false;
+        }
         bool same = have->type.rank == want->type.rank && have->type.elem == want->type.elem;
         for (int i = 0; same && i < have->type.rank; i++) same = have->type.dims[i] == want->type.dims[i];
         if (!same) {

@@ -26,6 +26,8 @@ static bool check_pieces(const MNNode *n, char *err, size_t errlen) {
     for (int k = 0; k < np; k++) {
         const MNValue *p = split ? n->out[k] : n->in[k];
         if (!p || p->type.rank != whole->type.rank || p->type.elem != whole->type.elem) return VFAIL("node '%s': piece %d does not match '%s' in rank or type", n->name, k, whole->name);
+        if (n->op != OP_MNCoreOutputSum && p->dtype != whole->dtype) return VFAIL("node '%s': piece '%s' is %s, '%s' is %s", n->name, p->name, mn_dtype_name(p->dtype), whole->name, mn_dtype_name(whole->dtype));
+        if (ax >= 0 && p->type.dims[ax] <= 0) return VFAIL("node '%s': piece '%s' is empty on axis %d", n->name, p->name, ax);
         for (int d = 0; d < whole->type.rank; d++)
             if (d != ax && p->type.dims[d] != whole->type.dims[d]) return VFAIL("node '%s': piece '%s' has extent %lld on axis %d, '%s' has %lld", n->name, p->name, (long long)p->type.dims[d], d, whole->name, (long long)whole->type.dims[d]);
         if (ax >= 0) along += p->type.dims[ax];

@@ -56,7 +56,7 @@ static bool reduce_keeps(const MNNode *n, int a) {
  * when an extent happens to match). */
 static bool cut_input(const MNNode *n, int k) {
     switch (n->op) {
-    case OP_MatMul: return k == 0;
+    case OP_MatMul: return k <= 1; /* B only along batch axes: in_axis */
     case OP_Gemm: return k == 0 || k == 2;
     case OP_Conv: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
     case OP_BatchNormalization: case OP_InstanceNormalization: case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
@@ -170,21 +170,27 @@ static bool movement_op(const MNNode *n) {
 static int in_axis(const MNNode *n, int k, int a) {
     const MNValue *x = n->in[k], *o = n->out[0];
     if (!x) return -1;
-    int ax = movement_op(n) ? movement_axis(n, k, a) : cut_input(n, k) ? a - (o->type.rank - x->type.rank) : -1;
+    int r = o->type.rank, ax = movement_op(n) ? movement_axis(n, k, a) : cut_input(n, k) ? a - (r - x->type.rank) : -1;
+    if (n->op == OP_MatMul && k == 1) /* B follows the batch axes only (a broadcast batch of 1 passes whole) */
+        ax = a < r - 2 && x->type.rank > 2 ? a - (r - x->type.rank) : -1;
+    if (n->op == OP_MatMul && ax >= x->type.rank - (k == 0 ? 1 : 2)) ax = -1; /* never K, never B's own rows */
     return ax >= 0 && ax < x->type.rank && x->type.dims[ax] == o->type.dims[a] ? ax : -1;
 }
 
 /* May node n be computed slice by slice along output axis a? */
-static bool sliceable(const MNNode *n, int a) {
+static bool sliceable(const MNNode *n, int a, int64_t opset) {
     const MNValue *o = n->out[0];
     int r = o->type.rank;
     switch (n->op) {
     case OP_MatMul: return a < r - 1; /* rows (and batches), not the columns */
-    case OP_Gemm: return a == 0;
+    case OP_Gemm: return a == 0 && !ir_attr_int(n, "transA", 0); /* with transA, A's axis 0 is K */
     case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax: {
-        int ax = (int)ir_attr_int(n, "axis", -1);
+        /* before opset 13 the default axis is 1 and the op normalises over all axes
+         * from it on (the input flattened to 2-D) */
+        bool old = opset < 13;
+        int ax = (int)ir_attr_int(n, "axis", old ? 1 : -1);
         if (ax < 0) ax += r;
-        return a < ax || (a != ax && ax == r - 1);
+        return a < ax || (!old && a != ax && ax == r - 1);
     }
     case OP_Conv: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
     case OP_BatchNormalization: case OP_InstanceNormalization:
@@ -202,8 +208,15 @@ static bool sliceable(const MNNode *n, int a) {
     case OP_MNCoreCast: case OP_MNCoreLayoutSwitch: return true;
     default: break;
     }
-    if (movement_op(n)) { /* some data input follows the output's axis */
-        for (int k = 0; k < n->nin; k++)
+    if (movement_op(n)) {
+        /* GatherElements reads data at its indices' positions, so both are cut or
+         * neither (indices may be smaller than the data); Concat cuts every input */
+        if (n->op == OP_GatherElements || n->op == OP_Concat) {
+            for (int k = 0; k < n->nin; k++)
+                if (in_axis(n, k, a) < 0) return false;
+            return true;
+        }
+        for (int k = 0; k < n->nin; k++) /* some data input follows the output's axis */
             if (in_axis(n, k, a) >= 0) return true;
         return false;
     }
@@ -366,7 +379,10 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
     MNGraph *g = c->g;
     MNValue *A = n->in[0], *B = n->in[1], *o = n->out[0];
     int64_t cap = lm_cap(c), K = B->type.dims[0], Sk;
-    if (o->num_lw > cap) return false;
+    MNLayout pl; /* the partial products, in Float when the product is Half */
+    MNDtype pdt = o->dtype == MN_DT_Half ? MN_DT_Float : o->dtype;
+    if (o->num_lw > cap || !plan_layout_canonical(&o->type, pdt, &c->machine, &pl) || layout_num_lw(&pl, c->machine.address_alignment_lw) > cap)
+        return false;
     for (Sk = 2; Sk <= K; Sk++) {
         int64_t ck = (K + Sk - 1) / Sk;
         int64_t blw = kpacked_chunk_lw(c, B, ck);
@@ -393,8 +409,8 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         cp->in[0] = pa[k], cp->in[1] = pb[k];
         MNValue *pv = ir_value_new(g, arena_printf(g->arena, "%s_partial%lld", o->name, (long long)k));
         pv->type = o->type;
-        pv->dtype = o->dtype == MN_DT_Half ? MN_DT_Float : o->dtype;
-        pv->layout = o->layout, pv->layout_kind = o->layout_kind, pv->padded_shape = o->padded_shape, pv->num_lw = o->num_lw;
+        pv->dtype = pdt;
+        plan_set_layout(c, pv, &pl);
         pv->loc_kind = MN_LOC_KIND_LM;
         pv->producer = cp;
         cp->out[0] = pv;
@@ -494,13 +510,16 @@ static int64_t window_slices(MNCompile *c, const MNNode *n, const Window *w) {
     for (int64_t S = 2; S <= d; S++) {
         int64_t chunk = (d + S - 1) / S, lo, hi, pb, pe;
         if (chunk_lw(c, o, w->axis, chunk) > cap) continue;
+        /* every piece must hold some input row: windows move forward with the slice, so
+         * it is enough that the first ends after row 0 and the last starts before H */
         window_rows(w, H, 0, chunk, &lo, &hi, &pb, &pe);
-        int64_t most = hi - lo;
-        if (S > 2) { /* a middle slice has the widest window */
-            window_rows(w, H, chunk, 2 * chunk, &lo, &hi, &pb, &pe);
-            if (hi - lo > most) most = hi - lo;
-        }
-        if (most > 0 && chunk_lw(c, x, w->axis, most) <= cap) return S;
+        if (hi <= lo) continue;
+        window_rows(w, H, chunk * (S - 1), d, &lo, &hi, &pb, &pe);
+        if (hi <= lo) continue;
+        /* no piece is wider than an unclipped window of chunk output rows */
+        int64_t most = (chunk - 1) * w->s + (w->k - 1) * w->dil + 1;
+        if (most > H) most = H;
+        if (chunk_lw(c, x, w->axis, most) <= cap) return S;
     }
     return 0;
 }
@@ -584,7 +603,7 @@ bool plan_time_slice(MNCompile *c) {
              * makes output and cut inputs fit (an outer axis cut to single elements can
              * still be too big: then a deeper one) */
             for (a = 0; a < o->type.rank && S < 2; a++) {
-                if (!address_axis(&ol, a) || !sliceable(n, a)) continue;
+                if (!address_axis(&ol, a) || !sliceable(n, a, g->opset)) continue;
                 int64_t d = o->type.dims[a];
                 for (S = 2; S <= d; S++) {
                     int64_t chunk = (d + S - 1) / S;

@@ -189,6 +189,28 @@ def ok_move_slice():
     save_ok("ok_move_slice", model(g), "--machine tiny")
 
 
+def ok_slice_limits():
+    """Review regressions on the tiny machine, each a case Time-Slice must not cut the
+    obvious way: opset-11 Softmax normalises over every axis from 1 on (only axis 0 may
+    be cut); GatherElements with indices narrower than the data (not cut off the gathered
+    axis either); a stride-2 Conv whose last window is the widest; Gemm with transA
+    (A's axis 0 is K, so not cut by rows)."""
+    g = helper.make_graph(
+        [
+            node("Softmax", ["x"], ["s"]),
+            node("GatherElements", ["d", "i"], ["ge"], axis=0),
+            node("Conv", ["img", "cw"], ["cv"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+            node("Gemm", ["a", "gw"], ["gm"], transA=1),
+        ],
+        "ok_slice_limits",
+        [fvi("x", [2, 32, 64]), fvi("d", [64, 256]), vi("i", TensorProto.INT64, [64, 128]), fvi("img", [1, 1, 32, 32]),
+         fvi("a", [16, 256])],
+        [fvi("s", [2, 32, 64]), fvi("ge", [64, 128]), fvi("cv", [1, 1, 16, 16]), fvi("gm", [256, 8])],
+        [fvals("cw", [1, 1, 3, 3], 0.1), fvals("gw", [16, 8], 0.1)],
+    )
+    save_ok("ok_slice_limits", model(g, opset=11), "--machine tiny")
+
+
 def ok_mlp():
     g = helper.make_graph(
         [
@@ -758,6 +780,7 @@ def main():
         ok_conv_window,
         ok_reduce_slice,
         ok_move_slice,
+        ok_slice_limits,
         ok_cnn,
         ok_transformer,
         ok_pytorch_shapes,
