@@ -368,16 +368,43 @@ int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost) {
         MNLayout want, have;
         char err[200];
         if (!v || !enforced_demand(n, k, &c->machine, &want)) continue;
-        if (v->layout && layout_parse(v->layout, &have, err, sizeof err) && layout_same_placement(&have, &want)) continue;
+        /* the same placement is enough, unless v was laid out for a whole value this
+         * slice copy no longer needs (a broadcast operand at the full output's
+         * strides) and does not fit LM while the demanded layout does */
+        int64_t cap = c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw;
+        bool shrink = v->num_lw > cap && layout_num_lw(&want, c->machine.address_alignment_lw) <= cap;
+        if (v->layout && layout_parse(v->layout, &have, err, sizeof err) && layout_same_placement(&have, &want) && !shrink) continue;
         if (v->producer && v->producer->op == OP_MNCoreInputSplit) { /* a split writes its pieces in any layout */
             plan_set_layout(c, v, &want);
+            continue;
+        }
+        /* one re-laid copy per value and layout, shared by every slice copy that wants
+         * it: found again by a name that carries a hash of the layout */
+        MNBuf lb = {0};
+        layout_print(&want, &lb);
+        uint32_t hsh = 2166136261u;
+        for (size_t i = 0; i < lb.len; i++) hsh = (hsh ^ (uint8_t)lb.data[i]) * 16777619u;
+        buf_free(&lb);
+        const char *nm = arena_printf(g->arena, "%s_L%08x", v->name, hsh);
+        MNValue *prev = ir_value_lookup(g, nm);
+        if (prev) {
+            n->in[k] = prev;
+            continue;
+        }
+        if (v->konst && !v->producer && !v->is_input) { /* a parameter: the host writes it in that layout too */
+            MNValue *p = ir_value_new(g, nm);
+            MNValue keep = *p;
+            *p = *v;
+            p->name = keep.name, p->id = keep.id, p->nuses = 0, p->is_output = false;
+            plan_set_layout(c, p, &want);
+            n->in[k] = p;
             continue;
         }
         MNNode *s = ir_node_new(g, "MNCoreLayoutSwitch", 1, 1);
         s->name = arena_printf(g->arena, "%s_switch_for_%s", v->name, n->name);
         s->domain = "mncore";
         s->in[0] = v;
-        MNValue *o = ir_value_new(g, arena_printf(g->arena, "%s_LayoutSwitch", v->name));
+        MNValue *o = ir_value_new(g, nm);
         o->type = v->type;
         o->dtype = v->dtype;
         o->loc_kind = MN_LOC_KIND_LM;

@@ -19,9 +19,12 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);
 /* The verifier's check: every enforceable demand holds (message in err otherwise). */
 bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, size_t errlen);
-/* After a later rewrite: make n's demands hold again. Pieces of a split take the
- * demanded layout; any other input gets an MNCoreLayoutSwitch, returned in sw (room for
- * n->nin) for the caller to place before n; cost accumulates their estimate. */
+/* After a later rewrite: make n's demands hold again (also when an input laid out for
+ * the whole value no longer fits LM while the demanded layout would). Pieces of a split
+ * take the demanded layout; a parameter gets a re-laid copy the host writes; any other
+ * input an MNCoreLayoutSwitch, returned in sw (room for n->nin) for the caller to place
+ * before n; copies and switches are shared by every node wanting the same layout; cost
+ * accumulates the switches' estimate. */
 int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost);
 
 /* the canonical layout of a value of type t in dtype dt on machine m */
