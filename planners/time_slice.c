@@ -333,6 +333,10 @@ static void emit_copy(MNCompile *c, Order *ord, MNNode *n, int *nsw, double *cos
     MNNode **sw = ARENA_ARRAY(c->g->arena, MNNode *, n->nin + 1);
     int k = plan_layout_meet(c, n, sw, cost);
     for (int i = 0; i < k; i++) push(c->g, ord, sw[i]);
+    for (int i = 0; i < n->nin; i++) { /* a re-laid piece: the whole's per-slice size follows */
+        MNValue *p = n->in[i], *whole = p && p->producer && p->producer->op == OP_MNCoreInputSplit ? p->producer->in[0] : NULL;
+        if (whole && timed(whole) && p->num_lw > whole->num_lw) whole->num_lw = p->num_lw;
+    }
     *nsw += k;
     push(c->g, ord, n);
 }
