@@ -16,9 +16,11 @@
  * along a spatial axis, their input pieces overlapping by the window's halo; reductions
  * (keepdims, known axes), ArgMax/ArgMin and LRN along axes they do not reduce; data
  * movement (Transpose, Squeeze, Unsqueeze, Slice, Pad, Tile, Gather, GatherElements,
- * Concat) along an axis it leaves alone, mapped to the input's axis. A node whose input
+ * Concat, Reshape keeping the leading dimensions) along an axis it leaves alone, mapped
+ * to the input's axis. A node whose input
  * arrives in finer slices along the same axis takes that count and the slices are handed
- * on. Nodes of other kinds (Reshape, ...) are left whole, counted and named in the log. */
+ * on. Nodes of other kinds (Expand, ConvTranspose, ...) are left whole, counted and named
+ * in the log. */
 #include "plan.h"
 #include "ops.h"
 #include <stdlib.h>
@@ -148,6 +150,12 @@ static int movement_axis(const MNNode *n, int k, int a) {
         if (a < g + ri) return k == 1 ? a - g : -1;
         return k == 0 ? a - ri + 1 : -1;
     }
+    case OP_Reshape: { /* where the dimensions up to a are kept (row-major order) */
+        if (k || q <= a) return -1;
+        for (int i = 0; i <= a; i++)
+            if (x->type.dims[i] != o->type.dims[i]) return -1;
+        return a;
+    }
     case OP_Concat: { /* every input, off the joined axis */
         int ax = (int)ir_attr_int(n, "axis", 0);
         if (ax < 0) ax += r;
@@ -160,7 +168,7 @@ static int movement_axis(const MNNode *n, int k, int a) {
 static bool movement_op(const MNNode *n) {
     switch (n->op) {
     case OP_Transpose: case OP_Squeeze: case OP_Unsqueeze: case OP_Slice: case OP_Pad: case OP_Tile:
-    case OP_GatherElements: case OP_Gather: case OP_Concat:
+    case OP_GatherElements: case OP_Gather: case OP_Concat: case OP_Reshape:
         return true;
     default: return false;
     }
@@ -325,6 +333,30 @@ static void push(MNGraph *g, Order *o, MNNode *n) {
         o->cap = nc;
     }
     o->v[o->n++] = n;
+}
+
+/* A Reshape copy's target shape: the slice's dimensions, as a constant like the
+ * original shape input (so the copy reshapes one slice, not the whole). */
+static MNValue *slice_shape(MNCompile *c, const MNValue *orig, const MNValue *slice) {
+    MNGraph *g = c->g;
+    int64_t r = slice->type.rank;
+    MNBuf nm = {0}; /* named by its dimensions, so equal slices share one */
+    buf_printf(&nm, "%s_as", orig->name);
+    for (int64_t i = 0; i < r; i++) buf_printf(&nm, "%s%lld", i ? "x" : "_", (long long)slice->type.dims[i]);
+    MNValue *p = ir_value_lookup(g, nm.data);
+    if (p && p->konst) {
+        buf_free(&nm);
+        return p;
+    }
+    p = ir_value_new(g, nm.data);
+    buf_free(&nm);
+    MNValue keep = *p;
+    *p = *orig;
+    p->name = keep.name, p->id = keep.id, p->nuses = 0, p->is_output = false, p->is_input = false, p->producer = NULL;
+    p->konst = ir_tensor_new(g->arena, ONNX_INT64, 1, &r);
+    for (int64_t i = 0; i < r; i++) ir_tensor_set_i(p->konst, i, slice->type.dims[i]);
+    p->is_initializer = true;
+    return p;
 }
 
 /* Emit a per-slice copy: its layout demands are met again first (the pieces of a split
@@ -696,6 +728,7 @@ bool plan_time_slice(MNCompile *c) {
             ov->producer = cp;
             cp->out[0] = ov;
             cat->in[s] = ov;
+            if (n->op == OP_Reshape) cp->in[1] = slice_shape(c, n->in[1], ov);
             slices++;
             /* a row slice whose weights still do not fit is cut along K as well */
             if (!(kb && k_split(c, cp, &ord, kc, &nk, &slices, &nsw, &swcost))) emit_copy(c, &ord, cp, &nsw, &swcost);

@@ -173,18 +173,19 @@ def ok_reduce_slice():
 def ok_move_slice():
     """On the tiny machine data movement on a large value is sliced too: Transpose maps
     the cut axis through perm, Unsqueeze/Squeeze shift it, Concat cuts every input off
-    its joined axis."""
+    its joined axis, Reshape keeps the leading dimension and gets a shape per slice."""
     g = helper.make_graph(
         [
             node("Transpose", ["x"], ["t"], perm=[1, 0]),
             node("Unsqueeze", ["t", "ax0"], ["u"]),
             node("Squeeze", ["u", "ax0"], ["s"]),
-            node("Concat", ["s", "s"], ["y"], axis=1),
+            node("Concat", ["s", "s"], ["cc"], axis=1),
+            node("Reshape", ["cc", "shp"], ["y"]),
         ],
         "ok_move_slice",
         [fvi("x", [256, 64])],
-        [fvi("y", [64, 512])],
-        [i64("ax0", [0])],
+        [fvi("y", [64, 16, 32])],
+        [i64("ax0", [0]), i64("shp", [64, 16, 32])],
     )
     save_ok("ok_move_slice", model(g), "--machine tiny")
 
