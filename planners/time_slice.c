@@ -16,10 +16,10 @@
  * along a spatial axis, their input pieces overlapping by the window's halo; reductions
  * (keepdims, known axes), ArgMax/ArgMin and LRN along axes they do not reduce; data
  * movement (Transpose, Squeeze, Unsqueeze, Slice, Pad, Tile, Gather, GatherElements,
- * Concat, Reshape keeping the leading dimensions) along an axis it leaves alone, mapped
- * to the input's axis. A node whose input
+ * Concat, Reshape keeping the leading dimensions, Expand) along an axis it leaves alone,
+ * mapped to the input's axis. A node whose input
  * arrives in finer slices along the same axis takes that count and the slices are handed
- * on. Nodes of other kinds (Expand, ConvTranspose, ...) are left whole, counted and named
+ * on. Nodes of other kinds (ConvTranspose, Resize, ...) are left whole, counted and named
  * in the log. */
 #include "plan.h"
 #include "ops.h"
@@ -150,6 +150,8 @@ static int movement_axis(const MNNode *n, int k, int a) {
         if (a < g + ri) return k == 1 ? a - g : -1;
         return k == 0 ? a - ri + 1 : -1;
     }
+    case OP_Expand: /* x from the right where it is not broadcast; the shape is rewritten */
+        return k == 0 ? a - (r - q) : -1;
     case OP_Reshape: { /* where the dimensions up to a are kept (row-major order) */
         if (k || q <= a) return -1;
         for (int i = 0; i <= a; i++)
@@ -168,7 +170,7 @@ static int movement_axis(const MNNode *n, int k, int a) {
 static bool movement_op(const MNNode *n) {
     switch (n->op) {
     case OP_Transpose: case OP_Squeeze: case OP_Unsqueeze: case OP_Slice: case OP_Pad: case OP_Tile:
-    case OP_GatherElements: case OP_Gather: case OP_Concat: case OP_Reshape:
+    case OP_GatherElements: case OP_Gather: case OP_Concat: case OP_Reshape: case OP_Expand:
         return true;
     default: return false;
     }
@@ -219,6 +221,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     if (movement_op(n)) {
         /* GatherElements reads data at its indices' positions, so both are cut or
          * neither (indices may be smaller than the data); Concat cuts every input */
+        if (n->op == OP_Expand) return true; /* each slice expands its part, or all of x when x is broadcast there */
         if (n->op == OP_GatherElements || n->op == OP_Concat) {
             for (int k = 0; k < n->nin; k++)
                 if (in_axis(n, k, a) < 0) return false;
@@ -335,7 +338,7 @@ static void push(MNGraph *g, Order *o, MNNode *n) {
     o->v[o->n++] = n;
 }
 
-/* A Reshape copy's target shape: the slice's dimensions, as a constant like the
+/* A Reshape or Expand copy's target shape: the slice's dimensions, as a constant like the
  * original shape input (so the copy reshapes one slice, not the whole). */
 static MNValue *slice_shape(MNCompile *c, const MNValue *orig, const MNValue *slice) {
     MNGraph *g = c->g;
@@ -728,7 +731,7 @@ bool plan_time_slice(MNCompile *c) {
             ov->producer = cp;
             cp->out[0] = ov;
             cat->in[s] = ov;
-            if (n->op == OP_Reshape) cp->in[1] = slice_shape(c, n->in[1], ov);
+            if (n->op == OP_Reshape || n->op == OP_Expand) cp->in[1] = slice_shape(c, n->in[1], ov);
             slices++;
             /* a row slice whose weights still do not fit is cut along K as well */
             if (!(kb && k_split(c, cp, &ord, kc, &nk, &slices, &nsw, &swcost))) emit_copy(c, &ord, cp, &nsw, &swcost);

@@ -173,17 +173,20 @@ def ok_reduce_slice():
 def ok_move_slice():
     """On the tiny machine data movement on a large value is sliced too: Transpose maps
     the cut axis through perm, Unsqueeze/Squeeze shift it, Concat cuts every input off
-    its joined axis, Reshape keeps the leading dimension and gets a shape per slice."""
+    its joined axis, Reshape keeps the leading dimension and gets a shape per slice, and
+    Expand of a small bias input is sliced along the axis it broadcasts."""
     g = helper.make_graph(
         [
             node("Transpose", ["x"], ["t"], perm=[1, 0]),
             node("Unsqueeze", ["t", "ax0"], ["u"]),
             node("Squeeze", ["u", "ax0"], ["s"]),
             node("Concat", ["s", "s"], ["cc"], axis=1),
-            node("Reshape", ["cc", "shp"], ["y"]),
+            node("Reshape", ["cc", "shp"], ["rs"]),
+            node("Expand", ["bias", "shp"], ["e"]),
+            node("Add", ["rs", "e"], ["y"]),
         ],
         "ok_move_slice",
-        [fvi("x", [256, 64])],
+        [fvi("x", [256, 64]), fvi("bias", [16, 1])],
         [fvi("y", [64, 16, 32])],
         [i64("ax0", [0]), i64("shp", [64, 16, 32])],
     )
