@@ -60,7 +60,7 @@ static bool cut_input(const MNNode *n, int k) {
     switch (n->op) {
     case OP_MatMul: return k <= 1; /* B only along batch axes: in_axis */
     case OP_Gemm: return k == 0 || k == 2;
-    case OP_Conv: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+    case OP_Conv: case OP_ConvTranspose: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
     case OP_BatchNormalization: case OP_InstanceNormalization: case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
     case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
     case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp: case OP_ArgMax: case OP_ArgMin:
@@ -202,7 +202,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
         if (ax < 0) ax += r;
         return a < ax || (!old && a != ax && ax == r - 1);
     }
-    case OP_Conv: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+    case OP_Conv: case OP_ConvTranspose: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
     case OP_BatchNormalization: case OP_InstanceNormalization:
         return a == 0; /* batch */
     case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:

@@ -198,19 +198,20 @@ def ok_slice_limits():
     obvious way: opset-11 Softmax normalises over every axis from 1 on (only axis 0 may
     be cut); GatherElements with indices narrower than the data (not cut off the gathered
     axis either); a stride-2 Conv whose last window is the widest; Gemm with transA
-    (A's axis 0 is K, so not cut by rows)."""
+    (A's axis 0 is K, so not cut by rows); a batched ConvTranspose is cut along the batch."""
     g = helper.make_graph(
         [
             node("Softmax", ["x"], ["s"]),
             node("GatherElements", ["d", "i"], ["ge"], axis=0),
             node("Conv", ["img", "cw"], ["cv"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
             node("Gemm", ["a", "gw"], ["gm"], transA=1),
+            node("ConvTranspose", ["ct_x", "ct_w"], ["ct"], kernel_shape=[2, 2], strides=[2, 2]),
         ],
         "ok_slice_limits",
         [fvi("x", [2, 32, 64]), fvi("d", [64, 256]), vi("i", TensorProto.INT64, [64, 128]), fvi("img", [1, 1, 32, 32]),
-         fvi("a", [16, 256])],
-        [fvi("s", [2, 32, 64]), fvi("ge", [64, 128]), fvi("cv", [1, 1, 16, 16]), fvi("gm", [256, 8])],
-        [fvals("cw", [1, 1, 3, 3], 0.1), fvals("gw", [16, 8], 0.1)],
+         fvi("a", [16, 256]), fvi("ct_x", [8, 2, 8, 8])],
+        [fvi("s", [2, 32, 64]), fvi("ge", [64, 128]), fvi("cv", [1, 1, 16, 16]), fvi("gm", [256, 8]), fvi("ct", [8, 2, 16, 16])],
+        [fvals("cw", [1, 1, 3, 3], 0.1), fvals("gw", [16, 8], 0.1), fvals("ct_w", [2, 2, 2, 2], 0.1)],
     )
     save_ok("ok_slice_limits", model(g, opset=11), "--machine tiny")
 
