@@ -84,9 +84,9 @@ bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_
             if (v && v->loc_kind != MN_LOC_KIND_LM && v->loc_kind != MN_LOC_KIND_IMM && !(v->producer && v->loc_kind == MN_LOC_KIND_DRAM))
                 ok = VFAIL("node '%s' reads '%s', which is not in LM", n->name, v->name);
         }
-        /* a pass that rewrote a standard op (a slice copy, new pads) kept it consistent;
-         * from stage 5 on, shape operands are LM copies, no longer constants */
-        if (ok && stage >= 3 && stage < 5 && strcmp(n->domain, "mncore") && n->op != OP_UNSUPPORTED) ok = infer_node_agrees((MNGraph *)g, n, err, errlen);
+        /* a pass that rewrote a standard op (a slice copy, new pads) kept it consistent
+         * (compile-time operands stay constants, so inference still sees them) */
+        if (ok && stage >= 3 && strcmp(n->domain, "mncore") && n->op != OP_UNSUPPORTED) ok = infer_node_agrees((MNGraph *)g, n, err, errlen);
         if (ok && (n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat || n->op == OP_MNCoreOutputSum)) ok = check_pieces(n, err, errlen);
         if (ok && stage >= 2 && n->op == OP_MNCoreCast && (n->out[0]->dtype == n->in[0]->dtype))
             ok = VFAIL("cast '%s' converts %s to itself", n->name, mn_dtype_name(n->in[0]->dtype));

@@ -3,16 +3,40 @@
  * Graph inputs and outputs are exchanged with the host through DRAM (kind InOut);
  * parameters and folded constants are DRAM images written at load time, except
  * one-element constants, which the emitter can place in instructions as immediates
- * (kind IMM). Everything else is left to the location planner that runs after the
+ * (kind IMM), and constants only the compiler reads (a Reshape's shape, Slice bounds,
+ * reduction axes: also IMM, they never move). Everything else is left to the location planner that runs after the
  * layout planner, when num_lw and the LM capacity are known. */
 #include "plan.h"
 #include "ops.h"
 #include <stdlib.h>
 
+/* Is input k of n read only by the compiler (a target shape, axes, pads, repeats,
+ * sizes)? Such a constant never moves: the emitter takes its values. */
+static bool compile_time_operand(const MNNode *n, int k) {
+    switch (n->op) {
+    case OP_Reshape: case OP_Expand: case OP_Squeeze: case OP_Unsqueeze: case OP_Tile: case OP_Split:
+    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
+    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
+        return k == 1;
+    case OP_Slice: return k >= 1;                  /* starts, ends, axes, steps */
+    case OP_Pad: return k == 1 || k == 3;          /* pads, axes (the fill value is data) */
+    case OP_Resize: case OP_Upsample: return k >= 1; /* roi, scales, sizes */
+    case OP_ConstantOfShape: return k == 0;
+    default: return false;
+    }
+}
+
 bool plan_location_initial(MNCompile *c) {
     MNGraph *g = c->g;
-    int dram = 0, imm = 0, io = 0;
+    int dram = 0, imm = 0, io = 0, ct = 0;
     ir_recount_uses(g);
+    /* constants that only the compiler reads: every use a compile-time operand */
+    int *data_uses = xcalloc((size_t)g->nvalues + 1, sizeof(int));
+    for (int i = 0; i < g->nnodes; i++)
+        for (int k = 0; k < g->nodes[i]->nin; k++) {
+            const MNValue *v = g->nodes[i]->in[k];
+            if (v && !compile_time_operand(g->nodes[i], k)) data_uses[v->id]++;
+        }
     for (int i = 0; i < g->nvalues; i++) {
         MNValue *v = g->values[i];
         if (!v->nuses && !v->producer) continue; /* an unused initializer */
@@ -20,6 +44,10 @@ bool plan_location_initial(MNCompile *c) {
             v->loc_kind = MN_LOC_KIND_INOUT;
             v->loc = MN_LOC_DRAM;
             io++;
+        } else if (v->konst && v->konst->numel > 1 && !data_uses[v->id]) {
+            v->loc_kind = MN_LOC_KIND_IMM;
+            v->loc = MN_LOC_IMM;
+            ct++;
         } else if (v->konst && v->konst->numel == 1) {
             v->loc_kind = MN_LOC_KIND_IMM;
             v->loc = MN_LOC_IMM;
@@ -30,10 +58,13 @@ bool plan_location_initial(MNCompile *c) {
             dram++;
         }
     }
+    free(data_uses);
     mn_figure(c, "inout_values", io);
     mn_figure(c, "dram_parameters", dram);
     mn_figure(c, "immediates", imm);
-    mn_log(c, 0, "locations: %d graph inputs/outputs, %d parameters in DRAM, %d immediates", io, dram, imm);
+    mn_figure(c, "compile_time_constants", ct);
+    mn_log(c, 0, "locations: %d graph inputs/outputs, %d parameters in DRAM, %d immediates, %d constants read only by the compiler",
+           io, dram, imm, ct);
     return true;
 }
 
