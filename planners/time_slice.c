@@ -294,7 +294,9 @@ static MNValue *slice_value(MNCompile *c, const MNValue *v, const char *name, in
         for (int k = 0; k < l.rank; k++) s->padded_shape[k] = layout_padded(&l, k);
         s->num_lw = layout_num_lw(&l, c->machine.address_alignment_lw);
     }
-    s->loc_kind = MN_LOC_KIND_LM;
+    /* a slice still larger than one LM (of an outer cut) waits in DRAM for its own cut */
+    s->loc_kind = s->num_lw > lm_cap(c) ? MN_LOC_KIND_DRAM : MN_LOC_KIND_LM;
+    s->loc = s->loc_kind == MN_LOC_KIND_DRAM ? MN_LOC_DRAM : MN_LOC_UNKNOWN;
     return s;
 }
 
@@ -619,129 +621,137 @@ static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Or
     finish_concat(c, ord, n, cat, a, S, chunk);
 }
 
-bool plan_time_slice(MNCompile *c) {
+/* What Time-Slice has emitted and counted so far. */
+typedef struct {
+    Order ord;
+    KCut kc[64];
+    int nk, sliced, slices, left, chained, ksplit, nsw, windowed;
+    double swcost;
+    int whole[OP_COUNT]; /* nodes left whole on large values, by op */
+} SliceCtx;
+
+/* Emit node n, cut when it touches a value larger than one LM. */
+static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
     MNGraph *g = c->g;
     int64_t cap = lm_cap(c);
-    int sliced = 0, slices = 0, left = 0, chained = 0, ksplit = 0, nk = 0, nsw = 0, windowed = 0;
-    double swcost = 0;
-    int whole[OP_COUNT] = {0}; /* nodes left whole on large values, by op */
-    int nn = g->nnodes;
-    Order ord = {0};
-    KCut kc[64];
-    for (int i = 0; i < nn; i++) {
-        MNNode *n = g->nodes[i];
-        bool touches = false;
-        for (int k = 0; k < n->nout; k++) touches |= big(c, n->out[k]);
-        for (int k = 0; k < n->nin; k++) touches |= big(c, n->in[k]);
-        MNValue *o = n->nout == 1 ? n->out[0] : NULL;
-        MNLayout ol;
-        int a = -1;
-        int64_t S = 0;
-        if (touches && o && o->type.rank > 0 && plan_layout_canonical(&o->type, o->dtype, &c->machine, &ol)) {
-            /* the outermost address axis the node may be cut along where some slice count
-             * makes output and cut inputs fit (an outer axis cut to single elements can
-             * still be too big: then a deeper one) */
-            for (a = 0; a < o->type.rank && S < 2; a++) {
-                if (!address_axis(&ol, a) || !sliceable(n, a, g->opset)) continue;
-                int64_t d = o->type.dims[a];
-                for (S = 2; S <= d; S++) {
-                    int64_t chunk = (d + S - 1) / S;
-                    bool fits = chunk_lw(c, o, a, chunk) <= cap;
-                    for (int k = 0; fits && k < n->nin; k++) { /* and every input that is cut */
-                        MNValue *x = n->in[k];
-                        int ax = in_axis(n, k, a);
-                        if (ax >= 0) fits = chunk_lw(c, x, ax, chunk) <= cap;
-                    }
-                    if (fits) break;
+    bool touches = false;
+    for (int k = 0; k < n->nout; k++) touches |= big(c, n->out[k]);
+    for (int k = 0; k < n->nin; k++) touches |= big(c, n->in[k]);
+    MNValue *o = n->nout == 1 ? n->out[0] : NULL;
+    MNLayout ol;
+    int a = -1;
+    int64_t S = 0;
+    if (touches && o && o->type.rank > 0 && plan_layout_canonical(&o->type, o->dtype, &c->machine, &ol)) {
+        /* the outermost address axis the node may be cut along where some slice count
+         * makes output and cut inputs fit (an outer axis cut to single elements can
+         * still be too big: then a deeper one) */
+        for (a = 0; a < o->type.rank && S < 2; a++) {
+            if (!address_axis(&ol, a) || !sliceable(n, a, g->opset)) continue;
+            int64_t d = o->type.dims[a];
+            for (S = 2; S <= d; S++) {
+                int64_t chunk = (d + S - 1) / S;
+                bool fits = chunk_lw(c, o, a, chunk) <= cap;
+                for (int k = 0; fits && k < n->nin; k++) { /* and every input that is cut */
+                    MNValue *x = n->in[k];
+                    int ax = in_axis(n, k, a);
+                    if (ax >= 0) fits = chunk_lw(c, x, ax, chunk) <= cap;
                 }
-                if (S > d) S = 0;
+                if (fits) break;
             }
-            a--; /* the loop stepped past the chosen axis */
-            /* an input that arrives in finer slices along the same axis sets the count:
-             * finer slices fit too, and its slices are then handed on, not gathered in
-             * DRAM and cut again */
-            for (int k = 0; S >= 2 && k < n->nin; k++) {
-                int ax = in_axis(n, k, a);
-                const MNNode *pc = ax >= 0 ? n->in[k]->producer : NULL;
-                if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin > S && ir_attr_int(pc, "axis", -1) == ax &&
-                    (o->type.dims[a] + pc->nin - 1) / pc->nin * (pc->nin - 1) < o->type.dims[a])
-                    S = pc->nin;
-            }
+            if (S > d) S = 0;
         }
-        /* a window op (batch of one, say) cut along a spatial axis, with halos */
-        if (touches && S < 2 && o) {
-            Window win;
-            int64_t Sw = 0;
-            for (int ax = 2; ax < o->type.rank && !Sw; ax++)
-                if (window_of(n, ax, &win)) Sw = window_slices(c, n, &win);
-            if (Sw >= 2) {
-                window_split(c, n, &win, Sw, &ord, &slices, &nsw, &swcost);
-                sliced++;
-                windowed++;
-                continue;
-            }
-        }
-        /* the weights do not fit while the product does: row slices would each need
-         * all of the weights, so cut K instead */
-        if (touches && k_splittable(c, n) && k_split(c, n, &ord, kc, &nk, &slices, &nsw, &swcost)) {
-            sliced++;
-            ksplit++;
-            continue;
-        }
-        if (!touches || S < 2) {
-            if (touches && n->op != OP_MNCoreInputSplit && n->op != OP_MNCoreOutputConcat) left++, whole[n->op]++;
-            push(g, &ord, n);
-            continue;
-        }
-        /* cut: inputs aligned with output axis a and of the same length there */
-        int64_t d = o->type.dims[a], chunk = (d + S - 1) / S;
-        bool kb = k_splittable(c, n); /* before any split marks the weights with Time */
-        MNValue ***pieces = ARENA_ARRAY(g->arena, MNValue **, n->nin + 1);
-        for (int k = 0; k < n->nin; k++) {
-            MNValue *x = n->in[k];
-            if (!x) continue;
+        a--; /* the loop stepped past the chosen axis */
+        /* an input that arrives in finer slices along the same axis sets the count:
+         * finer slices fit too, and its slices are then handed on, not gathered in
+         * DRAM and cut again */
+        for (int k = 0; S >= 2 && k < n->nin; k++) {
             int ax = in_axis(n, k, a);
-            if (ax < 0) continue; /* passed whole */
-            int same = -1; /* the same value read twice (Concat(s, s)): one split */
-            for (int j = 0; j < k && same < 0; j++)
-                if (n->in[j] == x && pieces[j] && in_axis(n, j, a) == ax) same = j;
-            if (same >= 0) {
-                pieces[k] = pieces[same];
-                continue;
-            }
-            MNNode *pc = x->producer;
-            if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin == S && ir_attr_int(pc, "axis", -1) == ax) {
-                /* a chain of sliced nodes: hand the slices on instead of concat + split */
-                pieces[k] = pc->in;
-                chained++;
-                continue;
-            }
-            pieces[k] = split_value(c, &ord, x, ax, S, chunk, arena_printf(g->arena, "split_%d", k));
+            const MNNode *pc = ax >= 0 ? n->in[k]->producer : NULL;
+            if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin > S && ir_attr_int(pc, "axis", -1) == ax &&
+                (o->type.dims[a] + pc->nin - 1) / pc->nin * (pc->nin - 1) < o->type.dims[a])
+                S = pc->nin;
         }
-        MNNode *cat = new_concat(c, o, a, S);
-        for (int64_t s = 0; s < S; s++) {
-            int64_t len = s == S - 1 ? d - chunk * (S - 1) : chunk;
-            MNNode *cp = ir_node_new(g, n->op_type, n->nin, 1);
-            cp->name = arena_printf(g->arena, "%s_slice%lld", n->name, (long long)s);
-            cp->domain = n->domain;
-            cp->nattr = n->nattr;
-            cp->attrs = n->attrs;
-            for (int k = 0; k < n->nin; k++) cp->in[k] = pieces[k] ? pieces[k][s] : n->in[k];
-            MNValue *ov = slice_value(c, o, arena_printf(g->arena, "%s_slice%lld", o->name, (long long)s), a, len);
-            ov->producer = cp;
-            cp->out[0] = ov;
-            cat->in[s] = ov;
-            if (n->op == OP_Reshape || n->op == OP_Expand) cp->in[1] = slice_shape(c, n->in[1], ov);
-            slices++;
-            /* a row slice whose weights still do not fit is cut along K as well */
-            if (!(kb && k_split(c, cp, &ord, kc, &nk, &slices, &nsw, &swcost))) emit_copy(c, &ord, cp, &nsw, &swcost);
-            else ksplit++;
-        }
-        finish_concat(c, &ord, n, cat, a, S, chunk);
-        sliced++;
     }
+    /* a window op (batch of one, say) cut along a spatial axis, with halos */
+    if (touches && S < 2 && o) {
+        Window win;
+        int64_t Sw = 0;
+        for (int ax = 2; ax < o->type.rank && !Sw; ax++)
+            if (window_of(n, ax, &win)) Sw = window_slices(c, n, &win);
+        if (Sw >= 2) {
+            window_split(c, n, &win, Sw, &st->ord, &st->slices, &st->nsw, &st->swcost);
+            st->sliced++;
+            st->windowed++;
+            return;
+        }
+    }
+    /* the weights do not fit while the product does: row slices would each need
+     * all of the weights, so cut K instead */
+    if (touches && k_splittable(c, n) && k_split(c, n, &st->ord, st->kc, &st->nk, &st->slices, &st->nsw, &st->swcost)) {
+        st->sliced++;
+        st->ksplit++;
+        return;
+    }
+    if (!touches || S < 2) {
+        if (touches && n->op != OP_MNCoreInputSplit && n->op != OP_MNCoreOutputConcat) st->left++, st->whole[n->op]++;
+        push(g, &st->ord, n);
+        return;
+    }
+    /* cut: inputs aligned with output axis a and of the same length there */
+    int64_t d = o->type.dims[a], chunk = (d + S - 1) / S;
+    bool kb = k_splittable(c, n); /* before any split marks the weights with Time */
+    MNValue ***pieces = ARENA_ARRAY(g->arena, MNValue **, n->nin + 1);
+    for (int k = 0; k < n->nin; k++) {
+        MNValue *x = n->in[k];
+        if (!x) continue;
+        int ax = in_axis(n, k, a);
+        if (ax < 0) continue; /* passed whole */
+        int same = -1; /* the same value read twice (Concat(s, s)): one split */
+        for (int j = 0; j < k && same < 0; j++)
+            if (n->in[j] == x && pieces[j] && in_axis(n, j, a) == ax) same = j;
+        if (same >= 0) {
+            pieces[k] = pieces[same];
+            continue;
+        }
+        MNNode *pc = x->producer;
+        if (pc && pc->op == OP_MNCoreOutputConcat && pc->nin == S && ir_attr_int(pc, "axis", -1) == ax) {
+            /* a chain of sliced nodes: hand the slices on instead of concat + split */
+            pieces[k] = pc->in;
+            st->chained++;
+            continue;
+        }
+        pieces[k] = split_value(c, &st->ord, x, ax, S, chunk, arena_printf(g->arena, "split_%d", k));
+    }
+    MNNode *cat = new_concat(c, o, a, S);
+    for (int64_t s = 0; s < S; s++) {
+        int64_t len = s == S - 1 ? d - chunk * (S - 1) : chunk;
+        MNNode *cp = ir_node_new(g, n->op_type, n->nin, 1);
+        cp->name = arena_printf(g->arena, "%s_slice%lld", n->name, (long long)s);
+        cp->domain = n->domain;
+        cp->nattr = n->nattr;
+        cp->attrs = n->attrs;
+        for (int k = 0; k < n->nin; k++) cp->in[k] = pieces[k] ? pieces[k][s] : n->in[k];
+        MNValue *ov = slice_value(c, o, arena_printf(g->arena, "%s_slice%lld", o->name, (long long)s), a, len);
+        ov->producer = cp;
+        cp->out[0] = ov;
+        cat->in[s] = ov;
+        if (n->op == OP_Reshape || n->op == OP_Expand) cp->in[1] = slice_shape(c, n->in[1], ov);
+        st->slices++;
+        /* a row slice whose weights still do not fit is cut along K as well */
+        if (!(kb && k_split(c, cp, &st->ord, st->kc, &st->nk, &st->slices, &st->nsw, &st->swcost))) emit_copy(c, &st->ord, cp, &st->nsw, &st->swcost);
+        else st->ksplit++;
+    }
+    finish_concat(c, &st->ord, n, cat, a, S, chunk);
+    st->sliced++;
+}
+
+bool plan_time_slice(MNCompile *c) {
+    MNGraph *g = c->g;
+    int nn = g->nnodes;
+    SliceCtx *st = xcalloc(1, sizeof *st);
+    for (int i = 0; i < nn; i++) slice_node(c, st, g->nodes[i]);
     g->nnodes = 0;
-    for (int i = 0; i < ord.n; i++) g->nodes[g->nnodes++] = ord.v[i];
+    for (int i = 0; i < st->ord.n; i++) g->nodes[g->nnodes++] = st->ord.v[i];
     ir_compact(g);
     /* concats whose slices were all handed on are no longer needed */
     int dropped = 0;
@@ -754,20 +764,21 @@ bool plan_time_slice(MNCompile *c) {
         }
     }
     ir_compact(g);
-    mn_figure(c, "slice_chains", chained);
-    mn_figure(c, "reduction_splits", ksplit);
-    mn_figure(c, "window_splits", windowed);
-    mn_figure(c, "layout_switches", nsw);
-    mn_figure(c, "layout_switch_cycles", (int64_t)(swcost + 0.5));
+    mn_figure(c, "slice_chains", st->chained);
+    mn_figure(c, "reduction_splits", st->ksplit);
+    mn_figure(c, "window_splits", st->windowed);
+    mn_figure(c, "layout_switches", st->nsw);
+    mn_figure(c, "layout_switch_cycles", (int64_t)(st->swcost + 0.5));
     mn_figure(c, "concats_avoided", dropped);
-    mn_figure(c, "nodes_sliced", sliced);
-    mn_figure(c, "slices", slices);
-    mn_figure(c, "nodes_too_large_left_whole", left);
+    mn_figure(c, "nodes_sliced", st->sliced);
+    mn_figure(c, "slices", st->slices);
+    mn_figure(c, "nodes_too_large_left_whole", st->left);
     MNBuf why = {0};
     for (int op = 0; op < OP_COUNT; op++)
-        if (whole[op]) buf_printf(&why, "%s%s x%d", why.len ? ", " : "", mn_ops[op].name, whole[op]);
+        if (st->whole[op]) buf_printf(&why, "%s%s x%d", why.len ? ", " : "", mn_ops[op].name, st->whole[op]);
     mn_log(c, 0, "time slices: %d nodes split into %d slices (%d cut along K), %d layout switches; %d nodes on large values could not be split%s%s%s",
-           sliced, slices, ksplit, nsw, left, left ? " (" : "", left ? why.data : "", left ? ")" : "");
+           st->sliced, st->slices, st->ksplit, st->nsw, st->left, st->left ? " (" : "", st->left ? why.data : "", st->left ? ")" : "");
     buf_free(&why);
+    free(st);
     return true;
 }
