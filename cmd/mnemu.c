@@ -60,7 +60,7 @@ static void print_stats(const char *machine, double clock, const EmuStats *s, do
 static bool write_trace(const char *path, MNBuf *t) {
     FILE *f = fopen(path, "w");
     if (!f) return false;
-    bool ok = fputs("{\"traceEvents\":[\n", f) >= 0 && fwrite(t->data ? t->data + 1 : "", 1, t->len ? t->len - 1 : 0, f) == (t->len ? t->len - 1 : 0) &&
+    bool ok = fputs("{\"traceEvents\":[\n", f) >= 0 && (!t->len || fwrite(t->data, 1, t->len, f) == t->len) &&
               fputs("\n],\"displayTimeUnit\":\"ns\"}\n", f) >= 0;
     return fclose(f) == 0 && ok;
 }
@@ -79,7 +79,6 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     MNBuf trace = {0};
-    if (trace_path) buf_append(&trace, " ", 1); /* events are appended after a placeholder */
     bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, inputs, outdir, &out, &st, err, sizeof err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (out.len) fwrite(out.data, 1, out.len, stdout);
@@ -98,8 +97,6 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     if (stats) print_stats(machine ? machine : "(from the app)", 750, &st, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
     return 0;
 }
-
-static int rc_trace_fail;
 
 int main(int argc, char **argv) {
     const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL, *trace_path = NULL;
@@ -170,16 +167,14 @@ int main(int argc, char **argv) {
         return 1;
     }
     MNBuf out = {0}, trace = {0};
-    if (trace_path) {
-        buf_append(&trace, " ", 1);
-        emu_set_trace(e, &trace);
-    }
+    bool trace_failed = false;
+    if (trace_path) emu_set_trace(e, &trace);
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     bool ok = emu_run(e, &p, &out, err, sizeof err);
     if (ok && trace_path && !write_trace(trace_path, &trace)) {
         fprintf(stderr, "mnemu: error: %s: cannot write the trace\n", trace_path);
-        rc_trace_fail = 1;
+        trace_failed = true;
     }
     buf_free(&trace);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -193,5 +188,5 @@ int main(int argc, char **argv) {
     buf_free(&out);
     emu_free(e);
     vsm_program_free(&p);
-    return rc ? rc : rc_trace_fail;
+    return rc ? rc : trace_failed;
 }

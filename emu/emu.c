@@ -1640,7 +1640,7 @@ static bool run_step(Emu *e, const VStep *s) {
             const VExpr *x = &s->e[i];
             const VInsnInfo *in = &vsm_insns[x->insn];
             buf_printf(e->trace, "%s{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%d,\"args\":{\"line\":%d,\"step\":%" PRId64 "}}",
-                       e->trace->len > 1 ? ",\n" : "", vsm_prec_letter(x->prec), in->name, vsm_rrn_names[x->rrn], units[in->unit],
+                       e->trace->len ? ",\n" : "", vsm_prec_letter(x->prec), in->name, vsm_rrn_names[x->rrn], units[in->unit],
                        (double)e->cycle / e->m.clock_mhz, (double)cyc / e->m.clock_mhz, (int)in->unit, s->line, e->step);
             if (in->unit == U_MV && e->ninflight)
                 buf_printf(e->trace, ",\n{\"name\":\"%s transfer\",\"cat\":\"dram\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%d}", in->name,
