@@ -28,7 +28,7 @@ COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
                 compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c \
-                emu/emu.c emu/emu_app.c planners/layout.c planners/dtype.c planners/location.c planners/layout_plan.c planners/time_slice.c
+                emu/emu.c emu/emu_units.c emu/emu_app.c planners/layout.c planners/dtype.c planners/location.c planners/layout_plan.c planners/time_slice.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
 MNCC_SRCS     = cmd/mncc.c
 MNEMU_SRCS    = cmd/mnemu.c
@@ -88,8 +88,10 @@ $(BUILD)/mutate: $(MUTATE_OBJS) $(BUILD)/libmncc.a
 $(BUILD)/vsm_roundtrip: $(RT_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 
-# the emulator's per-PE loops are the hot path: let the compiler vectorise them fully
+# the emulator's per-PE loops (emu_units.c above all) are the hot path: let the
+# compiler vectorise them fully
 $(BUILD)/obj/emu/emu.o: CFLAGS += -O3 -ffp-contract=off -fno-math-errno
+$(BUILD)/obj/emu/emu_units.o: CFLAGS += -O3 -ffp-contract=off -fno-math-errno
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 

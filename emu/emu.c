@@ -6,11 +6,9 @@
  * as the hardware's VLIW bundle does: every expression reads and computes first,
  * then all results are written (masks applied), then the forwarding registers take
  * the step's outputs. Hazards and issue rules are checked against the timing model
- * and stop the run with the line, step and location. */
-#include "emu.h"
-#include "diag.h"
-#include "emu_num.h"
-#include "vsm.h"
+ * and stop the run with the line, step and location. The compute units (ALU, MAU,
+ * matrix unit) are in emu_units.c; emu_impl.h is what the two share. */
+#include "emu_impl.h"
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,71 +17,8 @@
 #include <string.h>
 #include <sys/mman.h>
 
-enum { FW_ALU, FW_MAU, FW_LB, FW_MREAD, FW_COUNT };
-#define NCYC 4
 
-typedef struct {
-    uint32_t *w[NCYC][4]; /* result rows: cycle, word -> [npe] */
-    uint8_t *def[NCYC][4]; /* --strict: 1 where the word is defined */
-    uint8_t *flag[NCYC];  /* per cycle: 4 mask-flag bits per PE */
-    bool has_flags, writes_pe;
-    int fw; /* forwarding register this result goes to, -1 none */
-} Result;
-
-typedef struct {
-    int64_t *ia, *ib, *io;
-    double *fa, *fb, *fc, *fo;
-    uint8_t *lf;
-} Lanes;
-
-typedef struct {
-    int kind, lo, hi; /* range of long words (upper memories) */
-    int64_t done;     /* completion cycle */
-} Inflight;
-
-struct Emu {
-    MNMachine m;
-    int npe, nmab, nl1b, nl2b, ng, pe_per_l1b, l1b_per_l2b;
-    uint32_t lmw[2], grfw[2];
-    uint32_t *lm[2], *grf[2], *t;
-    uint16_t *omr; /* [32][npe] */
-    uint32_t *fwd[FW_COUNT];
-    bool fwd_valid[FW_COUNT];
-    double *mx[2]; /* [nmab][16 x 16] */
-    uint64_t *l1bm, *l2bm, *dram;
-    size_t dram_map_bytes;
-    /* timing and hazards */
-    int64_t step, cycle, last_mv_step;
-    int64_t lm_w[2], *grf_w[2], t_w[16];
-    int64_t *l1bm_w, *l2bm_w;
-    int64_t tag_done[64];
-    Inflight *inflight;
-    int ninflight, capinflight;
-    uint8_t mask_targets, mask_entry, mask_width;
-    EmuStats st;
-    /* scratch */
-    Result res[VSM_MAX_EXPR];
-    uint32_t *src[3][NCYC][4];    /* views: scratch rows or memory rows, read-only */
-    uint32_t *srcbuf[3][NCYC][4]; /* the scratch rows */
-    uint32_t *zero_row;
-    uint32_t *tmp;
-    uint64_t *lane64[3], *lane64o;
-    Lanes lanes; /* per-lane scratch, one entry per PE */
-    int insn_steps[VI_COUNT][8]; /* cost by instruction and precision: the table, raised by the machine */
-    MNBuf *trace;
-    /* --strict: definedness, 1 byte per word (PE side) or long word (upper memories),
-     * laid out like the data; 0 = never written (memory starts undefined) */
-    bool strict;
-    uint8_t *lm_def[2], *grf_def[2], *t_def, *fwd_def[FW_COUNT], *mx_def[2], *l1bm_def, *l2bm_def, *dram_def;
-    uint16_t *omr_def; /* per entry and PE: the defined flag bits */
-    uint8_t *sdef[3][NCYC][4], *sdefbuf[3][NCYC][4], *one_row;
-    const VStep *cur;
-    char *err;
-    size_t errlen;
-};
-
-static bool efail(Emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static bool efail(Emu *e, const char *fmt, ...) {
+bool emu_fail(Emu *e, const char *fmt, ...) {
     char m[600];
     va_list ap;
     va_start(ap, fmt);
@@ -271,7 +206,7 @@ static bool check_read(Emu *e, const VOperand *o, int c) {
         lim = e->m.lm_raw_steps;
         int64_t w = e->lm_w[o->kind == K_LM1];
         if (e->step - w <= lim)
-            return efail(e, "hazard: %s read %" PRId64 " step(s) after a write to it (LM needs %" PRId64 " steps between, any address)",
+            return emu_fail(e, "hazard: %s read %" PRId64 " step(s) after a write to it (LM needs %" PRId64 " steps between, any address)",
                          vsm_kind_name(o->kind), e->step - w, lim);
         return true;
     }
@@ -281,7 +216,7 @@ static bool check_read(Emu *e, const VOperand *o, int c) {
         for (uint32_t k = 0; k < o->width; k++) {
             int64_t w = *raw_slot(e, o->kind, a + k);
             if (e->step - w <= lim)
-                return efail(e, "hazard: %s word %u read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
+                return emu_fail(e, "hazard: %s word %u read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
                              vsm_kind_name(o->kind), (a + k) % e->grfw[o->kind == K_GRF1], e->step - w, lim);
         }
         return true;
@@ -290,7 +225,7 @@ static bool check_read(Emu *e, const VOperand *o, int c) {
         lim = e->m.grf_raw_steps;
         for (int k = 0; k < 4; k++)
             if (e->step - e->t_w[c * 4 + k] <= lim)
-                return efail(e, "hazard: T read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
+                return emu_fail(e, "hazard: T read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
                              e->step - e->t_w[c * 4 + k], lim);
     }
     return true;
@@ -314,7 +249,7 @@ static uint64_t fixed_value(const Emu *e, int kind, int prec, int pe, int lane_b
     return (uint64_t)v;
 }
 
-static int lane_bits_of(int prec) { return prec & (P_D | P_L) ? 64 : prec & (P_F | P_I) ? 32 : 16; }
+int emu_lane_bits(int prec) { return prec & (P_D | P_L) ? 64 : prec & (P_F | P_I) ? 32 : 16; }
 
 /* Point rows[c][0..3] at operand o's data for all 4 cycles: straight at the memory
  * rows where the address is the same on every PE, else at scratch rows (buf). */
@@ -345,9 +280,9 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
             uint8_t *md = mem_def(e, o->kind);
             for (size_t p = 0; p < np; p++) {
                 if (p == 0 && e->step - e->t_w[c * 4 + 1] <= e->m.grf_raw_steps)
-                    return efail(e, "hazard: T read (for T-indirect addresses) %" PRId64 " step(s) after it was written", e->step - e->t_w[c * 4 + 1]);
+                    return emu_fail(e, "hazard: T read (for T-indirect addresses) %" PRId64 " step(s) after it was written", e->step - e->t_w[c * 4 + 1]);
                 if (e->strict && !e->t_def[(size_t)(c * 4 + 1) * np + p])
-                    return efail(e, "strict: a T-indirect address in cycle %d of PE %zu is undefined", c, p);
+                    return emu_fail(e, "strict: a T-indirect address in cycle %d of PE %zu is undefined", c, p);
                 uint32_t base = o->addr + (uint32_t)(c * o->stride) + e->t[(size_t)(c * 4 + 1) * np + p];
                 base &= ~(uint32_t)(o->width - 1); /* unaligned run-time addresses truncate */
                 for (int w = 0; w < o->width; w++) {
@@ -371,7 +306,7 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
             if (e->strict)
                 for (int w = 0; w < 4; w++) defs[c][w] = e->fwd_def[f] + (size_t)(c * 4 + w) * np;
         } else if (o->kind >= K_PEID && o->kind <= K_MSB1) {
-            int lb = lane_bits_of(prec == P_NONE ? P_L : prec);
+            int lb = emu_lane_bits(prec == P_NONE ? P_L : prec);
             for (int w = 0; w < 4; w++) rows[c][w] = buf[c][w];
             for (size_t p = 0; p < np; p++) {
                 uint64_t v = fixed_value(e, o->kind, prec == P_NONE ? P_L : prec, (int)p, lb);
@@ -380,19 +315,19 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
                 else rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)(v << 16 | v);
             }
         } else
-            return efail(e, "%s cannot be read here", vsm_kind_name(o->kind));
+            return emu_fail(e, "%s cannot be read here", vsm_kind_name(o->kind));
         (void)rb;
     }
     return true;
 }
 
 /* source slot i of the current expression */
-static bool read_src(Emu *e, const VOperand *o, int prec, int i) { return read_operand_into(e, o, prec, e->src[i], e->srcbuf[i], e->sdef[i], e->sdefbuf[i]); }
+bool emu_read_src(Emu *e, const VOperand *o, int prec, int i) { return read_operand_into(e, o, prec, e->src[i], e->srcbuf[i], e->sdef[i], e->sdefbuf[i]); }
 
 /* --strict: result definedness of an elementwise instruction: a lane is defined when
  * that lane of every source is. lane_bits 0: every result word depends on every
  * source word of the cycle (precision-changing MAU forms). */
-static void def_lanes(Emu *e, int nsrc, int lane_bits, Result *r) {
+void emu_def_lanes(Emu *e, int nsrc, int lane_bits, Result *r) {
     size_t np = (size_t)e->npe;
     for (int c = 0; c < NCYC; c++)
         for (int w = 0; w < 4; w++) {
@@ -413,638 +348,9 @@ static void def_lanes(Emu *e, int nsrc, int lane_bits, Result *r) {
         }
 }
 
-static void def_all(Emu *e, Result *r, uint8_t v) {
+void emu_def_all(Emu *e, Result *r, uint8_t v) {
     for (int c = 0; c < NCYC; c++)
         for (int w = 0; w < 4; w++) memset(r->def[c][w], v, (size_t)e->npe);
-}
-
-/* ---- lanes ---- */
-
-static inline uint64_t get64(uint32_t *const row[4], int lane, size_t p) { return (uint64_t)row[2 * lane][p] << 32 | row[2 * lane + 1][p]; }
-static inline void put64(uint32_t *row[4], int lane, size_t p, uint64_t v) {
-    row[2 * lane][p] = (uint32_t)(v >> 32);
-    row[2 * lane + 1][p] = (uint32_t)v;
-}
-static inline uint16_t get16(uint32_t *const row[4], int lane, size_t p) {
-    uint32_t w = row[lane / 2][p];
-    return (uint16_t)(lane & 1 ? w : w >> 16);
-}
-static inline void put16(uint32_t *row[4], int lane, size_t p, uint16_t v) {
-    uint32_t *w = &row[lane / 2][p];
-    *w = lane & 1 ? (*w & 0xffff0000u) | v : (*w & 0xffffu) | (uint32_t)v << 16;
-}
-
-static double lane_f(uint32_t *const row[4], int prec, int lane, size_t p) {
-    if (prec == P_D) return in_d(get64(row, lane, p));
-    if (prec == P_F) return in_f(row[lane][p]);
-    return mnh_to_f(get16(row, lane, p));
-}
-static void put_f(uint32_t *row[4], int prec, int lane, size_t p, double v, bool normalise) {
-    if (prec == P_D) put64(row, lane, p, normalise ? out_d(v) : d_bits(v));
-    else if (prec == P_F) row[lane][p] = normalise ? out_f((float)v) : f_bits((float)v);
-    else {
-        uint16_t h = f_to_mnh((float)v);
-        put16(row, lane, p, normalise && !(h & 0x7e00) ? 0 : h);
-    }
-}
-/* Flag bits for a cycle from per-lane flags of the long word on the MSB side. */
-static inline uint8_t flag_bits(int bits, const bool *lf) {
-    if (bits == 64) return lf[0] ? 0xf : 0;
-    if (bits == 32) return (uint8_t)((lf[0] ? 0xc : 0) | (lf[1] ? 0x3 : 0));
-    return (uint8_t)((lf[0] ? 8 : 0) | (lf[1] ? 4 : 0) | (lf[2] ? 2 : 0) | (lf[3] ? 1 : 0));
-}
-
-/* ---- lane arrays ----
- * An instruction works lane by lane over all PEs at once: a lane of every PE is
- * unpacked into a contiguous array, the operation runs as one tight loop the compiler
- * vectorises, and the result is packed back. */
-
-static void unpack_i(uint32_t *const row[4], int bits, int l, bool uns, int64_t *o, size_t np) {
-    if (bits == 64) {
-        const uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
-        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)h[p] << 32 | lo[p]);
-    } else if (bits == 32) {
-        const uint32_t *w = row[l];
-        if (uns) for (size_t p = 0; p < np; p++) o[p] = (int64_t)w[p];
-        else for (size_t p = 0; p < np; p++) o[p] = (int32_t)w[p];
-    } else {
-        const uint32_t *w = row[l / 2];
-        int sh = l & 1 ? 0 : 16;
-        if (uns) for (size_t p = 0; p < np; p++) o[p] = (uint16_t)(w[p] >> sh);
-        else for (size_t p = 0; p < np; p++) o[p] = (int16_t)(uint16_t)(w[p] >> sh);
-    }
-}
-
-static void pack_i(uint32_t *row[4], int bits, int l, const int64_t *v, size_t np) {
-    if (bits == 64) {
-        uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
-        for (size_t p = 0; p < np; p++) h[p] = (uint32_t)((uint64_t)v[p] >> 32), lo[p] = (uint32_t)v[p];
-    } else if (bits == 32) {
-        uint32_t *w = row[l];
-        for (size_t p = 0; p < np; p++) w[p] = (uint32_t)v[p];
-    } else {
-        uint32_t *w = row[l / 2];
-        if (l & 1) for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffff0000u) | (uint16_t)v[p];
-        else for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffffu) | (uint32_t)(uint16_t)v[p] << 16;
-    }
-}
-
-/* floats read with subnormals as signed zero */
-static void unpack_f(uint32_t *const row[4], int prec, int l, double *o, size_t np) {
-    if (prec == P_D) {
-        const uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
-        for (size_t p = 0; p < np; p++) o[p] = in_d((uint64_t)h[p] << 32 | lo[p]);
-    } else if (prec == P_F) {
-        const uint32_t *w = row[l];
-        for (size_t p = 0; p < np; p++) {
-            uint32_t u = w[p];
-            u &= (u & 0x7f800000u) ? ~0u : 0x80000000u;
-            float f;
-            memcpy(&f, &u, 4);
-            o[p] = f;
-        }
-    } else {
-        const uint32_t *w = row[l / 2];
-        int sh = l & 1 ? 0 : 16;
-        for (size_t p = 0; p < np; p++) o[p] = mnh_to_f((uint16_t)(w[p] >> sh));
-    }
-}
-
-static void pack_f(uint32_t *row[4], int prec, int l, const double *v, size_t np, bool norm) {
-    if (prec == P_D) {
-        uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
-        for (size_t p = 0; p < np; p++) {
-            uint64_t b = norm ? out_d(v[p]) : d_bits(v[p]);
-            h[p] = (uint32_t)(b >> 32), lo[p] = (uint32_t)b;
-        }
-    } else if (prec == P_F) {
-        uint32_t *w = row[l];
-        for (size_t p = 0; p < np; p++) {
-            float f = (float)v[p];
-            uint32_t u;
-            memcpy(&u, &f, 4);
-            w[p] = norm ? (u & 0x7f800000u ? u : 0) : u;
-        }
-    } else {
-        uint32_t *w = row[l / 2];
-        for (size_t p = 0; p < np; p++) {
-            uint16_t h = f_to_mnh((float)v[p]);
-            if (norm && !(h & 0x7e00)) h = 0; /* normalised results: a zero is +0 */
-            w[p] = l & 1 ? (w[p] & 0xffff0000u) | h : (w[p] & 0xffffu) | (uint32_t)h << 16;
-        }
-    }
-}
-
-/* Lane l's flags into the per-PE 4-bit flag bytes (only lanes of the MSB long word count). */
-static void add_flags(uint8_t *fl, const uint8_t *lf, int bits, int l, size_t np) {
-    uint8_t bitsv;
-    if (bits == 64) { if (l) return; bitsv = 0xf; }
-    else if (bits == 32) { if (l > 1) return; bitsv = l ? 0x3 : 0xc; }
-    else { if (l > 3) return; bitsv = (uint8_t)(8 >> l); }
-    for (size_t p = 0; p < np; p++) fl[p] |= lf[p] ? bitsv : 0;
-}
-
-static Lanes *lanes(Emu *e) { return &e->lanes; }
-
-/* ---- the ALU ---- */
-
-static bool alu_int_lane(Emu *e, int insn, int bits, bool uns, Lanes *L, size_t np) {
-    int64_t *a = L->ia, *b = L->ib, *o = L->io;
-    uint8_t *f = L->lf;
-    uint64_t m = bits == 64 ? ~0ull : (1ull << bits) - 1;
-    int top = bits - 1;
-    switch (insn) {
-    case VI_passa: for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = ((uint64_t)a[p] & m) == 0; break;
-    case VI_inc: case VI_dec: case VI_add: case VI_sub: {
-        bool sub = insn == VI_dec || insn == VI_sub, one = insn == VI_inc || insn == VI_dec;
-        for (size_t p = 0; p < np; p++) {
-            uint64_t ua = (uint64_t)a[p] & m, ub = one ? 1 : (uint64_t)b[p] & m;
-            uint64_t r = (sub ? ua - ub : ua + ub) & m;
-            o[p] = (int64_t)r;
-            f[p] = uns ? (sub ? ua >= ub : r >= ua) : !(r >> top & 1);
-        }
-        break;
-    }
-    case VI_not: for (size_t p = 0; p < np; p++) o[p] = (int64_t)(~(uint64_t)a[p] & m), f[p] = o[p] == 0; break;
-    case VI_lnot: for (size_t p = 0; p < np; p++) o[p] = ((uint64_t)a[p] & m) == 0, f[p] = o[p] == 0; break;
-    case VI_and: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] & b[p]) & m), f[p] = o[p] == 0; break;
-    case VI_or: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] | b[p]) & m), f[p] = o[p] == 0; break;
-    case VI_xor: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] ^ b[p]) & m), f[p] = o[p] == 0; break;
-    case VI_lsl:
-        for (size_t p = 0; p < np; p++) {
-            unsigned sh = (unsigned)(((uint64_t)b[p] & m) % (uint64_t)bits);
-            o[p] = (int64_t)((((uint64_t)a[p] & m) << sh) & m);
-            f[p] = o[p] == 0;
-        }
-        break;
-    case VI_lsr:
-        for (size_t p = 0; p < np; p++) {
-            unsigned sh = (unsigned)(((uint64_t)b[p] & m) % (uint64_t)bits);
-            o[p] = uns ? (int64_t)(((uint64_t)a[p] & m) >> sh) : a[p] >> sh;
-            f[p] = ((uint64_t)o[p] & m) == 0;
-        }
-        break;
-    case VI_max: case VI_min:
-        for (size_t p = 0; p < np; p++) {
-            bool ge = uns ? ((uint64_t)a[p] & m) >= ((uint64_t)b[p] & m) : a[p] >= b[p];
-            bool le = uns ? ((uint64_t)a[p] & m) <= ((uint64_t)b[p] & m) : a[p] <= b[p];
-            bool pick_a = insn == VI_max ? ge : le;
-            o[p] = pick_a ? a[p] : b[p];
-            f[p] = pick_a;
-        }
-        break;
-    default: return efail(e, "%s has no integer form", vsm_insns[insn].name);
-    }
-    return true;
-}
-
-static bool alu_float_lane(Emu *e, int insn, Lanes *L, size_t np) {
-    double *a = L->fa, *b = L->fb, *o = L->fo;
-    uint8_t *f = L->lf;
-    switch (insn) {
-    case VI_passa: for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = a[p] == 0; break;
-    case VI_floor: for (size_t p = 0; p < np; p++) o[p] = floor(a[p]), f[p] = 0; break;
-    case VI_rsqrt: for (size_t p = 0; p < np; p++) o[p] = 1.0 / sqrt(fabs(a[p])), f[p] = !signbit(a[p]); break;
-    case VI_rcp: for (size_t p = 0; p < np; p++) o[p] = 1.0 / a[p], f[p] = 0; break;
-    case VI_exp: for (size_t p = 0; p < np; p++) o[p] = exp(a[p]), f[p] = 0; break;
-    case VI_log: for (size_t p = 0; p < np; p++) o[p] = log(a[p]), f[p] = 0; break;
-    case VI_max: for (size_t p = 0; p < np; p++) f[p] = a[p] >= b[p], o[p] = f[p] ? a[p] : b[p]; break;
-    case VI_min: for (size_t p = 0; p < np; p++) f[p] = a[p] <= b[p], o[p] = f[p] ? a[p] : b[p]; break;
-    case VI_relu: for (size_t p = 0; p < np; p++) f[p] = !signbit(a[p]), o[p] = f[p] ? b[p] : -0.0; break;
-    default: return efail(e, "%s has no floating-point form", vsm_insns[insn].name);
-    }
-    return true;
-}
-
-/* The per-PE loops are compiled twice, for AVX2 and for the baseline, and the loader
- * picks one for the CPU it runs on; results are identical (no FMA contraction). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
-#define HOT_LOOPS __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define HOT_LOOPS
-#endif
-
-HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
-    size_t np = (size_t)e->npe;
-    int prec = x->prec, bits = lane_bits_of(prec == P_NONE ? P_L : prec), nl = 128 / bits;
-    bool fl = prec & P_FLT, uns = x->uns;
-    r->has_flags = true;
-    r->fw = FW_ALU;
-    for (int s = 0; s < x->nsrc; s++)
-        if (!read_src(e, &x->src[s], prec, s)) return false;
-    Lanes *L = lanes(e);
-    int64_t imax = bits == 64 ? INT64_MAX : bits == 32 ? INT32_MAX : INT16_MAX;
-    uint64_t umask = bits == 64 ? ~0ull : (1ull << bits) - 1;
-    for (int c = 0; c < NCYC; c++) {
-        uint32_t **A = e->src[0][c], **B = e->src[1][c], **R = r->w[c];
-        memset(r->flag[c], 0, np);
-        switch (x->insn) {
-        case VI_zero:
-            for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
-            r->has_flags = false;
-            continue;
-        case VI_imm:
-            for (size_t p = 0; p < np; p++) put64(R, 0, p, x->imm[0]), put64(R, 1, p, x->imm[1]);
-            r->has_flags = false;
-            continue;
-        case VI_msl: case VI_msr:
-            for (int w = 0; w < 4; w++)
-                for (size_t p = 0; p < np; p++) {
-                    size_t q = x->insn == VI_msl ? (p & ~(size_t)3) | ((p + 3) & 3) : (p & ~(size_t)3) | ((p + 1) & 3);
-                    R[w][p] = A[w][q];
-                }
-            r->has_flags = false;
-            continue;
-        case VI_bfn: {
-            /* block float: the 4 PEs of a MAB align each lane to their largest exponent */
-            int mant = prec == P_D ? 52 : 23;
-            for (int l = 0; l < nl; l++) {
-                unpack_f(A, prec, l, L->fa, np);
-                for (size_t p0 = 0; p0 < np; p0 += 4) {
-                    int emax = INT32_MIN;
-                    for (int k = 0; k < 4; k++) {
-                        double v = L->fa[p0 + (size_t)k];
-                        int ex;
-                        if (v != 0 && isfinite(v)) {
-                            frexp(v, &ex);
-                            if (ex > emax) emax = ex;
-                        }
-                    }
-                    for (int k = 0; k < 4; k++) {
-                        double o = L->fa[p0 + (size_t)k];
-                        if (emax != INT32_MIN && o != 0 && isfinite(o)) {
-                            double q = ldexp(1.0, emax - 1 - mant);
-                            o = nearbyint(o / q) * q;
-                        }
-                        L->fo[p0 + (size_t)k] = o;
-                    }
-                }
-                pack_f(R, prec, l, L->fo, np, true);
-            }
-            r->has_flags = false;
-            continue;
-        }
-        case VI_ftoi: /* toward zero; out of range clips (unsigned converts |a|) */
-            for (int l = 0; l < nl; l++) {
-                unpack_f(A, prec, l, L->fa, np);
-                for (size_t p = 0; p < np; p++) {
-                    double t = trunc(uns ? fabs(L->fa[p]) : L->fa[p]);
-                    int64_t iv;
-                    if (isnan(t)) iv = 0;
-                    else if (uns) iv = t >= ldexp(1.0, bits) ? (int64_t)umask : (int64_t)(uint64_t)t;
-                    else iv = t <= -(double)imax - 1 ? -imax - 1 : t >= (double)imax ? imax : (int64_t)t;
-                    L->io[p] = iv;
-                }
-                pack_i(R, bits, l, L->io, np);
-            }
-            r->has_flags = false;
-            continue;
-        case VI_itof:
-            for (int l = 0; l < nl; l++) {
-                unpack_i(A, bits, l, uns, L->ia, np);
-                for (size_t p = 0; p < np; p++) L->fo[p] = uns && bits == 64 ? (double)(uint64_t)L->ia[p] : (double)L->ia[p];
-                pack_f(R, prec, l, L->fo, np, false);
-            }
-            r->has_flags = false;
-            continue;
-        default: break;
-        }
-        if (bits == 32 && !fl && (x->insn == VI_add || x->insn == VI_sub || x->insn == VI_and || x->insn == VI_or || x->insn == VI_xor ||
-                                  x->insn == VI_passa) && !uns) {
-            /* the common 32-bit cases straight on the words */
-            for (int l = 0; l < 4; l++) {
-                const uint32_t *a = A[l], *b = x->nsrc > 1 ? B[l] : A[l];
-                uint32_t *o = R[l];
-                uint8_t *fl8 = r->flag[c], fb = l == 0 ? 0xc : l == 1 ? 0x3 : 0;
-                bool sign = x->insn == VI_add || x->insn == VI_sub;
-                switch (x->insn) {
-                case VI_add: for (size_t p = 0; p < np; p++) o[p] = a[p] + b[p]; break;
-                case VI_sub: for (size_t p = 0; p < np; p++) o[p] = a[p] - b[p]; break;
-                case VI_and: for (size_t p = 0; p < np; p++) o[p] = a[p] & b[p]; break;
-                case VI_or: for (size_t p = 0; p < np; p++) o[p] = a[p] | b[p]; break;
-                case VI_xor: for (size_t p = 0; p < np; p++) o[p] = a[p] ^ b[p]; break;
-                default: memcpy(o, a, np * 4); break;
-                }
-                if (fb) {
-                    if (sign) for (size_t p = 0; p < np; p++) fl8[p] |= (o[p] >> 31) ? 0 : fb;
-                    else for (size_t p = 0; p < np; p++) fl8[p] |= o[p] ? 0 : fb;
-                }
-            }
-            e->st.pe_element_ops += (int64_t)np * nl;
-            continue;
-        }
-        for (int l = 0; l < nl; l++) {
-            if (fl) {
-                unpack_f(A, prec, l, L->fa, np);
-                if (x->nsrc > 1) unpack_f(B, prec, l, L->fb, np);
-                if (!alu_float_lane(e, x->insn, L, np)) return false;
-                pack_f(R, prec, l, L->fo, np, false);
-            } else {
-                unpack_i(A, bits, l, uns, L->ia, np);
-                if (x->nsrc > 1) unpack_i(B, bits, l, uns, L->ib, np);
-                if (!alu_int_lane(e, x->insn, bits, uns, L, np)) return false;
-                pack_i(R, bits, l, L->io, np);
-            }
-            add_flags(r->flag[c], L->lf, bits, l, np);
-        }
-        e->st.pe_element_ops += (int64_t)np * nl;
-    }
-    return true;
-}
-
-/* ---- the MAU: vector ops ---- */
-
-/* a*b + c rounded once to float: C's fmaf (one instruction in the clone built for FMA
- * hardware, the library's correctly rounded routine elsewhere). */
-static inline float fma_f(float a, float b, float c) { return __builtin_fmaf(a, b, c); }
-
-HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
-    size_t np = (size_t)e->npe;
-    int prec = x->prec;
-    r->has_flags = true;
-    r->fw = FW_MAU;
-    for (int s = 0; s < x->nsrc; s++) /* half ops add a float Z */
-        if (!read_src(e, &x->src[s], s == 2 && prec == P_H ? P_F : prec, s)) return false;
-    /* lanes: double 2, float 4, half 4 (inputs half, results float) */
-    int nl = prec == P_D ? 2 : 4;
-    int oprec = prec == P_H ? P_F : prec;
-    if (x->reduce) oprec = prec == P_D ? P_F : P_H;
-    bool u = x->insn == VI_vmulu || x->insn == VI_vfmau, d = x->insn == VI_vmuld || x->insn == VI_vfmad;
-    bool mul = x->insn == VI_vmul || x->insn == VI_vmulu || x->insn == VI_vmuld;
-    bool fm = x->insn == VI_vfma || x->insn == VI_vfmau || x->insn == VI_vfmad, add = x->insn == VI_vadd;
-    double na = x->src[0].neg ? -1 : 1, nb = x->nsrc > 1 && x->src[1].neg ? -1 : 1, nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
-    Lanes *L = lanes(e);
-    if (prec == P_F && oprec == P_F && !u && !d) {
-        /* the common case straight on the words: float arithmetic is correctly rounded */
-        float sa = (float)na, sb = (float)nb;
-        for (int c = 0; c < NCYC; c++) {
-            memset(r->flag[c], 0, np);
-            for (int l = 0; l < 4; l++) {
-                const uint32_t *A = e->src[0][c][l], *B = e->src[1][c][l], *C = e->src[2][c][l];
-                uint32_t *R = r->w[c][l];
-                float sc = (float)nc;
-                uint8_t *fl = r->flag[c];
-                uint8_t fb = l == 0 ? 0xc : l == 1 ? 0x3 : 0;
-#define FLUSH(u) ((u) & (((u) & 0x7f800000u) ? ~0u : 0x80000000u))
-#define LOOP(EXPR)                                                                  \
-    for (size_t p = 0; p < np; p++) {                                               \
-        uint32_t ua = FLUSH(A[p]), ub = FLUSH(B[p]), uc = FLUSH(C[p]);                \
-        float fa, fbv, fc, o;                                                       \
-        memcpy(&fa, &ua, 4), memcpy(&fbv, &ub, 4), memcpy(&fc, &uc, 4);             \
-        fa *= sa, fbv *= sb, fc *= sc;                                              \
-        o = (EXPR);                                                                 \
-        uint32_t uo;                                                                \
-        memcpy(&uo, &o, 4);                                                         \
-        uo = (uo & 0x7f800000u) ? uo : 0;                                           \
-        uo = ((uo & 0x7f800000u) == 0x7f800000u && (uo & 0x7fffffu)) ? (uo & 0x80000000u) | 0x7fc00000u : uo; \
-        R[p] = uo;                                                                  \
-    }
-                if (x->nsrc < 2) B = e->zero_row;
-                if (x->nsrc < 3) C = e->zero_row;
-                if (fm) LOOP(fma_f(fa, fbv, fc))
-                else if (mul) LOOP(fa * fbv)
-                else if (add) LOOP(fa + fbv)
-                else LOOP(fa)
-#undef LOOP
-#undef FLUSH
-                if (fb)
-                    for (size_t p = 0; p < np; p++) fl[p] |= (R[p] >> 31) ? 0 : fb;
-            }
-            e->st.pe_element_ops += (int64_t)np * 4;
-        }
-        return true;
-    }
-    for (int c = 0; c < NCYC; c++) {
-        uint32_t **A = e->src[0][c], **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
-        if (lane_bits_of(oprec) * nl < 128)
-            for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
-        memset(r->flag[c], 0, np);
-        for (int l = 0; l < nl; l++) {
-            double *a = L->fa, *b = L->fb, *cc = L->fc, *o = L->fo;
-            unpack_f(A, prec, l, a, np);
-            if (x->nsrc > 1) unpack_f(B, prec, l, b, np);
-            if (x->nsrc > 2) unpack_f(C, prec == P_H ? P_F : prec, l, cc, np); /* half ops add in float */
-            if (prec == P_D) {
-                for (size_t p = 0; p < np; p++) {
-                    double va = na * a[p], vb = nb * b[p], vc = nc * cc[p];
-                    o[p] = fm ? fma(va, vb, vc) : mul ? va * vb : add ? va + vb : va;
-                }
-            } else {
-                /* float and half inputs: the product is exact in double, so a*b+c is
-                 * one double rounding, then the float result (docs/vsm.md 5.2) */
-                for (size_t p = 0; p < np; p++) {
-                    float va = (float)(na * a[p]), vb = (float)(nb * b[p]), vc = (float)(nc * cc[p]);
-                    o[p] = fm ? fma_f(va, vb, vc) : mul ? va * vb : add ? va + vb : va;
-                }
-            }
-            if (u || d)
-                for (size_t p = 0; p < np; p++) {
-                    bool active = u ? (p & 3) < 2 : (p & 3) >= 2;
-                    if (!active) o[p] = fm ? nc * cc[p] : 0;
-                }
-            pack_f(R, oprec, l, o, np, true);
-            /* the flag reads the normalised result: a flushed or zero result is +0 */
-            for (size_t p = 0; p < np; p++) {
-                uint32_t top = oprec == P_H ? get16(R, l, p) : R[oprec == P_D ? 2 * l : l][p] >> (oprec == P_D ? 0 : 0);
-                L->lf[p] = oprec == P_H ? !(top & 0x8000) : !(top >> 31);
-            }
-            add_flags(r->flag[c], L->lf, lane_bits_of(oprec), l, np);
-        }
-        e->st.pe_element_ops += (int64_t)np * nl;
-    }
-    return true;
-}
-
-static bool exec_alu(Emu *e, const VExpr *x, Result *r) {
-    if (!alu_compute(e, x, r)) return false;
-    if (!e->strict) return true;
-    size_t np = (size_t)e->npe;
-    int bits = lane_bits_of(x->prec == P_NONE ? P_L : x->prec);
-    if (x->insn == VI_zero || x->insn == VI_imm) def_all(e, r, 1);
-    else if (x->insn == VI_msl || x->insn == VI_msr) {
-        for (int c = 0; c < NCYC; c++)
-            for (int w = 0; w < 4; w++)
-                for (size_t p = 0; p < np; p++) {
-                    size_t q = x->insn == VI_msl ? (p & ~(size_t)3) | ((p + 3) & 3) : (p & ~(size_t)3) | ((p + 1) & 3);
-                    r->def[c][w][p] = e->sdef[0][c][w][q];
-                }
-    } else {
-        def_lanes(e, x->nsrc, bits, r);
-        if (x->insn == VI_bfn) /* a block depends on all 4 PEs of the MAB */
-            for (int c = 0; c < NCYC; c++)
-                for (int w = 0; w < 4; w++)
-                    for (size_t p0 = 0; p0 < np; p0 += 4) {
-                        uint8_t d = r->def[c][w][p0] & r->def[c][w][p0 + 1] & r->def[c][w][p0 + 2] & r->def[c][w][p0 + 3];
-                        memset(r->def[c][w] + p0, d, 4);
-                    }
-    }
-    return true;
-}
-
-static bool exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
-    if (!mau_vec_compute(e, x, r)) return false;
-    if (e->strict) def_lanes(e, x->nsrc, x->prec == P_H || x->reduce ? 0 : lane_bits_of(x->prec), r);
-    return true;
-}
-
-/* ---- the MAU: matrix registers ---- */
-
-/* The matrix registers are 16 x 16 values per MAB (MX_N columns); double uses the
- * top-left 4 x 4, float 8 x 8, half all of it. */
-#define MX_N 16
-static int mx_rows(int prec) { return prec == P_D ? 4 : prec == P_F ? 8 : 16; }
-
-static bool exec_mwrite(Emu *e, const VExpr *x) {
-    size_t np = (size_t)e->npe;
-    if (!read_src(e, &x->src[0], x->prec, 0)) return false;
-    const VOperand *d = &x->dst[0];
-    if (x->ndst != 1 || (d->kind != K_MX && d->kind != K_MY)) return efail(e, "mwrite writes one matrix register ($lx or $ly)");
-    int rows = mx_rows(x->prec);
-    if (d->addr >= (uint32_t)rows) return efail(e, "a %s matrix has rows 0..%d", x->prec == P_D ? "double" : x->prec == P_F ? "float" : "half", rows - 1);
-    double *M = e->mx[d->kind == K_MY];
-    for (int c = 0; c < NCYC; c++)
-        for (size_t p = 0; p < np; p++) {
-            double *m = M + MX_N * MX_N * (p / 4);
-            uint8_t *md = e->strict ? e->mx_def[d->kind == K_MY] + MX_N * MX_N * (p / 4) : NULL;
-            int j = (int)(p & 3);
-            if (x->prec == P_D) { /* one double per PE and cycle: row R + c, column p */
-                int row = (int)d->addr + c;
-                if (row >= rows) continue;
-                m[row * MX_N + j] = lane_f(e->src[0][c], P_D, 0, p);
-                if (md) md[row * MX_N + j] = e->sdef[0][c][0][p] & e->sdef[0][c][1][p];
-            } else if (x->prec == P_F) { /* two floats: row R + c, columns 2p, 2p + 1 */
-                int row = (int)d->addr + c;
-                if (row >= rows) continue;
-                for (int h = 0; h < 2; h++) {
-                    m[row * MX_N + 2 * j + h] = lane_f(e->src[0][c], P_F, h, p);
-                    if (md) md[row * MX_N + 2 * j + h] = e->sdef[0][c][h][p];
-                }
-            } else { /* halves: long word k of the access is row R + 2c + k, columns 4p..4p+3 */
-                int nk = x->src[0].width == 4 ? 2 : 1;
-                for (int k = 0; k < nk; k++) {
-                    int row = (int)d->addr + nk * c + k;
-                    if (row >= rows) continue;
-                    for (int h = 0; h < 4; h++) {
-                        m[row * MX_N + 4 * j + h] = lane_f(e->src[0][c], P_H, 4 * k + h, p);
-                        if (md) md[row * MX_N + 4 * j + h] = e->sdef[0][c][2 * k + h / 2][p];
-                    }
-                }
-            }
-        }
-    return true;
-}
-
-static bool exec_matvec(Emu *e, const VExpr *x, Result *r) {
-    size_t np = (size_t)e->npe;
-    const VOperand *mo = &x->src[0];
-    if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "the first source of %s is $lx or $ly", vsm_insns[x->insn].name);
-    double *M = e->mx[mo->kind == K_MY];
-    for (int s = 1; s < x->nsrc; s++)
-        if (!read_src(e, &x->src[s], x->prec == P_H && s == 2 ? P_F : x->prec, s)) return false;
-    r->fw = FW_MAU;
-    r->has_flags = true;
-    bool fma_ = x->insn == VI_mfmau || x->insn == VI_mfmad || x->insn == VI_mfma;
-    bool up = x->insn == VI_mmulu || x->insn == VI_mfmau, down = x->insn == VI_mmuld || x->insn == VI_mfmad;
-    int oprec = x->prec == P_D ? (x->reduce ? P_F : P_D) : x->reduce ? P_H : P_F;
-    double nb = x->src[1].neg ? -1 : 1, nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
-    for (int c = 0; c < NCYC; c++) {
-        uint32_t **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
-        for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
-        for (size_t p0 = 0; p0 < np; p0 += 4) {
-            const double *m = M + MX_N * MX_N * (p0 / 4);
-            for (int j = 0; j < 4; j++) {
-                size_t p = p0 + (size_t)j;
-                bool lf[4] = {0};
-                if (x->prec == P_D) { /* PE j gets row j of X times the PEs' doubles */
-                    double add = fma_ ? nc * lane_f(C, P_D, 0, p) : 0;
-                    bool act = (up && j < 2) || (down && j >= 2);
-                    long double s = add;
-                    if (act)
-                        for (int k = 0; k < 4; k++) s += (long double)m[j * MX_N + k] * (long double)(nb * lane_f(B, P_D, 0, p0 + (size_t)k));
-                    put_f(R, oprec, 0, p, (double)s, true);
-                    lf[0] = s == 0 || !signbit((double)s);
-                } else {
-                    /* b: float 2 per PE (8), half 4 per PE from the first long word (16);
-                     * PE j gets outputs [n j, n j + n) */
-                    int n = x->prec == P_F ? 2 : 4, cols = 4 * n;
-                    for (int h = 0; h < n; h++) {
-                        int row = n * j + h;
-                        long double s = fma_ ? nc * lane_f(C, P_F, h, p) : 0;
-                        for (int k = 0; k < cols; k++)
-                            s += (long double)m[row * MX_N + k] * (long double)(nb * lane_f(B, x->prec, k % n, p0 + (size_t)(k / n)));
-                        double o = (double)(float)s;
-                        put_f(R, oprec, h, p, o, true);
-                        lf[h] = o == 0 || !signbit(o);
-                    }
-                }
-                r->flag[c][p] = flag_bits(lane_bits_of(oprec), lf);
-            }
-        }
-        e->st.pe_element_ops += (int64_t)np * (x->prec == P_D ? 4 : x->prec == P_F ? 16 : 64);
-    }
-    if (e->strict) /* each output depends on the MAB's matrix and all 4 PEs' inputs */
-        for (int c = 0; c < NCYC; c++)
-            for (size_t p0 = 0; p0 < np; p0 += 4) {
-                const uint8_t *md = e->mx_def[mo->kind == K_MY] + MX_N * MX_N * (p0 / 4);
-                int rows = mx_rows(x->prec);
-                uint8_t d = 1;
-                for (int i = 0; i < rows; i++)
-                    for (int k = 0; k < rows; k++) d &= md[i * MX_N + k];
-                for (int s2 = 1; s2 < x->nsrc; s2++)
-                    for (int k = 0; k < 4; k++)
-                        for (int w = 0; w < 4; w++) d &= e->sdef[s2][c][w][p0 + (size_t)k];
-                for (int k = 0; k < 4; k++)
-                    for (int w = 0; w < 4; w++) r->def[c][w][p0 + (size_t)k] = d;
-            }
-    return true;
-}
-
-static bool exec_mread(Emu *e, const VExpr *x, Result *r) {
-    size_t np = (size_t)e->npe;
-    const VOperand *mo = &x->src[0];
-    if (mo->kind != K_MX && mo->kind != K_MY) return efail(e, "mread reads $lx or $ly");
-    double *M = e->mx[mo->kind == K_MY];
-    int rows = mx_rows(x->prec);
-    if (mo->addr >= (uint32_t)rows) return efail(e, "a %s matrix has columns 0..%d", x->prec == P_D ? "double" : x->prec == P_F ? "float" : "half", rows - 1);
-    r->fw = FW_MREAD;
-    r->has_flags = false;
-    for (int c = 0; c < NCYC; c++) {
-        uint32_t **R = r->w[c];
-        for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
-        memset(r->flag[c], 0, np);
-        for (size_t p = 0; p < np; p++) {
-            const double *m = M + MX_N * MX_N * (p / 4);
-            const uint8_t *md = e->strict ? e->mx_def[mo->kind == K_MY] + MX_N * MX_N * (p / 4) : NULL;
-            int j = (int)(p & 3);
-            uint8_t d = 1;
-            /* transposed: the elements a write of the same form would have put in
-             * (row, column) come back from (column, row) */
-            if (x->prec == P_D) {
-                put_f(R, P_D, 0, p, m[j * MX_N + c], false);
-                if (md) d = md[j * MX_N + c];
-            } else if (x->prec == P_F) {
-                int col = (int)mo->addr + c;
-                if (col >= rows) continue;
-                for (int h = 0; h < 2; h++) {
-                    put_f(R, P_F, h, p, m[(2 * j + h) * MX_N + col], false);
-                    if (md) d &= md[(2 * j + h) * MX_N + col];
-                }
-            } else {
-                int nk = 2; /* hmread always reads two long words: columns R + 2c, R + 2c + 1 */
-                for (int k = 0; k < nk; k++) {
-                    int col = (int)mo->addr + nk * c + k;
-                    if (col >= rows) continue;
-                    for (int h = 0; h < 4; h++) {
-                        put_f(R, P_H, 4 * k + h, p, m[(4 * j + h) * MX_N + col], false);
-                        if (md) d &= md[(4 * j + h) * MX_N + col];
-                    }
-                }
-            }
-            if (e->strict)
-                for (int w = 0; w < 4; w++) r->def[c][w][p] = d;
-        }
-    }
-    return true;
 }
 
 /* ---- masks and writes ---- */
@@ -1084,7 +390,7 @@ static bool check_mask_defined(Emu *e, uint8_t mkind, uint8_t mval, int kind) {
     if (entry < 1 || entry > 15) return true;
     const uint16_t *d = e->omr_def + (size_t)entry * (size_t)e->npe;
     for (size_t p = 0; p < (size_t)e->npe; p++)
-        if (d[p] != 0xffff) return efail(e, "strict: mask entry %d of PE %zu was computed from undefined data", entry, p);
+        if (d[p] != 0xffff) return emu_fail(e, "strict: mask entry %d of PE %zu was computed from undefined data", entry, p);
     return true;
 }
 
@@ -1152,8 +458,8 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
     }
     uint32_t words;
     uint32_t *mem = pe_mem(e, o->kind, &words);
-    if (!mem) return efail(e, "%s cannot be written by %s", vsm_kind_name(o->kind), vsm_insns[x->insn].name);
-    if (o->amode == A_TIND) return efail(e, "T-indirect addressing is for reads only");
+    if (!mem) return emu_fail(e, "%s cannot be written by %s", vsm_kind_name(o->kind), vsm_insns[x->insn].name);
+    if (o->amode == A_TIND) return emu_fail(e, "T-indirect addressing is for reads only");
     /* a mask that is the same on every PE (none, or a /bbbb pattern) is applied per cycle */
     bool uniform = o->mkind == M_PATTERN || (o->mkind == M_DEFAULT && !(e->mask_entry && (e->mask_targets & target_bit(o->kind)))) ||
                    (o->mkind == M_ENTRY && (o->mval == 0 || o->mval >= 16));
@@ -1215,12 +521,12 @@ static bool check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const ch
     uint32_t size = (uint32_t)(kind == K_L1BM ? e->m.l1bm_lw : e->m.l2bm_lw);
     for (uint32_t i = 0; i < n; i++)
         if (e->step - w[(lo + i) % size] <= lim)
-            return efail(e, "hazard: %s reads %s long word %u %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)", what,
+            return emu_fail(e, "hazard: %s reads %s long word %u %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)", what,
                          vsm_kind_name(kind), (lo + i) % size, e->step - w[(lo + i) % size], lim);
     for (int i = 0; i < e->ninflight; i++) {
         Inflight *f = &e->inflight[i];
         if (f->kind == kind && f->done > e->cycle && (int)lo < f->hi && (int)(lo + n) > f->lo)
-            return efail(e, "hazard: %s reads %s [%u, %u) before the MV writing it completes (use wait)", what, vsm_kind_name(kind), lo, lo + n);
+            return emu_fail(e, "hazard: %s reads %s [%u, %u) before the MV writing it completes (use wait)", what, vsm_kind_name(kind), lo, lo + n);
     }
     return true;
 }
@@ -1277,27 +583,27 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
     const VOperand *s = &x->src[0], *d = &x->dst[0];
     bool down = s->kind == K_L1BM; /* L1BM -> PE */
     const VOperand *b = down ? s : d;
-    if ((down && d->kind == K_L1BM) || (!down && d->kind != K_L1BM)) return efail(e, "%s moves between L1BM and a PE operand", vsm_insns[x->insn].name);
-    if (!down && x->ndst != 1) return efail(e, "a PE -> L1BM transfer has one destination");
+    if ((down && d->kind == K_L1BM) || (!down && d->kind != K_L1BM)) return emu_fail(e, "%s moves between L1BM and a PE operand", vsm_insns[x->insn].name);
+    if (!down && x->ndst != 1) return emu_fail(e, "a PE -> L1BM transfer has one destination");
     int W = b->width == 4 ? 2 : 1; /* long words per PE per cycle */
     int ppl = e->pe_per_l1b, nm = e->m.mab_per_l1b;
     uint32_t a = b->addr;
     {
         uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : x->insn == VI_l1bmp ? (uint32_t)(4 * W) : (uint32_t)(16 * W);
         if ((uint64_t)a + span > (uint64_t)e->m.l1bm_lw)
-            return efail(e, "L1BM range [%u, %u) is outside the %" PRId64 "-long-word L1BM", a, a + span, e->m.l1bm_lw);
+            return emu_fail(e, "L1BM range [%u, %u) is outside the %" PRId64 "-long-word L1BM", a, a + span, e->m.l1bm_lw);
     }
     /* L1BM offset of (cycle, LW k, mab m, pe j) for each transfer form */
 #define OFF(c, k, m, j) (x->insn == VI_l1bmp ? (uint32_t)((c) + 4 * (k)) \
                        : x->insn == VI_l1bmd ? (uint32_t)((c) * ppl * W + (k) * ppl + (m) * 4 + (j)) \
                                              : (uint32_t)((c) * 4 * W + 4 * (k) + (j)))
     if (down) {
-        if (x->insn == VI_l1bmr) return efail(e, "l1bmr reduces PE values into L1BM");
+        if (x->insn == VI_l1bmr) return emu_fail(e, "l1bmr reduces PE values into L1BM");
         uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : x->insn == VI_l1bmp ? (uint32_t)(4 * W) : (uint32_t)(16 * W);
         if (!check_upper_read(e, K_L1BM, a, span, vsm_insns[x->insn].name)) return false;
         r->fw = FW_LB;
         r->has_flags = false;
-        if (e->strict) def_all(e, r, 1);
+        if (e->strict) emu_def_all(e, r, 1);
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) memset(r->w[c][w], 0, np * 4);
             memset(r->flag[c], 0, np);
@@ -1312,13 +618,13 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
         return true;
     }
     /* PE -> L1BM: individual (l1bmm@M), reduce (l1bmr), combine (l1bmd) */
-    if (x->insn == VI_l1bmp) return efail(e, "l1bmp broadcasts L1BM to PEs");
-    if (x->insn == VI_l1bmm && x->sel < 0) return efail(e, "PE -> L1BM with l1bmm needs @<mab>");
-    if (x->insn == VI_l1bmm && x->sel >= nm) return efail(e, "l1bmm@%d: the L1B has MABs 0..%d", x->sel, nm - 1);
-    if (x->insn == VI_l1bmr && x->rrn == RRN_NONE) return efail(e, "l1bmr needs a reduction");
+    if (x->insn == VI_l1bmp) return emu_fail(e, "l1bmp broadcasts L1BM to PEs");
+    if (x->insn == VI_l1bmm && x->sel < 0) return emu_fail(e, "PE -> L1BM with l1bmm needs @<mab>");
+    if (x->insn == VI_l1bmm && x->sel >= nm) return emu_fail(e, "l1bmm@%d: the L1B has MABs 0..%d", x->sel, nm - 1);
+    if (x->insn == VI_l1bmr && x->rrn == RRN_NONE) return emu_fail(e, "l1bmr needs a reduction");
     if (s->width != 2 * W && !(s->kind == K_T || (s->kind >= K_ALUF && s->kind <= K_MREADF)))
-        return efail(e, "source width does not match $%sb (%d long word%s per cycle)", W == 2 ? "ll" : "l", W, W == 2 ? "s" : "");
-    if (!read_src(e, s, P_L, 0)) return false;
+        return emu_fail(e, "source width does not match $%sb (%d long word%s per cycle)", W == 2 ? "ll" : "l", W, W == 2 ? "s" : "");
+    if (!emu_read_src(e, s, P_L, 0)) return false;
     uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : (uint32_t)(16 * W);
     for (int l1 = 0; l1 < e->nl1b; l1++) {
         for (int c = 0; c < NCYC; c++)
@@ -1361,24 +667,24 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
     const VOperand *s = &x->src[0], *d = &x->dst[0];
     bool down = s->kind == K_L2BM;
     if (!((s->kind == K_L2BM && d->kind == K_L1BM) || (s->kind == K_L1BM && d->kind == K_L2BM)) || x->ndst != 1)
-        return efail(e, "%s moves between $lc (L2BM) and $lb (L1BM)", vsm_insns[x->insn].name);
+        return emu_fail(e, "%s moves between $lc (L2BM) and $lb (L1BM)", vsm_insns[x->insn].name);
     int nj = e->l1b_per_l2b;
-    if (x->sel >= nj) return efail(e, "@%d: an L2B has L1Bs 0..%d", x->sel, nj - 1);
+    if (x->sel >= nj) return emu_fail(e, "@%d: an L2B has L1Bs 0..%d", x->sel, nj - 1);
     uint32_t lc = down ? s->addr : d->addr, lb = down ? d->addr : s->addr;
     const uint32_t B = 64, D = 32; /* long words per step: broadcast/individual, distribute share */
     uint32_t cspan = x->insn == VI_l2bmd ? D * (uint32_t)nj : B, bspan = x->insn == VI_l2bmd ? D : B;
-    if ((uint64_t)lc + cspan > (uint64_t)e->m.l2bm_lw) return efail(e, "L2BM range [%u, %u) is outside the L2BM", lc, lc + cspan);
-    if ((uint64_t)lb + bspan > (uint64_t)e->m.l1bm_lw) return efail(e, "L1BM range [%u, %u) is outside the L1BM", lb, lb + bspan);
+    if ((uint64_t)lc + cspan > (uint64_t)e->m.l2bm_lw) return emu_fail(e, "L2BM range [%u, %u) is outside the L2BM", lc, lc + cspan);
+    if ((uint64_t)lb + bspan > (uint64_t)e->m.l1bm_lw) return emu_fail(e, "L1BM range [%u, %u) is outside the L1BM", lb, lb + bspan);
     uint64_t *tmp = xmalloc(sizeof(uint64_t) * (size_t)B * (size_t)nj);
     bool ok = true;
     if (down) {
-        if (x->insn == VI_l2bmr) { free(tmp); return efail(e, "l2bmr reduces L1BMs into L2BM"); }
+        if (x->insn == VI_l2bmr) { free(tmp); return emu_fail(e, "l2bmr reduces L1BMs into L2BM"); }
         uint32_t span = x->insn == VI_l2bmd ? D * (uint32_t)nj : B;
         ok = check_upper_read(e, K_L2BM, lc, span, vsm_insns[x->insn].name);
         for (int l2 = 0; ok && l2 < e->nl2b; l2++)
             for (int j = 0; j < nj; j++) {
                 if (x->sel >= 0 && j != x->sel) continue;
-                if (x->insn == VI_l2bm && x->sel < 0) { ok = efail(e, "l2bm needs @<l1b>"); break; }
+                if (x->insn == VI_l2bm && x->sel < 0) { ok = emu_fail(e, "l2bm needs @<l1b>"); break; }
                 int l1 = l2 * nj + j;
                 uint32_t n = x->insn == VI_l2bmd ? D : B, off = x->insn == VI_l2bmd ? D * (uint32_t)j : 0;
                 for (uint32_t i = 0; i < n; i++) {
@@ -1388,9 +694,9 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
             }
         if (ok) mark_upper_write(e, K_L1BM, lb, x->insn == VI_l2bmd ? D : B);
     } else {
-        if (x->insn == VI_l2bmb) { free(tmp); return efail(e, "l2bmb broadcasts L2BM to L1BMs"); }
-        if (x->insn == VI_l2bm && x->sel < 0) { free(tmp); return efail(e, "l2bm needs @<l1b>"); }
-        if (x->insn == VI_l2bmr && x->rrn == RRN_NONE) { free(tmp); return efail(e, "l2bmr needs a reduction"); }
+        if (x->insn == VI_l2bmb) { free(tmp); return emu_fail(e, "l2bmb broadcasts L2BM to L1BMs"); }
+        if (x->insn == VI_l2bm && x->sel < 0) { free(tmp); return emu_fail(e, "l2bm needs @<l1b>"); }
+        if (x->insn == VI_l2bmr && x->rrn == RRN_NONE) { free(tmp); return emu_fail(e, "l2bmr needs a reduction"); }
         uint32_t span = x->insn == VI_l2bmd ? D : B;
         ok = check_upper_read(e, K_L1BM, lb, span, vsm_insns[x->insn].name);
         for (int l2 = 0; ok && l2 < e->nl2b; l2++) {
@@ -1428,19 +734,19 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
 
 static bool exec_mv(Emu *e, const VExpr *x) {
     const VOperand *s = &x->src[0], *d = &x->dst[0];
-    if (x->ndst != 1) return efail(e, "an MV line has one source and one destination");
-    if (x->size % 64) return efail(e, "MV sizes are multiples of 64 long words (got %u)", x->size);
+    if (x->ndst != 1) return emu_fail(e, "an MV line has one source and one destination");
+    if (x->size % 64) return emu_fail(e, "MV sizes are multiples of 64 long words (got %u)", x->size);
     bool to_dram = d->kind == K_DRAM;
     const VOperand *dr = to_dram ? d : s, *lc = to_dram ? s : d;
-    if (dr->kind != K_DRAM || lc->kind != K_L2BM) return efail(e, "MV moves between $d (DRAM) and $lc (L2BM)");
-    if (x->insn == VI_mvb2 && to_dram) return efail(e, "mvb2 broadcasts DRAM into both L2BMs of a group");
-    if (x->insn == VI_mvr2 && !to_dram) return efail(e, "mvr2 reduces the L2BMs of a group into DRAM");
-    if (x->insn == VI_mvr2 && x->rrn == RRN_NONE) return efail(e, "mvr2 needs a reduction");
+    if (dr->kind != K_DRAM || lc->kind != K_L2BM) return emu_fail(e, "MV moves between $d (DRAM) and $lc (L2BM)");
+    if (x->insn == VI_mvb2 && to_dram) return emu_fail(e, "mvb2 broadcasts DRAM into both L2BMs of a group");
+    if (x->insn == VI_mvr2 && !to_dram) return emu_fail(e, "mvr2 reduces the L2BMs of a group into DRAM");
+    if (x->insn == VI_mvr2 && x->rrn == RRN_NONE) return emu_fail(e, "mvr2 needs a reduction");
     uint64_t n = x->size;
-    if (dr->addr + n > (uint64_t)e->m.dram_lw) return efail(e, "DRAM range [%u, %" PRIu64 ") is outside the %" PRId64 "-long-word DRAM", dr->addr, dr->addr + n, e->m.dram_lw);
-    if (lc->addr + n > (uint64_t)e->m.l2bm_lw) return efail(e, "L2BM range [%u, %" PRIu64 ") is outside the L2BM", lc->addr, lc->addr + n);
-    if (dr->group >= e->ng || lc->group >= e->ng) return efail(e, "group selector out of range");
-    if (lc->l2b >= e->m.l2b_per_group) return efail(e, "L2B selector out of range");
+    if (dr->addr + n > (uint64_t)e->m.dram_lw) return emu_fail(e, "DRAM range [%u, %" PRIu64 ") is outside the %" PRId64 "-long-word DRAM", dr->addr, dr->addr + n, e->m.dram_lw);
+    if (lc->addr + n > (uint64_t)e->m.l2bm_lw) return emu_fail(e, "L2BM range [%u, %" PRIu64 ") is outside the L2BM", lc->addr, lc->addr + n);
+    if (dr->group >= e->ng || lc->group >= e->ng) return emu_fail(e, "group selector out of range");
+    if (lc->l2b >= e->m.l2b_per_group) return emu_fail(e, "L2B selector out of range");
     /* issue: one MV every mv_issue_steps steps */
     int64_t gap = e->step - e->last_mv_step;
     if (gap < e->m.mv_issue_steps) {
@@ -1453,7 +759,7 @@ static bool exec_mv(Emu *e, const VExpr *x) {
     for (int i = 0; i < e->ninflight; i++) {
         Inflight *f = &e->inflight[i];
         if (f->kind == K_DRAM && !to_dram && f->done > e->cycle && (int64_t)dr->addr < f->hi && (int64_t)(dr->addr + n) > f->lo)
-            return efail(e, "hazard: mv reads DRAM [%u, %" PRIu64 ") before the MV writing it completes (use wait)", dr->addr, dr->addr + n);
+            return emu_fail(e, "hazard: mv reads DRAM [%u, %" PRIu64 ") before the MV writing it completes (use wait)", dr->addr, dr->addr + n);
     }
     int groups = 0;
     for (int g = 0; g < e->ng; g++) {
@@ -1519,17 +825,17 @@ static bool check_step_rules(Emu *e, const VStep *s) {
         const VExpr *x = &s->e[i];
         const VInsnInfo *in = &vsm_insns[x->insn];
         VUnit u = in->unit;
-        if (used[u]++) return efail(e, "two %s expressions in one step", in->name);
+        if (used[u]++) return emu_fail(e, "two %s expressions in one step", in->name);
         has_nop |= x->insn == VI_nop;
         has_imm |= x->insn == VI_imm;
         for (int k = 0; k < x->nsrc; k++) touches_lm0 |= x->src[k].kind == K_LM0;
         for (int k = 0; k < x->ndst; k++) touches_lm0 |= x->dst[k].kind == K_LM0;
     }
-    if (has_nop && s->nexpr > 1 + used[U_WAIT]) return efail(e, "nop shares its step only with wait");
-    if (used[U_MV] && s->nexpr > 1) return efail(e, "an MV instruction is a line of its own");
-    if (has_imm && touches_lm0) return efail(e, "a step with imm cannot access LM0");
+    if (has_nop && s->nexpr > 1 + used[U_WAIT]) return emu_fail(e, "nop shares its step only with wait");
+    if (used[U_MV] && s->nexpr > 1) return emu_fail(e, "an MV instruction is a line of its own");
+    if (has_imm && touches_lm0) return emu_fail(e, "a step with imm cannot access LM0");
     int mau = used[U_MAU] + used[U_MWRITE] + used[U_MREAD];
-    if (mau > 2) return efail(e, "at most two matrix-unit expressions per step");
+    if (mau > 2) return emu_fail(e, "at most two matrix-unit expressions per step");
     /* each PE memory has one read port: every read of it in a step is the same region */
     for (int i = 0; i < s->nexpr; i++)
         for (int k = 0; k < s->e[i].nsrc; k++) {
@@ -1539,7 +845,7 @@ static bool check_step_rules(Emu *e, const VStep *s) {
                 for (int l = j == i ? k + 1 : 0; l < s->e[j].nsrc; l++) {
                     const VOperand *o = &s->e[j].src[l];
                     if (o->kind == a->kind && (!same_region(o, a) || o->amode == A_TIND || a->amode == A_TIND))
-                        return efail(e, "%s is read at two different addresses in one step (one read port)", vsm_kind_name(a->kind));
+                        return emu_fail(e, "%s is read at two different addresses in one step (one read port)", vsm_kind_name(a->kind));
                 }
         }
     /* no two writes of one PE operand; LM read and write regions must coincide */
@@ -1553,14 +859,14 @@ static bool check_step_rules(Emu *e, const VStep *s) {
                     const VOperand *o = &s->e[j].dst[l];
                     if (o->kind == d->kind && (d->kind == K_T || d->kind == K_MX || d->kind == K_MY || (d->kind == K_OMR && o->addr == d->addr) ||
                                                (is_pe_mem(d->kind) && same_region(o, d))))
-                        return efail(e, "%s written twice in one step", vsm_kind_name(d->kind));
+                        return emu_fail(e, "%s written twice in one step", vsm_kind_name(d->kind));
                 }
             if (d->kind == K_LM0 || d->kind == K_LM1)
                 for (int j = 0; j < s->nexpr; j++)
                     for (int l = 0; l < s->e[j].nsrc; l++) {
                         const VOperand *o = &s->e[j].src[l];
                         if (o->kind == d->kind && !same_region(o, d))
-                            return efail(e, "%s is read and written in one step at different addresses", vsm_kind_name(d->kind));
+                            return emu_fail(e, "%s is read and written in one step at different addresses", vsm_kind_name(d->kind));
                     }
         }
     return true;
@@ -1587,20 +893,20 @@ static bool run_step(Emu *e, const VStep *s) {
         case U_NOP: fwd_update = false; continue;
         case U_NOFWD: fwd_update = false; continue;
         case U_WAIT:
-            if (!e->tag_done[x->tag]) return efail(e, "wait i%02x: no MV with that tag was issued", x->tag);
+            if (!e->tag_done[x->tag]) return emu_fail(e, "wait i%02x: no MV with that tag was issued", x->tag);
             if (e->tag_done[x->tag] > wait_until) wait_until = e->tag_done[x->tag];
             continue;
-        case U_ALU: ok = exec_alu(e, x, r); break;
-        case U_MAU: ok = x->insn >= VI_mmulu && x->insn <= VI_mfma ? exec_matvec(e, x, r) : exec_mau_vec(e, x, r); break;
+        case U_ALU: ok = emu_exec_alu(e, x, r); break;
+        case U_MAU: ok = x->insn >= VI_mmulu && x->insn <= VI_mfma ? emu_exec_matvec(e, x, r) : emu_exec_mau_vec(e, x, r); break;
         case U_MWRITE: /* writes the matrix register: done after every read of the step */
             mwrite_at = i;
             r->writes_pe = false;
             break;
-        case U_MREAD: ok = exec_mread(e, x, r); break;
+        case U_MREAD: ok = emu_exec_mread(e, x, r); break;
         case U_L1BM: ok = exec_l1bm(e, x, r); break;
         case U_L2BM: ok = exec_l2bm(e, x); r->writes_pe = false; break;
         case U_MV: ok = exec_mv(e, x); r->writes_pe = false; break;
-        default: ok = efail(e, "bad unit");
+        default: ok = emu_fail(e, "bad unit");
         }
         if (!ok) return false;
         if (r->writes_pe || r->fw >= 0) {
@@ -1610,7 +916,7 @@ static bool run_step(Emu *e, const VStep *s) {
     }
     /* phase 2: writes; the matrix register first (its source is read before any PE
      * write lands), mask registers last (masks of this step's writes are the old ones) */
-    if (mwrite_at >= 0 && !exec_mwrite(e, &s->e[mwrite_at])) return false;
+    if (mwrite_at >= 0 && !emu_exec_mwrite(e, &s->e[mwrite_at])) return false;
     bool fw_set[FW_COUNT] = {0};
     for (int pass = 0; pass < 2; pass++)
         for (int k = 0; k < nres; k++) {
@@ -1669,7 +975,7 @@ typedef struct {
 static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) {
     memset(L, 0, sizeof *L);
     for (int i = 0; i < 5; i++) L->sc[i] = -1;
-    if (*s++ != '$') return efail(e, "debug location starts with $");
+    if (*s++ != '$') return emu_fail(e, "debug location starts with $");
     const char *start = s;
     if (!strncmp(s, "omr", 3)) {
         L->kind = K_OMR;
@@ -1686,13 +992,13 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
         case 'b': L->kind = K_L1BM; break;
         case 'c': L->kind = K_L2BM; break;
         case 'd': L->kind = K_DRAM; break;
-        default: return efail(e, "unknown debug location '$%s'", start);
+        default: return emu_fail(e, "unknown debug location '$%s'", start);
         }
     }
     char *end;
     if (L->kind != K_T) {
         unsigned long av = strtoul(s, &end, 10);
-        if (end == s || av > (1ul << 31)) return efail(e, "debug location '$%s' needs an address below 2^31", start);
+        if (end == s || av > (1ul << 31)) return emu_fail(e, "debug location '$%s' needs an address below 2^31", start);
         L->addr = (uint32_t)av;
         s = end;
     }
@@ -1701,11 +1007,11 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
     int li = 0;
     while (*s) {
         const char *f = strchr(letters + li, *s);
-        if (!f) return efail(e, "bad scope '%s' in debug location", scope);
+        if (!f) return emu_fail(e, "bad scope '%s' in debug location", scope);
         li = (int)(f - letters);
         s++;
         long v = strtol(s, &end, 10);
-        if (end == s || v < 0 || v > (1l << 20)) return efail(e, "bad scope '%s' in debug location", scope);
+        if (end == s || v < 0 || v > (1l << 20)) return emu_fail(e, "bad scope '%s' in debug location", scope);
         L->sc[li] = (int)v;
         L->nsc = li + 1;
         s = end;
@@ -1718,7 +1024,7 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
     /* check scope ranges */
     int lim[5] = {e->ng, e->m.l2b_per_group, e->l1b_per_l2b, e->m.mab_per_l1b, 4};
     for (int i = 0; i < 5; i++)
-        if (L->sc[i] >= lim[i]) return efail(e, "scope %c%d is outside the machine (%d)", letters[i], L->sc[i], lim[i]);
+        if (L->sc[i] >= lim[i]) return emu_fail(e, "scope %c%d is outside the machine (%d)", letters[i], L->sc[i], lim[i]);
     return true;
 }
 
@@ -1788,10 +1094,10 @@ static bool dbg_lw(Emu *e, const DbgLoc *L, int place, int i, uint64_t **hi_lo, 
         bool ok;
         *hi_lo = upper_lw(e, L->kind, place, L->addr + (uint32_t)i, &ok);
         *addr_shown = L->addr + (uint32_t)i;
-        return ok ? true : efail(e, "debug address %u is outside %s", L->addr + (uint32_t)i, region_name(L->kind));
+        return ok ? true : emu_fail(e, "debug address %u is outside %s", L->addr + (uint32_t)i, region_name(L->kind));
     }
     if (L->kind == K_T) {
-        if (i >= 8) return efail(e, "T holds 8 long words");
+        if (i >= 8) return emu_fail(e, "T holds 8 long words");
         *w0 = e->t + (size_t)((i % 4) * 4 + 2 * (i / 4)) * np + (size_t)place;
         *addr_shown = (uint32_t)i;
         return true;
@@ -1799,7 +1105,7 @@ static bool dbg_lw(Emu *e, const DbgLoc *L, int place, int i, uint64_t **hi_lo, 
     uint32_t words = 0;
     uint32_t *mem = pe_mem(e, L->kind, &words);
     uint32_t a = L->addr + 2 * (uint32_t)i;
-    if (a + 1 >= words + 1 || a % 2) return efail(e, "debug address %u is outside %s or not long-word aligned", a, region_name(L->kind));
+    if (a + 1 >= words + 1 || a % 2) return emu_fail(e, "debug address %u is outside %s or not long-word aligned", a, region_name(L->kind));
     *w0 = mem + (size_t)a * np + (size_t)place;
     *addr_shown = a;
     return true;
@@ -1814,7 +1120,7 @@ static bool dbg_get_one(Emu *e, void *vctx, int place, const char *scope) {
     if (L->kind == K_OMR) {
         for (int k = 0; k < d->count; k++) {
             uint32_t en = L->addr + (uint32_t)k;
-            if (en > 31) return efail(e, "mask entries are 0..31");
+            if (en > 31) return emu_fail(e, "mask entries are 0..31");
             uint16_t v = en == 0 || en >= 16 ? vsm_mask_fixed((int)en) : e->omr[(size_t)en * np + (size_t)place];
             for (int c = 0; c < 4; c++) buf_printf(d->out, "DEBUG-OMR(%s,%u):Mask{%d} #%s\n", scope, en, (v >> (4 * (3 - c))) & 0xf, d->echo);
         }
@@ -1859,12 +1165,12 @@ static bool parse_payload(Emu *e, const char *s, int count, uint64_t *vals) {
         for (int k = 0; k < 16; k++, s++) {
             int c = *s;
             int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-            if (d < 0) return efail(e, "d set payload: long word %d needs 16 hex digits", i);
+            if (d < 0) return emu_fail(e, "d set payload: long word %d needs 16 hex digits", i);
             v = v << 4 | (uint64_t)d;
         }
         vals[i] = v;
     }
-    if (*s) return efail(e, "d set payload: more data than %d long words", count);
+    if (*s) return emu_fail(e, "d set payload: more data than %d long words", count);
     return true;
 }
 
@@ -1875,7 +1181,7 @@ static bool dbg_set_one(Emu *e, void *vctx, int place, const char *scope) {
     (void)scope;
     const uint64_t *vals = (const uint64_t *)d->payload;
     if (L->kind == K_OMR) {
-        if (L->addr < 1 || L->addr > 15) return efail(e, "only mask entries 1..15 can be set");
+        if (L->addr < 1 || L->addr > 15) return emu_fail(e, "only mask entries 1..15 can be set");
         e->omr[(size_t)L->addr * np + (size_t)place] = (uint16_t)vals[0];
         if (e->strict) e->omr_def[(size_t)L->addr * np + (size_t)place] = 0xffff;
         return true;
@@ -1907,7 +1213,7 @@ static bool run_debug(Emu *e, const VStep *s, MNBuf *out) {
     char cmd[16], loc[128], canon[160];
     int count = 0, n = 0;
     if (sscanf(s->text, "d %15s %127s %d%n", cmd, loc, &count, &n) < 3 || count < 1 || count > (1 << 20))
-        return efail(e, "debug command: d set LOC N PAYLOAD or d get[d|f|h] LOC N");
+        return emu_fail(e, "debug command: d set LOC N PAYLOAD or d get[d|f|h] LOC N");
     DbgLoc L;
     if (!parse_loc(e, loc, &L, canon, sizeof canon)) return false;
     DbgCtx d = {&L, count, 0, NULL, out, NULL};
@@ -1922,7 +1228,7 @@ static bool run_debug(Emu *e, const VStep *s, MNBuf *out) {
         return ok;
     }
     if (strncmp(cmd, "get", 3) || (cmd[3] && (cmd[4] || !strchr("dfh", cmd[3]))))
-        return efail(e, "unknown debug command 'd %s' (set, get, getd, getf, geth)", cmd);
+        return emu_fail(e, "unknown debug command 'd %s' (set, get, getd, getf, geth)", cmd);
     d.type = cmd[3];
     char echo[200];
     snprintf(echo, sizeof echo, "d %s %s %d", cmd, canon, count);
