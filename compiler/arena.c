@@ -106,3 +106,12 @@ char *arena_printf(Arena *a, const char *fmt, ...) {
 
 size_t arena_used(const Arena *a) { return a->total; }
 bool arena_over_limit(const Arena *a) { return a->over; }
+
+void *arena_grow(Arena *a, void *arr, int n, int *cap, size_t elem) {
+    if (n < *cap) return arr;
+    int nc = *cap ? *cap * 2 : 256;
+    void *na = arena_alloc(a, elem * (size_t)nc);
+    if (n) memcpy(na, arr, elem * (size_t)n);
+    *cap = nc;
+    return na;
+}

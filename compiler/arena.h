@@ -20,6 +20,11 @@ char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf,
 size_t arena_used(const Arena *a);
 bool arena_over_limit(const Arena *a);
 
+/* A growing array in the arena: room for element n of arr (*cap allocated), moved to
+ * twice the room (at least 256) when full; the old block stays with the arena. */
+void *arena_grow(Arena *a, void *arr, int n, int *cap, size_t elem);
+#define ARENA_PUSH(a, arr, n, cap, x) ((arr) = arena_grow((a), (arr), (n), &(cap), sizeof *(arr)), (arr)[(n)++] = (x))
+
 #define ARENA_NEW(a, T) ((T *)arena_alloc((a), sizeof(T)))
 #define ARENA_ARRAY(a, T, n) ((T *)arena_alloc((a), sizeof(T) * (size_t)(n)))
 #endif

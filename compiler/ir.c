@@ -55,15 +55,8 @@ MNValue *ir_value_new(MNGraph *g, const char *name) {
     v->type.rank = -1;
     v->num_lw = -1;
     v->addr = -1;
-    if (g->nvalues == g->cap_values) {
-        int cap = g->cap_values ? g->cap_values * 2 : 256;
-        MNValue **nv = ARENA_ARRAY(g->arena, MNValue *, cap);
-        if (g->nvalues) memcpy(nv, g->values, sizeof(MNValue *) * (size_t)g->nvalues);
-        g->values = nv;
-        g->cap_values = cap;
-    }
     table_insert(g, v);
-    g->values[g->nvalues++] = v;
+    ARENA_PUSH(g->arena, g->values, g->nvalues, g->cap_values, v);
     return v;
 }
 
@@ -77,14 +70,7 @@ MNNode *ir_node_new(MNGraph *g, const char *op_type, int nin, int nout) {
     n->in = ARENA_ARRAY(g->arena, MNValue *, nin);
     n->out = ARENA_ARRAY(g->arena, MNValue *, nout);
     n->index = g->nnodes;
-    if (g->nnodes == g->cap_nodes) {
-        int cap = g->cap_nodes ? g->cap_nodes * 2 : 256;
-        MNNode **nn = ARENA_ARRAY(g->arena, MNNode *, cap);
-        if (g->nnodes) memcpy(nn, g->nodes, sizeof(MNNode *) * (size_t)g->nnodes);
-        g->nodes = nn;
-        g->cap_nodes = cap;
-    }
-    g->nodes[g->nnodes++] = n;
+    ARENA_PUSH(g->arena, g->nodes, g->nnodes, g->cap_nodes, n);
     return n;
 }
 

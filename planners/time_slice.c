@@ -329,16 +329,7 @@ typedef struct {
     int n, cap;
 } Order;
 
-static void push(MNGraph *g, Order *o, MNNode *n) {
-    if (o->n == o->cap) {
-        int nc = o->cap ? o->cap * 2 : 256;
-        MNNode **nv = ARENA_ARRAY(g->arena, MNNode *, nc);
-        if (o->n) memcpy(nv, o->v, sizeof(MNNode *) * (size_t)o->n);
-        o->v = nv;
-        o->cap = nc;
-    }
-    o->v[o->n++] = n;
-}
+static void push(MNGraph *g, Order *o, MNNode *n) { ARENA_PUSH(g->arena, o->v, o->n, o->cap, n); }
 
 /* A Reshape or Expand copy's target shape: the slice's dimensions, as a constant like the
  * original shape input (so the copy reshapes one slice, not the whole). */

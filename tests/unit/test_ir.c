@@ -16,6 +16,13 @@ void test_arena(void) {
     a = arena_new(0);
     for (int i = 0; i < 10000; i++) CHECK(arena_alloc(a, 100) != NULL); /* many blocks */
     CHECK(arena_used(a) >= 10000 * 100);
+    int *v = NULL, n = 0, cap = 0;
+    for (int i = 0; i < 1000; i++) ARENA_PUSH(a, v, n, cap, i * 3);
+    int bad = 0;
+    for (int i = 0; i < 1000; i++) bad += v[i] != i * 3;
+    CHECK_EQ_I(n, 1000);
+    CHECK_EQ_I(bad, 0);
+    CHECK(cap >= 1000 && cap < 2048);
     arena_free(a);
 }
 
