@@ -51,17 +51,21 @@ static bool level(P *p, int *lv) {
     return false;
 }
 
+/* A dimension list up to close (the opening bracket already read): "64,128)". */
+static bool dim_list(P *p, int64_t *dims, int *rank, int max, const char *close) {
+    if (lit(p, close)) return true;
+    do {
+        if (*rank == max) return pfail(p, "too many dimensions");
+        if (!num(p, &dims[(*rank)++])) return pfail(p, "expected a dimension");
+    } while (lit(p, ","));
+    return lit(p, close) || pfail(p, close[0] == ')' ? "expected )" : "expected ]");
+}
+
 bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
     memset(l, 0, sizeof *l);
     P p = {s, err, errlen};
     if (!lit(&p, "PadLayout{") || !lit(&p, "(")) return pfail(&p, "expected PadLayout{(");
-    if (!lit(&p, ")")) {
-        do {
-            if (l->rank == LAYOUT_MAX_RANK) return pfail(&p, "too many dimensions");
-            if (!num(&p, &l->shape[l->rank++])) return pfail(&p, "expected a dimension");
-        } while (lit(&p, ","));
-        if (!lit(&p, ")")) return pfail(&p, "expected )");
-    }
+    if (!dim_list(&p, l->shape, &l->rank, LAYOUT_MAX_RANK, ")")) return false;
     if (!lit(&p, "/") || !lit(&p, "(")) return pfail(&p, "expected /(");
     int ax = 0;
     if (l->rank) {
@@ -313,13 +317,7 @@ bool xla_parse(const char *s, MNXlaShape *x, char *err, size_t errlen) {
     }
     if (!best) return pfail(&p, "unknown element type");
     p.s += best + 1;
-    if (!lit(&p, "]")) {
-        do {
-            if (x->rank == MN_MAX_RANK) return pfail(&p, "too many dimensions");
-            if (!num(&p, &x->dims[x->rank++])) return pfail(&p, "expected a dimension");
-        } while (lit(&p, ","));
-        if (!lit(&p, "]")) return pfail(&p, "expected ]");
-    }
+    if (!dim_list(&p, x->dims, &x->rank, MN_MAX_RANK, "]")) return false;
     for (int i = 0; i < x->rank; i++) x->m2m[i] = x->rank - 1 - i; /* default: row-major */
     if (lit(&p, "{")) {
         bool seen[MN_MAX_RANK] = {0};
