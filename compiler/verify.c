@@ -78,18 +78,18 @@ bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_
             const MNValue *v = n->out[k];
             if (v && onnx_type_numeric(v->type.elem) && (!v->layout || v->num_lw < 0)) ok = VFAIL("value '%s' has no layout after the layout planner", v->name);
         }
-        /* after the location planner every node but a download reads LM (or immediates) */
-        for (int k = 0; ok && stage >= 5 && n->op != OP_MNCoreDownload && n->op != OP_MNCoreInputSplit && k < n->nin; k++) {
-            const MNValue *v = n->in[k];
-            if (v && v->loc_kind != MN_LOC_KIND_LM && v->loc_kind != MN_LOC_KIND_IMM && !(v->producer && v->loc_kind == MN_LOC_KIND_DRAM))
-                ok = VFAIL("node '%s' reads '%s', which is not in LM", n->name, v->name);
-        }
         /* a pass that rewrote a standard op (a slice copy, new pads) kept it consistent
          * (compile-time operands stay constants, so inference still sees them) */
         if (ok && stage >= 3 && strcmp(n->domain, "mncore") && n->op != OP_UNSUPPORTED) ok = infer_node_agrees((MNGraph *)g, n, err, errlen);
         if (ok && (n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat || n->op == OP_MNCoreOutputSum)) ok = check_pieces(n, err, errlen);
         if (ok && stage >= 2 && n->op == OP_MNCoreCast && (n->out[0]->dtype == n->in[0]->dtype))
             ok = VFAIL("cast '%s' converts %s to itself", n->name, mn_dtype_name(n->in[0]->dtype));
+    }
+    /* after the sliced location planner every node computes on LM values that fit */
+    if (ok && stage >= 5 && m) {
+        MNBuf why = {0};
+        if (plan_lm_misfits(g, m, &why)) ok = VFAIL("operands outside LM or larger than one LM: %s", why.data);
+        buf_free(&why);
     }
     /* every node's layout demands hold (through a switch where they conflicted) */
     if (ok && stage >= 3 && m) ok = plan_layout_demands_hold(g, m, err, errlen);

@@ -23,12 +23,17 @@
  * Canonical layout:
  * The last dimension is packed into long words (W slots, as many as the dtype fits) and
  * spread over the 4 PEs of a MAB: (ceil(n / 4W):1, W_W:1, 4_PE:1). The first dimension
- * of a tensor of rank >= 2 is spread over MABs, then L1Bs, then L2Bs, by the largest
- * factors of the machine's counts that divide it exactly (so it is never padded); what
- * is left of it and the middle dimensions become LM addresses, row-major. Every level a
+ * leading dimensions of a tensor of rank >= 2 are spread over the MABs, L1Bs and L2Bs:
+ * level by level, to the dimension whose addresses it divides the most, by the smallest
+ * factor of the machine's count that does so (so 1000 rows take all 1024 MAB slots of
+ * mncore2, 3 rows 4 MABs); what is left of every leading dimension becomes LM
+ * addresses, row-major. The SIMD machine takes as long as its fullest PE, so the long
+ * words per PE are what to minimise; padding only costs DRAM image space. With batch 1,
+ * an NCHW tensor would otherwise sit on the 4 PEs of one MAB, replicated. Every level a
  * value does not use is a broadcast level: the value is replicated there. A scalar is
- * one long word replicated on every PE. So DESIGN.md's example (3,4) float tensor gets
- * PadLayout{(3,4)/((3:1), (1:1, 2_W:1, 4_PE:1); B@[MAB,L1B,L2B])}. */
+ * one long word replicated on every PE. So a (3,4) float tensor gets
+ * PadLayout{(3,4)/((1:1, 4_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])} (DESIGN.md's
+ * MLSDK example keeps the 3 rows as addresses: two long words more per PE). */
 #include "plan.h"
 #include "layout.h"
 #include "ops.h"
@@ -36,14 +41,6 @@
 #include <stdio.h>
 #include <string.h>
 
-static int64_t gcd(int64_t a, int64_t b) {
-    while (b) {
-        int64_t t = a % b;
-        a = b;
-        b = t;
-    }
-    return a;
-}
 
 bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
     memset(l, 0, sizeof *l);
@@ -63,25 +60,43 @@ bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLa
     l->sub[last][0] = (MNSubaxis){q, 1, LV_ADDR};
     l->sub[last][1] = (MNSubaxis){W, 1, LV_W};
     l->sub[last][2] = (MNSubaxis){4, 1, LV_PE};
-    for (int i = last - 1; i >= 1; i--) { /* middle dimensions: addresses */
-        int64_t d = t->dims[i] ? t->dims[i] : 1;
-        l->nsub[i] = 1;
-        l->sub[i][0] = (MNSubaxis){d, (int32_t)stride, LV_ADDR};
-        stride *= d;
+    /* Leading dimensions over MAB, L1B, L2B: each level goes whole to the dimension that
+     * fills most of it (a level shared by two dimensions could not be broadcast for an
+     * input lacking one of them); the outermost wins ties. */
+    int64_t F[LAYOUT_MAX_RANK];
+    int lvdim[LV_COUNT];
+    int64_t lvf[LV_COUNT];
+    const MNLevel spread[3] = {LV_MAB, LV_L1B, LV_L2B};
+    const int64_t count[3] = {m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b};
+    for (int i = 0; i < last; i++) F[i] = 1;
+    for (int s = 0; s < 3; s++) {
+        int best = -1;
+        int64_t bf = 1;
+        double gain = 1; /* how many times fewer addresses the dimension then needs */
+        for (int i = 0; i < last; i++) {
+            int64_t d = t->dims[i] ? t->dims[i] : 1, r = (d + F[i] - 1) / F[i];
+            int64_t f = count[s]; /* the smallest factor that takes the rest down as far as it goes */
+            for (int64_t g2 = 1; g2 <= count[s]; g2++)
+                if (count[s] % g2 == 0 && g2 >= r) {
+                    f = g2;
+                    break;
+                }
+            double gi = (double)r / (double)((r + f - 1) / f);
+            if (gi > gain) best = i, bf = f, gain = gi;
+        }
+        lvdim[spread[s]] = best, lvf[spread[s]] = bf;
+        if (best >= 0) F[best] *= bf;
     }
     uint8_t used = 1u << LV_PE;
-    if (last >= 1) {
-        int64_t d = t->dims[0] ? t->dims[0] : 1;
-        int64_t fm = gcd(d, m->mab_per_l1b);
-        int64_t f1 = gcd(d / fm, m->l1b_per_l2b);
-        int64_t f2 = gcd(d / fm / f1, m->n_l2b);
-        int64_t rest = d / fm / f1 / f2;
+    for (int i = last - 1; i >= 0; i--) { /* what is left of each: addresses, row-major */
+        int64_t d = t->dims[i] ? t->dims[i] : 1;
+        int64_t rest = (d + F[i] - 1) / F[i];
         int k = 0;
-        l->sub[0][k++] = (MNSubaxis){rest, (int32_t)stride, LV_ADDR};
-        if (f2 > 1) l->sub[0][k++] = (MNSubaxis){f2, 1, LV_L2B}, used |= 1u << LV_L2B;
-        if (f1 > 1) l->sub[0][k++] = (MNSubaxis){f1, 1, LV_L1B}, used |= 1u << LV_L1B;
-        if (fm > 1) l->sub[0][k++] = (MNSubaxis){fm, 1, LV_MAB}, used |= 1u << LV_MAB;
-        l->nsub[0] = k;
+        l->sub[i][k++] = (MNSubaxis){rest, (int32_t)stride, LV_ADDR};
+        stride *= rest;
+        for (int s = 2; s >= 0; s--) /* L2B major, MAB minor */
+            if (lvdim[spread[s]] == i) l->sub[i][k++] = (MNSubaxis){lvf[spread[s]], 1, spread[s]}, used |= (uint8_t)(1u << spread[s]);
+        l->nsub[i] = k;
     }
     for (int lv = LV_PE; lv <= LV_L2B; lv++)
         if (!(used & (1u << lv))) l->bcast |= (uint8_t)(1u << lv);
@@ -157,25 +172,29 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
     return true;
 }
 
+bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, MNLayout *want) {
+    if (t->rank < 0 || !mn_dtype_bytes(dt)) return false;
+    if (elementwise(n) && outl) {
+        if (n->op == OP_Clip && k > 0) return false; /* scalar bounds: immediates */
+        broadcast_layout(outl, t, want);
+        return true;
+    }
+    if ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 1 && t->rank >= 3)
+        return plan_layout_kpacked(t, dt, 1, want); /* the weight's input channels are the reduced K */
+    if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
+        bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
+        int r = t->rank;
+        if (k == 0 && !trans) return false; /* rows of A stream through; canonical A has K last */
+        int kdim = k == 0 ? r - 2 : (trans ? r - 1 : r - 2);
+        return plan_layout_kpacked(t, dt, kdim, want);
+    }
+    return false;
+}
+
 /* What node n wants input k to be, given n's output layout (false: no demand). */
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want) {
     const MNValue *v = n->in[k];
-    if (!v || v->type.rank < 0 || !mn_dtype_bytes(v->dtype)) return false;
-    if (elementwise(n) && outl) {
-        if (n->op == OP_Clip && k > 0) return false; /* scalar bounds: immediates */
-        broadcast_layout(outl, &v->type, want);
-        return true;
-    }
-    if ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 1 && v->type.rank >= 3)
-        return plan_layout_kpacked(&v->type, v->dtype, 1, want); /* the weight's input channels are the reduced K */
-    if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && v->type.rank >= 2) {
-        bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
-        int r = v->type.rank;
-        if (k == 0 && !trans) return false; /* rows of A stream through; canonical A has K last */
-        int kdim = k == 0 ? r - 2 : (trans ? r - 1 : r - 2);
-        return plan_layout_kpacked(&v->type, v->dtype, kdim, want);
-    }
-    return false;
+    return v && plan_layout_demand_of(n, k, &v->type, v->dtype, outl, want);
 }
 
 /* Estimated cycles of re-laying num_lw long words per PE between two layouts: through

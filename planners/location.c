@@ -154,6 +154,32 @@ bool plan_location(MNCompile *c) {
     return true;
 }
 
+/* Only these read DRAM: a download copies a value in, a split cuts its pieces out. */
+static bool reads_dram(const MNNode *n) { return n->op == OP_MNCoreDownload || n->op == OP_MNCoreInputSplit; }
+
+int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why) {
+    int64_t cap = m->lm0_lw < m->lm1_lw ? m->lm0_lw : m->lm1_lw;
+    int bad = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        const MNNode *n = g->nodes[i];
+        if (n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload) continue; /* the node on the other side is named */
+        for (int k = 0; k < n->nin + n->nout; k++) {
+            const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+            if (!v || !mn_dtype_bytes(v->dtype)) continue;
+            bool in = k < n->nin, lm = v->loc_kind == MN_LOC_KIND_LM;
+            bool wrong = lm ? v->num_lw > cap : in && !reads_dram(n) && v->loc_kind != MN_LOC_KIND_IMM;
+            if (!wrong) continue;
+            if (why && bad < 8) /* the message stays one readable line */
+                buf_printf(why, "%snode '%s' (%s) %s '%s' (%lld LW per PE%s)", bad ? ", " : "", n->name, n->op_type, in ? "reads" : "writes", v->name,
+                           (long long)v->num_lw, lm ? "" : ", in DRAM");
+            else if (why && bad == 8)
+                buf_printf(why, ", ...");
+            bad++;
+        }
+    }
+    return bad;
+}
+
 bool plan_location_sliced(MNCompile *c) {
     MNGraph *g = c->g;
     int64_t cap = lm_capacity(c);
@@ -220,17 +246,18 @@ bool plan_location_sliced(MNCompile *c) {
     for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
     free(dl);
     ir_recount_uses(g);
-    over = 0;
-    for (int i = 0; i < g->nvalues; i++) { /* what still does not fit: ops Time-Slice cannot split */
-        const MNValue *v = g->values[i];
-        if ((v->loc_kind == MN_LOC_KIND_LM || (v->producer && v->loc_kind == MN_LOC_KIND_DRAM && v->nuses)) && v->num_lw > cap) over++;
-    }
     mn_figure(c, "downloads", downloads);
     mn_figure(c, "uploads", uploads);
-    mn_figure(c, "values_over_lm_capacity_unsliced", over);
     mn_figure(c, "lm_demand_lw", lm_demand);
     mn_figure(c, "lm_peak_node_lw", peak_node_lw(g));
-    mn_log(c, 0, "locations (sliced): %d downloads, %d uploads; %d values still larger than one LM (%lld LW): their ops cannot be sliced yet",
-           downloads, uploads, over, (long long)cap);
-    return true;
+    mn_log(c, 0, "locations (sliced): %d downloads, %d uploads; every node computes on values that fit one LM (%lld LW)", downloads, uploads, (long long)cap);
+    /* what still does not fit belongs to ops Time-Slice cannot cut that way: the model
+     * needs a larger machine, and saying so beats emitting code that cannot run */
+    MNBuf why = {0};
+    int bad = plan_lm_misfits(g, &c->machine, &why);
+    if (bad)
+        diag_error(&c->diag, DIAG_RESOURCE, "%s: does not fit machine '%s' (LM %lld LW per PE), and Time-Slice cannot cut these nodes further: %d operands too large: %s",
+                   g->file, c->machine.name, (long long)cap, bad, why.data);
+    buf_free(&why);
+    return !bad;
 }

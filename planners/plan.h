@@ -11,9 +11,15 @@ bool plan_layout(MNCompile *c);
 bool plan_location(MNCompile *c);
 bool plan_time_slice(MNCompile *c);
 bool plan_location_sliced(MNCompile *c);
+/* The operands that break "every node computes on LM values that fit one LM" (a value in
+ * LM larger than the smaller LM, or a DRAM value read by anything but a download or a
+ * split): their count, and a description of the first ones appended to why (or NULL). */
+int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why);
 
 /* What node n wants its input k to be, given n's output layout outl (false: no demand). */
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want);
+/* The same for an operand of type t and dtype dt in n's input k (a piece of it, say). */
+bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, MNLayout *want);
 /* The layout a matrix-unit operand must have: dimension kdim (the reduced K) packed. */
 bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);

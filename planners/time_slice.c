@@ -176,6 +176,20 @@ static bool movement_op(const MNNode *n) {
     }
 }
 
+/* May n be cut along its channels (axis 1)? Pools and normalisations work channel by
+ * channel; a convolution's output channels each read all of X and their own filters
+ * (with one group only: grouped channels would also cut X and change "group"). */
+static bool channel_cut(const MNNode *n) {
+    switch (n->op) {
+    case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+    case OP_BatchNormalization: case OP_InstanceNormalization:
+        return n->out[0]->type.rank >= 3;
+    case OP_Conv: case OP_ConvTranspose:
+        return n->out[0]->type.rank >= 3 && ir_attr_int(n, "group", 1) == 1;
+    default: return false;
+    }
+}
+
 /* The axis of input k cut with output axis a, or -1 when input k passes whole. */
 static int in_axis(const MNNode *n, int k, int a) {
     const MNValue *x = n->in[k], *o = n->out[0];
@@ -184,7 +198,17 @@ static int in_axis(const MNNode *n, int k, int a) {
     if (n->op == OP_MatMul && k == 1) /* B follows the batch axes only (a broadcast batch of 1 passes whole) */
         ax = a < r - 2 && x->type.rank > 2 ? a - (r - x->type.rank) : -1;
     if (n->op == OP_MatMul && ax >= x->type.rank - (k == 0 ? 1 : 2)) ax = -1; /* never K, never B's own rows */
-    return ax >= 0 && ax < x->type.rank && x->type.dims[ax] == o->type.dims[a] ? ax : -1;
+    if (n->op == OP_Gemm && k == 0 && ir_attr_int(n, "transA", 0)) ax = a == 0 ? 1 : -1; /* A is (K, M): rows are its columns */
+    if (a == 1 && channel_cut(n)) { /* per-channel operands follow the channels */
+        bool per_channel = (n->op == OP_BatchNormalization || n->op == OP_InstanceNormalization) && k >= 1;
+        if (per_channel || ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 2)) ax = 0;
+        else if (n->op == OP_Conv) ax = k == 1 ? 0 : -1; /* W is (M, C, ...); every slice reads all of X */
+        else if (n->op == OP_ConvTranspose) ax = k == 1 ? 1 : -1; /* W is (C, M, ...) */
+    }
+    if (ax < 0 || ax >= x->type.rank) return -1;
+    if (n->op == OP_GatherElements && k == 0) /* the data may be wider than its indices: windows */
+        return x->type.dims[ax] >= o->type.dims[a] ? ax : -1;
+    return x->type.dims[ax] == o->type.dims[a] ? ax : -1;
 }
 
 /* May node n be computed slice by slice along output axis a? */
@@ -193,7 +217,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     int r = o->type.rank;
     switch (n->op) {
     case OP_MatMul: return a < r - 1; /* rows (and batches), not the columns */
-    case OP_Gemm: return a == 0 && !ir_attr_int(n, "transA", 0); /* with transA, A's axis 0 is K */
+    case OP_Gemm: return a == 0; /* rows (A's columns with transA) */
     case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax: {
         /* before opset 13 the default axis is 1 and the op normalises over all axes
          * from it on (the input flattened to 2-D) */
@@ -204,7 +228,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     }
     case OP_Conv: case OP_ConvTranspose: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
     case OP_BatchNormalization: case OP_InstanceNormalization:
-        return a == 0; /* batch */
+        return a == 0 || (a == 1 && channel_cut(n)); /* batch, channels */
     case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
     case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
         return reduce_keeps(n, a);
@@ -243,29 +267,6 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     }
 }
 
-/* May axis i of layout l be cut to shrink the LM footprint: has it an address subaxis
- * of size > 1? */
-static bool address_axis(const MNLayout *l, int i) {
-    for (int k = 0; k < l->nsub[i]; k++)
-        if (l->sub[i][k].level == LV_ADDR && l->sub[i][k].size > 1) return true;
-    return false;
-}
-
-/* num_lw of the K-packed layout the matrix unit wants for B's rows cut to len (the
- * canonical one when that is not valid on the machine, as the layout planner does) */
-static int64_t kpacked_chunk_lw(MNCompile *c, const MNValue *v, int64_t len) {
-    int64_t dims[MN_MAX_RANK];
-    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
-    dims[0] = len;
-    MNType t = v->type;
-    t.dims = dims;
-    MNLayout l;
-    char err[200];
-    if (plan_layout_kpacked(&t, v->dtype, 0, &l) && layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
-        return layout_num_lw(&l, c->machine.address_alignment_lw);
-    return INT64_MAX;
-}
-
 /* num_lw of v's canonical layout with axis cut to len */
 static int64_t chunk_lw(MNCompile *c, const MNValue *v, int axis, int64_t len) {
     int64_t dims[MN_MAX_RANK];
@@ -275,6 +276,38 @@ static int64_t chunk_lw(MNCompile *c, const MNValue *v, int axis, int64_t len) {
     t.dims = dims;
     MNLayout l;
     return plan_layout_canonical(&t, v->dtype, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
+}
+
+/* Whether input v, passed whole to every slice, fits one LM (immediates do not move). */
+static bool fits_whole(MNCompile *c, const MNValue *v) {
+    return !v || v->loc_kind == MN_LOC_KIND_IMM || !mn_dtype_bytes(v->dtype) || (v->num_lw <= lm_cap(c) && !timed(v));
+}
+
+/* num_lw of input k of n cut along axis to len, in the layout n demands of it where it
+ * demands one the machine can hold (a matrix operand's K packed), else canonical */
+static int64_t piece_lw(MNCompile *c, const MNNode *n, int k, int axis, int64_t len) {
+    const MNValue *v = n->in[k];
+    int64_t dims[MN_MAX_RANK];
+    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
+    dims[axis] = len;
+    MNType t = v->type;
+    t.dims = dims;
+    MNLayout l;
+    char err[200];
+    if (plan_layout_demand_of(n, k, &t, v->dtype, NULL, &l) && layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
+        return layout_num_lw(&l, c->machine.address_alignment_lw);
+    return chunk_lw(c, v, axis, len);
+}
+
+/* Whether every piece of n's input k (k < 0: its output) cut into S slices along axis
+ * (all of the same length but the last) fits cap. Both lengths are checked: a layout
+ * may pad a shorter piece to more long words than a longer one (a length that spreads
+ * over fewer MABs). */
+static bool pieces_fit(MNCompile *c, const MNNode *n, int k, int axis, int64_t d, int64_t S, int64_t cap) {
+    int64_t chunk = (d + S - 1) / S, last = d - chunk * (S - 1);
+    if (last <= 0) return false;
+    if (k < 0) return chunk_lw(c, n->out[0], axis, chunk) <= cap && chunk_lw(c, n->out[0], axis, last) <= cap;
+    return piece_lw(c, n, k, axis, chunk) <= cap && piece_lw(c, n, k, axis, last) <= cap;
 }
 
 static MNValue *slice_value(MNCompile *c, const MNValue *v, const char *name, int axis, int64_t len) {
@@ -369,18 +402,25 @@ static void emit_copy(MNCompile *c, Order *ord, MNNode *n, int *nsw, double *cos
     push(c->g, ord, n);
 }
 
-/* An MNCoreInputSplit of x along axis into n pieces of chunk (the last takes the rest);
- * returns the pieces. */
-static MNValue **split_value(MNCompile *c, Order *ord, MNValue *x, int axis, int64_t n, int64_t chunk, const char *tag) {
+/* An MNCoreInputSplit of the first d elements of x along axis into n pieces of chunk
+ * (the last takes the rest); returns the pieces. When d is short of x's extent (the
+ * data of a GatherElements whose indices are narrower), the pieces are windows at
+ * "starts" and the tail is never read. */
+static MNValue **split_value(MNCompile *c, Order *ord, MNValue *x, int axis, int64_t n, int64_t chunk, int64_t d, const char *tag) {
     MNGraph *g = c->g;
-    int64_t d = x->type.dims[axis];
     MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)n);
     sp->name = arena_printf(g->arena, "%s_%s", x->name, tag);
     sp->domain = "mncore";
     sp->in[0] = x;
-    sp->nattr = 1;
-    sp->attrs = ARENA_NEW(g->arena, MNAttr);
+    bool win = d < x->type.dims[axis];
+    sp->nattr = win ? 2 : 1;
+    sp->attrs = ARENA_ARRAY(g->arena, MNAttr, sp->nattr);
     sp->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = axis};
+    if (win) {
+        int64_t *starts = ARENA_ARRAY(g->arena, int64_t, n);
+        for (int64_t s = 0; s < n; s++) starts[s] = s * chunk;
+        sp->attrs[1] = (MNAttr){.name = "starts", .type = MN_ATTR_INTS, .n = (int)n, .ints = starts};
+    }
     MNValue **pieces = ARENA_ARRAY(g->arena, MNValue *, n);
     for (int64_t s = 0; s < n; s++) {
         int64_t len = s == n - 1 ? d - chunk * (n - 1) : chunk;
@@ -417,9 +457,7 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         return false;
     for (Sk = 2; Sk <= K; Sk++) {
         int64_t ck = (K + Sk - 1) / Sk;
-        int64_t blw = kpacked_chunk_lw(c, B, ck);
-        if (blw == INT64_MAX) blw = chunk_lw(c, B, 0, ck);
-        if (blw <= cap && chunk_lw(c, A, A->type.rank - 1, ck) <= cap) break;
+        if (piece_lw(c, n, 1, 0, ck) <= cap && piece_lw(c, n, 0, A->type.rank - 1, ck) <= cap) break;
     }
     if (Sk > K) return false;
     int64_t ck = (K + Sk - 1) / Sk;
@@ -427,10 +465,10 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
     for (int i = 0; i < *nk; i++)
         if (kc[i].b == B && kc[i].sk == Sk) pb = kc[i].pieces;
     if (!pb) {
-        pb = split_value(c, ord, B, 0, Sk, ck, "ksplit");
+        pb = split_value(c, ord, B, 0, Sk, ck, K, "ksplit");
         if (*nk < 64) kc[(*nk)++] = (KCut){B, Sk, pb};
     }
-    MNValue **pa = split_value(c, ord, A, A->type.rank - 1, Sk, ck, "ksplit");
+    MNValue **pa = split_value(c, ord, A, A->type.rank - 1, Sk, ck, K, "ksplit");
     MNNode *sum = ir_node_new(g, "MNCoreOutputSum", (int)Sk, 1);
     sum->name = arena_printf(g->arena, "%s_ksum", o->name);
     sum->domain = "mncore";
@@ -539,19 +577,20 @@ static void window_rows(const Window *w, int64_t H, int64_t r0, int64_t r1, int6
 static int64_t window_slices(MNCompile *c, const MNNode *n, const Window *w) {
     const MNValue *x = n->in[0], *o = n->out[0];
     int64_t cap = lm_cap(c), d = o->type.dims[w->axis], H = x->type.dims[w->axis];
+    for (int k = 1; k < n->nin; k++) /* weights and bias pass whole to every piece */
+        if (!fits_whole(c, n->in[k])) return 0;
     for (int64_t S = 2; S <= d; S++) {
         int64_t chunk = (d + S - 1) / S, lo, hi, pb, pe;
-        if (chunk_lw(c, o, w->axis, chunk) > cap) continue;
-        /* every piece must hold some input row: windows move forward with the slice, so
-         * it is enough that the first ends after row 0 and the last starts before H */
-        window_rows(w, H, 0, chunk, &lo, &hi, &pb, &pe);
-        if (hi <= lo) continue;
-        window_rows(w, H, chunk * (S - 1), d, &lo, &hi, &pb, &pe);
-        if (hi <= lo) continue;
-        /* no piece is wider than an unclipped window of chunk output rows */
-        int64_t most = (chunk - 1) * w->s + (w->k - 1) * w->dil + 1;
-        if (most > H) most = H;
-        if (chunk_lw(c, x, w->axis, most) <= cap) return S;
+        if (!pieces_fit(c, n, -1, w->axis, d, S, cap)) continue;
+        /* every input piece must hold some row and fit; edge pieces are clipped, and a
+         * narrower piece may still need more long words, so each is checked */
+        bool fits = true;
+        for (int64_t s = 0; fits && s < S; s++) {
+            int64_t r0 = s * chunk, r1 = s == S - 1 ? d : r0 + chunk;
+            window_rows(w, H, r0, r1, &lo, &hi, &pb, &pe);
+            fits = hi > lo && chunk_lw(c, x, w->axis, hi - lo) <= cap;
+        }
+        if (fits) return S;
     }
     return 0;
 }
@@ -632,20 +671,25 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
     MNLayout ol;
     int a = -1;
     int64_t S = 0;
+    bool kb = k_splittable(c, n); /* before any split marks the weights with Time */
     if (touches && o && o->type.rank > 0 && plan_layout_canonical(&o->type, o->dtype, &c->machine, &ol)) {
         /* the outermost address axis the node may be cut along where some slice count
          * makes output and cut inputs fit (an outer axis cut to single elements can
          * still be too big: then a deeper one) */
         for (a = 0; a < o->type.rank && S < 2; a++) {
-            if (!address_axis(&ol, a) || !sliceable(n, a, g->opset)) continue;
+            /* an axis spread over MABs still shrinks what is cut with it (the filters
+             * of a channel cut), so any axis is a candidate; the fit check decides */
+            if (o->type.dims[a] < 2 || !sliceable(n, a, g->opset)) continue;
             int64_t d = o->type.dims[a];
             for (S = 2; S <= d; S++) {
-                int64_t chunk = (d + S - 1) / S;
-                bool fits = chunk_lw(c, o, a, chunk) <= cap;
+                bool fits = pieces_fit(c, n, -1, a, d, S, cap);
                 for (int k = 0; fits && k < n->nin; k++) { /* and every input that is cut */
                     MNValue *x = n->in[k];
                     int ax = in_axis(n, k, a);
-                    if (ax >= 0) fits = chunk_lw(c, x, ax, chunk) <= cap;
+                    if (ax >= 0) fits = pieces_fit(c, n, k, ax, d, S, cap);
+                    /* one passed whole must fit as it is (a matrix product's weights
+                     * may still be cut along K inside each slice) */
+                    else if (!kb && !fits_whole(c, x)) fits = false;
                 }
                 if (fits) break;
             }
@@ -690,7 +734,6 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
     }
     /* cut: inputs aligned with output axis a and of the same length there */
     int64_t d = o->type.dims[a], chunk = (d + S - 1) / S;
-    bool kb = k_splittable(c, n); /* before any split marks the weights with Time */
     MNValue ***pieces = ARENA_ARRAY(g->arena, MNValue **, n->nin + 1);
     for (int k = 0; k < n->nin; k++) {
         MNValue *x = n->in[k];
@@ -711,7 +754,7 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
             st->chained++;
             continue;
         }
-        pieces[k] = split_value(c, &st->ord, x, ax, S, chunk, arena_printf(g->arena, "split_%d", k));
+        pieces[k] = split_value(c, &st->ord, x, ax, S, chunk, d, arena_printf(g->arena, "split_%d", k));
     }
     MNNode *cat = new_concat(c, o, a, S);
     for (int64_t s = 0; s < S; s++) {

@@ -138,18 +138,19 @@ def ok_ksplit():
 
 
 def ok_conv_window():
-    """On the tiny machine a batch-1 image does not fit one LM: Conv and MaxPool are cut
-    along the rows, their input pieces overlapping by the window's halo, and only the
-    edge slices keep the padding."""
+    """On the tiny machine a batch-1, one-channel image does not fit one LM (so a cut
+    along the output channels, each reading all of it, does not help): Conv and MaxPool
+    are cut along the rows, their input pieces overlapping by the window's halo, and
+    only the edge slices keep the padding."""
     g = helper.make_graph(
         [
             node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
             node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2]),
         ],
         "ok_conv_window",
-        [fvi("x", [1, 2, 32, 32])],
-        [fvi("y", [1, 4, 16, 16])],
-        [fvals("w", [4, 2, 3, 3], 0.1), fvals("b", [4], 0.0)],
+        [fvi("x", [1, 1, 64, 64])],
+        [fvi("y", [1, 2, 32, 32])],
+        [fvals("w", [2, 1, 3, 3], 0.1), fvals("b", [2], 0.0)],
     )
     save_ok("ok_conv_window", model(g), "--machine tiny")
 
@@ -196,9 +197,10 @@ def ok_move_slice():
 def ok_slice_limits():
     """Review regressions on the tiny machine, each a case Time-Slice must not cut the
     obvious way: opset-11 Softmax normalises over every axis from 1 on (only axis 0 may
-    be cut); GatherElements with indices narrower than the data (not cut off the gathered
-    axis either); a stride-2 Conv whose last window is the widest; Gemm with transA
-    (A's axis 0 is K, so not cut by rows); a batched ConvTranspose is cut along the batch."""
+    be cut); GatherElements with indices narrower than the data (cut off the gathered
+    axis, the data in windows as wide as the indices' pieces); a stride-2 Conv whose last
+    window is the widest; Gemm with transA (A's axis 0 is K: rows are cut along A's
+    columns); a batched ConvTranspose is cut along the batch."""
     g = helper.make_graph(
         [
             node("Softmax", ["x"], ["s"]),
@@ -208,9 +210,9 @@ def ok_slice_limits():
             node("ConvTranspose", ["ct_x", "ct_w"], ["ct"], kernel_shape=[2, 2], strides=[2, 2]),
         ],
         "ok_slice_limits",
-        [fvi("x", [2, 32, 64]), fvi("d", [64, 256]), vi("i", TensorProto.INT64, [64, 128]), fvi("img", [1, 1, 32, 32]),
+        [fvi("x", [2, 32, 64]), fvi("d", [64, 256]), vi("i", TensorProto.INT64, [64, 128]), fvi("img", [1, 1, 64, 64]),
          fvi("a", [16, 256]), fvi("ct_x", [8, 2, 8, 8])],
-        [fvi("s", [2, 32, 64]), fvi("ge", [64, 128]), fvi("cv", [1, 1, 16, 16]), fvi("gm", [256, 8]), fvi("ct", [8, 2, 16, 16])],
+        [fvi("s", [2, 32, 64]), fvi("ge", [64, 128]), fvi("cv", [1, 1, 32, 32]), fvi("gm", [256, 8]), fvi("ct", [8, 2, 16, 16])],
         [fvals("cw", [1, 1, 3, 3], 0.1), fvals("gw", [16, 8], 0.1), fvals("ct_w", [2, 2, 2, 2], 0.1)],
     )
     save_ok("ok_slice_limits", model(g, opset=11), "--machine tiny")
@@ -688,6 +690,18 @@ def bad_models():
         [i64("shape", [0, 4])],
     )
     save_bad("bad_zero_dim", model(g))
+
+    # A grouped Conv on the tiny machine whose filters alone overflow one LM: a cut
+    # along the output channels would have to cut X and "group" too, so mncc rejects
+    # the model for that machine, naming the node and its operands.
+    g = simple_graph(
+        "bad_too_large_tiny",
+        [node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], group=2)],
+        [fvi("x", [1, 16, 4, 4])],
+        [fvi("y", [1, 64, 2, 2])],
+        [fvals("w", [64, 8, 3, 3], 0.01)],
+    )
+    save_bad("bad_too_large_tiny", model(g), "--machine tiny")
 
     g = simple_graph(
         "bad_negative_dim", [node("Relu", ["x"], ["y"])], [fvi("x", [2, -5])], [fvi("y", [2, -5])]

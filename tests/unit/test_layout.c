@@ -261,3 +261,31 @@ void test_demands_hold(void) {
     buf_free(&buf);
     tg_done(&t);
 }
+
+static const char *canonical_str(MNBuf *b, const MNMachine *m, int rank, const int64_t *dims, MNDtype dt) {
+    MNType ty = {0};
+    ty.elem = ONNX_FLOAT32, ty.rank = rank, ty.dims = (int64_t *)dims;
+    MNLayout l;
+    b->len = 0;
+    if (!plan_layout_canonical(&ty, dt, m, &l)) return "";
+    char err[200];
+    if (!layout_valid(&l, m, mn_dtype_bytes(dt), err, sizeof err)) return "invalid";
+    layout_print(&l, b);
+    return b->data;
+}
+
+/* Canonical layouts spread the leading dimensions over every level they can fill: a
+ * batch-1 1000x1000 image uses all 4096 PEs (125 LW each), each level goes whole to the
+ * dimension that uses most of it, and no place is left empty. */
+void test_canonical_spread(void) {
+    MNMachine m = test_machine();
+    MNBuf b = {0};
+    CHECK(!strcmp(canonical_str(&b, &m, 4, DIMS(1, 1, 1000, 1000), MN_DT_Float),
+                  "PadLayout{(1,1,1000,1000)/((1:125), (1:125), (1:125, 8_L2B:1, 8_L1B:1, 16_MAB:1), (125:1, 2_W:1, 4_PE:1))}"));
+    CHECK(!strcmp(canonical_str(&b, &m, 2, DIMS(3, 4), MN_DT_Float), "PadLayout{(3,4)/((1:1, 4_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])}"));
+    /* 64 channels take the 16 MABs, 8 rows the 8 L1Bs (they gain 8x there, the channels'
+     * rest only 4x), and what is left of the channels 4 of the L2Bs */
+    CHECK(!strcmp(canonical_str(&b, &m, 4, DIMS(2, 64, 8, 8), MN_DT_Float),
+                  "PadLayout{(2,64,8,8)/((2:1), (1:1, 4_L2B:1, 16_MAB:1), (1:1, 8_L1B:1), (1:1, 2_W:1, 4_PE:1))}"));
+    buf_free(&b);
+}
