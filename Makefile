@@ -20,20 +20,21 @@ OPT      = -O2 -g
 endif
 
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
-             $(OPT) $(SANFLAGS) -I$(BUILD)/gen -Icompiler -Iemitter -Iemu -Iplanners $(CFLAGS)
-LDLIBS_ALL = $(SANFLAGS) -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(LDLIBS)
+             $(OPT) $(SANFLAGS) -I$(BUILD)/gen -Icompiler -Iemitter -Iemu -Iplanners -Ischeduler -pthread $(CFLAGS)
+LDLIBS_ALL = $(SANFLAGS) -pthread -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(LDLIBS)
 
 COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c compiler/ops.c \
                 compiler/onnx_load.c compiler/infer.c compiler/fold.c compiler/attrs.c \
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
                 compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c \
-                emu/emu.c emu/emu_units.c emu/emu_app.c planners/layout.c planners/dtype.c planners/location.c planners/layout_plan.c planners/time_slice.c
+                emu/emu.c emu/emu_units.c emu/emu_app.c planners/layout.c planners/dtype.c planners/location.c planners/layout_plan.c planners/time_slice.c \
+                scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
 MNCC_SRCS     = cmd/mncc.c
 MNEMU_SRCS    = cmd/mnemu.c
 MNDUMP_SRCS   = cmd/mndump.c
-UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c tests/unit/test_layout.c
+UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c tests/unit/test_layout.c tests/unit/test_sched.c
 SWEEP_SRCS    = tests/sweep/load_sweep.c
 MUTATE_SRCS   = tests/sweep/mutate.c
 RT_SRCS       = tests/vsm/roundtrip.c

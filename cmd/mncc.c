@@ -23,6 +23,8 @@ static void usage(FILE *f) {
             "  --input-value NAME=F.pb   freeze a graph input to the tensor in F.pb (folds\n"
             "                            everything computable from it)\n"
             "  --machine NAME|PATH       target machine (presets/machines/NAME.json; default mncore2)\n"
+            "  --cache-dir DIR|none      Node Simulation cache (default $XDG_CACHE_HOME/mncc/sim,\n"
+            "                            else ~/.cache/mncc/sim)\n"
             "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
             "  --dump-after PASS[,PASS]  write layout.PASS.txt after the named passes\n"
             "  --dump-all                write layout.PASS.txt after every pass\n"
@@ -150,6 +152,8 @@ int main(int argc, char **argv) {
             opt_add_dump_after(&opt, val);
         } else if (ARG("--machine")) {
             opt.machine = val;
+        } else if (ARG("--cache-dir")) {
+            opt.cache_dir = val;
         } else if (!strcmp(a, "--verify")) {
             opt.verify = true;
         } else if (!strcmp(a, "--dump-all")) {

@@ -41,3 +41,17 @@ void buf_free(MNBuf *b) {
     b->data = NULL;
     b->len = b->cap = 0;
 }
+
+void buf_json_string(MNBuf *b, const char *s) {
+    buf_append(b, "\"", 1);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\') {
+            char e[2] = {'\\', (char)*p};
+            buf_append(b, e, 2);
+        } else if (*p < 0x20)
+            buf_printf(b, "\\u%04x", *p);
+        else
+            buf_append(b, p, 1);
+    }
+    buf_append(b, "\"", 1);
+}

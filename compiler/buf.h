@@ -9,4 +9,6 @@ typedef struct {
 void buf_printf(MNBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_append(MNBuf *b, const void *p, size_t n);
 void buf_free(MNBuf *b);
+/* s as a JSON string literal, quotes included (for artifacts too large for a cJSON tree) */
+void buf_json_string(MNBuf *b, const char *s);
 #endif

@@ -16,7 +16,7 @@ typedef struct {
     double wall_ms;
     int nodes, values;
     bool ok;
-    MNFigure figures[16]; /* what the pass decided, for report.json */
+    MNFigure figures[24]; /* what the pass decided, for report.json */
     int nfigures;
 } MNPassRecord;
 
@@ -41,6 +41,11 @@ typedef struct MNCompile {
     int nlog, caplog;
     /* figures the passes report */
     int nodes_loaded, nodes_folded, nodes_dead;
+    struct SchedState *sched; /* Node Simulation and schedule results (scheduler/) */
+    /* the Node Simulation cache of this run: run-dependent, so kept out of the
+     * deterministic artifacts (report.json "cache") */
+    const char *cache_dir;
+    int64_t cache_hits, cache_misses, cache_corrupt, cache_write_failures;
     bool finished;
 } MNCompile;
 
@@ -62,7 +67,7 @@ bool mn_report_write(MNCompile *c);
 void ir_print_l3ir(MNBuf *b, const MNGraph *g);
 /* verify.c: the invariants after a pass of the given stage (0 loaded, 1 static
  * shapes, 2 dtypes planned, 3 layouts planned, 4 location kinds decided, 5 transfers
- * placed); false + message
+ * placed, 6 scheduled: banks and residency, 7 addresses); false + message
  * on a violation. */
 bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_t errlen); /* m: NULL skips the layout demands */
 /* passes.c: the pass names, in order, for --dump-after validation */

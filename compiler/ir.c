@@ -70,6 +70,7 @@ MNNode *ir_node_new(MNGraph *g, const char *op_type, int nin, int nout) {
     n->in = ARENA_ARRAY(g->arena, MNValue *, nin);
     n->out = ARENA_ARRAY(g->arena, MNValue *, nout);
     n->index = g->nnodes;
+    n->sim = -1;
     ARENA_PUSH(g->arena, g->nodes, g->nnodes, g->cap_nodes, n);
     return n;
 }

@@ -94,6 +94,7 @@ struct MNNode {
     MNValue **in;  /* NULL entries: omitted optional inputs ("") */
     MNValue **out; /* NULL entries: omitted optional outputs */
     bool dead;     /* removed by folding / DCE; dropped from g->nodes by ir_compact */
+    int sim;       /* its Node Simulation record (scheduler/), -1 none */
 };
 
 typedef struct MNGraph {

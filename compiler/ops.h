@@ -141,7 +141,10 @@
     OP(MNCoreLayoutSwitch, 0, 0, same_as_input0, none)            \
     OP(MNCoreInputSplit, 0, 0, same_as_input0, none)              \
     OP(MNCoreOutputConcat, 0, 0, same_as_input0, none)            \
-    OP(MNCoreOutputSum, 0, 0, same_as_input0, none)
+    OP(MNCoreOutputSum, 0, 0, same_as_input0, none)               \
+    /* made by the scheduler: LM bookkeeping */                    \
+    OP(MNCoreForget, 0, 0, same_as_input0, none)                  \
+    OP(MNCoreMove, 0, 0, same_as_input0, none)
 
 typedef enum {
     OP_UNSUPPORTED = 0,

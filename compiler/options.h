@@ -11,7 +11,12 @@
     X(fold_max_elems, INT, "4194304", "", "largest constant (in elements) that folding may create")             \
     X(memory_limit_mb, INT, "8192", "", "memory one compilation may use, in MiB (0 = no limit)")                  \
     X(float_dtype, ENUM, "float", "float|mixed", "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half") \
-    X(layout_planner, ENUM, "lpz", "lpz|naive", "lpz: demand-driven with gene hints; naive: canonical layouts, a switch at every mismatch")
+    X(layout_planner, ENUM, "lpz", "lpz|naive", "lpz: demand-driven with gene hints; naive: canonical layouts, a switch at every mismatch") \
+    X(simulation_mode, ENUM, "default", "fake|fast|default|best", "Node Simulation: fake/fast/default estimate from the machine (fast: one variant per LM bank; default/fake: every variant); best would measure emitted code (falls back to default, with a warning, until the emitter exists)") \
+    X(scheduler, ENUM, "reuse_consecutive", "always_from_dram|reuse_consecutive|spill_opt|auto_recompute_sa", "always_from_dram: every result to DRAM and back; reuse_consecutive: keep a value in LM for a consumer that follows at once; spill_opt: evict the farthest next use when LM is full; auto_recompute_sa: simulated annealing over order, spills and recomputation") \
+    X(num_threads, INT, "1", "", "threads for Node Simulation (results identical for any count)") \
+    X(seed, INT, "1", "", "random seed of auto_recompute_sa") \
+    X(sa_steps, INT, "1000", "", "moves auto_recompute_sa tries (each re-simulates the schedule)")
 
 typedef enum {
 #define X(name, type, dflt, values, help) MN_OPT_##name,
@@ -44,6 +49,8 @@ typedef struct MNOptions {
     bool dump_all;
     const char *machine; /* --machine NAME|PATH; NULL: mncore2 */
     bool verify;         /* run the invariant checker after every pass */
+    const char *cache_dir; /* --cache-dir; NULL: $XDG_CACHE_HOME/mncc (or ~/.cache/mncc) when
+                              writing a codegen dir, none for in-memory compiles; "none": off */
 } MNOptions;
 
 typedef struct {
@@ -51,6 +58,8 @@ typedef struct {
 } MNOptInfo;
 enum { MN_FLOAT_DTYPE_FLOAT, MN_FLOAT_DTYPE_MIXED };
 enum { MN_LAYOUT_PLANNER_LPZ, MN_LAYOUT_PLANNER_NAIVE };
+enum { MN_SIM_FAKE, MN_SIM_FAST, MN_SIM_DEFAULT, MN_SIM_BEST };
+enum { MN_SCHED_ALWAYS_FROM_DRAM, MN_SCHED_REUSE_CONSECUTIVE, MN_SCHED_SPILL_OPT, MN_SCHED_AUTO_RECOMPUTE_SA };
 /* the name of an option's current value ("mixed", or the number as text) */
 const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n);
 extern const MNOptInfo mn_opt_info[MN_OPT_COUNT];

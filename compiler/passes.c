@@ -10,6 +10,7 @@
 #include "infer.h"
 #include "onnx_load.h"
 #include "plan.h"
+#include "scheduler.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,6 +173,9 @@ static const MNPass pipeline[] = {
     {"location", plan_location, 4},
     {"time_slice", plan_time_slice, 4},
     {"location_sliced", plan_location_sliced, 5},
+    {"node_simulation", sched_node_simulation, 5},
+    {"schedule", sched_schedule, 6},
+    {"address", sched_address, 7},
 };
 #define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
 

@@ -96,6 +96,14 @@ bool mn_report_write(MNCompile *c) {
         }
         cJSON_AddItemToArray(ps, e);
     }
+    if (c->cache_dir) { /* depends on what earlier compiles left: like wall_ms, not part of the result */
+        cJSON *k = cJSON_AddObjectToObject(r, "cache");
+        cJSON_AddStringToObject(k, "dir", c->cache_dir);
+        cJSON_AddNumberToObject(k, "hits", (double)c->cache_hits);
+        cJSON_AddNumberToObject(k, "misses", (double)c->cache_misses);
+        cJSON_AddNumberToObject(k, "corrupt", (double)c->cache_corrupt);
+        cJSON_AddNumberToObject(k, "write_failures", (double)c->cache_write_failures);
+    }
     bool ok = write_json(c, "report.json", r);
     cJSON_Delete(r);
 

@@ -44,6 +44,75 @@ static bool check_pieces(const MNNode *n, char *err, size_t errlen) {
     return true;
 }
 
+/* After the scheduler: walking the order, every LM operand is resident where it is read
+ * (made, not yet forgotten), each bank's resident values and temps fit it; after the
+ * address planner, every LM value has an aligned address inside its bank and no two
+ * resident values of one bank overlap, and every DRAM value has an address. */
+static bool check_schedule(const MNGraph *g, const MNMachine *m, int stage, char *err, size_t errlen) {
+    int nv = g->nvalues;
+    bool *live = xcalloc((size_t)nv + 1, sizeof(bool));
+    const MNValue **res[2];
+    int nres[2] = {0, 0};
+    res[0] = xmalloc(sizeof(MNValue *) * (size_t)(nv + 1));
+    res[1] = xmalloc(sizeof(MNValue *) * (size_t)(nv + 1));
+    int64_t used[2] = {0, 0}, cap[2] = {m->lm0_lw, m->lm1_lw};
+    bool ok = true;
+#define BANK(v) ((v)->loc == MN_LOC_LM1 ? 1 : 0)
+    for (int i = 0; i < g->nnodes && ok; i++) {
+        const MNNode *n = g->nodes[i];
+        for (int k = 0; ok && k < n->nin; k++) {
+            const MNValue *v = n->in[k];
+            if (v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype) && !live[v->id])
+                ok = VFAIL("node '%s' reads '%s', which is not in LM then (never made, or forgotten)", n->name, v->name);
+        }
+        bool inplace = ir_attr_int(n, "in_place", 0) != 0;
+        for (int k = 0; ok && k < n->nin; k++) { /* a forget, or an in-place node over input 0, ends a residency */
+            const MNValue *v = n->in[k];
+            if (!v || !live[v->id] || !(n->op == OP_MNCoreForget || n->op == OP_MNCoreMove || (inplace && k == 0))) continue;
+            live[v->id] = false;
+            int b = BANK(v);
+            used[b] -= v->num_lw;
+            for (int j = 0; j < nres[b]; j++)
+                if (res[b][j] == v) res[b][j] = res[b][--nres[b]];
+        }
+        for (int k = 0; ok && k < n->nout; k++) {
+            const MNValue *v = n->out[k];
+            if (!v || v->loc_kind != MN_LOC_KIND_LM || !mn_dtype_bytes(v->dtype)) continue;
+            if (v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) {
+                ok = VFAIL("value '%s' is in LM without a bank after the scheduler", v->name);
+                break;
+            }
+            int b = BANK(v);
+            if (stage >= 7) {
+                if (v->addr < 0 || (m->address_alignment_lw > 1 && v->addr % m->address_alignment_lw) || v->addr + v->num_lw > cap[b])
+                    ok = VFAIL("value '%s' has LM%d address %lld (size %lld, bank of %lld, alignment %d)", v->name, b, (long long)v->addr, (long long)v->num_lw,
+                               (long long)cap[b], m->address_alignment_lw);
+                for (int j = 0; ok && j < nres[b]; j++) {
+                    const MNValue *u = res[b][j];
+                    if (u->addr < v->addr + v->num_lw && v->addr < u->addr + u->num_lw)
+                        ok = VFAIL("values '%s' and '%s' share LM%d addresses while both are resident", u->name, v->name, b);
+                }
+            }
+            live[v->id] = true;
+            res[b][nres[b]++] = v;
+            used[b] += v->num_lw;
+        }
+        int64_t temp = ir_attr_int(n, "temp_lw", 0);
+        int tb = (int)ir_attr_int(n, "temp_bank", 0);
+        for (int b = 0; ok && b < 2; b++)
+            if (used[b] + (b == tb ? temp : 0) > cap[b])
+                ok = VFAIL("after node '%s' LM%d holds %lld LW, more than its %lld", n->name, b, (long long)(used[b] + (b == tb ? temp : 0)), (long long)cap[b]);
+        for (int k = 0; ok && stage >= 7 && k < n->nout; k++) {
+            const MNValue *v = n->out[k];
+            if (v && (v->loc_kind == MN_LOC_KIND_DRAM || v->loc_kind == MN_LOC_KIND_INOUT) && mn_dtype_bytes(v->dtype) && v->nuses > 0 && v->addr < 0)
+                ok = VFAIL("DRAM value '%s' has no address after the address planner", v->name);
+        }
+    }
+#undef BANK
+    free(live), free(res[0]), free(res[1]);
+    return ok;
+}
+
 bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_t errlen) {
     bool *seen = xcalloc((size_t)g->nvalues + 1, sizeof(bool)); /* defined so far */
     bool ok = true;
@@ -91,6 +160,7 @@ bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_
         if (plan_lm_misfits(g, m, &why)) ok = VFAIL("operands outside LM or larger than one LM: %s", why.data);
         buf_free(&why);
     }
+    if (ok && stage >= 6 && m) ok = check_schedule(g, m, stage, err, errlen);
     /* every node's layout demands hold (through a switch where they conflicted) */
     if (ok && stage >= 3 && m) ok = plan_layout_demands_hold(g, m, err, errlen);
     for (int i = 0; ok && i < g->noutputs; i++) {

@@ -199,7 +199,7 @@ bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *
 
 /* Estimated cycles of re-laying num_lw long words per PE between two layouts: through
  * L1BM (combine then distribute), through L2BM when L1B or L2B placement changes. */
-static double switch_cost(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw) {
+double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw) {
     double lw = (double)num_lw * m->mab_per_l1b * m->pe_per_mab;
     double cyc = 2 * lw / m->bw_l1bm_pe_distribute;
     bool upper = layout_extent(from, LV_L1B) != layout_extent(to, LV_L1B) || layout_extent(from, LV_L2B) != layout_extent(to, LV_L2B) ||
@@ -288,7 +288,7 @@ bool plan_layout(MNCompile *c) {
             n->in[k] = o;
             order[w++] = sw;
             switches++;
-            cost += switch_cost(&c->machine, &L[v->id], &want, layout_num_lw(&want, c->machine.address_alignment_lw));
+            cost += plan_switch_cycles(&c->machine, &L[v->id], &want, layout_num_lw(&want, c->machine.address_alignment_lw));
         }
         order[w++] = n;
     }
@@ -431,7 +431,7 @@ int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost) {
         s->out[0] = o;
         plan_set_layout(c, o, &want);
         n->in[k] = o;
-        if (cost && v->layout && layout_parse(v->layout, &have, err, sizeof err)) *cost += switch_cost(&c->machine, &have, &want, o->num_lw);
+        if (cost && v->layout && layout_parse(v->layout, &have, err, sizeof err)) *cost += plan_switch_cycles(&c->machine, &have, &want, o->num_lw);
         sw[nsw++] = s;
     }
     return nsw;

@@ -154,8 +154,11 @@ bool plan_location(MNCompile *c) {
     return true;
 }
 
-/* Only these read DRAM: a download copies a value in, a split cuts its pieces out. */
-static bool reads_dram(const MNNode *n) { return n->op == OP_MNCoreDownload || n->op == OP_MNCoreInputSplit; }
+/* Only these read DRAM: a download copies a value in, a split cuts its pieces out, and
+ * a concat gathers the pieces the scheduler stored in their places. */
+static bool reads_dram(const MNNode *n) {
+    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat; /* a concat gathers stored pieces */
+}
 
 int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why) {
     int64_t cap = m->lm0_lw < m->lm1_lw ? m->lm0_lw : m->lm1_lw;

@@ -33,6 +33,8 @@ bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, s
  * accumulates the switches' estimate. */
 int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost);
 
+/* Estimated cycles of re-laying num_lw long words per PE from one layout to another. */
+double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw);
 /* the canonical layout of a value of type t in dtype dt on machine m */
 bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l);
 #endif

@@ -278,6 +278,44 @@ static int64_t chunk_lw(MNCompile *c, const MNValue *v, int axis, int64_t len) {
     return plan_layout_canonical(&t, v->dtype, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
 }
 
+/* LM a node's operand takes while the node runs (immediates and what only the compiler
+ * reads take none). */
+static int64_t operand_lw(const MNValue *v) {
+    return v && v->loc_kind != MN_LOC_KIND_IMM && mn_dtype_bytes(v->dtype) && v->num_lw > 0 ? v->num_lw : 0;
+}
+
+/* Do operands of these sizes fit LM0 and LM1 at once, each in one bank? (largest first,
+ * each into the bank with more room: what the scheduler's allocation does) */
+static bool pack2(const MNCompile *c, int64_t *sz, int n) {
+    for (int i = 1; i < n; i++) /* insertion sort, descending: a handful of operands */
+        for (int j = i; j > 0 && sz[j] > sz[j - 1]; j--) {
+            int64_t t = sz[j];
+            sz[j] = sz[j - 1], sz[j - 1] = t;
+        }
+    int64_t room[2] = {c->machine.lm0_lw, c->machine.lm1_lw};
+    for (int i = 0; i < n; i++) {
+        int b = room[0] >= room[1] ? 0 : 1;
+        if (room[b] < sz[i]) return false;
+        room[b] -= sz[i];
+    }
+    return true;
+}
+
+/* Does node n, uncut, have room for all its operands at once? */
+static bool node_packs(const MNCompile *c, const MNNode *n) {
+    int64_t *sz = xmalloc(sizeof(int64_t) * (size_t)(n->nin + n->nout + 1));
+    int m = 0;
+    for (int k = 0; k < n->nin + n->nout; k++) {
+        const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+        bool again = false; /* the same value read twice takes its room once */
+        for (int j = 0; j < k && !again; j++) again = (j < n->nin ? n->in[j] : n->out[j - n->nin]) == v;
+        if (!again) sz[m++] = operand_lw(v);
+    }
+    bool ok = pack2(c, sz, m);
+    free(sz);
+    return ok;
+}
+
 /* Whether input v, passed whole to every slice, fits one LM (immediates do not move). */
 static bool fits_whole(MNCompile *c, const MNValue *v) {
     return !v || v->loc_kind == MN_LOC_KIND_IMM || !mn_dtype_bytes(v->dtype) || (v->num_lw <= lm_cap(c) && !timed(v));
@@ -308,6 +346,27 @@ static bool pieces_fit(MNCompile *c, const MNNode *n, int k, int axis, int64_t d
     if (last <= 0) return false;
     if (k < 0) return chunk_lw(c, n->out[0], axis, chunk) <= cap && chunk_lw(c, n->out[0], axis, last) <= cap;
     return piece_lw(c, n, k, axis, chunk) <= cap && piece_lw(c, n, k, axis, last) <= cap;
+}
+
+/* Do the operands of each slice of n along output axis a (S slices) fit LM together?
+ * kb: the weights are cut along K inside each slice, so they are left to k_split. */
+static bool slice_packs(MNCompile *c, const MNNode *n, int a, int64_t d, int64_t S, bool kb) {
+    int64_t chunk = (d + S - 1) / S, last = d - chunk * (S - 1);
+    int64_t *sz = xmalloc(sizeof(int64_t) * (size_t)(n->nin + 2));
+    bool ok = last > 0;
+    for (int pass = 0; ok && pass < 2; pass++) {
+        int64_t len = pass ? last : chunk;
+        int m = 0;
+        sz[m++] = chunk_lw(c, n->out[0], a, len);
+        for (int k = 0; k < n->nin; k++) {
+            if (!n->in[k] || (kb && k == 1)) continue;
+            int ax = in_axis(n, k, a);
+            sz[m++] = ax >= 0 ? piece_lw(c, n, k, ax, len) : operand_lw(n->in[k]);
+        }
+        ok = pack2(c, sz, m);
+    }
+    free(sz);
+    return ok;
 }
 
 static MNValue *slice_value(MNCompile *c, const MNValue *v, const char *name, int axis, int64_t len) {
@@ -457,7 +516,8 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         return false;
     for (Sk = 2; Sk <= K; Sk++) {
         int64_t ck = (K + Sk - 1) / Sk;
-        if (piece_lw(c, n, 1, 0, ck) <= cap && piece_lw(c, n, 0, A->type.rank - 1, ck) <= cap) break;
+        int64_t sz[3] = {piece_lw(c, n, 1, 0, ck), piece_lw(c, n, 0, A->type.rank - 1, ck), layout_num_lw(&pl, c->machine.address_alignment_lw)};
+        if (sz[0] <= cap && sz[1] <= cap && pack2(c, sz, 3)) break;
     }
     if (Sk > K) return false;
     int64_t ck = (K + Sk - 1) / Sk;
@@ -585,10 +645,16 @@ static int64_t window_slices(MNCompile *c, const MNNode *n, const Window *w) {
         /* every input piece must hold some row and fit; edge pieces are clipped, and a
          * narrower piece may still need more long words, so each is checked */
         bool fits = true;
+        int64_t sz[MN_MAX_RANK + 8];
         for (int64_t s = 0; fits && s < S; s++) {
             int64_t r0 = s * chunk, r1 = s == S - 1 ? d : r0 + chunk;
             window_rows(w, H, r0, r1, &lo, &hi, &pb, &pe);
             fits = hi > lo && chunk_lw(c, x, w->axis, hi - lo) <= cap;
+            int m = 0; /* and with the weights and its output piece, all at once */
+            sz[m++] = chunk_lw(c, x, w->axis, hi > lo ? hi - lo : 1);
+            sz[m++] = chunk_lw(c, o, w->axis, r1 - r0);
+            for (int k = 1; k < n->nin && m < (int)(sizeof sz / sizeof sz[0]); k++) sz[m++] = operand_lw(n->in[k]);
+            if (fits) fits = pack2(c, sz, m);
         }
         if (fits) return S;
     }
@@ -667,6 +733,9 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
     bool touches = false;
     for (int k = 0; k < n->nout; k++) touches |= big(c, n->out[k]);
     for (int k = 0; k < n->nin; k++) touches |= big(c, n->in[k]);
+    /* values that fit one by one may still not fit together: the node needs all of
+     * them in LM at once */
+    if (!touches && n->nout == 1 && n->out[0] && mn_dtype_bytes(n->out[0]->dtype)) touches = !node_packs(c, n);
     MNValue *o = n->nout == 1 ? n->out[0] : NULL;
     MNLayout ol;
     int a = -1;
@@ -691,6 +760,7 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
                      * may still be cut along K inside each slice) */
                     else if (!kb && !fits_whole(c, x)) fits = false;
                 }
+                if (fits) fits = slice_packs(c, n, a, d, S, kb);
                 if (fits) break;
             }
             if (S > d) S = 0;

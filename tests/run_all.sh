@@ -4,7 +4,9 @@
 set -u
 b=${1:-build}
 log=$(mktemp)
-trap 'rm -f "$log"' EXIT
+XDG_CACHE_HOME=$(mktemp -d) # compiles that write a codegen dir cache Node Simulation here, not in ~/.cache
+export XDG_CACHE_HOME
+trap 'rm -f "$log"; rm -rf "$XDG_CACHE_HOME"' EXIT
 total_pass=0 total_fail=0
 run() { # name, command...
     name=$1; shift

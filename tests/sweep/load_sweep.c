@@ -142,6 +142,9 @@ int main(int argc, char **argv) {
     opt.verify = mixed.verify = true;
     mixed.ival[MN_OPT_float_dtype] = MN_FLOAT_DTYPE_MIXED;
     mixed.machine = "tiny"; /* the second run also plans for the small machine */
+    mixed.ival[MN_OPT_scheduler] = MN_SCHED_SPILL_OPT; /* where LM is tight: evictions, moves */
+    opt.ival[MN_OPT_sa_steps] = mixed.ival[MN_OPT_sa_steps] = 200;
+    int nmodel = 0;
     int nmixed = 0, tiny_sliced = 0, tiny_rejected = 0;
     int64_t tiny_slices = 0, tiny_ksplits = 0, tiny_switches = 0;
     for (int ai = 1; ai < argc; ai++) {
@@ -167,6 +170,7 @@ int main(int argc, char **argv) {
                 continue;
             }
             MNCompile c;
+            opt.ival[MN_OPT_scheduler] = nmodel++ % 4; /* every scheduler, in turn, on mncore2 */
             int rc = mn_compile(&c, path, NULL, &opt);
             const char *cls;
             char why[1400] = "";

@@ -1,0 +1,965 @@
+/* The scheduler: the order of execution, what stays in LM and what goes back to DRAM,
+ * what is recomputed, and which LM bank every value lives in.
+ *
+ * One simulation serves every policy. It walks the nodes in order with the LM of each
+ * bank as a budget: before a node, every LM input must be resident (reloaded from its
+ * DRAM copy, or recomputed); its outputs are given a bank (in place over input 0 when
+ * Node Simulation offers that and input 0 dies there; otherwise the bank where the next
+ * consumer's other operand is not, since each bank has one read port); when a bank is
+ * full, a resident value is first moved to the other bank if it fits there (an on-chip
+ * copy), and only then evicted: written to DRAM unless a copy is there already (a
+ * downloaded parameter, or an earlier spill), then forgotten. Policies differ in what
+ * they evict and when:
+ * - always_from_dram: after every node each result goes to DRAM and leaves LM; every
+ *   use reloads (for debugging: the most traffic, the least LM);
+ * - reuse_consecutive: a value stays in LM only while its next use is the next node;
+ * - spill_opt: everything stays until LM is full, then the resident value with the best
+ *   score leaves: the distance to its next use times its size, over what evicting it
+ *   costs in DRAM cycles (Belady's farthest-next-use rule made size- and cost-aware);
+ * - auto_recompute_sa: simulated annealing from the spill_opt schedule over the node
+ *   order (a node moved within the window its producers and consumers leave) and over
+ *   recomputation (an evicted value whose producer can run again on inputs that have
+ *   DRAM copies is recomputed instead of stored and reloaded); the cost is the
+ *   simulated makespan; deterministic for a seed, bounded by sa_steps, and the best
+ *   state is kept, so it is never worse than spill_opt on this cost model.
+ *
+ * The simulation also times every step on three resources (compute, DRAM transfer,
+ * tree transfer): a step starts when its unit is free and its inputs are ready, so DRAM
+ * traffic overlaps compute where the order allows; the makespan is the estimate.
+ *
+ * The chosen schedule is then written into the graph: MNCoreUpload to a spill value,
+ * MNCoreDownload back, MNCoreForget where a value leaves LM, MNCoreMove between banks,
+ * copies of producers for recomputation; every LM value gets its bank (loc LM0/LM1)
+ * and, from the lifetimes, its address (addr.c). Two values sharing LM space at the
+ * same time would be a wrong answer, so when the placement needs more than a bank
+ * holds (fragmentation), the schedule is redone with that bank's budget lowered by the
+ * excess. */
+#include "scheduler.h"
+#include "ops.h"
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EV_NODE, EV_LOAD, EV_STORE, EV_FORGET, EV_MOVE, EV_RECOMPUTE };
+
+typedef struct {
+    int kind;
+    int node;    /* position in the order (EV_NODE), or the producer's (EV_RECOMPUTE) */
+    int v;       /* value id (all but EV_NODE) */
+    int bank;    /* where the value (or the node's outputs) goes */
+    int variant; /* EV_NODE */
+    int64_t start, dur;
+    int res;
+} Event;
+
+typedef struct {
+    MNCompile *c;
+    MNGraph *g;
+    int nn, nv, policy;
+    MNNode **order;
+    int64_t cap[2];
+    /* per value (original ids) */
+    int64_t *size;     /* LM long words, 0: not an LM value */
+    bool *dram_src;    /* an LM copy made by a download: its source stays in DRAM */
+    int *prod;         /* producing node's index in nodes0, -1 none */
+    int *cons_start, *cons; /* consumers (node indices in nodes0), CSR */
+    MNNode **nodes0;   /* the original order */
+    bool *recompute;   /* SA's choice per value */
+    int64_t *xfer, *bytes; /* per value: one DRAM transfer's cycles, its DRAM image */
+} Sched;
+
+typedef struct {
+    /* results */
+    int64_t makespan, dram_read, dram_written, spills, reloads, recomputes, moves, forgets, peak[2];
+    bool fail;
+    int fail_node;
+    /* the log, when asked for */
+    Event *ev;
+    int nev, cap_ev;
+    int *reloaded; /* values reloaded at least once (SA's recompute candidates) */
+    int nreloaded;
+    int *def_bank; /* with the log: the bank each value got where it was made */
+} Run;
+
+static bool lm_value(const MNValue *v) { return v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype) && v->num_lw > 0; }
+
+/* ---- one simulation ---- */
+
+typedef struct {
+    const Sched *s;
+    Run *r;
+    int *pos;          /* node index (nodes0) -> position in this order */
+    int *bank;         /* resident bank per value, -1 */
+    bool *have_dram;   /* a DRAM copy exists */
+    int64_t free_[2];
+    int *use_start, *use_pos, *use_cur; /* uses as positions, sorted, CSR; cursor */
+    int *pin;          /* stamp: pinned at this position */
+    int64_t *ready, *dram_ready, res_free[SIM_NRES];
+    int *rank;         /* per position: the nodes before it that are not downloads */
+    int *rl[2], nr[2], *ri; /* the values resident in each bank, and each one's index there */
+    bool log;
+} Sim;
+
+static void logev(Sim *m, Event e) {
+    if (!m->log) return;
+    Run *r = m->r;
+    if (r->nev == r->cap_ev) r->cap_ev = r->cap_ev ? 2 * r->cap_ev : 256, r->ev = xrealloc(r->ev, sizeof(Event) * (size_t)r->cap_ev);
+    r->ev[r->nev++] = e;
+}
+
+/* start a step on resource res after dep; returns its start */
+static int64_t occupy(Sim *m, int res, int64_t dep, int64_t dur, int64_t *start) {
+    int64_t s = m->res_free[res] > dep ? m->res_free[res] : dep;
+    m->res_free[res] = s + dur;
+    if (s + dur > m->r->makespan) m->r->makespan = s + dur;
+    *start = s;
+    return s + dur;
+}
+
+static int next_use(const Sim *m, int v, int p) { /* first use at or after position p, INT_MAX none */
+    for (int k = m->use_cur[v]; k < m->use_start[v + 1]; k++)
+        if (m->use_pos[k] >= p) return m->use_pos[k];
+    return 0x7fffffff;
+}
+
+static void res_add(Sim *m, int v, int b) {
+    m->bank[v] = b;
+    m->ri[v] = m->nr[b];
+    m->rl[b][m->nr[b]++] = v;
+}
+static void res_del(Sim *m, int v) {
+    int b = m->bank[v], i = m->ri[v], last = m->rl[b][--m->nr[b]];
+    m->rl[b][i] = last;
+    m->ri[last] = i;
+    m->bank[v] = -1;
+}
+
+static void forget(Sim *m, int v, int p) {
+    m->free_[m->bank[v]] += m->s->size[v];
+    res_del(m, v);
+    m->r->forgets++;
+    logev(m, (Event){EV_FORGET, p, v, -1, 0, m->res_free[SIM_COMPUTE], 0, SIM_COMPUTE});
+}
+
+static void store(Sim *m, int v, int p) {
+    const MNValue *val = m->s->g->values[v];
+    int64_t st, dur = m->s->xfer[v];
+    (void)val;
+    m->dram_ready[v] = occupy(m, SIM_DRAM, m->ready[v], dur, &st);
+    m->have_dram[v] = true;
+    m->r->spills++;
+    m->r->dram_written += m->s->bytes[v];
+    logev(m, (Event){EV_STORE, p, v, -1, 0, st, dur, SIM_DRAM});
+}
+
+/* Could v be recomputed later instead of stored: its producer is a compute node with
+ * one output whose LM inputs can all be brought back from DRAM? */
+static bool recomputable(const Sim *m, int v) {
+    const Sched *s = m->s;
+    if (!s->recompute || !s->recompute[v] || s->prod[v] < 0) return false;
+    const MNNode *n = s->nodes0[s->prod[v]];
+    const SimNode *sn = &s->c->sched->sim[n->sim];
+    if (sn->res != SIM_COMPUTE || n->nout != 1) return false;
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *x = n->in[k];
+        if (lm_value(x) && !m->have_dram[x->id] && !s->dram_src[x->id]) return false;
+    }
+    return true;
+}
+
+static void evict(Sim *m, int v, int p) {
+    if (!m->have_dram[v] && !recomputable(m, v)) store(m, v, p);
+    forget(m, v, p);
+}
+
+static void move_value(Sim *m, int v, int to, int p) {
+    const MNValue *val = m->s->g->values[v];
+    int64_t st, dur = sim_move_cycles(&m->s->c->machine, val);
+    m->free_[m->bank[v]] += m->s->size[v];
+    m->free_[to] -= m->s->size[v];
+    res_del(m, v);
+    res_add(m, v, to);
+    m->ready[v] = occupy(m, SIM_COMPUTE, m->ready[v], dur, &st);
+    m->r->moves++;
+    logev(m, (Event){EV_MOVE, p, v, to, 0, st, dur, SIM_COMPUTE});
+}
+
+static void note_peak(Sim *m) {
+    for (int b = 0; b < 2; b++)
+        if (m->s->cap[b] - m->free_[b] > m->r->peak[b]) m->r->peak[b] = m->s->cap[b] - m->free_[b];
+}
+
+/* Make room for size long words, preferably in bank want; returns the bank or -1.
+ * Room is made in the bank that gets there with the least: its free space plus what
+ * is not pinned by the running node; a value is first moved to the other bank when it
+ * fits there (an on-chip copy), else the best-scored one is evicted. */
+static int make_room(Sim *m, int64_t size, int want, int p) {
+    const Sched *s = m->s;
+    for (;;) {
+        if (want >= 0 && m->free_[want] >= size) return want;
+        int b = m->free_[0] >= m->free_[1] ? 0 : 1;
+        if (m->free_[b] >= size) return b;
+        int64_t reach[2];
+        for (int t = 0; t < 2; t++) {
+            reach[t] = s->cap[t] >= size ? m->free_[t] : -1;
+            for (int k = 0; reach[t] >= 0 && k < m->nr[t]; k++)
+                if (m->pin[m->rl[t][k]] != p + 1) reach[t] += s->size[m->rl[t][k]];
+        }
+        int t = reach[b] >= size ? b : reach[1 - b] >= size ? 1 - b : -1;
+        if (t < 0) { /* what is pinned sits badly: the running node's operands may move
+                      * between banks before it starts (largest that fits the other) */
+            int u = -1;
+            for (int k = 0; k < m->nr[b]; k++) {
+                int v = m->rl[b][k];
+                if (s->size[v] <= m->free_[1 - b] && (u < 0 || s->size[v] > s->size[u] || (s->size[v] == s->size[u] && v < u))) u = v;
+            }
+            if (u < 0 || s->cap[b] < size) return -1;
+            move_value(m, u, 1 - b, p);
+            continue;
+        }
+        int mv = -1, ev = -1;
+        double best = -1;
+        for (int k = 0; k < m->nr[t]; k++) {
+            int v = m->rl[t][k];
+            if (m->pin[v] == p + 1) continue;
+            if (s->size[v] <= m->free_[1 - t] && (mv < 0 || s->size[v] > s->size[mv] || (s->size[v] == s->size[mv] && v < mv))) mv = v;
+            int nu = next_use(m, v, p);
+            double cost = (double)s->xfer[v] * (m->have_dram[v] ? 1 : 2);
+            double score = (double)(nu == 0x7fffffff ? 1e9 : nu - p) * (double)s->size[v] / (cost > 0 ? cost : 1);
+            if (score > best || (score == best && v < ev)) best = score, ev = v;
+        }
+        if (mv >= 0) {
+            move_value(m, mv, 1 - t, p);
+            continue;
+        }
+        if (ev < 0) return -1;
+        evict(m, ev, p);
+    }
+}
+
+static void alloc(Sim *m, int v, int bank) {
+    res_add(m, v, bank);
+    if (m->r->def_bank && m->r->def_bank[v] < 0) m->r->def_bank[v] = bank;
+    m->free_[bank] -= m->s->size[v];
+    note_peak(m);
+}
+
+/* bring v back before position p: recompute or reload */
+static bool bring(Sim *m, int v, int p);
+
+static bool recompute_value(Sim *m, int v, int p) {
+    const Sched *s = m->s;
+    const MNNode *n = s->nodes0[s->prod[v]];
+    for (int k = 0; k < n->nin; k++) m->pin[n->in[k] ? n->in[k]->id : 0] = n->in[k] ? p + 1 : m->pin[0];
+    int64_t dep = 0;
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *x = n->in[k];
+        if (!lm_value(x)) continue;
+        if (m->bank[x->id] < 0 && !bring(m, x->id, p)) return false;
+        if (m->ready[x->id] > dep) dep = m->ready[x->id];
+    }
+    int b = make_room(m, s->size[v], -1, p);
+    if (b < 0) return false;
+    alloc(m, v, b);
+    const SimNode *sn = &s->c->sched->sim[n->sim];
+    int64_t st, dur = sn->var[0].cycles;
+    m->ready[v] = occupy(m, SIM_COMPUTE, dep, dur, &st);
+    m->r->recomputes++;
+    logev(m, (Event){EV_RECOMPUTE, s->prod[v], v, b, 0, st, dur, SIM_COMPUTE});
+    return true;
+}
+
+static bool bring(Sim *m, int v, int p) {
+    const Sched *s = m->s;
+    m->pin[v] = p + 1;
+    if (!m->have_dram[v] && recomputable(m, v)) return recompute_value(m, v, p);
+    if (!m->have_dram[v]) die("value '%s' left LM without a DRAM copy", s->g->values[v]->name);
+    int b = make_room(m, s->size[v], -1, p);
+    if (b < 0) return false;
+    alloc(m, v, b);
+    const MNValue *val = s->g->values[v];
+    int64_t st, dur = s->xfer[v];
+    (void)val;
+    m->ready[v] = occupy(m, SIM_DRAM, m->dram_ready[v], dur, &st);
+    m->r->reloads++;
+    m->r->dram_read += s->bytes[v];
+    if (m->r->reloaded) m->r->reloaded[m->r->nreloaded++] = v;
+    logev(m, (Event){EV_LOAD, p, v, b, 0, st, dur, SIM_DRAM});
+    return true;
+}
+
+static bool run_node(Sim *m, int p) {
+    const Sched *s = m->s;
+    MNNode *n = s->order[p];
+    const SimNode *sn = &s->c->sched->sim[n->sim];
+    for (int k = 0; k < n->nin; k++)
+        if (n->in[k]) m->pin[n->in[k]->id] = p + 1;
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k]) m->pin[n->out[k]->id] = p + 1;
+    /* a concat gathers its pieces in DRAM: one in LM is written there now, one that was
+     * evicted already went to its place when it was stored */
+    bool gather = n->op == OP_MNCoreOutputConcat;
+    /* the variant: in place when input 0 dies here; double-buffered when the temp fits
+     * without evicting; the output bank away from the next consumer's other operand */
+    int var = 0;
+    const MNValue *in0 = n->nin ? n->in[0] : NULL;
+    bool in0_dies = in0 && lm_value(in0) && next_use(m, in0->id, p + 1) == 0x7fffffff && !in0->is_output;
+    for (int k = 1; in0_dies && k < n->nin; k++) in0_dies = n->in[k] != in0;
+    int inplace = -1, fast = -1;
+    for (int i = 0; i < sn->nvar; i++) {
+        if (sn->var[i].out_bank < 0 && in0_dies) inplace = i;
+        if (sn->var[i].fast && fast < 0) fast = i;
+    }
+    /* what needs room, largest first (as a packing would): inputs to bring back and
+     * outputs to make; small ones then fill what the large ones leave */
+    int need[64], nneed = 0;
+    for (int k = 0; k < n->nin + n->nout && nneed < 64; k++) {
+        const MNValue *x = k < n->nin ? n->in[k] : n->out[k - n->nin];
+        if (!lm_value(x) || (k < n->nin && (gather || m->bank[x->id] >= 0)) || (k == n->nin && inplace >= 0)) continue;
+        bool dup = false;
+        for (int j = 0; j < nneed && !dup; j++) dup = (need[j] >> 1) == x->id;
+        if (!dup) need[nneed++] = x->id << 1 | (k >= n->nin);
+    }
+    for (int a = 1; a < nneed; a++)
+        for (int b = a; b > 0 && s->size[need[b] >> 1] > s->size[need[b - 1] >> 1]; b--) {
+            int t = need[b];
+            need[b] = need[b - 1], need[b - 1] = t;
+        }
+    for (int q = 0; q < nneed; q++) {
+        int v = need[q] >> 1;
+        if (!(need[q] & 1)) {
+            if (m->bank[v] < 0 && !bring(m, v, p)) return false;
+            continue;
+        }
+        int want = -1, first = next_use(m, v, p + 1);
+        if (first != 0x7fffffff) { /* the consumer's other LM operand, if resident */
+            const MNNode *cn = s->order[first];
+            for (int j = 0; j < cn->nin; j++)
+                if (cn->in[j] && cn->in[j]->id != v && lm_value(cn->in[j]) && m->bank[cn->in[j]->id] >= 0) want = 1 - m->bank[cn->in[j]->id];
+        }
+        int b = make_room(m, s->size[v], want, p);
+        if (b < 0) return false;
+        alloc(m, v, b);
+    }
+    int64_t dep = 0, gather_cycles = 0;
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *x = n->in[k];
+        if (!x) continue;
+        if (gather && lm_value(x)) {
+            if (m->bank[x->id] >= 0) gather_cycles += s->xfer[x->id];
+            else if (!m->have_dram[x->id]) die("concat piece '%s' is neither in LM nor in DRAM", x->name);
+        }
+        int64_t rd = lm_value(x) && m->bank[x->id] >= 0 ? m->ready[x->id] : m->dram_ready[x->id];
+        if (rd > dep) dep = rd;
+    }
+    int64_t temp = 0;
+    int tbank = -1;
+    if (inplace >= 0) {
+        var = inplace;
+        const MNValue *o = n->out[0];
+        int b = m->bank[in0->id];
+        m->free_[b] += s->size[in0->id];
+        res_del(m, in0->id); /* the output takes its place */
+        alloc(m, o->id, b);
+    } else {
+        if (fast >= 0) {
+            temp = sn->var[fast].temp_lw;
+            tbank = m->free_[0] >= m->free_[1] ? 0 : 1;
+            if (m->free_[tbank] >= temp) var = fast;
+            else temp = 0, tbank = -1;
+        }
+        if (var == 0 && n->nout && lm_value(n->out[0]) && m->bank[n->out[0]->id] == 1) var = sn->nvar > 1 ? 1 : 0;
+    }
+    if (temp) {
+        m->free_[tbank] -= temp;
+        note_peak(m);
+        m->free_[tbank] += temp;
+    }
+    /* two LM operands in one bank cost a read step each */
+    bool conflict = false;
+    for (int a = 0; a < n->nin; a++)
+        for (int b2 = a + 1; b2 < n->nin; b2++)
+            if (lm_value(n->in[a]) && lm_value(n->in[b2]) && n->in[a] != n->in[b2] && m->bank[n->in[a]->id] >= 0 &&
+                m->bank[n->in[a]->id] == m->bank[n->in[b2]->id])
+                conflict = true;
+    int64_t st, dur = gather ? gather_cycles : conflict ? sn->var[var].cycles_conflict : sn->var[var].cycles;
+    int64_t end = occupy(m, sn->res, dep, dur, &st);
+    for (int k = 0; k < n->nout; k++)
+        if (n->out[k]) m->ready[n->out[k]->id] = end, m->dram_ready[n->out[k]->id] = end;
+    if (sn->res == SIM_DRAM) {
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] && !lm_value(n->in[k]) && n->op != OP_MNCoreUpload && n->op != OP_MNCoreOutputConcat) m->r->dram_read += s->bytes[n->in[k]->id];
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k] && !lm_value(n->out[k])) m->r->dram_written += s->bytes[n->out[k]->id];
+        if (n->op == OP_MNCoreInputSplit)
+            for (int k = 0; k < n->nout; k++) m->r->dram_read += n->out[k] ? s->bytes[n->out[k]->id] : 0;
+    }
+    logev(m, (Event){EV_NODE, p, -1, tbank, var, st, dur, sn->res});
+    /* what dies here leaves LM */
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *x = n->in[k];
+        if (!lm_value(x) || m->bank[x->id] < 0) continue;
+        m->use_cur[x->id]++;
+        if (next_use(m, x->id, p + 1) == 0x7fffffff) forget(m, x->id, p);
+    }
+    for (int k = 0; k < n->nout; k++) {
+        const MNValue *o = n->out[k];
+        if (lm_value(o) && m->bank[o->id] >= 0 && next_use(m, o->id, p + 1) == 0x7fffffff) forget(m, o->id, p);
+    }
+    /* and what the policy sends back (a download's copy waits for its reader: the
+     * downloads of a node's operands come right before it) */
+    if ((s->policy == MN_SCHED_ALWAYS_FROM_DRAM || s->policy == MN_SCHED_REUSE_CONSECUTIVE) && n->op != OP_MNCoreDownload) {
+        bool always = s->policy == MN_SCHED_ALWAYS_FROM_DRAM;
+        for (int k = 0; k < n->nin + n->nout; k++) {
+            const MNValue *x = k < n->nin ? n->in[k] : n->out[k - n->nin];
+            if (!lm_value(x) || m->bank[x->id] < 0) continue;
+            int nu = next_use(m, x->id, p + 1);
+            if (always || nu == 0x7fffffff || m->rank[nu] > m->rank[p] + 1) evict(m, x->id, p);
+        }
+    }
+    return true;
+}
+
+static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
+    memset(r, 0, sizeof *r);
+    Sim m = {0};
+    m.s = s, m.r = r, m.log = log;
+    int nv = s->nv;
+    m.pos = xcalloc((size_t)s->nn + 1, sizeof(int));
+    for (int p = 0; p < s->nn; p++) m.pos[s->order[p]->sim] = p;
+    m.bank = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    m.have_dram = xcalloc((size_t)nv + 1, sizeof(bool));
+    m.pin = xcalloc((size_t)nv + 1, sizeof(int));
+    m.ready = xcalloc((size_t)nv + 1, sizeof(int64_t));
+    m.dram_ready = xcalloc((size_t)nv + 1, sizeof(int64_t));
+    m.use_start = xcalloc((size_t)nv + 2, sizeof(int));
+    m.use_cur = xcalloc((size_t)nv + 1, sizeof(int));
+    for (int v = 0; v < nv; v++) m.bank[v] = -1, m.have_dram[v] = s->dram_src[v];
+    /* uses as positions in this order, sorted */
+    int total = 0;
+    for (int p = 0; p < s->nn; p++)
+        for (int k = 0; k < s->order[p]->nin; k++)
+            if (s->order[p]->in[k]) m.use_start[s->order[p]->in[k]->id + 1]++, total++;
+    for (int v = 0; v < nv; v++) m.use_start[v + 1] += m.use_start[v];
+    m.use_pos = xmalloc(sizeof(int) * (size_t)(total + 1));
+    int *fill = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    memcpy(fill, m.use_start, sizeof(int) * (size_t)nv);
+    for (int p = 0; p < s->nn; p++)
+        for (int k = 0; k < s->order[p]->nin; k++)
+            if (s->order[p]->in[k]) m.use_pos[fill[s->order[p]->in[k]->id]++] = p;
+    for (int v = 0; v < nv; v++) m.use_cur[v] = m.use_start[v];
+    free(fill);
+    if (want_reloaded) r->reloaded = xmalloc(sizeof(int) * (size_t)(s->nn * 4 + nv + 1));
+    if (log) {
+        r->def_bank = xmalloc(sizeof(int) * (size_t)(nv + 1));
+        for (int v = 0; v < nv; v++) r->def_bank[v] = -1;
+    }
+    m.free_[0] = s->cap[0], m.free_[1] = s->cap[1];
+    m.rank = xmalloc(sizeof(int) * (size_t)(s->nn + 1));
+    m.rl[0] = xmalloc(sizeof(int) * (size_t)(nv + 1)), m.rl[1] = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    m.ri = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    for (int p = 0, k = 0; p < s->nn; p++) m.rank[p] = k, k += s->order[p]->op != OP_MNCoreDownload;
+    for (int p = 0; p < s->nn && !r->fail; p++)
+        if (!run_node(&m, p)) r->fail = true, r->fail_node = p;
+    free(m.pos), free(m.bank), free(m.have_dram), free(m.pin), free(m.ready), free(m.dram_ready);
+    free(m.use_start), free(m.use_cur), free(m.use_pos), free(m.rank), free(m.rl[0]), free(m.rl[1]), free(m.ri);
+}
+
+static void run_free(Run *r) {
+    free(r->ev);
+    free(r->reloaded);
+    free(r->def_bank);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- simulated annealing ---- */
+
+static uint64_t rng_next(uint64_t *x) { /* splitmix64 */
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+typedef struct {
+    int64_t steps, accepted, improved, start_cost, best_cost;
+} SaStats;
+
+static void anneal(Sched *s, SaStats *stats) {
+    int nn = s->nn;
+    uint64_t rng = (uint64_t)s->c->opt->ival[MN_OPT_seed] * 0x2545f4914f6cdd1dull + 1;
+    MNNode **cur = xmalloc(sizeof(MNNode *) * (size_t)(nn + 1)), **best = xmalloc(sizeof(MNNode *) * (size_t)(nn + 1));
+    bool *rc_best = xcalloc((size_t)s->nv + 1, sizeof(bool));
+    memcpy(cur, s->order, sizeof(MNNode *) * (size_t)nn);
+    memcpy(best, cur, sizeof(MNNode *) * (size_t)nn);
+    Run r;
+    s->order = cur;
+    sim_run(s, &r, false, true);
+    int64_t cost = r.fail ? INT64_MAX : r.makespan, best_cost = cost;
+    stats->start_cost = cost;
+    int *pos = xmalloc(sizeof(int) * (size_t)(nn + 1));
+    int64_t budget = s->c->opt->ival[MN_OPT_sa_steps];
+    double T0 = cost == INT64_MAX ? 1 : (double)cost * 0.02;
+    for (int64_t step = 0; step < budget && cost != INT64_MAX && nn > 1; step++) {
+        double T = T0 * pow(0.001, (double)step / (double)budget);
+        uint64_t x = rng_next(&rng);
+        int kind = r.nreloaded && (x & 3) == 0 ? 1 : 0;
+        int flip = -1, from = -1, to = -1;
+        if (kind == 1) { /* recompute one reloaded value instead, or stop doing so */
+            flip = r.reloaded[(x >> 8) % (uint64_t)r.nreloaded];
+            s->recompute[flip] = !s->recompute[flip];
+        } else { /* move one node within the window its producers and consumers leave */
+            for (int p = 0; p < nn; p++) pos[cur[p]->sim] = p;
+            from = (int)((x >> 8) % (uint64_t)nn);
+            const MNNode *n = cur[from];
+            int lo = 0, hi = nn - 1;
+            for (int k = 0; k < n->nin; k++) {
+                const MNValue *v = n->in[k];
+                if (v && s->prod[v->id] >= 0 && pos[s->nodes0[s->prod[v->id]]->sim] + 1 > lo) lo = pos[s->nodes0[s->prod[v->id]]->sim] + 1;
+            }
+            for (int k = 0; k < n->nout; k++) {
+                const MNValue *v = n->out[k];
+                if (!v) continue;
+                for (int j = s->cons_start[v->id]; j < s->cons_start[v->id + 1]; j++)
+                    if (pos[s->nodes0[s->cons[j]]->sim] - 1 < hi) hi = pos[s->nodes0[s->cons[j]]->sim] - 1;
+            }
+            if (hi <= lo) continue;
+            to = lo + (int)((x >> 40) % (uint64_t)(hi - lo + 1));
+            if (to == from) continue;
+            MNNode *t = cur[from];
+            if (to > from) memmove(&cur[from], &cur[from + 1], sizeof(MNNode *) * (size_t)(to - from));
+            else memmove(&cur[to + 1], &cur[to], sizeof(MNNode *) * (size_t)(from - to));
+            cur[to] = t;
+        }
+        stats->steps++;
+        Run nr;
+        sim_run(s, &nr, false, true);
+        int64_t nc = nr.fail ? INT64_MAX : nr.makespan;
+        double u = (double)(rng_next(&rng) >> 11) / 9007199254740992.0;
+        if (nc <= cost || (nc != INT64_MAX && u < exp(-(double)(nc - cost) / T))) {
+            stats->accepted++;
+            cost = nc;
+            run_free(&r);
+            r = nr;
+            if (cost < best_cost) {
+                best_cost = cost;
+                stats->improved++;
+                memcpy(best, cur, sizeof(MNNode *) * (size_t)nn);
+                memcpy(rc_best, s->recompute, sizeof(bool) * (size_t)s->nv);
+            }
+        } else { /* undo */
+            run_free(&nr);
+            if (flip >= 0) s->recompute[flip] = !s->recompute[flip];
+            else {
+                MNNode *t = cur[to];
+                if (to > from) memmove(&cur[from + 1], &cur[from], sizeof(MNNode *) * (size_t)(to - from));
+                else memmove(&cur[to], &cur[to + 1], sizeof(MNNode *) * (size_t)(from - to));
+                cur[from] = t;
+            }
+        }
+    }
+    run_free(&r);
+    stats->best_cost = best_cost;
+    memcpy(s->recompute, rc_best, sizeof(bool) * (size_t)s->nv);
+    s->order = ARENA_ARRAY(s->c->arena, MNNode *, nn + 1);
+    memcpy(s->order, best, sizeof(MNNode *) * (size_t)nn);
+    free(cur), free(best), free(rc_best), free(pos);
+}
+
+/* ---- writing the schedule into the graph ---- */
+
+static MNValue *clone_value(MNGraph *g, const MNValue *v, const char *name) {
+    MNValue *c = ir_value_new(g, name);
+    ir_type_set(g, &c->type, v->type.elem, v->type.rank, v->type.dims);
+    c->dtype = v->dtype;
+    c->layout = v->layout, c->layout_kind = v->layout_kind, c->padded_shape = v->padded_shape, c->num_lw = v->num_lw, c->gene = v->gene;
+    c->loc_kind = v->loc_kind;
+    c->addr = -1;
+    return c;
+}
+
+static MNNode *mk(MNGraph *g, const char *op, int nin, int nout, const char *name) {
+    MNNode *n = ir_node_new(g, op, nin, nout);
+    n->name = name;
+    n->domain = "mncore";
+    return n;
+}
+
+static void set_attr(MNGraph *g, MNNode *n, const char *name, int64_t v) {
+    MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
+    if (n->nattr) memcpy(a, n->attrs, sizeof(MNAttr) * (size_t)n->nattr);
+    a[n->nattr++] = (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v};
+    n->attrs = a;
+}
+
+/* LM buffers: what the address planner places. A value made in place shares the
+ * buffer of the input it overwrites; a double-buffered node's temp has its own. */
+typedef struct {
+    int bank;
+    int64_t start, end, size, offset;
+} Slot;
+
+typedef struct {
+    Slot *slot;
+    int nslot;
+    int *def_slot; /* per value: the buffer it is made in, -1 */
+    int *ev_slot;  /* per event: the buffer of the copy a load, move or recompute makes,
+                      or the temp of a node */
+} Slots;
+
+static int new_slot(Slots *S, int bank, int64_t at, int64_t size) {
+    S->slot[S->nslot] = (Slot){bank, at, at, size, -1};
+    return S->nslot++;
+}
+
+static void plan_slots(const Sched *s, const Run *r, Slots *S) {
+    int nv = s->nv;
+    S->slot = xmalloc(sizeof(Slot) * (size_t)(2 * r->nev + nv + 1));
+    S->nslot = 0;
+    S->def_slot = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    S->ev_slot = xmalloc(sizeof(int) * (size_t)(r->nev + 1));
+    int *cur = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    for (int v = 0; v < nv; v++) cur[v] = -1, S->def_slot[v] = -1;
+#define TOUCH(id, e) ((id) >= 0 && cur[id] >= 0 ? (void)(S->slot[cur[id]].end = (e)) : (void)0)
+    for (int e = 0; e < r->nev; e++) {
+        const Event *ev = &r->ev[e];
+        S->ev_slot[e] = -1;
+        switch (ev->kind) {
+        case EV_NODE: {
+            const MNNode *n = s->order[ev->node];
+            const SimVariant *var = &s->c->sched->sim[n->sim].var[ev->variant];
+            for (int k = 0; k < n->nin; k++)
+                if (lm_value(n->in[k])) TOUCH(n->in[k]->id, e);
+            for (int k = 0; k < n->nout; k++) {
+                const MNValue *o = n->out[k];
+                if (!lm_value(o)) continue;
+                if (k == 0 && var->out_bank < 0) cur[o->id] = cur[n->in[0]->id], cur[n->in[0]->id] = -1;
+                else cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id]);
+                S->def_slot[o->id] = cur[o->id];
+            }
+            if (var->fast && var->temp_lw && ev->bank >= 0) S->ev_slot[e] = new_slot(S, ev->bank, e, var->temp_lw);
+            break;
+        }
+        case EV_RECOMPUTE: {
+            const MNNode *p = s->nodes0[ev->node];
+            for (int k = 0; k < p->nin; k++)
+                if (lm_value(p->in[k])) TOUCH(p->in[k]->id, e);
+            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v]);
+            break;
+        }
+        case EV_LOAD: cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v]); break;
+        case EV_MOVE:
+            TOUCH(ev->v, e);
+            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v]);
+            break;
+        case EV_STORE: TOUCH(ev->v, e); break;
+        case EV_FORGET:
+            TOUCH(ev->v, e);
+            cur[ev->v] = -1;
+            break;
+        }
+    }
+#undef TOUCH
+    free(cur);
+}
+
+static void slots_free(Slots *S) {
+    free(S->slot), free(S->def_slot), free(S->ev_slot);
+    memset(S, 0, sizeof *S);
+}
+
+/* offsets for every buffer of each bank; returns the bank whose placement overflows, -1 */
+static int place_slots(const Sched *s, Slots *S, int64_t peak[2], int64_t load[2], const char *which[2]) {
+    int over = -1;
+    SchedInterval *iv = xmalloc(sizeof(SchedInterval) * (size_t)(S->nslot + 1));
+    int *idx = xmalloc(sizeof(int) * (size_t)(S->nslot + 1));
+    for (int b = 0; b < 2; b++) {
+        int n = 0;
+        for (int i = 0; i < S->nslot; i++)
+            if (S->slot[i].bank == b) idx[n] = i, iv[n++] = (SchedInterval){S->slot[i].start, S->slot[i].end, S->slot[i].size, 0};
+        peak[b] = sched_place(iv, n, s->c->machine.address_alignment_lw, &load[b], &which[b]);
+        for (int k = 0; k < n; k++) S->slot[idx[k]].offset = iv[k].offset;
+        if (over < 0 && peak[b] > (b ? s->c->machine.lm1_lw : s->c->machine.lm0_lw)) over = b;
+    }
+    free(iv), free(idx);
+    return over;
+}
+
+static MNLoc bank_loc(int b) { return b ? MN_LOC_LM1 : MN_LOC_LM0; }
+
+/* Write the logged run into the graph: every event becomes a node in the new order. */
+static void materialize(Sched *s, const Run *r, const Slots *S) {
+    MNGraph *g = s->g;
+    int nv = s->nv;
+    MNValue **cur = xcalloc((size_t)nv + 1, sizeof(MNValue *)), **spill = xcalloc((size_t)nv + 1, sizeof(MNValue *));
+    int *count = xcalloc((size_t)nv + 1, sizeof(int));
+    bool *resident = xcalloc((size_t)nv + 1, sizeof(bool));
+    for (int v = 0; v < nv; v++) cur[v] = g->values[v];
+    /* the operands as they were: a recomputation copies a node already renamed */
+    MNValue ***orig_in = xmalloc(sizeof(MNValue **) * (size_t)(s->nn + 1));
+    for (int i = 0; i < s->nn; i++) {
+        const MNNode *n = s->nodes0[i];
+        orig_in[i] = ARENA_ARRAY(g->arena, MNValue *, n->nin + 1);
+        memcpy(orig_in[i], n->in, sizeof(MNValue *) * (size_t)n->nin);
+    }
+    MNNode **out = ARENA_ARRAY(g->arena, MNNode *, r->nev + 1);
+    int w = 0;
+    for (int e = 0; e < r->nev; e++) {
+        const Event *ev = &r->ev[e];
+        int id = ev->v;
+        MNValue *v = id >= 0 ? g->values[id] : NULL;
+        MNValue *made = NULL;
+        MNNode *n = NULL;
+        switch (ev->kind) {
+        case EV_NODE: {
+            n = s->order[ev->node];
+            const SimVariant *var = &s->c->sched->sim[n->sim].var[ev->variant];
+            int in0_id = n->nin && n->in[0] ? n->in[0]->id : -1; /* before renaming */
+            for (int k = 0; k < n->nin; k++) {
+                if (!lm_value(n->in[k])) continue;
+                int id0 = n->in[k]->id;
+                if (n->op == OP_MNCoreOutputConcat && !resident[id0]) { /* gathered from where it was stored */
+                    if (!spill[id0]) die("concat piece '%s' has no DRAM copy", n->in[k]->name);
+                    n->in[k] = spill[id0];
+                } else
+                    n->in[k] = cur[id0];
+            }
+            if (var->out_bank < 0) {
+                set_attr(g, n, "in_place", 1);
+                if (in0_id >= 0) resident[in0_id] = false; /* its space is the output's now */
+            }
+            if (S->ev_slot[e] >= 0) {
+                const Slot *t = &S->slot[S->ev_slot[e]];
+                set_attr(g, n, "temp_lw", t->size), set_attr(g, n, "temp_bank", t->bank), set_attr(g, n, "temp_addr", t->offset);
+            }
+            for (int k = 0; k < n->nout; k++) {
+                MNValue *o = n->out[k];
+                if (!lm_value(o)) continue;
+                const Slot *sl = &S->slot[S->def_slot[o->id]];
+                o->loc = bank_loc(sl->bank), o->addr = sl->offset;
+                cur[o->id] = o;
+                resident[o->id] = true;
+            }
+            break;
+        }
+        case EV_LOAD: {
+            MNValue *src = s->dram_src[id] ? v->producer->in[0] : spill[id];
+            if (!src) die("reload of '%s' without a DRAM copy", v->name);
+            if (s->dram_src[id] && v->producer->op == OP_MNCoreInputSplit) { /* the piece cut out again */
+                n = mk(g, "MNCoreInputSplit", 1, 1, arena_printf(g->arena, "%s_reload%d", v->name, ++count[id]));
+                n->nattr = v->producer->nattr, n->attrs = v->producer->attrs;
+            } else
+                n = mk(g, "MNCoreDownload", 1, 1, arena_printf(g->arena, "%s_reload%d", v->name, ++count[id]));
+            n->in[0] = src;
+            made = clone_value(g, v, arena_printf(g->arena, "%s_reload%d", v->name, count[id]));
+            break;
+        }
+        case EV_STORE: {
+            n = mk(g, "MNCoreUpload", 1, 1, arena_printf(g->arena, "%s_spill", v->name));
+            n->in[0] = cur[id];
+            MNValue *c = clone_value(g, v, arena_printf(g->arena, "%s_spill", v->name));
+            c->loc_kind = MN_LOC_KIND_DRAM, c->loc = MN_LOC_DRAM;
+            c->producer = n;
+            n->out[0] = c;
+            spill[id] = c;
+            break;
+        }
+        case EV_FORGET:
+            n = mk(g, "MNCoreForget", 1, 0, arena_printf(g->arena, "%s_forget", cur[id]->name));
+            n->in[0] = cur[id];
+            resident[id] = false;
+            break;
+        case EV_MOVE:
+            n = mk(g, "MNCoreMove", 1, 1, arena_printf(g->arena, "%s_to_lm%d", v->name, ev->bank));
+            n->in[0] = cur[id];
+            made = clone_value(g, v, arena_printf(g->arena, "%s_lm%d", v->name, ev->bank));
+            break;
+        case EV_RECOMPUTE: {
+            const MNNode *p = s->nodes0[ev->node];
+            n = ir_node_new(g, p->op_type, p->nin, 1);
+            n->name = arena_printf(g->arena, "%s_recompute%d", p->name, ++count[id]);
+            n->domain = p->domain;
+            n->nattr = p->nattr, n->attrs = p->attrs;
+            n->sim = p->sim;
+            MNValue **pin = orig_in[ev->node];
+            for (int k = 0; k < p->nin; k++) n->in[k] = pin[k] && lm_value(pin[k]) ? cur[pin[k]->id] : pin[k];
+            made = clone_value(g, v, arena_printf(g->arena, "%s_recompute%d", v->name, count[id]));
+            break;
+        }
+        }
+        if (made) {
+            const Slot *sl = &S->slot[S->ev_slot[e]];
+            made->loc = bank_loc(sl->bank), made->addr = sl->offset;
+            made->producer = n;
+            made->producer_out = 0;
+            n->out[0] = made;
+            cur[id] = made;
+            resident[id] = true;
+        }
+        out[w++] = n;
+    }
+    g->nnodes = 0;
+    for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = out[i];
+    ir_recount_uses(g);
+    free(cur), free(spill), free(count), free(resident), free(orig_in);
+}
+
+static const char *policy_name(int p) {
+    static const char *n[] = {"always_from_dram", "reuse_consecutive", "spill_opt", "auto_recompute_sa"};
+    return n[p];
+}
+
+/* trace.json (Chrome trace-event format, opens in Perfetto): one track per resource,
+ * times in microseconds at the machine's clock; written as a stream */
+static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
+    double us = 1.0 / c->machine.clock_mhz;
+    MNBuf b = {0};
+    static const char *tracks[SIM_NRES] = {"compute", "DRAM transfer", "tree transfer"};
+    buf_printf(&b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
+    for (int t = 0; t < SIM_NRES; t++)
+        buf_printf(&b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"%s\"}},\n", t + 1, tracks[t]);
+    /* events sorted by start (stable: the schedule order breaks ties) */
+    int *ord = xmalloc(sizeof(int) * (size_t)(r->nev + 1)), n = 0;
+    for (int i = 0; i < r->nev; i++)
+        if (r->ev[i].kind != EV_FORGET && r->ev[i].dur > 0) ord[n++] = i;
+    for (int i = 1; i < n; i++) { /* insertion sort on nearly sorted data */
+        int x = ord[i], j = i;
+        while (j > 0 && r->ev[ord[j - 1]].start > r->ev[x].start) ord[j] = ord[j - 1], j--;
+        ord[j] = x;
+    }
+    for (int k = 0; k < n; k++) {
+        const Event *e = &r->ev[ord[k]];
+        const MNNode *nd = e->kind == EV_NODE ? s->order[e->node] : e->kind == EV_RECOMPUTE ? s->nodes0[e->node] : NULL;
+        const char *what = e->kind == EV_LOAD ? "reload" : e->kind == EV_STORE ? "spill" : e->kind == EV_MOVE ? "move" : e->kind == EV_RECOMPUTE ? "recompute" : "node";
+        buf_printf(&b, "{\"name\": ");
+        buf_json_string(&b, nd ? nd->name : s->g->values[e->v]->name);
+        buf_printf(&b, ", \"cat\": ");
+        buf_json_string(&b, e->kind == EV_NODE ? nd->op_type : what);
+        buf_printf(&b, ", \"ph\": \"X\", \"ts\": %.17g, \"dur\": %.17g, \"pid\": 1, \"tid\": %d, \"args\": {\"cycles\": %lld, \"start_cycle\": %lld, \"step\": \"%s\"}}%s\n",
+                   (double)e->start * us, (double)e->dur * us, e->res + 1, (long long)e->dur, (long long)e->start, what, k + 1 < n ? "," : "");
+    }
+    free(ord);
+    buf_printf(&b, "]}\n");
+    bool ok = mn_art_write(c, "trace.json", b.data, b.len);
+    buf_free(&b);
+    return ok;
+}
+
+bool sched_schedule(MNCompile *c) {
+    MNGraph *g = c->g;
+    if (!c->sched) die("schedule before node simulation");
+    Sched s = {0};
+    s.c = c, s.g = g, s.nn = g->nnodes, s.nv = g->nvalues, s.policy = (int)c->opt->ival[MN_OPT_scheduler];
+    s.nodes0 = ARENA_ARRAY(c->arena, MNNode *, s.nn + 1);
+    memcpy(s.nodes0, g->nodes, sizeof(MNNode *) * (size_t)s.nn);
+    s.order = ARENA_ARRAY(c->arena, MNNode *, s.nn + 1);
+    memcpy(s.order, g->nodes, sizeof(MNNode *) * (size_t)s.nn);
+    s.size = xcalloc((size_t)s.nv + 1, sizeof(int64_t));
+    s.dram_src = xcalloc((size_t)s.nv + 1, sizeof(bool));
+    s.prod = xmalloc(sizeof(int) * (size_t)(s.nv + 1));
+    s.cons_start = xcalloc((size_t)s.nv + 2, sizeof(int));
+    for (int v = 0; v < s.nv; v++) {
+        const MNValue *x = g->values[v];
+        s.prod[v] = -1;
+        if (lm_value(x)) s.size[v] = x->num_lw;
+        /* copies of DRAM data: a download's, or a piece cut out of a value in DRAM */
+        s.dram_src[v] = lm_value(x) && x->producer &&
+                        (x->producer->op == OP_MNCoreDownload || (x->producer->op == OP_MNCoreInputSplit && !lm_value(x->producer->in[0])));
+    }
+    int total = 0;
+    for (int i = 0; i < s.nn; i++) {
+        const MNNode *n = g->nodes[i];
+        for (int k = 0; k < n->nout; k++)
+            if (n->out[k]) s.prod[n->out[k]->id] = i;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k]) s.cons_start[n->in[k]->id + 1]++, total++;
+    }
+    for (int v = 0; v < s.nv; v++) s.cons_start[v + 1] += s.cons_start[v];
+    s.cons = xmalloc(sizeof(int) * (size_t)(total + 1));
+    int *fill = xmalloc(sizeof(int) * (size_t)(s.nv + 1));
+    memcpy(fill, s.cons_start, sizeof(int) * (size_t)s.nv);
+    for (int i = 0; i < s.nn; i++)
+        for (int k = 0; k < g->nodes[i]->nin; k++)
+            if (g->nodes[i]->in[k]) s.cons[fill[g->nodes[i]->in[k]->id]++] = i;
+    free(fill);
+    s.recompute = xcalloc((size_t)s.nv + 1, sizeof(bool));
+    s.xfer = xmalloc(sizeof(int64_t) * (size_t)(s.nv + 1));
+    s.bytes = xmalloc(sizeof(int64_t) * (size_t)(s.nv + 1));
+    for (int v = 0; v < s.nv; v++) { /* parsed once: the simulation asks for them again and again */
+        const MNValue *x = g->values[v];
+        bool data = mn_dtype_bytes(x->dtype) && x->type.rank >= 0;
+        s.bytes[v] = data ? sim_dram_bytes(x) : 0;
+        s.xfer[v] = data ? sim_dram_cycles(&c->machine, x) : 0;
+    }
+    s.cap[0] = c->machine.lm0_lw, s.cap[1] = c->machine.lm1_lw;
+
+    SaStats sa = {0};
+    Run base = {0};
+    if (s.policy == MN_SCHED_AUTO_RECOMPUTE_SA) {
+        s.policy = MN_SCHED_SPILL_OPT; /* its cost model and its start */
+        sim_run(&s, &base, false, false);
+        anneal(&s, &sa);
+    }
+    /* the schedule, placed; if fragmentation needs more than a bank, again with less */
+    Run r;
+    Slots S = {0};
+    int64_t peak[2], load[2];
+    const char *which[2];
+    int tries = 0;
+    for (;;) {
+        sim_run(&s, &r, true, false);
+        if (r.fail) {
+            const MNNode *n = s.order[r.fail_node];
+            int64_t need = 0;
+            for (int k = 0; k < n->nin; k++) need += lm_value(n->in[k]) ? n->in[k]->num_lw : 0;
+            for (int k = 0; k < n->nout; k++) need += lm_value(n->out[k]) ? n->out[k]->num_lw : 0;
+            diag_error(&c->diag, DIAG_RESOURCE,
+                       "%s: does not fit machine '%s' (LM0 %lld + LM1 %lld LW per PE): node '%s' (%s) needs %lld LW of operands in LM at once, each in one bank",
+                       g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name, n->op_type, (long long)need);
+            run_free(&r), run_free(&base);
+            free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes);
+            return false;
+        }
+        plan_slots(&s, &r, &S);
+        int over = place_slots(&s, &S, peak, load, which);
+        if (over < 0) break;
+        int64_t limit = over ? c->machine.lm1_lw : c->machine.lm0_lw;
+        s.cap[over] -= peak[over] - limit; /* what fragmentation cost, taken off the budget */
+        tries++;
+        slots_free(&S);
+        run_free(&r);
+        if (s.cap[over] <= 0 || tries > 8)
+            return diag_error(&c->diag, DIAG_RESOURCE, "%s: no LM placement fits machine '%s' after %d schedules (bank LM%d)", g->file, c->machine.name, tries, over);
+    }
+    materialize(&s, &r, &S);
+    slots_free(&S);
+    for (int b = 0; b < 2; b++) {
+        mn_figure(c, b ? "lm1_peak_lw" : "lm0_peak_lw", peak[b]);
+        mn_figure(c, b ? "lm1_load_lw" : "lm0_load_lw", load[b]);
+    }
+    mn_figure(c, "reschedules_for_fragmentation", tries);
+    mn_log(c, 0, "LM addresses: LM0 peak %lld / LOAD %lld LW (%s), LM1 peak %lld / LOAD %lld LW (%s)", (long long)peak[0], (long long)load[0], which[0],
+           (long long)peak[1], (long long)load[1], which[1]);
+    c->sched->est_cycles = r.makespan;
+    mn_figure(c, "est_cycles", r.makespan);
+    mn_figure(c, "dram_bytes_read", r.dram_read);
+    mn_figure(c, "dram_bytes_written", r.dram_written);
+    mn_figure(c, "spills", r.spills);
+    mn_figure(c, "reloads", r.reloads);
+    mn_figure(c, "recomputes", r.recomputes);
+    mn_figure(c, "moves", r.moves);
+    mn_figure(c, "forgets", r.forgets);
+    if (sa.steps || c->opt->ival[MN_OPT_scheduler] == MN_SCHED_AUTO_RECOMPUTE_SA) {
+        mn_figure(c, "spill_opt_est_cycles", base.makespan);
+        mn_figure(c, "sa_steps", sa.steps);
+        mn_figure(c, "sa_accepted", sa.accepted);
+        mn_figure(c, "sa_improvements", sa.improved);
+    }
+    mn_log(c, 0, "schedule (%s): about %lld cycles; DRAM %lld bytes read, %lld written; %lld spills, %lld reloads, %lld recomputed, %lld moves between banks",
+           policy_name((int)c->opt->ival[MN_OPT_scheduler]), (long long)r.makespan, (long long)r.dram_read, (long long)r.dram_written, (long long)r.spills,
+           (long long)r.reloads, (long long)r.recomputes, (long long)r.moves);
+    bool ok = !c->out_dir || write_trace(c, &s, &r);
+    run_free(&r), run_free(&base);
+    free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes);
+    return ok;
+}

@@ -1,0 +1,498 @@
+/* Node Simulation: for every node and every variant that can matter to the scheduler,
+ * the cycles it takes and the LM it needs.
+ *
+ * Variants: the output in LM0 or in LM1; in place (an elementwise output of input 0's
+ * size written over input 0, when input 0 dies there: no new LM); double-buffered
+ * matrix products (a temp the size of the weights lets the next weight block load
+ * while the current one multiplies: a quarter fewer cycles for that much more LM).
+ * Each variant also has a cost when two of its LM inputs share a bank: every bank has
+ * one read port, so the second operand takes an extra step per long word (docs/vsm.md
+ * section 6). The scheduler picks among them once it knows the banks.
+ *
+ * The estimates (simulation_mode fake, fast, default) come from the machine
+ * description: steps per long word of each unit, the matrix unit's 8x8 product per MAB,
+ * DRAM latency and bandwidth, and the tree's distribute bandwidths. fast gives only the
+ * two bank variants. best is meant to measure emitted variants on the emulator; until
+ * the code emitter exists it falls back to default and says so in the log.
+ *
+ * Results are cached, content-addressed by the node's signature (op, attributes,
+ * shapes, dtypes, layouts, locations, the whole machine, compiler version, mode), so a
+ * second compile of the same model, or of another with the same layers, reuses them;
+ * num_threads simulates nodes on several threads, each writing only its own records,
+ * so the results do not depend on the thread count. */
+#include "scheduler.h"
+#include "ops.h"
+#include "plan.h"
+#include "version.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+/* FNV-1a, 64 bits (the signature itself is kept in a cache entry to rule out
+ * collisions); more() continues a hash, so the machine's part is hashed once. */
+static uint64_t more(uint64_t h, const void *p, size_t n) {
+    const unsigned char *s = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+uint64_t sim_hash(const void *p, size_t n) { return more(1469598103934665603ull, p, n); }
+
+static int64_t steps(const MNMachine *m, const char *mnemonic, int dflt) {
+    for (int i = 0; i < m->nsteps_override; i++)
+        if (!strcmp(m->steps_override[i].name, mnemonic)) return m->steps_override[i].steps;
+    return dflt;
+}
+
+static int64_t lw_of(const MNValue *v) { return v && v->num_lw > 0 ? v->num_lw : 0; }
+static bool in_lm(const MNValue *v) { return v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype); }
+
+int64_t sim_dram_bytes(const MNValue *v) {
+    MNLayout l;
+    char err[200];
+    if (v->layout && layout_parse(v->layout, &l, err, sizeof err)) return layout_dram_lw(&l) * 8;
+    int64_t n = ir_shape_numel(&v->type);
+    int b = mn_dtype_bytes(v->dtype);
+    return n > 0 ? n * (b ? b : 4) : 0;
+}
+
+/* DRAM to the L2B memories (latency, then the groups' bandwidth), then down the tree
+ * to every PE (L2BM -> L1BM, L1BM -> PE, each level in parallel over its members). */
+int64_t sim_dram_cycles(const MNMachine *m, const MNValue *v) {
+    double lw = (double)sim_dram_bytes(v) / 8;
+    double per_pe = (double)lw_of(v);
+    double dram = lw / (m->bw_dram_l2bm * m->groups);
+    double l2 = per_pe * m->pe_per_mab * m->mab_per_l1b * m->l1b_per_l2b / m->bw_l2bm_l1bm_distribute;
+    double l1 = per_pe * m->pe_per_mab * m->mab_per_l1b / m->bw_l1bm_pe_distribute;
+    return m->dram_latency_cycles + (int64_t)ceil(dram + l2 + l1);
+}
+
+int64_t sim_move_cycles(const MNMachine *m, const MNValue *v) { return lw_of(v) * m->cycles_per_step; }
+
+/* steps per output long word of an elementwise op */
+static int64_t ew_steps(const MNMachine *m, int op) {
+    int64_t rcp = steps(m, "frcp", 1), ex = steps(m, "fexp", 1), lg = steps(m, "flog", 1);
+    switch (op) {
+    case OP_Div: case OP_Reciprocal: return rcp + 1;
+    case OP_Exp: return ex;
+    case OP_Log: return lg;
+    case OP_Sqrt: return rcp + 2;
+    case OP_Pow: return lg + ex + 1;
+    case OP_Sigmoid: case OP_HardSwish: case OP_HardSigmoid: return ex + rcp + 2;
+    case OP_Tanh: case OP_Elu: case OP_Selu: case OP_Celu: case OP_Softplus: case OP_Softsign: case OP_Mish: return ex + rcp + 3;
+    case OP_Erf: case OP_Gelu: return ex + rcp + 6;
+    case OP_Sin: case OP_Cos: case OP_Tan: case OP_Asin: case OP_Acos: case OP_Atan: case OP_Sinh: case OP_Cosh:
+    case OP_Asinh: case OP_Acosh: case OP_Atanh: return 12;
+    case OP_Mod: return rcp + 3;
+    default: return 1;
+    }
+}
+
+static int64_t numel(const MNValue *v) {
+    int64_t n = v ? ir_shape_numel(&v->type) : 0;
+    return n > 0 ? n : 0;
+}
+
+/* multiply-accumulates of a matrix op, and the weight operand */
+static int64_t macs(const MNNode *n, const MNValue **w) {
+    const MNValue *o = n->out[0];
+    *w = n->nin > 1 ? n->in[1] : NULL;
+    switch (n->op) {
+    case OP_MatMul: case OP_Gemm: {
+        const MNValue *a = n->in[0];
+        int64_t k = a->type.rank >= 1 ? a->type.dims[a->type.rank - 1] : 1;
+        if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0) && a->type.rank == 2) k = a->type.dims[0];
+        return numel(o) * k;
+    }
+    case OP_Conv: case OP_ConvTranspose: {
+        const MNValue *wt = n->in[1];
+        int64_t per = 1; /* each output element reads C/group x kernel inputs */
+        for (int i = 1; i < wt->type.rank; i++) per *= wt->type.dims[i];
+        if (n->op == OP_ConvTranspose) per = per / (wt->type.dims[1] ? wt->type.dims[1] : 1) * wt->type.dims[0] / ir_attr_int(n, "group", 1);
+        return numel(o) * per;
+    }
+    default: return 0;
+    }
+}
+
+static SimResource resource_of(const MNNode *n) {
+    switch (n->op) {
+    case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: return SIM_DRAM;
+    case OP_MNCoreLayoutSwitch: case OP_MNCoreMove: case OP_Transpose: case OP_Gather: case OP_GatherElements: case OP_Concat:
+    case OP_Slice: case OP_Pad: case OP_Tile: case OP_DepthToSpace: case OP_SpaceToDepth: case OP_Split: case OP_Expand:
+    case OP_Resize: case OP_Upsample:
+        return SIM_TREE;
+    default: return SIM_COMPUTE;
+    }
+}
+
+/* the cycles of the standard variant */
+static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflict_extra) {
+    int64_t cps = m->cycles_per_step, in_lw = 0, out_lw = 0;
+    for (int k = 0; k < n->nin; k++) in_lw += in_lm(n->in[k]) ? lw_of(n->in[k]) : 0;
+    for (int k = 0; k < n->nout; k++) out_lw += lw_of(n->out[k]);
+    *conflict_extra = 0;
+    const MNValue *w;
+    int64_t mac = macs(n, &w);
+    if (mac) { /* the MAB matrix unit: an 8x8 block (float; 16x16 in half) times 4 vectors in fmmul's steps */
+        bool half = n->in[0]->dtype == MN_DT_Half;
+        double per_step = (half ? 256.0 : 128.0) / (double)steps(m, "fmmul", 2) * 2;
+        double st = (double)mac / ((double)m->n_mab * per_step);
+        int64_t load = lw_of(w) * cps; /* weights into the matrix registers, block by block */
+        *conflict_extra = out_lw * cps;
+        return (int64_t)ceil(st) * cps + load + out_lw * cps;
+    }
+    switch (n->op) {
+    case OP_MNCoreDownload: return sim_dram_cycles(m, n->out[0]);
+    case OP_MNCoreUpload: return sim_dram_cycles(m, n->in[0]);
+    case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: {
+        int64_t t = 0;
+        const bool split = n->op == OP_MNCoreInputSplit;
+        for (int k = 0; k < (split ? n->nout : n->nin); k++) t += sim_dram_cycles(m, split ? n->out[k] : n->in[k]);
+        return t;
+    }
+    case OP_MNCoreLayoutSwitch: {
+        MNLayout a, b;
+        char err[200];
+        if (n->in[0]->layout && n->out[0]->layout && layout_parse(n->in[0]->layout, &a, err, sizeof err) && layout_parse(n->out[0]->layout, &b, err, sizeof err))
+            return (int64_t)ceil(plan_switch_cycles(m, &a, &b, lw_of(n->out[0])));
+        return 2 * out_lw * cps;
+    }
+    case OP_MNCoreMove: return out_lw * cps;
+    case OP_MNCoreForget: return 0;
+    case OP_MNCoreOutputSum: return (int64_t)(n->nin > 1 ? n->nin - 1 : 1) * out_lw * cps;
+    case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax: case OP_LayerNormalization: case OP_BatchNormalization:
+    case OP_InstanceNormalization: case OP_LRN:
+    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
+    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp: case OP_ArgMax: case OP_ArgMin:
+    case OP_GlobalAveragePool: case OP_GlobalMaxPool: {
+        /* per long word: the op's steps; then a reduction up the tree and the result back */
+        int64_t per = n->op == OP_Softmax || n->op == OP_LogSoftmax ? steps(m, "fexp", 1) + steps(m, "frcp", 1) + 3
+                    : n->op == OP_LayerNormalization || n->op == OP_InstanceNormalization ? steps(m, "frcp", 1) + 6 : 2;
+        int64_t tree = 2 * (int64_t)ceil(log2((double)m->n_pe)) * cps;
+        return lw_of(n->in[0]) * per * cps + tree + out_lw * cps;
+    }
+    case OP_MaxPool: case OP_AveragePool: {
+        const MNAttr *ks = ir_attr(n, "kernel_shape");
+        int64_t win = 1;
+        for (int i = 0; ks && i < ks->n; i++) win *= ks->ints[i];
+        return out_lw * win * cps + lw_of(n->in[0]) * cps;
+    }
+    default: break;
+    }
+    if (resource_of(n) == SIM_TREE) /* gathered and re-distributed through L1BM */
+        return 2 * (in_lw + out_lw) * m->mab_per_l1b * m->pe_per_mab / (int64_t)(m->bw_l1bm_pe_distribute > 0 ? m->bw_l1bm_pe_distribute : 1) + cps;
+    int nlm = 0;
+    for (int k = 0; k < n->nin; k++) nlm += in_lm(n->in[k]);
+    if (nlm >= 2) *conflict_extra = out_lw * cps;
+    return out_lw * ew_steps(m, n->op) * cps + cps;
+}
+
+static bool elementwise_inplace(const MNNode *n) {
+    if (n->nout != 1 || !n->out[0] || n->nin < 1 || !in_lm(n->in[0]) || !in_lm(n->out[0])) return false;
+    if (n->in[0]->num_lw != n->out[0]->num_lw || mn_dtype_bytes(n->in[0]->dtype) != mn_dtype_bytes(n->out[0]->dtype)) return false;
+    if (!n->in[0]->layout || !n->out[0]->layout || strcmp(n->in[0]->layout, n->out[0]->layout)) return false;
+    if (n->in[0]->is_input || n->in[0]->konst) return false;
+    switch (n->op) {
+    case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Max: case OP_Min: case OP_Relu: case OP_LeakyRelu: case OP_Neg:
+    case OP_Abs: case OP_Exp: case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Sigmoid: case OP_Tanh: case OP_Erf:
+    case OP_Clip: case OP_HardSwish: case OP_HardSigmoid: case OP_Elu: case OP_Gelu: case OP_Softplus: case OP_Floor: case OP_Ceil:
+    case OP_Pow: case OP_PRelu: case OP_Sign: case OP_Round: case OP_MNCoreOutputSum:
+        return true;
+    default: return false;
+    }
+}
+
+void sim_node(const MNMachine *m, const MNNode *n, int mode, SimNode *out) {
+    memset(out, 0, sizeof *out);
+    out->res = resource_of(n);
+    int64_t extra, cyc = base_cycles(m, n, &extra), lm = 0;
+    for (int k = 0; k < n->nin; k++) lm += in_lm(n->in[k]) ? lw_of(n->in[k]) : 0;
+    int64_t out_lw = 0;
+    for (int k = 0; k < n->nout; k++) out_lw += in_lm(n->out[k]) ? lw_of(n->out[k]) : 0;
+    for (int b = 0; b < 2; b++) out->var[out->nvar++] = (SimVariant){b, false, cyc, cyc + extra, lm + out_lw, 0};
+    if (mode == MN_SIM_FAST) return;
+    if (elementwise_inplace(n)) out->var[out->nvar++] = (SimVariant){-1, false, cyc, cyc + extra, lm, 0};
+    const MNValue *w;
+    if (macs(n, &w) && in_lm(w) && lw_of(w) > 0) {
+        int64_t fast = cyc - lw_of(w) * m->cycles_per_step / 4 * 3; /* weight loads overlap the products */
+        if (fast < 1) fast = 1;
+        for (int b = 0; b < 2; b++) out->var[out->nvar++] = (SimVariant){b, true, fast, fast + extra, lm + out_lw + lw_of(w), lw_of(w)};
+    }
+}
+
+static void sig_value(MNBuf *b, const char *tag, int k, const MNValue *v) {
+    if (!v) {
+        buf_printf(b, "%s%d -\n", tag, k);
+        return;
+    }
+    buf_printf(b, "%s%d %s [", tag, k, onnx_type_name(v->type.elem));
+    for (int i = 0; i < v->type.rank; i++) buf_printf(b, i ? ",%lld" : "%lld", (long long)v->type.dims[i]);
+    buf_printf(b, "] %s %s lw=%lld loc=%d\n", mn_dtype_name(v->dtype), v->layout ? v->layout : "-", (long long)v->num_lw, (int)v->loc_kind);
+}
+
+static void sig_machine(const MNMachine *m, int mode, MNBuf *b) {
+    buf_printf(b, "mncc %s node-simulation mode=%d\n", mncc_version, mode);
+    /* the whole machine: any figure may change an estimate */
+    buf_printf(b, "machine %s %d %d %d %d %d lm %lld %lld grf %lld %lld l1bm %lld l2bm %lld dram %lld bits %d %d %d clock %.17g issue %d %d %d %d %d %d"
+                  " bw %.17g %.17g %.17g %.17g %.17g lat %d align %d\n",
+               m->name, m->groups, m->l2b_per_group, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, (long long)m->lm0_lw, (long long)m->lm1_lw,
+               (long long)m->grf0_lw, (long long)m->grf1_lw, (long long)m->l1bm_lw, (long long)m->l2bm_lw, (long long)m->dram_lw, m->half_bits,
+               m->word_bits, m->long_bits, m->clock_mhz, m->cycles_per_step, m->mv_issue_steps, m->lm_raw_steps, m->grf_raw_steps, m->l1bm_raw_steps,
+               m->l2bm_raw_steps, m->bw_l1bm_pe_broadcast, m->bw_l1bm_pe_distribute, m->bw_l2bm_l1bm_broadcast, m->bw_l2bm_l1bm_distribute, m->bw_dram_l2bm,
+               m->dram_latency_cycles, m->address_alignment_lw);
+    for (int i = 0; i < m->nsteps_override; i++) buf_printf(b, "steps %s %d\n", m->steps_override[i].name, m->steps_override[i].steps);
+}
+
+static void sig_node(const MNNode *n, MNBuf *b) {
+    buf_printf(b, "op %s::%s\n", n->domain, n->op_type);
+    for (int i = 0; i < n->nattr; i++) {
+        const MNAttr *a = &n->attrs[i];
+        buf_printf(b, "attr %s %d", a->name, (int)a->type);
+        if (a->type == MN_ATTR_INT) buf_printf(b, " %lld", (long long)a->i);
+        else if (a->type == MN_ATTR_FLOAT) buf_printf(b, " %.17g", a->f);
+        else if (a->type == MN_ATTR_STRING) buf_printf(b, " %.*s", (int)a->slen, a->s);
+        for (int j = 0; a->type == MN_ATTR_INTS && j < a->n; j++) buf_printf(b, " %lld", (long long)a->ints[j]);
+        for (int j = 0; a->type == MN_ATTR_FLOATS && j < a->n; j++) buf_printf(b, " %.17g", a->floats[j]);
+        buf_printf(b, "\n");
+    }
+    for (int k = 0; k < n->nin; k++) sig_value(b, "in", k, n->in[k]);
+    for (int k = 0; k < n->nout; k++) sig_value(b, "out", k, n->out[k]);
+}
+
+void sim_signature(const MNMachine *m, const MNNode *n, int mode, MNBuf *b) {
+    sig_machine(m, mode, b);
+    sig_node(n, b);
+}
+
+/* ---- the pass ---- */
+
+/* Work for the threads: first every node's signature and key (the node's part only:
+ * the machine's is the same for all), then one simulation or cache lookup per distinct
+ * signature, whose result every node with it shares. Each thread writes only its own
+ * slots, so the results are the same for any thread count. */
+typedef struct {
+    MNCompile *c;
+    MNNode **nodes;
+    int n, mode, tid, nthreads, phase;
+    char **sig;          /* per node: its part of the signature */
+    uint64_t *key;
+    int *uniq, nuniq;    /* representatives, one per distinct signature */
+    const MNBuf *mtext;  /* the machine's part */
+    uint64_t mhash;
+    SimCache cache;      /* per thread: counters summed afterwards */
+} Work;
+
+static void *work(void *arg) {
+    Work *w = arg;
+    SchedState *st = w->c->sched;
+    if (w->phase == 0) {
+        for (int i = w->tid; i < w->n; i += w->nthreads) {
+            MNBuf b = {0};
+            sig_node(w->nodes[i], &b);
+            w->key[i] = more(w->mhash, b.data, b.len);
+            w->sig[i] = b.data;
+        }
+        return NULL;
+    }
+    for (int u = w->tid; u < w->nuniq; u += w->nthreads) {
+        int i = w->uniq[u];
+        MNNode *n = w->nodes[i];
+        SimNode *sn = &st->sim[n->sim];
+        MNBuf full = {0};
+        if (w->cache.dir) {
+            buf_append(&full, w->mtext->data, w->mtext->len);
+            buf_printf(&full, "%s", w->sig[i]);
+        }
+        if (!w->cache.dir || !sim_cache_get(&w->cache, full.data, w->key[i], sn)) {
+            sim_node(&w->c->machine, n, w->mode, sn);
+            if (w->cache.dir) sim_cache_put(&w->cache, full.data, w->key[i], sn);
+        }
+        sn->key = w->key[i];
+        buf_free(&full);
+    }
+    return NULL;
+}
+
+static int cmp_int(const void *a, const void *b) { return *(const int *)a - *(const int *)b; }
+
+static int by_sig(const void *a, const void *b, void *ctx) { /* by key, then text */
+    const Work *w = ctx;
+    int i = *(const int *)a, j = *(const int *)b;
+    uint64_t x = w->key[i], y = w->key[j];
+    if (x != y) return x < y ? -1 : 1;
+    int c = strcmp(w->sig[i], w->sig[j]);
+    return c ? c : i - j;
+}
+
+static void run_threads(Work *w, int nt, int phase) {
+    pthread_t th[64];
+    for (int t = 0; t < nt; t++) w[t].phase = phase;
+    for (int t = 1; t < nt; t++)
+        if (pthread_create(&th[t], NULL, work, &w[t])) die("cannot start a Node Simulation thread");
+    work(&w[0]);
+    for (int t = 1; t < nt; t++) pthread_join(th[t], NULL);
+}
+
+static const char *res_name(SimResource r) { return r == SIM_COMPUTE ? "compute" : r == SIM_DRAM ? "dram" : "tree"; }
+
+/* simulation_result.json, written as a stream: a 100k-node graph makes a large file */
+static bool write_results(MNCompile *c, MNNode **nodes, int nn) {
+    MNBuf b = {0};
+    char buf[32];
+    buf_printf(&b, "{\n\"mode\": \"%s\",\n\"machine\": ", opt_value_text(c->opt, MN_OPT_simulation_mode, buf, sizeof buf));
+    buf_json_string(&b, c->machine.name);
+    buf_printf(&b, ",\n\"nodes\": [");
+    for (int i = 0; i < nn; i++) {
+        const SimNode *sn = &c->sched->sim[nodes[i]->sim];
+        buf_printf(&b, "%s\n{\"node\": ", i ? "," : "");
+        buf_json_string(&b, nodes[i]->name);
+        buf_printf(&b, ", \"op\": ");
+        buf_json_string(&b, nodes[i]->op_type);
+        buf_printf(&b, ", \"key\": \"%016llx\", \"resource\": \"%s\", \"variants\": [", (unsigned long long)sn->key, res_name(sn->res));
+        for (int k = 0; k < sn->nvar; k++) {
+            const SimVariant *v = &sn->var[k];
+            buf_printf(&b, "%s{\"output\": \"%s\", \"double_buffered\": %s, \"cycles\": %lld, \"cycles_bank_conflict\": %lld, \"lm_lw\": %lld, \"temp_lw\": %lld}",
+                       k ? ", " : "", v->out_bank < 0 ? "in_place" : v->out_bank ? "LM1" : "LM0", v->fast ? "true" : "false", (long long)v->cycles,
+                       (long long)v->cycles_conflict, (long long)v->lm_lw, (long long)v->temp_lw);
+        }
+        buf_printf(&b, "]}");
+    }
+    buf_printf(&b, "\n]\n}\n");
+    bool ok = mn_art_write(c, "simulation_result.json", b.data, b.len);
+    buf_free(&b);
+    return ok;
+}
+
+/* The cache directory of this compile: --cache-dir, else the user's cache when writing
+ * a codegen dir (in-memory compiles, as in the test sweeps, leave the disk alone). */
+static const char *cache_dir(MNCompile *c) {
+    const char *d = c->opt->cache_dir;
+    if (d) return strcmp(d, "none") ? d : NULL;
+    if (!c->out_dir) return NULL;
+    const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
+    if (x && *x) return arena_printf(c->arena, "%s/mncc/sim", x);
+    if (h && *h) return arena_printf(c->arena, "%s/.cache/mncc/sim", h);
+    return NULL;
+}
+
+/* A split becomes one step per piece, placed just before the piece's first reader, so
+ * that pieces are cut (from DRAM, usually) when needed rather than all at once: their
+ * sum is the whole value that did not fit. Each step keeps the axis and gets the
+ * piece's start, which is what the verifier checks windows against. */
+static void split_per_piece(MNCompile *c) {
+    MNGraph *g = c->g;
+    int nn = g->nnodes, nv = g->nvalues, w = 0, cuts = 0;
+    MNNode **piece_node = xcalloc((size_t)nv + 1, sizeof(MNNode *)); /* per piece value: its own split */
+    bool *done = xcalloc((size_t)nv + 1, sizeof(bool));
+    MNNode **order = ARENA_ARRAY(c->arena, MNNode *, 2 * nn + nv + 1);
+    MNNode **orig = xmalloc(sizeof(MNNode *) * (size_t)(nn + 1));
+    memcpy(orig, g->nodes, sizeof(MNNode *) * (size_t)nn);
+    for (int i = 0; i < nn; i++) {
+        MNNode *n = orig[i];
+        if (n->op != OP_MNCoreInputSplit || n->nout < 2) continue;
+        int ax = (int)ir_attr_int(n, "axis", 0);
+        const MNAttr *st = ir_attr(n, "starts");
+        int64_t at = 0;
+        for (int k = 0; k < n->nout; k++) {
+            MNValue *p = n->out[k];
+            MNNode *q = ir_node_new(g, "MNCoreInputSplit", 1, 1);
+            q->name = arena_printf(g->arena, "%s_%d", n->name, k);
+            q->domain = "mncore";
+            q->in[0] = n->in[0];
+            q->out[0] = p;
+            p->producer = q, p->producer_out = 0;
+            q->nattr = 2;
+            q->attrs = ARENA_ARRAY(g->arena, MNAttr, 2);
+            int64_t *one = ARENA_NEW(g->arena, int64_t);
+            *one = st && st->n == n->nout ? st->ints[k] : at;
+            at += p->type.dims[ax];
+            q->attrs[0] = (MNAttr){.name = "axis", .type = MN_ATTR_INT, .i = ax};
+            q->attrs[1] = (MNAttr){.name = "starts", .type = MN_ATTR_INTS, .n = 1, .ints = one};
+            piece_node[p->id] = q;
+            cuts++;
+        }
+        n->dead = true;
+    }
+    for (int i = 0; i < nn; i++) {
+        MNNode *n = orig[i];
+        if (n->dead) continue;
+        for (int k = 0; k < n->nin; k++) {
+            const MNValue *x = n->in[k];
+            if (x && x->id < nv && piece_node[x->id] && !done[x->id]) done[x->id] = true, order[w++] = piece_node[x->id];
+        }
+        order[w++] = n;
+    }
+    for (int v = 0; v < nv; v++) /* any piece still unplaced (unused): at the end */
+        if (piece_node[v] && !done[v]) order[w++] = piece_node[v];
+    g->nnodes = 0;
+    for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
+    ir_recount_uses(g);
+    free(piece_node), free(done), free(orig);
+    if (cuts) mn_log(c, 0, "node simulation: %d split pieces, each cut just before its first reader", cuts);
+}
+
+bool sched_node_simulation(MNCompile *c) {
+    MNGraph *g = c->g;
+    split_per_piece(c);
+    int mode = (int)c->opt->ival[MN_OPT_simulation_mode];
+    if (mode == MN_SIM_BEST) {
+        mn_log(c, 1, "simulation_mode=best measures emitted code on the emulator, and the code emitter does not exist yet: using the default estimates");
+        mode = MN_SIM_DEFAULT;
+    }
+    if (mode == MN_SIM_FAKE) mode = MN_SIM_DEFAULT; /* the same estimates, every variant */
+    SchedState *st = ARENA_NEW(c->arena, SchedState);
+    c->sched = st;
+    st->nsim = g->nnodes;
+    st->sim = ARENA_ARRAY(c->arena, SimNode, g->nnodes + 1);
+    for (int i = 0; i < g->nnodes; i++) g->nodes[i]->sim = i;
+    int nt = (int)c->opt->ival[MN_OPT_num_threads];
+    if (nt < 1) nt = 1;
+    if (nt > 64) nt = 64;
+    if (nt > g->nnodes) nt = g->nnodes > 0 ? g->nnodes : 1;
+    c->cache_dir = cache_dir(c);
+    int nn = g->nnodes;
+    MNBuf mtext = {0};
+    sig_machine(&c->machine, mode, &mtext);
+    uint64_t mhash = sim_hash(mtext.data, mtext.len);
+    char **sig = xcalloc((size_t)nn + 1, sizeof(char *));
+    uint64_t *key = xcalloc((size_t)nn + 1, sizeof(uint64_t));
+    int *ord = xmalloc(sizeof(int) * (size_t)(nn + 1)), *rep = xmalloc(sizeof(int) * (size_t)(nn + 1)), *uniq = xmalloc(sizeof(int) * (size_t)(nn + 1));
+    Work *w = xcalloc((size_t)nt, sizeof *w);
+    for (int t = 0; t < nt; t++) w[t] = (Work){c, g->nodes, nn, mode, t, nt, 0, sig, key, uniq, 0, &mtext, mhash, {c->cache_dir, 0, 0, 0, 0}};
+    run_threads(w, nt, 0);
+    for (int i = 0; i < nn; i++) ord[i] = i;
+    qsort_r(ord, (size_t)nn, sizeof(int), by_sig, &w[0]);
+    int nu = 0;
+    for (int k = 0; k < nn; k++) {
+        int i = ord[k];
+        bool same = k > 0 && key[i] == key[ord[k - 1]] && !strcmp(sig[i], sig[ord[k - 1]]);
+        if (!same) uniq[nu++] = i;
+        rep[i] = uniq[nu - 1];
+    }
+    /* representatives in node order, so the cache sees the same sequence every time */
+    qsort(uniq, (size_t)nu, sizeof(int), cmp_int);
+    for (int t = 0; t < nt; t++) w[t].nuniq = nu;
+    run_threads(w, nt, 1);
+    for (int i = 0; i < nn; i++)
+        if (rep[i] != i) st->sim[g->nodes[i]->sim] = st->sim[g->nodes[rep[i]]->sim];
+    for (int t = 0; t < nt; t++) {
+        c->cache_hits += w[t].cache.hits, c->cache_misses += w[t].cache.misses;
+        c->cache_corrupt += w[t].cache.corrupt, c->cache_write_failures += w[t].cache.write_failures;
+    }
+    for (int i = 0; i < nn; i++) free(sig[i]);
+    free(sig), free(key), free(ord), free(rep), free(uniq), free(w);
+    buf_free(&mtext);
+    mn_figure(c, "distinct_signatures", nu);
+    int64_t total = 0, variants = 0;
+    for (int i = 0; i < g->nnodes; i++) total += st->sim[i].var[0].cycles, variants += st->sim[i].nvar;
+    mn_figure(c, "nodes_simulated", g->nnodes);
+    mn_figure(c, "variants", variants);
+    mn_figure(c, "cycles_sum_lm0_variant", total);
+    mn_figure(c, "threads", nt);
+    if (c->cache_write_failures) mn_log(c, 1, "Node Simulation cache %s: %lld entries could not be written", c->cache_dir, (long long)c->cache_write_failures);
+    mn_log(c, 0, "node simulation: %d nodes, %lld variants, %lld cycles if run one after another; cache %s", g->nnodes, (long long)variants,
+           (long long)total, c->cache_dir ? c->cache_dir : "off");
+    return !c->out_dir || write_results(c, g->nodes, g->nnodes);
+}
