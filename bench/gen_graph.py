@@ -3,7 +3,7 @@
 
 Usage: /usr/bin/python3 bench/gen_graph.py KIND NODES OUT.onnx [--weights N]
 
-KIND is convnet or transformer; the graph has exactly NODES nodes (whole
+KIND is convnet, transformer or mlp; the graph has exactly NODES nodes (whole
 blocks, then Relu nodes to make up the count).  Weights are small
 deterministic tensors; the blocks cycle through a pool of N distinct weight
 sets (default 256, 0 = a distinct set for every block) so that the file stays
@@ -12,6 +12,7 @@ finite through thousands of residual blocks.
 
   convnet      x[1,4,8,8]; block = Conv3x3 -> BatchNormalization -> Relu ->
                Conv3x3 -> BatchNormalization -> Add(residual) -> Relu (7 nodes)
+  mlp          x[64,64]; block = MatMul(64x64) -> Add(bias) -> Relu (3 nodes)
   transformer  x[1,4,8] (seq 4, dim 8, 2 heads, ffn 16); block = LayerNorm
                from primitives, Q/K/V MatMul, Reshape/Transpose to heads,
                MatMul, Div, Softmax, MatMul, Transpose, Reshape, output
@@ -78,7 +79,7 @@ def pool_index(block, pool):
     return block if pool == 0 else block % pool
 
 
-BLOCK_NODES = {"convnet": 7, "transformer": 41}
+BLOCK_NODES = {"convnet": 7, "transformer": 41, "mlp": 3}
 
 
 def build_convnet(b, nodes, pool):
@@ -115,6 +116,22 @@ def build_convnet(b, nodes, pool):
         t = b.node("Add", [t, cur])
         cur = b.node("Relu", [t])
     return cur, [1, C, H, W]
+
+
+def build_mlp(b, nodes, pool):
+    B, D = 64, 64
+    made = {}
+
+    def wset(i):
+        if i not in made:
+            made[i] = (b.init("w%d_w" % i, weights(i * 2, [D, D], 0.5 / np.sqrt(D))), b.init("w%d_b" % i, weights(i * 2 + 1, [D], 0.01)))
+        return made[i]
+
+    cur = "x"
+    for k in range(nodes // BLOCK_NODES["mlp"]):
+        w, bias = wset(pool_index(k, pool))
+        cur = b.node("Relu", [b.node("Add", [b.node("MatMul", [cur, w]), bias])])
+    return cur, [B, D]
 
 
 def build_transformer(b, nodes, pool):
@@ -206,7 +223,7 @@ def main():
     m.opset_import.add(domain="", version=13)
     m.graph.name = "%s_%d" % (a.kind, a.nodes)
     b = Builder(m.graph)
-    build = build_convnet if a.kind == "convnet" else build_transformer
+    build = {"convnet": build_convnet, "transformer": build_transformer, "mlp": build_mlp}[a.kind]
     cur, shape = build(b, a.nodes, a.weights)
     while b.count < a.nodes:  # make up the exact node count
         cur = b.node("Relu", [cur])

@@ -10,7 +10,7 @@
  * value's layout records the split as a Time subaxis on that axis. A MatMul whose
  * weights do not fit is cut along the reduced dimension K (each row slice too, when the
  * rows do not fit either): both operands are split there, the weights once for all row
- * slices, and an MNCoreOutputSum adds the partial products. Elementwise ops, MatMul and
+ * slices, and a chain of MNCoreOutputSums adds the partial products. Elementwise ops, MatMul and
  * Gemm along their rows, Softmax-like ops along other axes, and pools, convolutions and
  * normalizations along the batch can be sliced; Conv, MaxPool and AveragePool also
  * along a spatial axis, their input pieces overlapping by the window's halo; reductions
@@ -195,9 +195,9 @@ static int in_axis(const MNNode *n, int k, int a) {
     const MNValue *x = n->in[k], *o = n->out[0];
     if (!x) return -1;
     int r = o->type.rank, ax = movement_op(n) ? movement_axis(n, k, a) : cut_input(n, k) ? a - (r - x->type.rank) : -1;
-    if (n->op == OP_MatMul && k == 1) /* B follows the batch axes only (a broadcast batch of 1 passes whole) */
-        ax = a < r - 2 && x->type.rank > 2 ? a - (r - x->type.rank) : -1;
-    if (n->op == OP_MatMul && ax >= x->type.rank - (k == 0 ? 1 : 2)) ax = -1; /* never K, never B's own rows */
+    if (n->op == OP_MatMul && k == 1) /* B follows the batch axes (a broadcast batch of 1 passes whole) and the columns */
+        ax = a == r - 1 ? x->type.rank - 1 : a < r - 2 && x->type.rank > 2 ? a - (r - x->type.rank) : -1;
+    if (n->op == OP_MatMul && ax >= x->type.rank - (k == 0 ? 1 : 2) && !(k == 1 && a == r - 1)) ax = -1; /* never K, never B's own rows */
     if (n->op == OP_Gemm && k == 0 && ir_attr_int(n, "transA", 0)) ax = a == 0 ? 1 : -1; /* A is (K, M): rows are its columns */
     if (a == 1 && channel_cut(n)) { /* per-channel operands follow the channels */
         bool per_channel = (n->op == OP_BatchNormalization || n->op == OP_InstanceNormalization) && k >= 1;
@@ -216,7 +216,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     const MNValue *o = n->out[0];
     int r = o->type.rank;
     switch (n->op) {
-    case OP_MatMul: return a < r - 1; /* rows (and batches), not the columns */
+    case OP_MatMul: return r >= 2; /* rows (and batches) with B whole; columns with A whole */
     case OP_Gemm: return a == 0; /* rows (A's columns with transA) */
     case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax: {
         /* before opset 13 the default axis is 1 and the op normalises over all axes
@@ -348,8 +348,37 @@ static bool pieces_fit(MNCompile *c, const MNNode *n, int k, int axis, int64_t d
     return piece_lw(c, n, k, axis, chunk) <= cap && piece_lw(c, n, k, axis, last) <= cap;
 }
 
+/* num_lw of a value like v with dims and dtype dt, canonically laid out */
+static int64_t shape_lw(MNCompile *c, const MNValue *v, const int64_t *dims, MNDtype dt) {
+    MNType t = v->type;
+    t.dims = (int64_t *)dims;
+    MNLayout l;
+    return plan_layout_canonical(&t, dt, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
+}
+
+/* Can a row slice of MatMul n of len rows along output axis a be cut along K so that
+ * each partial product and each running sum fits LM (what k_split will do)? */
+static bool k_cut_packs(MNCompile *c, const MNNode *n, int a, int64_t len) {
+    const MNValue *A = n->in[0], *B = n->in[1], *o = n->out[0];
+    int64_t K = B->type.dims[0], ad[MN_MAX_RANK], od[MN_MAX_RANK];
+    int aa = in_axis(n, 0, a);
+    memcpy(ad, A->type.dims, sizeof(int64_t) * (size_t)A->type.rank);
+    memcpy(od, o->type.dims, sizeof(int64_t) * (size_t)o->type.rank);
+    if (aa >= 0) ad[aa] = len;
+    od[a] = len;
+    MNDtype pdt = o->dtype == MN_DT_Half ? MN_DT_Float : o->dtype;
+    int64_t plw = shape_lw(c, o, od, pdt), olw = shape_lw(c, o, od, o->dtype);
+    for (int64_t ck = 1; ck <= K; ck++) {
+        ad[A->type.rank - 1] = ck;
+        int64_t sz[3] = {piece_lw(c, n, 1, 0, ck), shape_lw(c, A, ad, A->dtype), plw}, sum[3] = {plw, plw, olw};
+        if (sz[0] > lm_cap(c)) break; /* larger K pieces only grow */
+        if (pack2(c, sz, 3) && pack2(c, sum, 3)) return true;
+    }
+    return false;
+}
+
 /* Do the operands of each slice of n along output axis a (S slices) fit LM together?
- * kb: the weights are cut along K inside each slice, so they are left to k_split. */
+ * kb: the weights are cut along K inside each slice: k_cut_packs decides for them. */
 static bool slice_packs(MNCompile *c, const MNNode *n, int a, int64_t d, int64_t S, bool kb) {
     int64_t chunk = (d + S - 1) / S, last = d - chunk * (S - 1);
     int64_t *sz = xmalloc(sizeof(int64_t) * (size_t)(n->nin + 2));
@@ -363,7 +392,7 @@ static bool slice_packs(MNCompile *c, const MNNode *n, int a, int64_t d, int64_t
             int ax = in_axis(n, k, a);
             sz[m++] = ax >= 0 ? piece_lw(c, n, k, ax, len) : operand_lw(n->in[k]);
         }
-        ok = pack2(c, sz, m);
+        ok = pack2(c, sz, m) && (!kb || k_cut_packs(c, n, a, len));
     }
     free(sz);
     return ok;
@@ -502,7 +531,7 @@ typedef struct {
 } KCut;
 
 /* Cut the MatMul n, whose 2-D weights B do not fit one LM, along the reduced dimension
- * K: A and B are split there, each pair multiplied, and an MNCoreOutputSum adds the
+ * K: A and B are split there, each pair multiplied, and a chain of MNCoreOutputSums adds the
  * partial products (kept in Float so that Half operands lose nothing in the sum). The
  * K slice count is the smallest that makes both operand pieces fit. Returns false when
  * none does or when the product itself does not fit. */
@@ -516,8 +545,9 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         return false;
     for (Sk = 2; Sk <= K; Sk++) {
         int64_t ck = (K + Sk - 1) / Sk;
-        int64_t sz[3] = {piece_lw(c, n, 1, 0, ck), piece_lw(c, n, 0, A->type.rank - 1, ck), layout_num_lw(&pl, c->machine.address_alignment_lw)};
-        if (sz[0] <= cap && sz[1] <= cap && pack2(c, sz, 3)) break;
+        int64_t plw = layout_num_lw(&pl, c->machine.address_alignment_lw);
+        int64_t sz[3] = {piece_lw(c, n, 1, 0, ck), piece_lw(c, n, 0, A->type.rank - 1, ck), plw}, sum[3] = {plw, plw, o->num_lw};
+        if (sz[0] <= cap && sz[1] <= cap && pack2(c, sz, 3) && pack2(c, sum, 3)) break; /* each product, each running sum */
     }
     if (Sk > K) return false;
     int64_t ck = (K + Sk - 1) / Sk;
@@ -529,9 +559,9 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         if (*nk < 64) kc[(*nk)++] = (KCut){B, Sk, pb};
     }
     MNValue **pa = split_value(c, ord, A, A->type.rank - 1, Sk, ck, K, "ksplit");
-    MNNode *sum = ir_node_new(g, "MNCoreOutputSum", (int)Sk, 1);
-    sum->name = arena_printf(g->arena, "%s_ksum", o->name);
-    sum->domain = "mncore";
+    /* a running sum, one partial product at a time: only the sum so far and the newest
+     * partial need LM, however many slices K has */
+    MNValue *acc = NULL;
     for (int64_t k = 0; k < Sk; k++) {
         MNNode *cp = ir_node_new(g, n->op_type, 2, 1);
         cp->name = arena_printf(g->arena, "%s_k%lld", n->name, (long long)k);
@@ -544,15 +574,31 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         pv->loc_kind = MN_LOC_KIND_LM;
         pv->producer = cp;
         cp->out[0] = pv;
-        sum->in[k] = pv;
         emit_copy(c, ord, cp, nsw, cost);
         (*slices)++;
+        if (!acc) {
+            acc = pv;
+            continue;
+        }
+        MNNode *sum = ir_node_new(g, "MNCoreOutputSum", 2, 1);
+        sum->name = arena_printf(g->arena, "%s_ksum%lld", o->name, (long long)k);
+        sum->domain = "mncore";
+        sum->in[0] = acc, sum->in[1] = pv;
+        MNValue *sv = o;
+        if (k < Sk - 1) { /* the sum so far, in the partials' dtype */
+            sv = ir_value_new(g, arena_printf(g->arena, "%s_sum%lld", o->name, (long long)k));
+            sv->type = o->type;
+            sv->dtype = pdt;
+            plan_set_layout(c, sv, &pl);
+            sv->loc_kind = MN_LOC_KIND_LM;
+        }
+        sv->producer = sum;
+        sv->producer_out = 0;
+        sum->out[0] = sv;
+        push(g, ord, sum);
+        acc = sv;
     }
     n->dead = true;
-    o->producer = sum;
-    o->producer_out = 0;
-    sum->out[0] = o;
-    push(g, ord, sum);
     return true;
 }
 
@@ -745,10 +791,19 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
         /* the outermost address axis the node may be cut along where some slice count
          * makes output and cut inputs fit (an outer axis cut to single elements can
          * still be too big: then a deeper one) */
-        for (a = 0; a < o->type.rank && S < 2; a++) {
+        /* weights too large for one LM: a cut along the columns first, which cuts B
+         * and needs no partial sums; the rows then need a cut along K as well */
+        int cand[MN_MAX_RANK], ncand = 0, r = o->type.rank;
+        if (kb) cand[ncand++] = r - 1;
+        for (int i = 0; i < r; i++)
+            if (!(kb && i == r - 1)) cand[ncand++] = i;
+        int ci = 0;
+        for (; ci < ncand && S < 2; ci++) {
+            a = cand[ci];
             /* an axis spread over MABs still shrinks what is cut with it (the filters
              * of a channel cut), so any axis is a candidate; the fit check decides */
             if (o->type.dims[a] < 2 || !sliceable(n, a, g->opset)) continue;
+            bool kcut = kb && a != r - 1; /* B passes whole to row slices, to be cut along K */
             int64_t d = o->type.dims[a];
             for (S = 2; S <= d; S++) {
                 bool fits = pieces_fit(c, n, -1, a, d, S, cap);
@@ -758,14 +813,14 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
                     if (ax >= 0) fits = pieces_fit(c, n, k, ax, d, S, cap);
                     /* one passed whole must fit as it is (a matrix product's weights
                      * may still be cut along K inside each slice) */
-                    else if (!kb && !fits_whole(c, x)) fits = false;
+                    else if (!kcut && !fits_whole(c, x)) fits = false;
                 }
-                if (fits) fits = slice_packs(c, n, a, d, S, kb);
+                if (fits) fits = slice_packs(c, n, a, d, S, kcut);
                 if (fits) break;
             }
             if (S > d) S = 0;
         }
-        a--; /* the loop stepped past the chosen axis */
+        if (S < 2) a = -1;
         /* an input that arrives in finer slices along the same axis sets the count:
          * finer slices fit too, and its slices are then handed on, not gathered in
          * DRAM and cut again */
@@ -842,7 +897,8 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
         if (n->op == OP_Reshape || n->op == OP_Expand) cp->in[1] = slice_shape(c, n->in[1], ov);
         st->slices++;
         /* a row slice whose weights still do not fit is cut along K as well */
-        if (!(kb && k_split(c, cp, &st->ord, st->kc, &st->nk, &st->slices, &st->nsw, &st->swcost))) emit_copy(c, &st->ord, cp, &st->nsw, &st->swcost);
+        bool kcut = kb && a != o->type.rank - 1; /* column slices got their part of B */
+        if (!(kcut && k_split(c, cp, &st->ord, st->kc, &st->nk, &st->slices, &st->nsw, &st->swcost))) emit_copy(c, &st->ord, cp, &st->nsw, &st->swcost);
         else st->ksplit++;
     }
     finish_concat(c, &st->ord, n, cat, a, S, chunk);

@@ -50,6 +50,7 @@ typedef struct {
     int variant; /* EV_NODE */
     int64_t start, dur;
     int res;
+    int64_t addr; /* the LM address of the copy a load, move or recompute makes; a node's temp */
 } Event;
 
 typedef struct {
@@ -78,7 +79,8 @@ typedef struct {
     int nev, cap_ev;
     int *reloaded; /* values reloaded at least once (SA's recompute candidates) */
     int nreloaded;
-    int *def_bank; /* with the log: the bank each value got where it was made */
+    int *def_bank; /* with the log: the bank and address each value got where it was made */
+    int64_t *def_off;
 } Run;
 
 static bool lm_value(const MNValue *v) { return v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype) && v->num_lw > 0; }
@@ -96,7 +98,9 @@ typedef struct {
     int *pin;          /* stamp: pinned at this position */
     int64_t *ready, *dram_ready, res_free[SIM_NRES];
     int *rank;         /* per position: the nodes before it that are not downloads */
-    int *rl[2], nr[2], *ri; /* the values resident in each bank, and each one's index there */
+    /* the values resident in each bank, sorted by address; off: each one's address */
+    int *rl[2], nr[2];
+    int64_t *off;
     bool log;
 } Sim;
 
@@ -122,15 +126,36 @@ static int next_use(const Sim *m, int v, int p) { /* first use at or after posit
     return 0x7fffffff;
 }
 
-static void res_add(Sim *m, int v, int b) {
+/* The lowest address in bank b where size long words are free, -1 none (first fit:
+ * the simulation places as it goes, so fragmentation is part of what it decides on). */
+static int64_t gap(const Sim *m, int b, int64_t size) {
+    int64_t at = 0;
+    for (int k = 0; k < m->nr[b]; k++) {
+        int v = m->rl[b][k];
+        if (m->off[v] - at >= size) return at;
+        if (m->off[v] + m->s->size[v] > at) at = m->off[v] + m->s->size[v];
+    }
+    return m->s->cap[b] - at >= size ? at : -1;
+}
+
+static void res_add(Sim *m, int v, int b, int64_t at) {
+    int k = m->nr[b]++;
+    while (k > 0 && m->off[m->rl[b][k - 1]] > at) m->rl[b][k] = m->rl[b][k - 1], k--;
+    m->rl[b][k] = v;
     m->bank[v] = b;
-    m->ri[v] = m->nr[b];
-    m->rl[b][m->nr[b]++] = v;
+    m->off[v] = at;
+    if (at + m->s->size[v] > m->r->peak[b]) m->r->peak[b] = at + m->s->size[v];
 }
 static void res_del(Sim *m, int v) {
-    int b = m->bank[v], i = m->ri[v], last = m->rl[b][--m->nr[b]];
-    m->rl[b][i] = last;
-    m->ri[last] = i;
+    int b = m->bank[v], lo = 0, hi = m->nr[b] - 1;
+    while (lo < hi) { /* addresses are distinct within a bank */
+        int mid = (lo + hi) / 2;
+        if (m->off[m->rl[b][mid]] < m->off[v]) lo = mid + 1;
+        else hi = mid;
+    }
+    if (m->rl[b][lo] != v) die("resident list of LM%d lost '%s'", b, m->s->g->values[v]->name);
+    memmove(&m->rl[b][lo], &m->rl[b][lo + 1], sizeof(int) * (size_t)(m->nr[b] - lo - 1));
+    m->nr[b]--;
     m->bank[v] = -1;
 }
 
@@ -175,73 +200,122 @@ static void evict(Sim *m, int v, int p) {
 static void move_value(Sim *m, int v, int to, int p) {
     const MNValue *val = m->s->g->values[v];
     int64_t st, dur = sim_move_cycles(&m->s->c->machine, val);
+    int64_t at = gap(m, to, m->s->size[v]);
+    if (at < 0) die("move of '%s' without room", val->name);
     m->free_[m->bank[v]] += m->s->size[v];
     m->free_[to] -= m->s->size[v];
     res_del(m, v);
-    res_add(m, v, to);
+    res_add(m, v, to, at);
     m->ready[v] = occupy(m, SIM_COMPUTE, m->ready[v], dur, &st);
     m->r->moves++;
-    logev(m, (Event){EV_MOVE, p, v, to, 0, st, dur, SIM_COMPUTE});
+    logev(m, (Event){EV_MOVE, p, v, to, 0, st, dur, SIM_COMPUTE, m->off[v]});
 }
 
-static void note_peak(Sim *m) {
-    for (int b = 0; b < 2; b++)
-        if (m->s->cap[b] - m->free_[b] > m->r->peak[b]) m->r->peak[b] = m->s->cap[b] - m->free_[b];
+/* The largest move into the other bank that fits there among cand (n of them): -1 none. */
+static int64_t widest_gap(const Sim *m, int b) {
+    int64_t at = 0, w = 0;
+    for (int k = 0; k < m->nr[b]; k++) {
+        int v = m->rl[b][k];
+        if (m->off[v] - at > w) w = m->off[v] - at;
+        if (m->off[v] + m->s->size[v] > at) at = m->off[v] + m->s->size[v];
+    }
+    return m->s->cap[b] - at > w ? m->s->cap[b] - at : w;
+}
+static int best_move(const Sim *m, const int *cand, int n, int to) {
+    int64_t room = widest_gap(m, to);
+    int u = -1;
+    for (int k = 0; k < n; k++) {
+        int v = cand[k];
+        if (m->s->size[v] <= room && (u < 0 || m->s->size[v] > m->s->size[u] || (m->s->size[v] == m->s->size[u] && v < u))) u = v;
+    }
+    return u;
 }
 
 /* Make room for size long words, preferably in bank want; returns the bank or -1.
- * Room is made in the bank that gets there with the least: its free space plus what
- * is not pinned by the running node; a value is first moved to the other bank when it
- * fits there (an on-chip copy), else the best-scored one is evicted. */
+ * Room is a free range: the simulation keeps addresses, so what it evicts must open
+ * one. The blocks the running node pins split a bank into windows; room is made in the
+ * window that can hold the value at all and costs least to empty, by moving a block
+ * to the other bank where it fits there (an on-chip copy), else by evicting the
+ * best-scored one: distance to its next use times its size, over what evicting it
+ * costs in DRAM cycles. When no window is wide enough, the node's own operands are
+ * moved between banks before it starts. */
 static int make_room(Sim *m, int64_t size, int want, int p) {
     const Sched *s = m->s;
+    int *cand = xmalloc(sizeof(int) * (size_t)(m->nr[0] + m->nr[1] + 1));
+    int got = -1;
     for (;;) {
-        if (want >= 0 && m->free_[want] >= size) return want;
-        int b = m->free_[0] >= m->free_[1] ? 0 : 1;
-        if (m->free_[b] >= size) return b;
-        int64_t reach[2];
-        for (int t = 0; t < 2; t++) {
-            reach[t] = s->cap[t] >= size ? m->free_[t] : -1;
-            for (int k = 0; reach[t] >= 0 && k < m->nr[t]; k++)
-                if (m->pin[m->rl[t][k]] != p + 1) reach[t] += s->size[m->rl[t][k]];
+        if (want >= 0 && gap(m, want, size) >= 0) {
+            got = want;
+            break;
         }
-        int t = reach[b] >= size ? b : reach[1 - b] >= size ? 1 - b : -1;
-        if (t < 0) { /* what is pinned sits badly: the running node's operands may move
-                      * between banks before it starts (largest that fits the other) */
-            int u = -1;
-            for (int k = 0; k < m->nr[b]; k++) {
-                int v = m->rl[b][k];
-                if (s->size[v] <= m->free_[1 - b] && (u < 0 || s->size[v] > s->size[u] || (s->size[v] == s->size[u] && v < u))) u = v;
+        int b = m->free_[0] >= m->free_[1] ? 0 : 1;
+        if (gap(m, b, size) >= 0 || gap(m, 1 - b, size) >= 0) {
+            got = gap(m, b, size) >= 0 ? b : 1 - b;
+            break;
+        }
+        /* the cheapest window: [lo, hi) between pinned blocks, at least size long */
+        int wb = -1;
+        int64_t wlo = 0, whi = 0;
+        double wcost = 0;
+        for (int t = 0; t < 2; t++) {
+            int64_t lo = 0;
+            double cost = 0;
+            for (int k = 0; k <= m->nr[t]; k++) {
+                int v = k < m->nr[t] ? m->rl[t][k] : -1;
+                bool barrier = v < 0 || m->pin[v] == p + 1;
+                if (!barrier) {
+                    cost += (double)s->size[v];
+                    continue;
+                }
+                int64_t hi = v < 0 ? s->cap[t] : m->off[v];
+                if (hi - lo >= size && (wb < 0 || cost < wcost)) wb = t, wlo = lo, whi = hi, wcost = cost;
+                if (v >= 0) lo = m->off[v] + s->size[v], cost = 0;
             }
-            if (u < 0 || s->cap[b] < size) return -1;
-            move_value(m, u, 1 - b, p);
+        }
+        int nc = 0;
+        if (wb < 0) { /* the node's own operands sit badly: move one across first */
+            int u = -1;
+            for (int t = 0; t < 2 && u < 0; t++) {
+                nc = 0;
+                for (int k = 0; k < m->nr[t]; k++) cand[nc++] = m->rl[t][k];
+                u = best_move(m, cand, nc, 1 - t);
+            }
+            if (u < 0) break;
+            move_value(m, u, 1 - m->bank[u], p);
             continue;
         }
-        int mv = -1, ev = -1;
+        nc = 0;
+        for (int k = 0; k < m->nr[wb]; k++) {
+            int v = m->rl[wb][k];
+            if (m->off[v] >= wlo && m->off[v] + s->size[v] <= whi && m->pin[v] != p + 1) cand[nc++] = v;
+        }
+        int mv = best_move(m, cand, nc, 1 - wb);
+        if (mv >= 0) {
+            move_value(m, mv, 1 - wb, p);
+            continue;
+        }
+        int ev = -1;
         double best = -1;
-        for (int k = 0; k < m->nr[t]; k++) {
-            int v = m->rl[t][k];
-            if (m->pin[v] == p + 1) continue;
-            if (s->size[v] <= m->free_[1 - t] && (mv < 0 || s->size[v] > s->size[mv] || (s->size[v] == s->size[mv] && v < mv))) mv = v;
+        for (int k = 0; k < nc; k++) {
+            int v = cand[k];
             int nu = next_use(m, v, p);
             double cost = (double)s->xfer[v] * (m->have_dram[v] ? 1 : 2);
             double score = (double)(nu == 0x7fffffff ? 1e9 : nu - p) * (double)s->size[v] / (cost > 0 ? cost : 1);
             if (score > best || (score == best && v < ev)) best = score, ev = v;
         }
-        if (mv >= 0) {
-            move_value(m, mv, 1 - t, p);
-            continue;
-        }
-        if (ev < 0) return -1;
+        if (ev < 0) break;
         evict(m, ev, p);
     }
+    free(cand);
+    return got;
 }
 
 static void alloc(Sim *m, int v, int bank) {
-    res_add(m, v, bank);
-    if (m->r->def_bank && m->r->def_bank[v] < 0) m->r->def_bank[v] = bank;
+    int64_t at = gap(m, bank, m->s->size[v]);
+    if (at < 0) die("allocation of '%s' in LM%d without room", m->s->g->values[v]->name, bank);
+    res_add(m, v, bank, at);
+    if (m->r->def_bank && m->r->def_bank[v] < 0) m->r->def_bank[v] = bank, m->r->def_off[v] = at;
     m->free_[bank] -= m->s->size[v];
-    note_peak(m);
 }
 
 /* bring v back before position p: recompute or reload */
@@ -265,7 +339,7 @@ static bool recompute_value(Sim *m, int v, int p) {
     int64_t st, dur = sn->var[0].cycles;
     m->ready[v] = occupy(m, SIM_COMPUTE, dep, dur, &st);
     m->r->recomputes++;
-    logev(m, (Event){EV_RECOMPUTE, s->prod[v], v, b, 0, st, dur, SIM_COMPUTE});
+    logev(m, (Event){EV_RECOMPUTE, s->prod[v], v, b, 0, st, dur, SIM_COMPUTE, m->off[v]});
     return true;
 }
 
@@ -284,7 +358,7 @@ static bool bring(Sim *m, int v, int p) {
     m->r->reloads++;
     m->r->dram_read += s->bytes[v];
     if (m->r->reloaded) m->r->reloaded[m->r->nreloaded++] = v;
-    logev(m, (Event){EV_LOAD, p, v, b, 0, st, dur, SIM_DRAM});
+    logev(m, (Event){EV_LOAD, p, v, b, 0, st, dur, SIM_DRAM, m->off[v]});
     return true;
 }
 
@@ -358,22 +432,24 @@ static bool run_node(Sim *m, int p) {
         var = inplace;
         const MNValue *o = n->out[0];
         int b = m->bank[in0->id];
-        m->free_[b] += s->size[in0->id];
+        int64_t at = m->off[in0->id];
+        m->free_[b] += s->size[in0->id] - s->size[o->id];
         res_del(m, in0->id); /* the output takes its place */
-        alloc(m, o->id, b);
+        res_add(m, o->id, b, at);
+        if (m->r->def_bank) m->r->def_bank[o->id] = b, m->r->def_off[o->id] = at;
     } else {
-        if (fast >= 0) {
+        if (fast >= 0) { /* a temp where a free range holds it, without evicting */
             temp = sn->var[fast].temp_lw;
-            tbank = m->free_[0] >= m->free_[1] ? 0 : 1;
-            if (m->free_[tbank] >= temp) var = fast;
-            else temp = 0, tbank = -1;
+            tbank = gap(m, 0, temp) >= 0 ? 0 : gap(m, 1, temp) >= 0 ? 1 : -1;
+            if (tbank >= 0) var = fast;
+            else temp = 0;
         }
         if (var == 0 && n->nout && lm_value(n->out[0]) && m->bank[n->out[0]->id] == 1) var = sn->nvar > 1 ? 1 : 0;
     }
-    if (temp) {
-        m->free_[tbank] -= temp;
-        note_peak(m);
-        m->free_[tbank] += temp;
+    int64_t toff = -1;
+    if (temp) { /* held only while the node runs: nothing else is placed meanwhile */
+        toff = gap(m, tbank, temp);
+        if (toff + temp > m->r->peak[tbank]) m->r->peak[tbank] = toff + temp;
     }
     /* two LM operands in one bank cost a read step each */
     bool conflict = false;
@@ -394,7 +470,7 @@ static bool run_node(Sim *m, int p) {
         if (n->op == OP_MNCoreInputSplit)
             for (int k = 0; k < n->nout; k++) m->r->dram_read += n->out[k] ? s->bytes[n->out[k]->id] : 0;
     }
-    logev(m, (Event){EV_NODE, p, -1, tbank, var, st, dur, sn->res});
+    logev(m, (Event){EV_NODE, p, -1, tbank, var, st, dur, sn->res, toff});
     /* what dies here leaves LM */
     for (int k = 0; k < n->nin; k++) {
         const MNValue *x = n->in[k];
@@ -452,23 +528,25 @@ static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     if (want_reloaded) r->reloaded = xmalloc(sizeof(int) * (size_t)(s->nn * 4 + nv + 1));
     if (log) {
         r->def_bank = xmalloc(sizeof(int) * (size_t)(nv + 1));
-        for (int v = 0; v < nv; v++) r->def_bank[v] = -1;
+        r->def_off = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
+        for (int v = 0; v < nv; v++) r->def_bank[v] = -1, r->def_off[v] = -1;
     }
     m.free_[0] = s->cap[0], m.free_[1] = s->cap[1];
     m.rank = xmalloc(sizeof(int) * (size_t)(s->nn + 1));
     m.rl[0] = xmalloc(sizeof(int) * (size_t)(nv + 1)), m.rl[1] = xmalloc(sizeof(int) * (size_t)(nv + 1));
-    m.ri = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    m.off = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
     for (int p = 0, k = 0; p < s->nn; p++) m.rank[p] = k, k += s->order[p]->op != OP_MNCoreDownload;
     for (int p = 0; p < s->nn && !r->fail; p++)
         if (!run_node(&m, p)) r->fail = true, r->fail_node = p;
     free(m.pos), free(m.bank), free(m.have_dram), free(m.pin), free(m.ready), free(m.dram_ready);
-    free(m.use_start), free(m.use_cur), free(m.use_pos), free(m.rank), free(m.rl[0]), free(m.rl[1]), free(m.ri);
+    free(m.use_start), free(m.use_cur), free(m.use_pos), free(m.rank), free(m.rl[0]), free(m.rl[1]), free(m.off);
 }
 
 static void run_free(Run *r) {
     free(r->ev);
     free(r->reloaded);
     free(r->def_bank);
+    free(r->def_off);
     memset(r, 0, sizeof *r);
 }
 
@@ -607,8 +685,8 @@ typedef struct {
                       or the temp of a node */
 } Slots;
 
-static int new_slot(Slots *S, int bank, int64_t at, int64_t size) {
-    S->slot[S->nslot] = (Slot){bank, at, at, size, -1};
+static int new_slot(Slots *S, int bank, int64_t at, int64_t size, int64_t addr) {
+    S->slot[S->nslot] = (Slot){bank, at, at, size, addr};
     return S->nslot++;
 }
 
@@ -634,23 +712,23 @@ static void plan_slots(const Sched *s, const Run *r, Slots *S) {
                 const MNValue *o = n->out[k];
                 if (!lm_value(o)) continue;
                 if (k == 0 && var->out_bank < 0) cur[o->id] = cur[n->in[0]->id], cur[n->in[0]->id] = -1;
-                else cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id]);
+                else cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id], r->def_off[o->id]);
                 S->def_slot[o->id] = cur[o->id];
             }
-            if (var->fast && var->temp_lw && ev->bank >= 0) S->ev_slot[e] = new_slot(S, ev->bank, e, var->temp_lw);
+            if (var->fast && var->temp_lw && ev->bank >= 0) S->ev_slot[e] = new_slot(S, ev->bank, e, var->temp_lw, ev->addr);
             break;
         }
         case EV_RECOMPUTE: {
             const MNNode *p = s->nodes0[ev->node];
             for (int k = 0; k < p->nin; k++)
                 if (lm_value(p->in[k])) TOUCH(p->in[k]->id, e);
-            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v]);
+            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v], ev->addr);
             break;
         }
-        case EV_LOAD: cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v]); break;
+        case EV_LOAD: cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v], ev->addr); break;
         case EV_MOVE:
             TOUCH(ev->v, e);
-            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v]);
+            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v], ev->addr);
             break;
         case EV_STORE: TOUCH(ev->v, e); break;
         case EV_FORGET:
@@ -668,21 +746,29 @@ static void slots_free(Slots *S) {
     memset(S, 0, sizeof *S);
 }
 
-/* offsets for every buffer of each bank; returns the bank whose placement overflows, -1 */
-static int place_slots(const Sched *s, Slots *S, int64_t peak[2], int64_t load[2], const char *which[2]) {
-    int over = -1;
+/* Addresses for every buffer of each bank: the simulation's own (first fit as it went,
+ * valid by construction), or the offline heuristics' placement of the same lifetimes
+ * when that needs less of the bank. */
+static void place_slots(const Sched *s, Slots *S, int64_t peak[2], int64_t load[2], const char *which[2]) {
     SchedInterval *iv = xmalloc(sizeof(SchedInterval) * (size_t)(S->nslot + 1));
     int *idx = xmalloc(sizeof(int) * (size_t)(S->nslot + 1));
     for (int b = 0; b < 2; b++) {
         int n = 0;
+        int64_t online = 0;
         for (int i = 0; i < S->nslot; i++)
-            if (S->slot[i].bank == b) idx[n] = i, iv[n++] = (SchedInterval){S->slot[i].start, S->slot[i].end, S->slot[i].size, 0};
-        peak[b] = sched_place(iv, n, s->c->machine.address_alignment_lw, &load[b], &which[b]);
-        for (int k = 0; k < n; k++) S->slot[idx[k]].offset = iv[k].offset;
-        if (over < 0 && peak[b] > (b ? s->c->machine.lm1_lw : s->c->machine.lm0_lw)) over = b;
+            if (S->slot[i].bank == b) {
+                idx[n] = i, iv[n++] = (SchedInterval){S->slot[i].start, S->slot[i].end, S->slot[i].size, 0};
+                if (S->slot[i].offset + S->slot[i].size > online) online = S->slot[i].offset + S->slot[i].size;
+            }
+        const char *h;
+        int64_t offline = sched_place(iv, n, s->c->machine.address_alignment_lw, &load[b], &h);
+        if (n && offline < online) {
+            for (int k = 0; k < n; k++) S->slot[idx[k]].offset = iv[k].offset;
+            peak[b] = offline, which[b] = h;
+        } else
+            peak[b] = online, which[b] = "first_fit_online";
     }
     free(iv), free(idx);
-    return over;
 }
 
 static MNLoc bank_loc(int b) { return b ? MN_LOC_LM1 : MN_LOC_LM0; }
@@ -900,44 +986,32 @@ bool sched_schedule(MNCompile *c) {
         sim_run(&s, &base, false, false);
         anneal(&s, &sa);
     }
-    /* the schedule, placed; if fragmentation needs more than a bank, again with less */
+    /* the schedule, with the addresses it placed as it went (or better ones) */
     Run r;
     Slots S = {0};
     int64_t peak[2], load[2];
     const char *which[2];
-    int tries = 0;
-    for (;;) {
-        sim_run(&s, &r, true, false);
-        if (r.fail) {
-            const MNNode *n = s.order[r.fail_node];
-            int64_t need = 0;
-            for (int k = 0; k < n->nin; k++) need += lm_value(n->in[k]) ? n->in[k]->num_lw : 0;
-            for (int k = 0; k < n->nout; k++) need += lm_value(n->out[k]) ? n->out[k]->num_lw : 0;
-            diag_error(&c->diag, DIAG_RESOURCE,
-                       "%s: does not fit machine '%s' (LM0 %lld + LM1 %lld LW per PE): node '%s' (%s) needs %lld LW of operands in LM at once, each in one bank",
-                       g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name, n->op_type, (long long)need);
-            run_free(&r), run_free(&base);
-            free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes);
-            return false;
-        }
-        plan_slots(&s, &r, &S);
-        int over = place_slots(&s, &S, peak, load, which);
-        if (over < 0) break;
-        int64_t limit = over ? c->machine.lm1_lw : c->machine.lm0_lw;
-        s.cap[over] -= peak[over] - limit; /* what fragmentation cost, taken off the budget */
-        tries++;
-        slots_free(&S);
-        run_free(&r);
-        if (s.cap[over] <= 0 || tries > 8)
-            return diag_error(&c->diag, DIAG_RESOURCE, "%s: no LM placement fits machine '%s' after %d schedules (bank LM%d)", g->file, c->machine.name, tries, over);
+    sim_run(&s, &r, true, false);
+    if (r.fail) {
+        const MNNode *n = s.order[r.fail_node];
+        int64_t need = 0;
+        for (int k = 0; k < n->nin; k++) need += lm_value(n->in[k]) ? n->in[k]->num_lw : 0;
+        for (int k = 0; k < n->nout; k++) need += lm_value(n->out[k]) ? n->out[k]->num_lw : 0;
+        diag_error(&c->diag, DIAG_RESOURCE,
+                   "%s: does not fit machine '%s' (LM0 %lld + LM1 %lld LW per PE): node '%s' (%s) needs %lld LW of operands in LM at once, each in one free range of a bank",
+                   g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name, n->op_type, (long long)need);
+        run_free(&r), run_free(&base);
+        free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes);
+        return false;
     }
+    plan_slots(&s, &r, &S);
+    place_slots(&s, &S, peak, load, which);
     materialize(&s, &r, &S);
     slots_free(&S);
     for (int b = 0; b < 2; b++) {
         mn_figure(c, b ? "lm1_peak_lw" : "lm0_peak_lw", peak[b]);
         mn_figure(c, b ? "lm1_load_lw" : "lm0_load_lw", load[b]);
     }
-    mn_figure(c, "reschedules_for_fragmentation", tries);
     mn_log(c, 0, "LM addresses: LM0 peak %lld / LOAD %lld LW (%s), LM1 peak %lld / LOAD %lld LW (%s)", (long long)peak[0], (long long)load[0], which[0],
            (long long)peak[1], (long long)load[1], which[1]);
     c->sched->est_cycles = r.makespan;

@@ -377,6 +377,24 @@ static const char *cache_dir(MNCompile *c) {
     return NULL;
 }
 
+typedef struct {
+    MNNode **piece_node;
+    bool *done;
+    MNNode **order;
+    int *w, nv;
+} PieceOrder;
+
+/* put the piece steps that n reads before n (a piece of a piece first its parent's) */
+static void place_inputs(PieceOrder *po, const MNNode *n) {
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *x = n->in[k];
+        if (!x || x->id >= po->nv || !po->piece_node[x->id] || po->done[x->id]) continue;
+        po->done[x->id] = true;
+        place_inputs(po, po->piece_node[x->id]);
+        po->order[(*po->w)++] = po->piece_node[x->id];
+    }
+}
+
 /* A split becomes one step per piece, placed just before the piece's first reader, so
  * that pieces are cut (from DRAM, usually) when needed rather than all at once: their
  * sum is the whole value that did not fit. Each step keeps the axis and gets the
@@ -415,17 +433,15 @@ static void split_per_piece(MNCompile *c) {
         }
         n->dead = true;
     }
+    PieceOrder po = {piece_node, done, order, &w, nv};
     for (int i = 0; i < nn; i++) {
         MNNode *n = orig[i];
         if (n->dead) continue;
-        for (int k = 0; k < n->nin; k++) {
-            const MNValue *x = n->in[k];
-            if (x && x->id < nv && piece_node[x->id] && !done[x->id]) done[x->id] = true, order[w++] = piece_node[x->id];
-        }
+        place_inputs(&po, n);
         order[w++] = n;
     }
     for (int v = 0; v < nv; v++) /* any piece still unplaced (unused): at the end */
-        if (piece_node[v] && !done[v]) order[w++] = piece_node[v];
+        if (piece_node[v] && !done[v]) place_inputs(&po, piece_node[v]), done[v] = true, order[w++] = piece_node[v];
     g->nnodes = 0;
     for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
     ir_recount_uses(g);
