@@ -32,25 +32,6 @@ for kind in convnet transformer mlp; do
     for machine in mncore2 tiny; do row "$dir/${kind}_1k.onnx" "$kind" "$machine"; done
 done
 for g in ok_time_slice ok_reduce_slice; do row "tests/golden/$g.onnx" "${g#ok_}" tiny; done
-if false; then
-    for machine in mncore2 tiny; do
-        for s in always_from_dram reuse_consecutive spill_opt auto_recompute_sa; do
-            out=$dir/sched_${kind}_${machine}_$s
-            if ! build/mncc "$dir/${kind}_1k.onnx" -o "$out" --machine "$machine" -O scheduler=$s --cache-dir "$dir/simcache" 2>"$out.err"; then
-                printf '%-12s %-8s %-18s %s\n' "$kind" "$machine" "$s" "rejected: $(cut -c1-80 "$out.err")"
-                continue
-            fi
-            /usr/bin/python3 - "$out/report.json" "$kind" "$machine" "$s" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-f = next(p for p in r["passes"] if p["name"] == "schedule")["figures"]
-ratio = lambda b: "%d/%d" % (f["lm%d_peak_lw" % b], f["lm%d_load_lw" % b])
-print("%-12s %-8s %-18s %12d %12d %12d %7d %7d %7d %11s %11s" % (sys.argv[2], sys.argv[3], sys.argv[4], f["est_cycles"], f["dram_bytes_read"],
-      f["dram_bytes_written"], f["spills"], f["reloads"], f["recomputes"], ratio(0), ratio(1)))
-PY
-        done
-    done
-fi
 echo
 for kind in convnet transformer; do
     gen "$kind" 100k 100000
