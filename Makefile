@@ -67,6 +67,13 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 	@mkdir -p $(dir $@)
 	$(CC) -std=c11 $(OPT) $(SANFLAGS) -w -I$(BUILD)/gen -c $< -o $@
 
+# Node Simulation's cache key names the cost model by its source, so that a changed
+# estimator never reads entries an older one wrote
+$(BUILD)/gen/sim_model_id.h: scheduler/sim.c planners/layout_plan.c
+	@mkdir -p $(BUILD)/gen
+	@printf '#define MN_SIM_MODEL_ID "%s"\n' "$$(cat $^ | sha256sum | cut -c1-16)" > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/scheduler/sim.o: $(BUILD)/gen/sim_model_id.h
+
 $(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@

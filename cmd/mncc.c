@@ -153,6 +153,10 @@ int main(int argc, char **argv) {
         } else if (ARG("--machine")) {
             opt.machine = val;
         } else if (ARG("--cache-dir")) {
+            if (!*val) {
+                rc = usage_error("%s", "--cache-dir needs a directory, or none");
+                goto done;
+            }
             opt.cache_dir = val;
         } else if (!strcmp(a, "--verify")) {
             opt.verify = true;

@@ -24,6 +24,7 @@
 #include "ops.h"
 #include "plan.h"
 #include "version.h"
+#include "sim_model_id.h" /* generated: a hash of this file and of the layout switch costs */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -106,11 +107,12 @@ static int64_t macs(const MNNode *n, const MNValue **w) {
         return numel(o) * k;
     }
     case OP_Conv: case OP_ConvTranspose: {
+        /* Conv: each output element reads C/group x kernel inputs (W is (M, C/g, k...));
+         * ConvTranspose: each input element feeds M/group x kernel outputs (W is (C, M/g, k...)) */
         const MNValue *wt = n->in[1];
-        int64_t per = 1; /* each output element reads C/group x kernel inputs */
+        int64_t per = 1;
         for (int i = 1; i < wt->type.rank; i++) per *= wt->type.dims[i];
-        if (n->op == OP_ConvTranspose) per = per / (wt->type.dims[1] ? wt->type.dims[1] : 1) * wt->type.dims[0] / ir_attr_int(n, "group", 1);
-        return numel(o) * per;
+        return (n->op == OP_Conv ? numel(o) : numel(n->in[0])) * per;
     }
     default: return 0;
     }
@@ -140,7 +142,9 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
         double per_step = (half ? 256.0 : 128.0) / (double)steps(m, "fmmul", 2) * 2;
         double st = (double)mac / ((double)m->n_mab * per_step);
         int64_t load = lw_of(w) * cps; /* weights into the matrix registers, block by block */
-        *conflict_extra = out_lw * cps;
+        int nlm = 0;
+        for (int k = 0; k < n->nin; k++) nlm += in_lm(n->in[k]);
+        if (nlm >= 2) *conflict_extra = out_lw * cps;
         return (int64_t)ceil(st) * cps + load + out_lw * cps;
     }
     switch (n->op) {
@@ -182,7 +186,7 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
     default: break;
     }
     if (resource_of(n) == SIM_TREE) /* gathered and re-distributed through L1BM */
-        return 2 * (in_lw + out_lw) * m->mab_per_l1b * m->pe_per_mab / (int64_t)(m->bw_l1bm_pe_distribute > 0 ? m->bw_l1bm_pe_distribute : 1) + cps;
+        return (int64_t)ceil(2.0 * (double)(in_lw + out_lw) * m->mab_per_l1b * m->pe_per_mab / m->bw_l1bm_pe_distribute) + cps;
     int nlm = 0;
     for (int k = 0; k < n->nin; k++) nlm += in_lm(n->in[k]);
     if (nlm >= 2) *conflict_extra = out_lw * cps;
@@ -229,11 +233,14 @@ static void sig_value(MNBuf *b, const char *tag, int k, const MNValue *v) {
     }
     buf_printf(b, "%s%d %s [", tag, k, onnx_type_name(v->type.elem));
     for (int i = 0; i < v->type.rank; i++) buf_printf(b, i ? ",%lld" : "%lld", (long long)v->type.dims[i]);
-    buf_printf(b, "] %s %s lw=%lld loc=%d\n", mn_dtype_name(v->dtype), v->layout ? v->layout : "-", (long long)v->num_lw, (int)v->loc_kind);
+    buf_printf(b, "] %s %s lw=%lld loc=%d input=%d const=%d\n", mn_dtype_name(v->dtype), v->layout ? v->layout : "-", (long long)v->num_lw, (int)v->loc_kind,
+               v->is_input, v->konst != NULL);
 }
 
 static void sig_machine(const MNMachine *m, int mode, MNBuf *b) {
-    buf_printf(b, "mncc %s node-simulation mode=%d\n", mncc_version, mode);
+    /* the cost model's own source is part of the key: a rebuilt estimator never reads
+     * what an older one cached */
+    buf_printf(b, "mncc %s node-simulation %s mode=%d\n", mncc_version, MN_SIM_MODEL_ID, mode);
     /* the whole machine: any figure may change an estimate */
     buf_printf(b, "machine %s %d %d %d %d %d lm %lld %lld grf %lld %lld l1bm %lld l2bm %lld dram %lld bits %d %d %d clock %.17g issue %d %d %d %d %d %d"
                   " bw %.17g %.17g %.17g %.17g %.17g lat %d align %d\n",
@@ -369,7 +376,7 @@ static bool write_results(MNCompile *c, MNNode **nodes, int nn) {
  * a codegen dir (in-memory compiles, as in the test sweeps, leave the disk alone). */
 static const char *cache_dir(MNCompile *c) {
     const char *d = c->opt->cache_dir;
-    if (d) return strcmp(d, "none") ? d : NULL;
+    if (d) return strcmp(d, "none") && *d ? d : NULL;
     if (!c->out_dir) return NULL;
     const char *x = getenv("XDG_CACHE_HOME"), *h = getenv("HOME");
     if (x && *x) return arena_printf(c->arena, "%s/mncc/sim", x);

@@ -44,7 +44,7 @@ static char *read_all(const char *path, size_t *len) {
 }
 
 static bool get_int(const cJSON *o, int64_t *v) {
-    if (!cJSON_IsNumber(o)) return false;
+    if (!cJSON_IsNumber(o) || !(o->valuedouble >= -1e15 && o->valuedouble <= 1e15)) return false; /* NaN too */
     *v = (int64_t)o->valuedouble;
     return (double)*v == o->valuedouble;
 }
@@ -58,7 +58,9 @@ bool sim_cache_get(SimCache *sc, const char *sig, uint64_t key, SimNode *out) {
         sc->misses++;
         return false;
     }
-    cJSON *j = cJSON_ParseWithLength(text, len);
+    const char *end = NULL; /* the whole file must be the one object: no trailing bytes */
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
+    if (j && end != text + len) cJSON_Delete(j), j = NULL;
     free(text);
     SimNode sn;
     memset(&sn, 0, sizeof sn);
@@ -84,8 +86,8 @@ bool sim_cache_get(SimCache *sc, const char *sig, uint64_t key, SimNode *out) {
             int64_t f[6];
             ok = cJSON_IsArray(a) && cJSON_GetArraySize(a) == 6;
             for (int k = 0; ok && k < 6; k++) ok = get_int(cJSON_GetArrayItem(a, k), &f[k]);
+            ok = ok && f[0] >= -1 && f[0] <= 1 && (f[1] == 0 || f[1] == 1) && f[2] >= 0 && f[3] >= 0 && f[4] >= 0 && f[5] >= 0;
             if (ok) sn.var[i] = (SimVariant){(int)f[0], f[1] != 0, f[2], f[3], f[4], f[5]};
-            ok = ok && f[0] >= -1 && f[0] <= 1 && f[2] >= 0 && f[3] >= 0 && f[4] >= 0 && f[5] >= 0;
         }
     }
     if (ok) {
@@ -113,7 +115,7 @@ void sim_cache_put(SimCache *sc, const char *sig, uint64_t key, const SimNode *s
         /* the parents too: a fresh $XDG_CACHE_HOME/mncc/sim */
         char p[4400];
         snprintf(p, sizeof p, "%s", sc->dir);
-        for (char *s = p + 1; *s; s++)
+        for (char *s = p[0] ? p + 1 : p; *s; s++)
             if (*s == '/') {
                 *s = 0;
                 mkdir(p, 0777);

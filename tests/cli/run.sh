@@ -152,6 +152,9 @@ rm -rf "$tmp/cc"
 "$mncc" "$g/ok_transformer.onnx" -o "$tmp/p2" --cache-dir "$tmp/cc" -O num_threads=2 >/dev/null 2>&1 & p2=$!
 wait $p1 && wait $p2 && cmp -s "$tmp/p1/l3ir.txt" "$tmp/p2/l3ir.txt" && cmp -s "$tmp/p1/simulation_result.json" "$tmp/p2/simulation_result.json" &&
     ok cache-concurrent || bad cache-concurrent "two compiles sharing a cache disagree or failed"
+expect cache-dir-empty 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ce" --cache-dir ""
+sed 's/"l1bm_pe_distribute": 64/"l1bm_pe_distribute": 0.5/' "$root/presets/machines/tiny.json" > "$tmp/slowtree.json"
+expect fractional-bandwidth 0 "$mncc" "$g/ok_opset9.onnx" -o "$tmp/fb" --machine "$tmp/slowtree.json" --verify
 expect sim-best 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/sb" -O simulation_mode=best
 grep -q 'warning: simulation_mode=best' "$tmp/sb/out.txt" && ok sim-best-warns || bad sim-best-warns "no warning for the fallback"
 expect sim-fast 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/sf" -O simulation_mode=fast --verify
