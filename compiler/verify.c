@@ -66,6 +66,10 @@ static bool check_schedule(const MNGraph *g, const MNMachine *m, int stage, char
                 ok = VFAIL("node '%s' reads '%s', which is not in LM then (never made, or forgotten)", n->name, v->name);
         }
         bool inplace = ir_attr_int(n, "in_place", 0) != 0;
+        /* in place: the output is written over input 0, so it is there, in its bank */
+        if (ok && inplace && stage >= 7 && n->nin && n->nout && n->in[0] && n->out[0] &&
+            (n->in[0]->loc != n->out[0]->loc || n->in[0]->addr != n->out[0]->addr))
+            ok = VFAIL("node '%s' runs in place but writes '%s' somewhere else than '%s'", n->name, n->out[0]->name, n->in[0]->name);
         for (int k = 0; ok && k < n->nin; k++) { /* a forget, or an in-place node over input 0, ends a residency */
             const MNValue *v = n->in[k];
             if (!v || !live[v->id] || !(n->op == OP_MNCoreForget || n->op == OP_MNCoreMove || (inplace && k == 0))) continue;
@@ -97,8 +101,15 @@ static bool check_schedule(const MNGraph *g, const MNMachine *m, int stage, char
             res[b][nres[b]++] = v;
             used[b] += v->num_lw;
         }
-        int64_t temp = ir_attr_int(n, "temp_lw", 0);
+        int64_t temp = ir_attr_int(n, "temp_lw", 0), taddr = ir_attr_int(n, "temp_addr", -1);
         int tb = (int)ir_attr_int(n, "temp_bank", 0);
+        if (ok && temp && stage >= 7) { /* the temp is free space while the node runs */
+            if (tb < 0 || tb > 1 || taddr < 0 || taddr + temp > cap[tb]) ok = VFAIL("node '%s' has its temp outside LM%d", n->name, tb);
+            for (int j = 0; ok && j < nres[tb]; j++) {
+                const MNValue *u = res[tb][j];
+                if (u->addr < taddr + temp && taddr < u->addr + u->num_lw) ok = VFAIL("node '%s': its temp overlaps '%s' in LM%d", n->name, u->name, tb);
+            }
+        }
         for (int b = 0; ok && b < 2; b++)
             if (used[b] + (b == tb ? temp : 0) > cap[b])
                 ok = VFAIL("after node '%s' LM%d holds %lld LW, more than its %lld", n->name, b, (long long)(used[b] + (b == tb ? temp : 0)), (long long)cap[b]);

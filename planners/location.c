@@ -197,7 +197,9 @@ bool plan_location_sliced(MNCompile *c) {
         if (v->loc_kind == MN_LOC_KIND_LM && v->num_lw > cap) over++;
     }
     MNValue **dl = xcalloc((size_t)nv, sizeof(MNValue *)); /* the LM copy of a DRAM value */
-    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 3 * nn + 2 * g->noutputs + 1);
+    int nin_total = 0; /* each node, a download per input, an upload per output */
+    for (int i = 0; i < nn; i++) nin_total += g->nodes[i]->nin;
+    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, nn + nin_total + 2 * g->noutputs + 1);
     int w = 0;
     for (int i = 0; i < nn; i++) {
         MNNode *n = g->nodes[i];

@@ -77,11 +77,19 @@ typedef struct {
     /* the log, when asked for */
     Event *ev;
     int nev, cap_ev;
-    int *reloaded; /* values reloaded at least once (SA's recompute candidates) */
-    int nreloaded;
+    int *reloaded; /* values reloaded (SA's recompute candidates), when want_reloaded */
+    int nreloaded, cap_reloaded;
+    bool want_reloaded;
     int *def_bank; /* with the log: the bank and address each value got where it was made */
     int64_t *def_off;
 } Run;
+
+/* append to a malloc'd array, doubling it */
+#define PUSH_HEAP(arr, n, cap, x) \
+    do { \
+        if ((n) == (cap)) (cap) = (cap) ? 2 * (cap) : 64, (arr) = xrealloc((arr), sizeof(*(arr)) * (size_t)(cap)); \
+        (arr)[(n)++] = (x); \
+    } while (0)
 
 static bool lm_value(const MNValue *v) { return v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype) && v->num_lw > 0; }
 
@@ -96,6 +104,7 @@ typedef struct {
     int64_t free_[2];
     int *use_start, *use_pos, *use_cur; /* uses as positions, sorted, CSR; cursor */
     int *pin;          /* stamp: pinned at this position */
+    int *outpin;       /* stamp: an output of the node at this position (not made yet) */
     int64_t *ready, *dram_ready, res_free[SIM_NRES];
     int *rank;         /* per position: the nodes before it that are not downloads */
     /* the values resident in each bank, sorted by address; off: each one's address */
@@ -185,6 +194,8 @@ static bool recomputable(const Sim *m, int v) {
     const MNNode *n = s->nodes0[s->prod[v]];
     const SimNode *sn = &s->c->sched->sim[n->sim];
     if (sn->res != SIM_COMPUTE || n->nout != 1) return false;
+    for (int j = s->cons_start[v]; j < s->cons_start[v + 1]; j++) /* a concat gathers stored pieces: it cannot recompute */
+        if (s->nodes0[s->cons[j]]->op == OP_MNCoreOutputConcat) return false;
     for (int k = 0; k < n->nin; k++) {
         const MNValue *x = n->in[k];
         if (lm_value(x) && !m->have_dram[x->id] && !s->dram_src[x->id]) return false;
@@ -277,7 +288,8 @@ static int make_room(Sim *m, int64_t size, int want, int p) {
             int u = -1;
             for (int t = 0; t < 2 && u < 0; t++) {
                 nc = 0;
-                for (int k = 0; k < m->nr[t]; k++) cand[nc++] = m->rl[t][k];
+                for (int k = 0; k < m->nr[t]; k++)
+                    if (m->outpin[m->rl[t][k]] != p + 1) cand[nc++] = m->rl[t][k]; /* an output cannot move before it is made */
                 u = best_move(m, cand, nc, 1 - t);
             }
             if (u < 0) break;
@@ -340,6 +352,10 @@ static bool recompute_value(Sim *m, int v, int p) {
     m->ready[v] = occupy(m, SIM_COMPUTE, dep, dur, &st);
     m->r->recomputes++;
     logev(m, (Event){EV_RECOMPUTE, s->prod[v], v, b, 0, st, dur, SIM_COMPUTE, m->off[v]});
+    for (int k = 0; k < n->nin; k++) { /* what was brought back only for this leaves again */
+        const MNValue *x = n->in[k];
+        if (lm_value(x) && m->bank[x->id] >= 0 && next_use(m, x->id, p) == 0x7fffffff) forget(m, x->id, p);
+    }
     return true;
 }
 
@@ -357,7 +373,7 @@ static bool bring(Sim *m, int v, int p) {
     m->ready[v] = occupy(m, SIM_DRAM, m->dram_ready[v], dur, &st);
     m->r->reloads++;
     m->r->dram_read += s->bytes[v];
-    if (m->r->reloaded) m->r->reloaded[m->r->nreloaded++] = v;
+    if (m->r->want_reloaded) PUSH_HEAP(m->r->reloaded, m->r->nreloaded, m->r->cap_reloaded, v);
     logev(m, (Event){EV_LOAD, p, v, b, 0, st, dur, SIM_DRAM, m->off[v]});
     return true;
 }
@@ -369,7 +385,7 @@ static bool run_node(Sim *m, int p) {
     for (int k = 0; k < n->nin; k++)
         if (n->in[k]) m->pin[n->in[k]->id] = p + 1;
     for (int k = 0; k < n->nout; k++)
-        if (n->out[k]) m->pin[n->out[k]->id] = p + 1;
+        if (n->out[k]) m->pin[n->out[k]->id] = m->outpin[n->out[k]->id] = p + 1;
     /* a concat gathers its pieces in DRAM: one in LM is written there now, one that was
      * evicted already went to its place when it was stored */
     bool gather = n->op == OP_MNCoreOutputConcat;
@@ -386,8 +402,8 @@ static bool run_node(Sim *m, int p) {
     }
     /* what needs room, largest first (as a packing would): inputs to bring back and
      * outputs to make; small ones then fill what the large ones leave */
-    int need[64], nneed = 0;
-    for (int k = 0; k < n->nin + n->nout && nneed < 64; k++) {
+    int *need = xmalloc(sizeof(int) * (size_t)(n->nin + n->nout + 1)), nneed = 0;
+    for (int k = 0; k < n->nin + n->nout; k++) {
         const MNValue *x = k < n->nin ? n->in[k] : n->out[k - n->nin];
         if (!lm_value(x) || (k < n->nin && (gather || m->bank[x->id] >= 0)) || (k == n->nin && inplace >= 0)) continue;
         bool dup = false;
@@ -402,7 +418,10 @@ static bool run_node(Sim *m, int p) {
     for (int q = 0; q < nneed; q++) {
         int v = need[q] >> 1;
         if (!(need[q] & 1)) {
-            if (m->bank[v] < 0 && !bring(m, v, p)) return false;
+            if (m->bank[v] < 0 && !bring(m, v, p)) {
+                free(need);
+                return false;
+            }
             continue;
         }
         int want = -1, first = next_use(m, v, p + 1);
@@ -412,9 +431,13 @@ static bool run_node(Sim *m, int p) {
                 if (cn->in[j] && cn->in[j]->id != v && lm_value(cn->in[j]) && m->bank[cn->in[j]->id] >= 0) want = 1 - m->bank[cn->in[j]->id];
         }
         int b = make_room(m, s->size[v], want, p);
-        if (b < 0) return false;
+        if (b < 0) {
+            free(need);
+            return false;
+        }
         alloc(m, v, b);
     }
+    free(need);
     int64_t dep = 0, gather_cycles = 0;
     for (int k = 0; k < n->nin; k++) {
         const MNValue *x = n->in[k];
@@ -506,6 +529,7 @@ static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     m.bank = xmalloc(sizeof(int) * (size_t)(nv + 1));
     m.have_dram = xcalloc((size_t)nv + 1, sizeof(bool));
     m.pin = xcalloc((size_t)nv + 1, sizeof(int));
+    m.outpin = xcalloc((size_t)nv + 1, sizeof(int));
     m.ready = xcalloc((size_t)nv + 1, sizeof(int64_t));
     m.dram_ready = xcalloc((size_t)nv + 1, sizeof(int64_t));
     m.use_start = xcalloc((size_t)nv + 2, sizeof(int));
@@ -525,7 +549,7 @@ static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
             if (s->order[p]->in[k]) m.use_pos[fill[s->order[p]->in[k]->id]++] = p;
     for (int v = 0; v < nv; v++) m.use_cur[v] = m.use_start[v];
     free(fill);
-    if (want_reloaded) r->reloaded = xmalloc(sizeof(int) * (size_t)(s->nn * 4 + nv + 1));
+    r->want_reloaded = want_reloaded;
     if (log) {
         r->def_bank = xmalloc(sizeof(int) * (size_t)(nv + 1));
         r->def_off = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
@@ -538,7 +562,7 @@ static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     for (int p = 0, k = 0; p < s->nn; p++) m.rank[p] = k, k += s->order[p]->op != OP_MNCoreDownload;
     for (int p = 0; p < s->nn && !r->fail; p++)
         if (!run_node(&m, p)) r->fail = true, r->fail_node = p;
-    free(m.pos), free(m.bank), free(m.have_dram), free(m.pin), free(m.ready), free(m.dram_ready);
+    free(m.pos), free(m.bank), free(m.have_dram), free(m.pin), free(m.outpin), free(m.ready), free(m.dram_ready);
     free(m.use_start), free(m.use_cur), free(m.use_pos), free(m.rank), free(m.rl[0]), free(m.rl[1]), free(m.off);
 }
 
@@ -783,10 +807,13 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
     for (int v = 0; v < nv; v++) cur[v] = g->values[v];
     /* the operands as they were: a recomputation copies a node already renamed */
     MNValue ***orig_in = xmalloc(sizeof(MNValue **) * (size_t)(s->nn + 1));
+    MNAttr **orig_attrs = xmalloc(sizeof(MNAttr *) * (size_t)(s->nn + 1)); /* before in_place / temp_* were added */
+    int *orig_nattr = xmalloc(sizeof(int) * (size_t)(s->nn + 1));
     for (int i = 0; i < s->nn; i++) {
         const MNNode *n = s->nodes0[i];
         orig_in[i] = ARENA_ARRAY(g->arena, MNValue *, n->nin + 1);
         memcpy(orig_in[i], n->in, sizeof(MNValue *) * (size_t)n->nin);
+        orig_attrs[i] = n->attrs, orig_nattr[i] = n->nattr;
     }
     MNNode **out = ARENA_ARRAY(g->arena, MNNode *, r->nev + 1);
     int w = 0;
@@ -865,7 +892,7 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
             n = ir_node_new(g, p->op_type, p->nin, 1);
             n->name = arena_printf(g->arena, "%s_recompute%d", p->name, ++count[id]);
             n->domain = p->domain;
-            n->nattr = p->nattr, n->attrs = p->attrs;
+            n->nattr = orig_nattr[ev->node], n->attrs = orig_attrs[ev->node]; /* the plain variant */
             n->sim = p->sim;
             MNValue **pin = orig_in[ev->node];
             for (int k = 0; k < p->nin; k++) n->in[k] = pin[k] && lm_value(pin[k]) ? cur[pin[k]->id] : pin[k];
@@ -887,7 +914,7 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
     g->nnodes = 0;
     for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = out[i];
     ir_recount_uses(g);
-    free(cur), free(spill), free(count), free(resident), free(orig_in);
+    free(cur), free(spill), free(count), free(resident), free(orig_in), free(orig_attrs), free(orig_nattr);
 }
 
 static const char *policy_name(int p) {
