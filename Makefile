@@ -27,7 +27,7 @@ COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c
                 compiler/onnx_load.c compiler/infer.c compiler/fold.c compiler/attrs.c \
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
-                compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c \
+                compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c emitter/emit.c \
                 emu/emu.c emu/emu_units.c emu/emu_app.c planners/layout.c planners/dtype.c planners/location.c planners/layout_plan.c planners/time_slice.c \
                 scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
@@ -48,7 +48,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean
+.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -117,6 +117,17 @@ check-fast: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(BUILD)/unit_tests $(B
 check-san:
 	@$(MAKE) --no-print-directory SAN=1 BUILD=build/san build/san/mncc build/san/mnemu build/san/mndump build/san/unit_tests build/san/load_sweep build/san/mutate build/san/vsm_roundtrip
 	@MNCC_SAN=1 sh tests/run_all.sh build/san
+
+# every ONNX backend test model through mncc and mnemu, on mncore2 and tiny and with each
+# scheduler; per configuration a JSON file and a summary line
+CONF_DIRS = /usr/share/libonnx-testdata/data/node /usr/share/libonnx-testdata/data/pytorch-converted \
+            /usr/share/libonnx-testdata/data/pytorch-operator /usr/share/libonnx-testdata/data/simple
+conformance: $(BUILD)/mncc $(BUILD)/mnemu
+	@$(PYTHON) tests/conformance/run.py --machine mncore2 --json $(BUILD)/conformance.json $(CONF_DIRS) | tail -n 2
+	@$(PYTHON) tests/conformance/run.py --machine tiny --json $(BUILD)/conformance_tiny.json $(CONF_DIRS) | tail -n 2
+	@for s in always_from_dram spill_opt auto_recompute_sa; do \
+	    $(PYTHON) tests/conformance/run.py --machine tiny -O scheduler=$$s --json $(BUILD)/conformance_tiny_$$s.json $(CONF_DIRS) | tail -n 2 || exit 1; done
+	@$(PYTHON) tests/conformance/run.py --machine mncore2 -O float_dtype=mixed --json $(BUILD)/conformance_mixed.json $(CONF_DIRS) | tail -n 2
 
 regen-golden: $(BUILD)/mncc
 	@sh tests/golden/run.sh $(BUILD)/mncc --regen $(NAME)

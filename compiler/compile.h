@@ -42,6 +42,7 @@ typedef struct MNCompile {
     /* figures the passes report */
     int nodes_loaded, nodes_folded, nodes_dead;
     struct SchedState *sched; /* Node Simulation and schedule results (scheduler/) */
+    const char *app_status;   /* model.app: "written", or why not */
     /* the Node Simulation cache of this run: run-dependent, so kept out of the
      * deterministic artifacts (report.json "cache") */
     const char *cache_dir;

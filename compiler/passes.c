@@ -11,6 +11,7 @@
 #include "onnx_load.h"
 #include "plan.h"
 #include "scheduler.h"
+#include "emit.h"
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -176,6 +177,7 @@ static const MNPass pipeline[] = {
     {"node_simulation", sched_node_simulation, 5},
     {"schedule", sched_schedule, 6},
     {"address", sched_address, 7},
+    {"emit", emit_program, 7},
 };
 #define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
 

@@ -96,6 +96,7 @@ bool mn_report_write(MNCompile *c) {
         }
         cJSON_AddItemToArray(ps, e);
     }
+    if (c->app_status) cJSON_AddStringToObject(r, "model_app", c->app_status);
     if (c->cache_dir) { /* depends on what earlier compiles left: like wall_ms, not part of the result */
         cJSON *k = cJSON_AddObjectToObject(r, "cache");
         cJSON_AddStringToObject(k, "dir", c->cache_dir);

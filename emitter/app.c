@@ -5,6 +5,8 @@
 #include "diag.h"
 #include "dtypes.h"
 #include "fb.h"
+#include "layout.h"
+#include "machine.h"
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -383,6 +385,109 @@ bool app_decode(const uint64_t *lw, const char *d, MNTensor *t, char *err, size_
             if (is_signed && b < 8 && (v >> (8 * b - 1) & 1)) s = (int64_t)(v | ~mask);
             ir_tensor_set_i(t, i, s);
         }
+    }
+    return true;
+}
+
+/* ---- layout images ---- */
+
+bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im, char *err, size_t errlen) {
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
+    if (P % 8 || m->pe_per_mab != 4) return snprintf(err, errlen, "machine %s: the transfers need 4 PEs per MAB and a multiple of 8 PEs per L1B", m->name), false;
+    int64_t n = layout_num_lw(l, m->address_alignment_lw);
+    im->n4 = (n + 3) / 4 * 4;
+    if (im->n4 == 0) im->n4 = 4;
+    int64_t cmax = m->l2bm_lw / (J * P);
+    if (m->l1bm_lw / P < cmax) cmax = m->l1bm_lw / P;
+    cmax = cmax / 4 * 4;
+    if (cmax < 4) return snprintf(err, errlen, "machine %s: L1BM/L2BM too small for a transfer of 4 long words per PE", m->name), false;
+    im->C = im->n4 < cmax ? im->n4 : cmax;
+    im->per_group = im->n4 * P * J * L;
+    return true;
+}
+
+/* the LW offset in its group's image of long word c[ADDR] of the PE at place c */
+static int64_t image_offset(const AppLayoutImage *im, const MNMachine *m, const int64_t *c, int *group) {
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
+    int64_t a = c[LV_ADDR], k = a / im->C, ai = a % im->C, ck = im->n4 - k * im->C < im->C ? im->n4 - k * im->C : im->C;
+    int64_t i1 = ai * P + 4 * c[LV_MAB] + c[LV_PE], i2 = i1 / 32 * 32 * J + 32 * c[LV_L1B] + i1 % 32;
+    *group = (int)(c[LV_L2B] / L);
+    return k * im->C * P * J * L + (c[LV_L2B] % L) * J * P * ck + i2;
+}
+
+typedef struct {
+    MNLayout l;
+    AppLayoutImage im;
+    int per, b;
+    uint64_t mask;
+} LayoutCodec;
+
+static bool codec(const char *layout, const char *d, const MNMachine *m, LayoutCodec *k, char *err, size_t errlen) {
+    k->b = app_dtype_bytes(d);
+    if (!k->b) return snprintf(err, errlen, "unknown MN dtype '%s'", d), false;
+    if (!layout_parse(layout, &k->l, err, errlen) || !app_layout_image(&k->l, m, &k->im, err, errlen)) return false;
+    k->per = 8 / k->b;
+    k->mask = k->b == 8 ? ~0ull : (1ull << (8 * k->b)) - 1;
+    return true;
+}
+
+uint64_t app_layout_image_lw(const char *layout, const MNMachine *m, char *err, size_t errlen) {
+    MNLayout l;
+    AppLayoutImage im;
+    if (!layout_parse(layout, &l, err, errlen) || !app_layout_image(&l, m, &im, err, errlen)) return 0;
+    return (uint64_t)im.per_group;
+}
+
+/* element i's place, from its row-major index */
+static void place_of(const MNLayout *l, int64_t i, MNPlace *p) {
+    int64_t idx[LAYOUT_MAX_RANK];
+    for (int d = l->rank - 1; d >= 0; d--) {
+        int64_t n = l->shape[d] ? l->shape[d] : 1;
+        idx[d] = i % n, i /= n;
+    }
+    layout_place(l, idx, p);
+}
+
+bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen) {
+    LayoutCodec k;
+    if (!codec(layout, d, m, &k, err, errlen)) return false;
+    memset(img, 0, sizeof(uint64_t) * (size_t)(k.im.per_group * m->groups));
+    int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b, 0, 0};
+    for (int64_t i = 0; i < t->numel; i++) {
+        MNPlace p;
+        place_of(&k.l, i, &p);
+        uint64_t bits = (elem_bits(t, d, i) & k.mask) << (64 - 8 * k.b * ((int)p.c[LV_W] + 1));
+        /* every replica along the broadcast levels */
+        int64_t reps = 1;
+        for (int lv = LV_PE; lv <= LV_L2B; lv++)
+            if (k.l.bcast & (1u << lv)) reps *= counts[lv];
+        for (int64_t r = 0; r < reps; r++) {
+            int64_t c[LV_COUNT], q = r;
+            memcpy(c, p.c, sizeof c);
+            for (int lv = LV_PE; lv <= LV_L2B; lv++)
+                if (k.l.bcast & (1u << lv)) c[lv] = q % counts[lv], q /= counts[lv];
+            int g;
+            int64_t off = image_offset(&k.im, m, c, &g);
+            img[g * k.im.per_group + off] |= bits;
+        }
+    }
+    return true;
+}
+
+bool app_decode_layout(const uint64_t *img, const char *d, const char *layout, const MNMachine *m, MNTensor *t, char *err, size_t errlen) {
+    LayoutCodec k;
+    if (!codec(layout, d, m, &k, err, errlen)) return false;
+    for (int64_t i = 0; i < t->numel; i++) {
+        MNPlace p;
+        place_of(&k.l, i, &p); /* the replica at broadcast coordinates 0 */
+        int g;
+        int64_t off = image_offset(&k.im, m, p.c, &g);
+        uint64_t lw = img[g * k.im.per_group + off] >> (64 - 8 * k.b * ((int)p.c[LV_W] + 1)) & k.mask;
+        uint64_t packed = lw << (64 - 8 * k.b); /* as the first slot of a one-element image */
+        MNTensor e = *t;
+        e.numel = 1;
+        e.data = (char *)t->data + i * (int64_t)onnx_type_size(t->elem);
+        if (!app_decode(&packed, d, &e, err, errlen)) return false;
     }
     return true;
 }

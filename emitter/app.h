@@ -5,6 +5,8 @@
 #include "arena.h"
 #include "buf.h"
 #include "ir.h"
+#include "layout.h"
+#include "machine.h"
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -57,4 +59,23 @@ int app_dtype_bytes(const char *mn_dtype);
 uint64_t app_image_lw(const char *mn_dtype, int64_t numel);
 bool app_encode(const MNTensor *t, const char *mn_dtype, uint64_t *lw, char *err, size_t errlen);
 bool app_decode(const uint64_t *lw, const char *mn_dtype, MNTensor *t, char *err, size_t errlen);
+
+/* The DRAM image of a tensor in a PadLayout (its "layout image"): what mncc's transfers
+ * move between DRAM and the PEs' LM, so the host writes and reads it in this order.
+ * Every group's DRAM holds its PEs' part at the same address. Within a group the LM
+ * range [0, n4) of every PE (n4: the value's long words rounded up to 4) is cut into
+ * chunks of C long words; chunk k holds, for each L2B l of the group, the J*P*Ck long
+ * words its L2BM receives in one DRAM transfer, in the order the L2BM -> L1BM distribute
+ * (32 long words per L1B in turn) and the L1BM -> PE distribute (address-major, then
+ * MAB, then PE) hand them out. Broadcast levels are replicated in the image; PEs
+ * beyond a level's extent get zeros. */
+typedef struct {
+    int64_t n4, C, per_group; /* LW per PE moved, per chunk, and the image LW per group */
+} AppLayoutImage;
+bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im, char *err, size_t errlen);
+/* img: groups * per_group long words */
+bool app_encode_layout(const MNTensor *t, const char *mn_dtype, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen);
+bool app_decode_layout(const uint64_t *img, const char *mn_dtype, const char *layout, const MNMachine *m, MNTensor *t, char *err, size_t errlen);
+/* the image LW per group of a tensor in layout (0 and a message when it has none) */
+uint64_t app_layout_image_lw(const char *layout, const MNMachine *m, char *err, size_t errlen);
 #endif

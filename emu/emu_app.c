@@ -13,10 +13,14 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
+static bool in_layout(const AppTensor *t) { return t->layout && !strncmp(t->layout, "PadLayout", 9); }
+
+/* A RowMajor image goes whole to its group (or to every group); a layout image has a
+ * part per group, each at the same address. */
 static bool place(Emu *e, const MNMachine *m, const AppTensor *t, const uint64_t *img, char *err, size_t errlen) {
     for (int g = 0; g < m->groups; g++) {
         if (t->group >= 0 && g != t->group) continue;
-        if (!emu_dram_write(e, g, t->address, img, t->num_lw)) {
+        if (!emu_dram_write(e, g, t->address, img + (in_layout(t) ? (size_t)g * t->num_lw : 0), t->num_lw)) {
             snprintf(err, errlen, "%s: DRAM range [%llu, %llu) of group %d is outside the machine", t->name, (unsigned long long)t->address,
                      (unsigned long long)(t->address + t->num_lw), g);
             return false;
@@ -34,7 +38,15 @@ static bool check_tensor(const AppTensor *t, const MNMachine *m, bool output, ch
     }
     if (!onnx_type_numeric(t->onnx_dtype)) return snprintf(err, errlen, "corrupt file: %s has element type %d", t->name, t->onnx_dtype), false;
     if (!app_dtype_bytes(t->mn_dtype)) return snprintf(err, errlen, "corrupt file: %s has MN dtype '%s'", t->name, t->mn_dtype), false;
-    if (app_image_lw(t->mn_dtype, n) != t->num_lw)
+    if (in_layout(t)) {
+        char lerr[300];
+        uint64_t want = app_layout_image_lw(t->layout, m, lerr, sizeof lerr);
+        if (!want) return snprintf(err, errlen, "corrupt file: %s: %s", t->name, lerr), false;
+        if (want != t->num_lw)
+            return snprintf(err, errlen, "corrupt file: %s claims %llu long words for a layout image of %llu", t->name, (unsigned long long)t->num_lw,
+                            (unsigned long long)want), false;
+        if (t->group != -1) return snprintf(err, errlen, "corrupt file: %s: a layout image spans every group", t->name), false;
+    } else if (app_image_lw(t->mn_dtype, n) != t->num_lw)
         return snprintf(err, errlen, "corrupt file: %s claims %llu long words for %lld elements of %s", t->name, (unsigned long long)t->num_lw, (long long)n,
                         t->mn_dtype), false;
     (void)output;
@@ -87,9 +99,10 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
             snprintf(err, errlen, "parameter %s: %llu long words is implausible", t->name, (unsigned long long)t->num_lw);
             goto done;
         }
-        uint64_t *img = arena_alloc(a, t->num_lw * 8 + 8);
-        size_t got = ZSTD_decompress(img, t->num_lw * 8, t->zstd, t->zstd_len);
-        if (ZSTD_isError(got) || got != t->num_lw * 8) {
+        size_t n = t->num_lw * 8 * (in_layout(t) ? (size_t)m.groups : 1); /* a layout image: every group's part */
+        uint64_t *img = arena_alloc(a, n + 8);
+        size_t got = ZSTD_decompress(img, n, t->zstd, t->zstd_len);
+        if (ZSTD_isError(got) || got != n) {
             snprintf(err, errlen, "parameter %s: corrupt zstd data", t->name);
             goto done;
         }
@@ -111,8 +124,9 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
             snprintf(err, errlen, "%s: does not match input %s (%s, rank %d)", path, t->name, onnx_type_name(t->onnx_dtype), t->rank);
             goto done;
         }
-        uint64_t *img = arena_alloc(a, t->num_lw * 8 + 8);
-        if (app_image_lw(t->mn_dtype, v->numel) != t->num_lw || !app_encode(v, t->mn_dtype, img, err, errlen)) {
+        uint64_t *img = arena_alloc(a, t->num_lw * 8 * (in_layout(t) ? (size_t)m.groups : 1) + 8);
+        if (in_layout(t) ? !app_encode_layout(v, t->mn_dtype, t->layout, &m, img, err, errlen)
+                         : (app_image_lw(t->mn_dtype, v->numel) != t->num_lw || !app_encode(v, t->mn_dtype, img, err, errlen))) {
             if (!err[0]) snprintf(err, errlen, "input %s: image size mismatch", t->name);
             goto done;
         }
@@ -125,12 +139,17 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
     }
     for (int i = 0; out_dir && i < app.noutputs; i++) {
         const AppTensor *t = &app.outputs[i];
-        uint64_t *img = arena_alloc(a, t->num_lw * 8 + 8);
-        if (!emu_dram_read(e, t->group < 0 ? 0 : t->group, t->address, img, t->num_lw)) {
-            snprintf(err, errlen, "output %s: DRAM range outside the machine", t->name);
-            goto done;
+        int ng = in_layout(t) ? m.groups : 1;
+        uint64_t *img = arena_alloc(a, t->num_lw * 8 * (size_t)ng + 8);
+        int64_t bad = -1;
+        for (int g = 0; g < ng; g++) {
+            int grp = in_layout(t) ? g : t->group < 0 ? 0 : t->group;
+            if (!emu_dram_read(e, grp, t->address, img + (size_t)g * t->num_lw, t->num_lw)) {
+                snprintf(err, errlen, "output %s: DRAM range outside the machine", t->name);
+                goto done;
+            }
+            if (!in_layout(t)) bad = emu_dram_first_undefined(e, grp, t->address, t->num_lw); /* a layout image has padding never written */
         }
-        int64_t bad = emu_dram_first_undefined(e, t->group < 0 ? 0 : t->group, t->address, t->num_lw);
         if (bad >= 0) {
             int per = 8 / app_dtype_bytes(t->mn_dtype);
             snprintf(err, errlen, "strict: output %s: element %lld (DRAM long word %llu) was never written with defined data", t->name,
@@ -138,7 +157,9 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
             goto done;
         }
         MNTensor *v = ir_tensor_new(a, t->onnx_dtype, t->rank, t->shape);
-        if (v->numel != numel_of(t) || !app_decode(img, t->mn_dtype, v, err, errlen)) goto done;
+        if (v->numel != numel_of(t) ||
+            !(in_layout(t) ? app_decode_layout(img, t->mn_dtype, t->layout, &m, v, err, errlen) : app_decode(img, t->mn_dtype, v, err, errlen)))
+            goto done;
         MNBuf pb = {0};
         onnx_tensor_to_pb(v, t->name, &pb);
         char path[4200];

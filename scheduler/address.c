@@ -9,13 +9,16 @@
  * so that every transfer starts on a burst boundary. report.json gets peak and LOAD
  * per memory; the bench prints their ratio. */
 #include "scheduler.h"
+#include "app.h"
 #include <stdlib.h>
 #include <string.h>
 
-#define DRAM_ALIGN 8 /* long words: 64 bytes */
+#define DRAM_ALIGN 64 /* long words: a transfer's granule */
 
 static bool dram_value(const MNValue *v) {
-    return v && (v->loc_kind == MN_LOC_KIND_DRAM || v->loc_kind == MN_LOC_KIND_INOUT) && mn_dtype_bytes(v->dtype) && (v->nuses > 0 || v->is_output);
+    /* graph inputs and outputs always: the host exchanges them (a folded output too) */
+    return v && mn_dtype_bytes(v->dtype) &&
+           (((v->loc_kind == MN_LOC_KIND_DRAM || v->loc_kind == MN_LOC_KIND_INOUT) && v->nuses > 0) || v->is_output || v->is_input);
 }
 
 bool sched_address(MNCompile *c) {
@@ -38,7 +41,10 @@ bool sched_address(MNCompile *c) {
     for (int v = 0; v < nv; v++) { /* the host's part first, in value order */
         MNValue *x = g->values[v];
         if (!dram_value(x)) continue;
-        int64_t lw = (sim_dram_bytes(x) + 7) / 8;
+        /* the layout image the transfers move (per group, at the same address in each) */
+        char lerr[300];
+        int64_t lw = x->layout && !strstr(x->layout, "_Time:") ? (int64_t)app_layout_image_lw(x->layout, &c->machine, lerr, sizeof lerr) : 0;
+        if (lw <= 0) lw = (sim_dram_bytes(x) + 7) / 8;
         bool perm = x->is_input || x->is_output || x->konst || first[v] < 0;
         if (perm) {
             x->addr = base;

@@ -1,0 +1,358 @@
+/* Code Emit: VSM for the scheduled graph, assembled into model.app (GPFNApp).
+ *
+ * Values the host exchanges (graph inputs and outputs, parameters) live in DRAM as
+ * layout images (emitter/app.h): the order in which a plain chain of distributes moves
+ * them to the PEs, DRAM -> L2BM (one MV per L2B), L2BM -> L1BM (32 long words per L1B
+ * in turn), L1BM -> PE (one long word per PE per cycle), so a download is that chain,
+ * chunk by chunk as the L1BM and L2BM capacities allow, and an upload the same chain of
+ * combines backwards. Broadcast levels are replicated in the image rather than
+ * broadcast on the way, which costs DRAM traffic but keeps one transfer program for
+ * every layout.
+ *
+ * Compute nodes are emitted per group of 4 long words (one per cycle of a step). Each
+ * step obeys the hazards the emulator enforces (docs/vsm.md section 6): one read port
+ * per LM bank (a second operand in the same bank goes through GRF1 first), a write to a
+ * bank is read from that bank only 3 steps later (nops are inserted when an output
+ * shares a bank with an input), GRF results are read 2 steps later.
+ *
+ * Op coverage is partial and said so: a graph with a node that has no emitter here is
+ * still compiled (the scheduled l3ir and the rest are written) but gets no model.app,
+ * and the log and report.json name every such node's op. Covered today: downloads and
+ * uploads of whole values, forgets, moves between banks, and float elementwise
+ * Relu, Neg, Abs, Add, Sub, Mul, Div, Max, Min, Exp, Log, Reciprocal, Sqrt, Sigmoid,
+ * Identity, Dropout whose operands share the output's layout (or are one-element
+ * constants, taken as immediates). */
+#include "emit.h"
+#include "app.h"
+#include "layout.h"
+#include "ops.h"
+#include "version.h"
+#include "vsm.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+typedef struct {
+    MNCompile *c;
+    MNBuf *b;
+    int tag;
+} Em;
+
+static const char *bank_reg(const MNValue *v) { return v->loc == MN_LOC_LM1 ? "ln" : "lm"; }
+static int bank_of(const MNValue *v) { return v->loc == MN_LOC_LM1 ? 1 : 0; }
+
+static bool image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, MNLayout *l) {
+    char err[300];
+    return v->layout && layout_parse(v->layout, l, err, sizeof err) && app_layout_image(l, &c->machine, im, err, sizeof err);
+}
+
+/* DRAM (layout image at dram_addr) <-> LM (bank of lmv, at lm_addr), chunk by chunk */
+static void transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
+    const MNMachine *m = &e->c->machine;
+    AppLayoutImage im;
+    MNLayout l;
+    image_of(e->c, lmv, &im, &l);
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
+    const char *r = bank_reg(lmv);
+    for (int64_t k = 0; k * im.C < im.n4; k++) {
+        int64_t ck = im.n4 - k * im.C < im.C ? im.n4 - k * im.C : im.C, base = dram->addr + k * im.C * P * J * L;
+        int tag = e->tag = e->tag % 99 + 1;
+        if (down) {
+            for (int64_t g = 0; g < L; g++)
+                buf_printf(e->b, "mvp/n%lldi%02d $d%lld $lc0@.%lld\n", (long long)(J * P * ck), tag, (long long)(base + g * J * P * ck), (long long)g);
+            buf_printf(e->b, "nop; wait i%02d\n", tag);
+            for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(s * 32 * J), (long long)(s * 32));
+            buf_printf(e->b, "nop/3\n");
+            for (int64_t t = 0; t < ck / 4; t++)
+                buf_printf(e->b, "l1bmd $lb%lld $%s%lldv\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)));
+            buf_printf(e->b, "nop/3\n");
+        } else {
+            for (int64_t t = 0; t < ck / 4; t++)
+                buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)), (long long)(t * 4 * P));
+            buf_printf(e->b, "nop/3\n");
+            for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(s * 32), (long long)(s * 32 * J));
+            buf_printf(e->b, "nop/4\n");
+            for (int64_t g = 0; g < L; g++)
+                buf_printf(e->b, "mvp/n%lldi%02d $lc0@.%lld $d%lld\n", (long long)(J * P * ck), tag, (long long)g, (long long)(base + g * J * P * ck));
+            buf_printf(e->b, "nop; wait i%02d\n", tag);
+        }
+    }
+}
+
+/* ---- elementwise ---- */
+
+typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY } Kind;
+
+static Kind kind_of(const MNNode *n, const char **mn) {
+    switch (n->op) {
+    case OP_Relu: *mn = "frelu"; return EW_UNARY_ALU;
+    case OP_Exp: *mn = "fexp"; return EW_UNARY_ALU;
+    case OP_Log: *mn = "flog"; return EW_UNARY_ALU;
+    case OP_Reciprocal: *mn = "frcp"; return EW_UNARY_ALU;
+    case OP_Neg: *mn = "neg"; return EW_UNARY_MAU;
+    case OP_Abs: *mn = "abs"; return EW_UNARY_ALU;
+    case OP_Add: *mn = "fvadd"; return EW_BINARY_MAU;
+    case OP_Sub: *mn = "sub"; return EW_BINARY_MAU;
+    case OP_Mul: *mn = "fvmul"; return EW_BINARY_MAU;
+    case OP_Max: *mn = "fmax"; return EW_BINARY_ALU;
+    case OP_Min: *mn = "fmin"; return EW_BINARY_ALU;
+    case OP_Div: *mn = "div"; return EW_DIV;
+    case OP_Sigmoid: *mn = "sigmoid"; return EW_SIGMOID;
+    case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
+    case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
+    default: return EW_NONE;
+    }
+}
+
+/* an operand of an elementwise node: an LM value in the output's layout, or an immediate */
+static bool operand_ok(const MNValue *v, const MNValue *o) {
+    if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1;
+    return (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && v->layout && o->layout && !strcmp(v->layout, o->layout) && v->dtype == MN_DT_Float;
+}
+
+static const char *why_not(const MNNode *n) {
+    const char *mn;
+    switch (n->op) {
+    case OP_MNCoreForget: return NULL;
+    case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
+        const MNValue *x = n->in[0], *y = n->out[0];
+        if (x->dtype != y->dtype || !x->layout || !y->layout || strcmp(x->layout, y->layout)) return "a transfer that changes layout";
+        if (x->layout && strstr(x->layout, "_Time:")) return "a transfer of a time-sliced value";
+        return NULL;
+    }
+    default: break;
+    }
+    Kind k = kind_of(n, &mn);
+    if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
+    const MNValue *o = n->out[0];
+    if (o->dtype != MN_DT_Float || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
+    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
+    if (n->nin != nin && !(k == EW_COPY && n->nin >= 1)) return n->nin > nin ? "more than two operands" : "missing operands";
+    for (int i = 0; i < nin; i++)
+        if (!n->in[i] || !operand_ok(n->in[i], o)) return "an operand in another layout (broadcast)";
+    if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
+    return NULL;
+}
+
+/* the operand text for long words [a, a+4) of v, or the GRF register holding it */
+static void opnd(char *s, size_t n, const MNValue *v, int64_t a) {
+    snprintf(s, n, "$%s%lldv", bank_reg(v), (long long)(2 * (v->addr + a)));
+}
+
+static double imm_of(const MNValue *v) { return ir_tensor_get_f(v->konst, 0); }
+
+static void elementwise(Em *e, const MNNode *n) {
+    const char *mn;
+    Kind k = kind_of(n, &mn);
+    const MNValue *o = n->out[0], *x = n->in[0], *y = n->nin > 1 ? n->in[1] : NULL;
+    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
+    AppLayoutImage im;
+    MNLayout l;
+    image_of(e->c, o, &im, &l);
+    /* immediates into GRF0 (word 0) once: "imm" may not touch LM0 in its step */
+    bool xi = x->loc_kind == MN_LOC_KIND_IMM, yi = nin == 2 && y->loc_kind == MN_LOC_KIND_IMM;
+    if (xi) buf_printf(e->b, "imm f\"%.9g\" $lr0\nnop\n", imm_of(x));
+    if (yi) buf_printf(e->b, "imm f\"%.9g\" $lr8\nnop\n", imm_of(y));
+    bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
+    bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
+    for (int64_t a = 0; a < im.n4; a += 4) {
+        char X[64], Y[64], O[64];
+        if (xi) snprintf(X, sizeof X, "$lr0");
+        else opnd(X, sizeof X, x, a);
+        if (nin == 2) {
+            if (yi) snprintf(Y, sizeof Y, "$lr8");
+            else opnd(Y, sizeof Y, y, a);
+        }
+        opnd(O, sizeof O, o, a);
+        /* a step may read and write one bank only in the same region: else via GRF0 */
+        bool via = (!xi && bank_of(x) == bank_of(o) && x->addr != o->addr) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && y->addr != o->addr);
+        char FINAL[64];
+        snprintf(FINAL, sizeof FINAL, "%s", O);
+        if (via) snprintf(O, sizeof O, "$lr24v");
+        if (same_in) { /* one read port per bank: y through GRF1 first */
+            buf_printf(e->b, "lpassa %s $ls0v\nnop\n", Y);
+            snprintf(Y, sizeof Y, "$ls0v");
+        }
+        switch (k) {
+        case EW_UNARY_ALU:
+            if (n->op == OP_Relu) buf_printf(e->b, "frelu %s %s %s\n", X, X, O);
+            else if (n->op == OP_Abs) buf_printf(e->b, "fmax %s %s $lr16v\nnop\nfvpassa -%s $ls16v\nnop\nfmax $lr16v $ls16v %s\n", X, X, X, O);
+            else buf_printf(e->b, "%s %s %s\n", mn, X, O);
+            break;
+        case EW_UNARY_MAU: buf_printf(e->b, "fvpassa -%s %s\n", X, O); break;
+        case EW_BINARY_MAU:
+            if (n->op == OP_Sub) buf_printf(e->b, "fvadd %s -%s %s\n", X, Y, O);
+            else buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O);
+            break;
+        case EW_BINARY_ALU: buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O); break;
+        case EW_DIV: buf_printf(e->b, "frcp %s $lr16v\nnop\nfvmul %s $lr16v %s\n", Y, X, O); break;
+        case EW_SIGMOID: /* 1 / (1 + e^-x) */
+            buf_printf(e->b, "fvpassa -%s $lr16v\nnop\nfexp $lr16v $lr16v\nnop\nimm f\"1.0\" $ls16v\nnop\nfvadd $lr16v $ls16v $lr16v\nnop\nfrcp $lr16v %s\n", X, O);
+            break;
+        case EW_SQRT:
+            /* 1 / rsqrt(|x|) (0 stays 0, where x * rsqrt(x) would be 0 * inf), written only
+             * where rsqrt's flag says x >= 0; elsewhere a quiet NaN, put there first */
+            buf_printf(e->b, "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nlpassa $ls16v %s\nnop/2\nfrcp $lr16v %s/$imr1\n", X, O, O);
+            break;
+        case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
+        case EW_NONE: break;
+        }
+        if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);
+        if (out_shares || same_in) buf_printf(e->b, "nop/2\n"); /* the bank written is read again next */
+    }
+    buf_printf(e->b, "nop/2\n");
+}
+
+static void move(Em *e, const MNNode *n) {
+    AppLayoutImage im;
+    MNLayout l;
+    image_of(e->c, n->in[0], &im, &l);
+    for (int64_t a = 0; a < im.n4; a += 4) {
+        char X[64], O[64];
+        opnd(X, sizeof X, n->in[0], a), opnd(O, sizeof O, n->out[0], a);
+        buf_printf(e->b, "lpassa %s %s\n", X, O);
+    }
+    buf_printf(e->b, "nop/2\n");
+}
+
+/* ---- the app ---- */
+
+/* A value the host exchanges: a layout image, or (a constant without a layout, such as
+ * a folded Shape output, or an input nothing reads) a row-major image in group 0. */
+static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
+    memset(t, 0, sizeof *t);
+    if (!v->layout) { /* unread inputs and folded outputs have none */
+        if (!v->konst && !v->is_input) return snprintf(err, errlen, "'%s' has no layout", v->name), false;
+        t->name = v->name, t->onnx_dtype = v->type.elem, t->rank = v->type.rank, t->shape = v->type.dims;
+        t->mn_dtype = mn_dtype_name(v->dtype), t->layout = "RowMajor", t->location = "DRAM", t->group = 0;
+        t->address = (uint64_t)(v->addr > 0 ? v->addr : 0);
+        t->num_lw = app_image_lw(t->mn_dtype, ir_shape_numel(&v->type));
+        if (param) {
+            uint64_t *img = xmalloc((size_t)t->num_lw * 8 + 8);
+            if (!app_encode(v->konst, t->mn_dtype, img, err, errlen)) return free(img), false;
+            size_t cap = ZSTD_compressBound((size_t)t->num_lw * 8);
+            uint8_t *z = arena_alloc(a, cap);
+            size_t got = ZSTD_compress(z, cap, img, (size_t)t->num_lw * 8, 3);
+            free(img);
+            if (ZSTD_isError(got)) return snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
+            t->zstd = z, t->zstd_len = got;
+        }
+        return true;
+    }
+    t->name = v->name;
+    t->onnx_dtype = v->type.elem;
+    t->rank = v->type.rank;
+    t->shape = v->type.dims;
+    t->mn_dtype = mn_dtype_name(v->dtype);
+    t->layout = v->layout;
+    t->location = "DRAM";
+    t->group = -1;
+    t->address = (uint64_t)v->addr;
+    t->num_lw = app_layout_image_lw(v->layout, &c->machine, err, errlen);
+    if (!t->num_lw) return false;
+    if (param) {
+        size_t n = (size_t)t->num_lw * (size_t)c->machine.groups;
+        uint64_t *img = xmalloc(n * 8 + 8);
+        if (!app_encode_layout(v->konst, t->mn_dtype, v->layout, &c->machine, img, err, errlen)) {
+            free(img);
+            return false;
+        }
+        size_t cap = ZSTD_compressBound(n * 8);
+        uint8_t *z = arena_alloc(a, cap);
+        size_t got = ZSTD_compress(z, cap, img, n * 8, 3);
+        free(img);
+        if (ZSTD_isError(got)) return snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
+        t->zstd = z, t->zstd_len = got; /* every group's part, one after another */
+    }
+    return true;
+}
+
+bool emit_program(MNCompile *c) {
+    MNGraph *g = c->g;
+    /* what cannot be emitted yet, all of it at once */
+    MNBuf why = {0};
+    int missing = 0;
+    int seen[OP_COUNT] = {0};
+    for (int i = 0; i < g->nnodes; i++) {
+        const char *w = why_not(g->nodes[i]);
+        if (!w) continue;
+        missing++;
+        if (seen[g->nodes[i]->op]++) continue;
+        buf_printf(&why, "%s%s (%s, node '%s')", why.len ? ", " : "", g->nodes[i]->op_type, w, g->nodes[i]->name);
+    }
+    mn_figure(c, "nodes_without_emitter", missing);
+    if (missing) {
+        mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
+        c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);
+        buf_free(&why);
+        return true;
+    }
+    buf_free(&why);
+    MNBuf b = {0};
+    Em e = {c, &b, 0};
+    buf_printf(&b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
+    for (int i = 0; i < g->nnodes; i++) {
+        const MNNode *n = g->nodes[i];
+        buf_printf(&b, "# %s %s\n", n->op_type, n->name);
+        switch (n->op) {
+        case OP_MNCoreForget: break;
+        case OP_MNCoreDownload: transfer(&e, n->in[0], n->out[0], true); break;
+        case OP_MNCoreUpload: transfer(&e, n->out[0], n->in[0], false); break;
+        case OP_MNCoreMove: move(&e, n); break;
+        default: elementwise(&e, n); break;
+        }
+    }
+    char err[600];
+    VProgram p = {0};
+    if (!vsm_parse("model.vsm", b.data, &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+    MNApp app = {0};
+    Arena *a = c->arena;
+    app.compiler = "mncc";
+    app.version = mncc_version;
+    app.machine = c->machine.name;
+    app.machine_json = "";
+    FILE *mf = fopen(c->machine.source, "rb");
+    if (mf) {
+        MNBuf mj = {0};
+        char chunk[4096];
+        for (size_t k; (k = fread(chunk, 1, sizeof chunk, mf)) > 0;) buf_append(&mj, chunk, k);
+        fclose(mf);
+        buf_append(&mj, "", 1);
+        app.machine_json = arena_strdup(a, mj.data);
+        buf_free(&mj);
+    }
+    MNBuf code = {0};
+    vsm_encode(&p, &code);
+    int nsteps = p.nsteps;
+    vsm_program_free(&p);
+    app.code_format = "VSMB";
+    app.code_version = 1;
+    app.code = (const uint8_t *)arena_strndup(a, code.data, code.len);
+    app.code_len = code.len;
+    app.vsm = arena_strdup(a, b.data);
+    buf_free(&code);
+    app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
+    app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
+    app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + 1);
+    bool ok = true;
+    for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, a, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
+    for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, a, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
+    for (int i = 0; ok && i < g->nvalues; i++) { /* parameters, and outputs that are constants: the host writes them */
+        const MNValue *v = g->values[i];
+        if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) ok = host_tensor(c, a, v, &app.params[app.nparams++], true, err, sizeof err);
+    }
+    if (!ok) {
+        buf_free(&b);
+        return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
+    }
+    MNBuf out = {0};
+    app_write(a, &app, &out);
+    ok = !c->out_dir || (mn_art_write(c, "model.vsm", b.data, b.len) && mn_art_write(c, "model.app", out.data, out.len));
+    mn_figure(c, "vsm_lines", nsteps);
+    mn_log(c, 0, "code: %d VSM lines, model.app %zu bytes", nsteps, out.len);
+    c->app_status = "written";
+    buf_free(&out);
+    buf_free(&b);
+    return ok;
+}
