@@ -456,20 +456,21 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
     for (int64_t i = 0; i < t->numel; i++) {
         MNPlace p;
         place_of(&k.l, i, &p);
-        uint64_t bits = (elem_bits(t, d, i) & k.mask) << (64 - 8 * k.b * ((int)p.c[LV_W] + 1));
-        /* every replica along the broadcast levels */
+        /* every replica along the broadcast levels, the slots of a long word included */
+        counts[LV_W] = k.per;
         int64_t reps = 1;
-        for (int lv = LV_PE; lv <= LV_L2B; lv++)
+        for (int lv = LV_PE; lv <= LV_W; lv++)
             if (k.l.bcast & (1u << lv)) reps *= counts[lv];
         for (int64_t r = 0; r < reps; r++) {
             int64_t c[LV_COUNT], q = r;
             memcpy(c, p.c, sizeof c);
-            for (int lv = LV_PE; lv <= LV_L2B; lv++)
+            for (int lv = LV_PE; lv <= LV_W; lv++)
                 if (k.l.bcast & (1u << lv)) c[lv] = q % counts[lv], q /= counts[lv];
             int g;
             int64_t off = image_offset(&k.im, m, c, &g);
-            img[g * k.im.per_group + off] |= bits;
+            img[g * k.im.per_group + off] |= (elem_bits(t, d, i) & k.mask) << (64 - 8 * k.b * ((int)c[LV_W] + 1));
         }
+
     }
     return true;
 }

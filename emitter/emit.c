@@ -105,13 +105,56 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     }
 }
 
-/* an operand of an elementwise node: an LM value in the output's layout, or an immediate */
-static bool operand_ok(const MNValue *v, const MNValue *o) {
-    if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1;
-    return (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && v->layout && o->layout && !strcmp(v->layout, o->layout) && v->dtype == MN_DT_Float;
+/* For each long word a of output o, the long word of operand v that an elementwise op
+ * reads with it (map[a], a < n4). A broadcast operand reads the same long word for
+ * every output position that differs only in the dimensions it lacks; false when v's
+ * elements do not sit on the PEs and slots of the output elements they go with (then
+ * only a layout switch helps). */
+static bool operand_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map) {
+    MNLayout lo, li;
+    char err[200];
+    if (!v->layout || !o->layout || !layout_parse(o->layout, &lo, err, sizeof err) || !layout_parse(v->layout, &li, err, sizeof err)) return false;
+    if (strstr(v->layout, "_Time:") || strstr(o->layout, "_Time:")) return false;
+    for (int64_t a = 0; a < n4; a++) map[a] = -1;
+    int64_t n = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK], vi[LAYOUT_MAX_RANK];
+    int off = o->type.rank - v->type.rank;
+    if (off < 0) return false;
+    for (int64_t e = 0; e < n; e++) {
+        int64_t q = e;
+        for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
+        for (int d = 0; d < v->type.rank; d++) vi[d] = v->type.dims[d] == 1 ? 0 : idx[d + off];
+        MNPlace po, pi;
+        layout_place(&lo, idx, &po);
+        layout_place(&li, vi, &pi);
+        for (int lv = LV_PE; lv <= LV_W; lv++)
+            if (!(li.bcast & (1u << lv)) && pi.c[lv] != po.c[lv]) return false;
+        int64_t a = po.c[LV_ADDR];
+        if (a >= n4) return false;
+        if (map[a] >= 0 && map[a] != pi.c[LV_ADDR]) return false;
+        map[a] = pi.c[LV_ADDR];
+    }
+    (void)c;
+    for (int64_t a = 0; a < n4; a++)
+        if (map[a] < 0) map[a] = a > 0 ? map[a - 1] : 0; /* padding: any long word of v */
+    return true;
 }
 
-static const char *why_not(const MNNode *n) {
+/* an operand of an elementwise node: a float LM value whose long words line up with the
+ * output's, or a one-element constant (an immediate) */
+static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
+    if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1;
+    if ((v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) || v->dtype != MN_DT_Float) return false;
+    if (v->layout && o->layout && !strcmp(v->layout, o->layout)) return true;
+    AppLayoutImage im;
+    MNLayout l;
+    if (!image_of(c, o, &im, &l)) return false;
+    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+    bool ok = operand_map(c, v, o, im.n4, map);
+    free(map);
+    return ok;
+}
+
+static const char *why_not(const MNCompile *c, const MNNode *n) {
     const char *mn;
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
@@ -124,20 +167,31 @@ static const char *why_not(const MNNode *n) {
     default: break;
     }
     Kind k = kind_of(n, &mn);
+    if (n->op == OP_Dropout) { /* inference: the identity; training mode draws a random mask */
+        const MNValue *tm = n->nin >= 3 ? n->in[2] : NULL;
+        if (tm && (!tm->konst || ir_tensor_get_f(tm->konst, 0) != 0)) return "training-mode dropout";
+        for (int k2 = 1; k2 < n->nout; k2++)
+            if (n->out[k2] && n->out[k2]->nuses) return "a dropout mask that is read";
+        return operand_ok(c, n->in[0], n->out[0]) ? NULL : "an operand whose elements sit elsewhere (a layout switch)";
+    }
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
     const MNValue *o = n->out[0];
     if (o->dtype != MN_DT_Float || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
     if (n->nin != nin && !(k == EW_COPY && n->nin >= 1)) return n->nin > nin ? "more than two operands" : "missing operands";
     for (int i = 0; i < nin; i++)
-        if (!n->in[i] || !operand_ok(n->in[i], o)) return "an operand in another layout (broadcast)";
+        if (!n->in[i] || !operand_ok(c, n->in[i], o)) return "an operand whose elements sit elsewhere (a layout switch)";
     if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
     return NULL;
 }
 
-/* the operand text for long words [a, a+4) of v, or the GRF register holding it */
-static void opnd(char *s, size_t n, const MNValue *v, int64_t a) {
-    snprintf(s, n, "$%s%lldv", bank_reg(v), (long long)(2 * (v->addr + a)));
+/* the operand text for the long words v gives output long words [a, a+4): map NULL is
+ * the identity; four addresses that do not follow each other are listed per cycle */
+static void opnd(char *s, size_t n, const MNValue *v, int64_t a, const int64_t *map) {
+    int64_t w[4];
+    for (int i = 0; i < 4; i++) w[i] = 2 * (v->addr + (map ? map[a + i] : a + i));
+    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6) snprintf(s, n, "$%s%lldv", bank_reg(v), (long long)w[0]);
+    else snprintf(s, n, "$%s[%lld,%lld,%lld,%lld]", bank_reg(v), (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
 }
 
 static double imm_of(const MNValue *v) { return ir_tensor_get_f(v->konst, 0); }
@@ -156,18 +210,22 @@ static void elementwise(Em *e, const MNNode *n) {
     if (yi) buf_printf(e->b, "imm f\"%.9g\" $lr8\nnop\n", imm_of(y));
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
+    int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
+    if (!xi && strcmp(x->layout, o->layout)) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, x, o, im.n4, xm);
+    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, y, o, im.n4, ym);
     for (int64_t a = 0; a < im.n4; a += 4) {
-        char X[64], Y[64], O[64];
+        char X[96], Y[96], O[96];
         if (xi) snprintf(X, sizeof X, "$lr0");
-        else opnd(X, sizeof X, x, a);
+        else opnd(X, sizeof X, x, a, xm);
         if (nin == 2) {
             if (yi) snprintf(Y, sizeof Y, "$lr8");
-            else opnd(Y, sizeof Y, y, a);
+            else opnd(Y, sizeof Y, y, a, ym);
         }
-        opnd(O, sizeof O, o, a);
+        opnd(O, sizeof O, o, a, NULL);
+        same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && strcmp(X, Y);
         /* a step may read and write one bank only in the same region: else via GRF0 */
-        bool via = (!xi && bank_of(x) == bank_of(o) && x->addr != o->addr) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && y->addr != o->addr);
-        char FINAL[64];
+        bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, O)) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, O));
+        char FINAL[96];
         snprintf(FINAL, sizeof FINAL, "%s", O);
         if (via) snprintf(O, sizeof O, "$lr24v");
         if (same_in) { /* one read port per bank: y through GRF1 first */
@@ -201,6 +259,7 @@ static void elementwise(Em *e, const MNNode *n) {
         if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);
         if (out_shares || same_in) buf_printf(e->b, "nop/2\n"); /* the bank written is read again next */
     }
+    free(xm), free(ym);
     buf_printf(e->b, "nop/2\n");
 }
 
@@ -210,7 +269,7 @@ static void move(Em *e, const MNNode *n) {
     image_of(e->c, n->in[0], &im, &l);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[64], O[64];
-        opnd(X, sizeof X, n->in[0], a), opnd(O, sizeof O, n->out[0], a);
+        opnd(X, sizeof X, n->in[0], a, NULL), opnd(O, sizeof O, n->out[0], a, NULL);
         buf_printf(e->b, "lpassa %s %s\n", X, O);
     }
     buf_printf(e->b, "nop/2\n");
@@ -275,7 +334,7 @@ bool emit_program(MNCompile *c) {
     int missing = 0;
     int seen[OP_COUNT] = {0};
     for (int i = 0; i < g->nnodes; i++) {
-        const char *w = why_not(g->nodes[i]);
+        const char *w = why_not(c, g->nodes[i]);
         if (!w) continue;
         missing++;
         if (seen[g->nodes[i]->op]++) continue;

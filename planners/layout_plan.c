@@ -14,8 +14,8 @@
  *
  * layout_planner=naive gives every value, parameters included, the canonical layout
  * below and switches wherever a demand differs. layout_planner=lpz (the default) lets
- * parameters and constants take the layout their consumer demands (the host writes
- * them in any order, for free), passes a demand up through layout-agnostic producers
+ * parameters, constants and graph inputs take the layout their consumer demands (the
+ * host writes them in any order, for free), passes a demand up through layout-agnostic producers
  * with a single consumer (the Gene hint: the producer computes in the demanded layout
  * directly), and inserts a switch only where demands truly conflict, costing each from
  * the machine's transfer figures.
@@ -227,11 +227,12 @@ bool plan_layout(MNCompile *c) {
     int nv = g->nvalues;
     MNLayout *L = xcalloc((size_t)nv + 1, sizeof(MNLayout));
     bool *has = xcalloc((size_t)nv + 1, sizeof(bool));
-    /* 1. canonical layouts; with lpz, parameters wait for their consumers' demands */
+    /* 1. canonical layouts; with lpz, parameters and graph inputs wait for their
+     * consumers' demands (the host writes both, in any layout, for free) */
     for (int i = 0; i < nv; i++) {
         MNValue *v = g->values[i];
         if (!v->nuses && !v->producer) continue;
-        if (lpz && v->konst && !v->is_output) continue;
+        if (lpz && (v->konst || (v->is_input && !v->producer)) && !v->is_output) continue;
         has[i] = plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i]);
     }
     /* 2. Gene hints (lpz): a demand on a value with one consumer whose producer is
