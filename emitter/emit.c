@@ -82,7 +82,98 @@ static void transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) 
 
 /* ---- elementwise ---- */
 
-typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY } Kind;
+typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY, EW_SEQ } Kind;
+
+/* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
+ * temporaries (4 long words each), K0 K1 K2 constants (one long word, read in every
+ * cycle), set before the loop from attributes or immediate inputs. Each line is a
+ * step; a nop follows each but the last (a GRF result is read 2 steps later). No step
+ * reads two temporaries or two constants: each of GRF0 (temporaries) and GRF1
+ * (constants) has one read port. */
+typedef struct {
+    const char *steps;
+    int nk;
+    double k[3];
+} Seq;
+
+/* the constant operand k of n (an immediate input, or an attribute), or dflt */
+static double konst_in(const MNNode *n, int k, const char *attr, double dflt) {
+    if (k < n->nin && n->in[k] && n->in[k]->konst && n->in[k]->konst->numel == 1) return ir_tensor_get_f(n->in[k]->konst, 0);
+    return attr ? ir_attr_float(n, attr, dflt) : dflt;
+}
+
+/* the sequence of n, or NULL (then why says why) */
+static bool seq_of(const MNNode *n, Seq *q, const char **why) {
+    memset(q, 0, sizeof *q);
+    *why = NULL;
+    switch (n->op) {
+    case OP_LeakyRelu: /* max(x, alpha x) for alpha <= 1, min above */
+        q->k[0] = ir_attr_float(n, "alpha", 0.01), q->nk = 1;
+        q->steps = q->k[0] <= 1 ? "fvmul X K0 T1\nfmax X T1 O" : "fvmul X K0 T1\nfmin X T1 O";
+        return true;
+    case OP_Clip: { /* min and max: inputs from opset 11, attributes before */
+        double lo = n->nin > 1 || ir_attr(n, "min") ? konst_in(n, 1, "min", -3.4028234663852886e38) : -3.4028234663852886e38;
+        double hi = n->nin > 2 || ir_attr(n, "max") ? konst_in(n, 2, "max", 3.4028234663852886e38) : 3.4028234663852886e38;
+        for (int k = 1; k < n->nin; k++)
+            if (n->in[k] && !(n->in[k]->konst && n->in[k]->konst->numel == 1)) return *why = "bounds computed at run time", false;
+        q->steps = "fmax X K0 T1\nfmin T1 K1 O", q->nk = 2, q->k[0] = lo, q->k[1] = hi;
+        return true;
+    }
+    case OP_Pow: {
+        if (n->nin < 2 || !n->in[1] || !n->in[1]->konst || n->in[1]->konst->numel != 1) return *why = "an exponent that is not one constant", false;
+        double y = ir_tensor_get_f(n->in[1]->konst, 0);
+        if (y == 1) q->steps = "lpassa X O";
+        else if (y == 2) q->steps = "fvmul X X O";
+        else if (y == 3) q->steps = "fvmul X X T1\nfvmul T1 X O";
+        else if (y == -1) q->steps = "frcp X O";
+        else if (y == 0.5) q->steps = "frsqrt X T1\nfrcp T1 O";
+        else return *why = "an exponent other than -1, 0.5, 1, 2, 3", false;
+        return true;
+    }
+    case OP_Tanh: /* 1 - 2 / (1 + e^(2x)) */
+        q->steps = "fvmul X K0 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 O", q->nk = 3, q->k[0] = 2, q->k[1] = 1, q->k[2] = -2;
+        return true;
+    case OP_Softplus: /* log(1 + e^x) */
+        q->steps = "fexp X T1\nfvadd T1 K0 T1\nflog T1 O", q->nk = 1, q->k[0] = 1;
+        return true;
+    case OP_Floor: q->steps = "ffloor X O"; return true;
+    case OP_Ceil: q->steps = "fvpassa -X T1\nffloor T1 T1\nfvpassa -T1 O"; return true;
+    case OP_HardSigmoid: /* max(0, min(1, alpha x + beta)) */
+        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 O", q->nk = 3, q->k[0] = ir_attr_float(n, "alpha", 0.2), q->k[1] = ir_attr_float(n, "beta", 0.5), q->k[2] = 1;
+        return true;
+    case OP_HardSwish: /* x * max(0, min(1, x / 6 + 1/2)) */
+        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 T1\nfvmul T1 X O", q->nk = 3, q->k[0] = 1.0 / 6, q->k[1] = 0.5, q->k[2] = 1;
+        return true;
+    case OP_Elu: /* max(x, alpha (e^min(x, 0) - 1)), which is Elu for alpha <= 1 */
+        q->k[0] = ir_attr_float(n, "alpha", 1), q->k[1] = -1, q->k[2] = 0, q->nk = 3;
+        if (q->k[0] > 1 || q->k[0] < 0) return *why = "alpha outside [0, 1]", false;
+        q->steps = "fmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfmax X T1 O";
+        return true;
+    case OP_Softsign: /* x / (1 + |x|) */
+        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O", q->nk = 1, q->k[0] = 1;
+        return true;
+    default: return *why = "no emitter", false;
+    }
+}
+
+static void emit_seq(Em *e, const Seq *q, const char *X, const char *O) {
+    const char *s = q->steps;
+    while (*s) {
+        const char *eol = strchr(s, '\n');
+        size_t len = eol ? (size_t)(eol - s) : strlen(s);
+        for (size_t i = 0; i < len; i++) {
+            if (s[i] == 'X' && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", X);
+            else if (s[i] == 'O' && i + 1 == len) buf_printf(e->b, "%s", O);
+            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$lr32v"), i++;
+            else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '2') buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
+            else buf_append(e->b, &s[i], 1);
+        }
+        buf_printf(e->b, "\n");
+        if (!eol) break;
+        buf_printf(e->b, "nop\n");
+        s = eol + 1;
+    }
+}
 
 static Kind kind_of(const MNNode *n, const char **mn) {
     switch (n->op) {
@@ -101,7 +192,13 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Sigmoid: *mn = "sigmoid"; return EW_SIGMOID;
     case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
     case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
-    default: return EW_NONE;
+    case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: *mn = "reshape"; return EW_COPY;
+    default: {
+        Seq q;
+        const char *w;
+        if (seq_of(n, &q, &w)) return *mn = "seq", EW_SEQ;
+        return EW_NONE;
+    }
     }
 }
 
@@ -110,7 +207,15 @@ static Kind kind_of(const MNNode *n, const char **mn) {
  * every output position that differs only in the dimensions it lacks; false when v's
  * elements do not sit on the PEs and slots of the output elements they go with (then
  * only a layout switch helps). */
+static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape);
 static bool operand_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map) {
+    (void)c;
+    return element_map(v, o, n4, map, false);
+}
+
+/* the same for a node that only renames positions (Reshape, Flatten, Squeeze,
+ * Unsqueeze): output element i is input element i in row-major order */
+static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape) {
     MNLayout lo, li;
     char err[200];
     if (!v->layout || !o->layout || !layout_parse(o->layout, &lo, err, sizeof err) || !layout_parse(v->layout, &li, err, sizeof err)) return false;
@@ -118,11 +223,15 @@ static bool operand_map(const MNCompile *c, const MNValue *v, const MNValue *o, 
     for (int64_t a = 0; a < n4; a++) map[a] = -1;
     int64_t n = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK], vi[LAYOUT_MAX_RANK];
     int off = o->type.rank - v->type.rank;
-    if (off < 0) return false;
+    if ((off < 0 && !reshape) || o->type.rank > LAYOUT_MAX_RANK || v->type.rank > LAYOUT_MAX_RANK) return false;
     for (int64_t e = 0; e < n; e++) {
         int64_t q = e;
         for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
-        for (int d = 0; d < v->type.rank; d++) vi[d] = v->type.dims[d] == 1 ? 0 : idx[d + off];
+        if (reshape) {
+            int64_t q2 = e;
+            for (int d = v->type.rank - 1; d >= 0; d--) vi[d] = q2 % v->type.dims[d], q2 /= v->type.dims[d];
+        } else
+            for (int d = 0; d < v->type.rank; d++) vi[d] = v->type.dims[d] == 1 ? 0 : idx[d + off];
         MNPlace po, pi;
         layout_place(&lo, idx, &po);
         layout_place(&li, vi, &pi);
@@ -133,7 +242,6 @@ static bool operand_map(const MNCompile *c, const MNValue *v, const MNValue *o, 
         if (map[a] >= 0 && map[a] != pi.c[LV_ADDR]) return false;
         map[a] = pi.c[LV_ADDR];
     }
-    (void)c;
     for (int64_t a = 0; a < n4; a++)
         if (map[a] < 0) map[a] = a > 0 ? map[a - 1] : 0; /* padding: any long word of v */
     return true;
@@ -175,10 +283,22 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
         return operand_ok(c, n->in[0], n->out[0]) ? NULL : "an operand whose elements sit elsewhere (a layout switch)";
     }
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
+    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) {
+        /* a copy when every element keeps its PE and slot: only addresses change */
+        const MNValue *x = n->in[0], *o = n->out[0];
+        if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
+        AppLayoutImage im;
+        MNLayout l;
+        if (!image_of(c, o, &im, &l)) return "no layout";
+        int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+        bool ok = element_map(x, o, im.n4, map, true);
+        free(map);
+        return ok ? NULL : "elements that change PE or slot (a layout switch)";
+    }
     const MNValue *o = n->out[0];
     if (o->dtype != MN_DT_Float || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
-    if (n->nin != nin && !(k == EW_COPY && n->nin >= 1)) return n->nin > nin ? "more than two operands" : "missing operands";
+    if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ) && n->nin >= 1)) return n->nin > nin ? "more than two operands" : "missing operands";
     for (int i = 0; i < nin; i++)
         if (!n->in[i] || !operand_ok(c, n->in[i], o)) return "an operand whose elements sit elsewhere (a layout switch)";
     if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
@@ -206,12 +326,20 @@ static void elementwise(Em *e, const MNNode *n) {
     image_of(e->c, o, &im, &l);
     /* immediates into GRF0 (word 0) once: "imm" may not touch LM0 in its step */
     bool xi = x->loc_kind == MN_LOC_KIND_IMM, yi = nin == 2 && y->loc_kind == MN_LOC_KIND_IMM;
+    Seq sq;
+    const char *sw;
+    if (k == EW_SEQ) {
+        seq_of(n, &sq, &sw);
+        nin = 1, yi = false;
+        for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\nnop\n", sq.k[i], 64 + 2 * i);
+    }
     if (xi) buf_printf(e->b, "imm f\"%.9g\" $lr0\nnop\n", imm_of(x));
     if (yi) buf_printf(e->b, "imm f\"%.9g\" $lr8\nnop\n", imm_of(y));
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
-    if (!xi && strcmp(x->layout, o->layout)) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, x, o, im.n4, xm);
+    bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze;
+    if (!xi && (rename || strcmp(x->layout, o->layout))) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(x, o, im.n4, xm, rename);
     if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, y, o, im.n4, ym);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[96];
@@ -254,6 +382,7 @@ static void elementwise(Em *e, const MNNode *n) {
             buf_printf(e->b, "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nlpassa $ls16v %s\nnop/2\nfrcp $lr16v %s/$imr1\n", X, O, O);
             break;
         case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
+        case EW_SEQ: emit_seq(e, &sq, X, O); break;
         case EW_NONE: break;
         }
         if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);
