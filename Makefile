@@ -48,7 +48,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance
+.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -128,6 +128,13 @@ conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	@for s in always_from_dram spill_opt auto_recompute_sa; do \
 	    $(PYTHON) tests/conformance/run.py --machine tiny -O scheduler=$$s --json $(BUILD)/conformance_tiny_$$s.json $(CONF_DIRS) | tail -n 2 || exit 1; done
 	@$(PYTHON) tests/conformance/run.py --machine mncore2 -O float_dtype=mixed --json $(BUILD)/conformance_mixed.json $(CONF_DIRS) | tail -n 2
+	@$(PYTHON) tests/conformance/table.py /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
+	    $(BUILD)/conformance_tiny_spill_opt.json > $(BUILD)/conformance_table.md
+	@$(PYTHON) tests/conformance/table.py --passing /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
+	    $(BUILD)/conformance_tiny_spill_opt.json > $(BUILD)/conformance_readme.md
+	@echo "conformance: per-op table in $(BUILD)/conformance_table.md; README's in $(BUILD)/conformance_readme.md (make readme-conformance)"
+readme-conformance: $(BUILD)/conformance_readme.md
+	@$(PYTHON) -c 'import sys; r = open("README.md").read(); t = open(sys.argv[1]).read(); a, b = "<!-- conformance table: make conformance readme-conformance -->", "<!-- end of conformance table -->"; i, j = r.index(a) + len(a), r.index(b); open("README.md", "w").write(r[:i] + "\n" + t + r[j:])' $(BUILD)/conformance_readme.md
 
 regen-golden: $(BUILD)/mncc
 	@sh tests/golden/run.sh $(BUILD)/mncc --regen $(NAME)

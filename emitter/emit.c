@@ -192,7 +192,7 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Sigmoid: *mn = "sigmoid"; return EW_SIGMOID;
     case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
     case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
-    case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: *mn = "reshape"; return EW_COPY;
+    case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_MNCoreLayoutSwitch: *mn = "reshape"; return EW_COPY;
     default: {
         Seq q;
         const char *w;
@@ -266,6 +266,17 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
     const char *mn;
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
+    case OP_MNCoreLayoutSwitch: { /* a copy when every element keeps its PE and slot */
+        const MNValue *x = n->in[0], *o = n->out[0];
+        if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
+        AppLayoutImage im;
+        MNLayout l;
+        if (!image_of(c, o, &im, &l)) return "no layout";
+        int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+        bool ok = element_map(x, o, im.n4, map, true);
+        free(map);
+        return ok ? NULL : "elements that change PE or slot";
+    }
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
         if (x->dtype != y->dtype || !x->layout || !y->layout || strcmp(x->layout, y->layout)) return "a transfer that changes layout";
@@ -338,7 +349,7 @@ static void elementwise(Em *e, const MNNode *n) {
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
-    bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze;
+    bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
     if (!xi && (rename || strcmp(x->layout, o->layout))) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(x, o, im.n4, xm, rename);
     if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, y, o, im.n4, ym);
     for (int64_t a = 0; a < im.n4; a += 4) {
