@@ -262,21 +262,25 @@ static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     return ok;
 }
 
+/* A node that only renames positions (a reshape, or a layout switch) is a copy when
+ * every element keeps its PE and slot, only its address changing. */
+static const char *rename_why(const MNCompile *c, const MNNode *n) {
+    const MNValue *x = n->in[0], *o = n->out[0];
+    if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
+    AppLayoutImage im;
+    MNLayout l;
+    if (!image_of(c, o, &im, &l)) return "no layout";
+    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+    bool ok = element_map(x, o, im.n4, map, true);
+    free(map);
+    return ok ? NULL : "elements that change PE or slot (a layout switch that moves data between PEs)";
+}
+
 static const char *why_not(const MNCompile *c, const MNNode *n) {
     const char *mn;
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
-    case OP_MNCoreLayoutSwitch: { /* a copy when every element keeps its PE and slot */
-        const MNValue *x = n->in[0], *o = n->out[0];
-        if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
-        AppLayoutImage im;
-        MNLayout l;
-        if (!image_of(c, o, &im, &l)) return "no layout";
-        int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-        bool ok = element_map(x, o, im.n4, map, true);
-        free(map);
-        return ok ? NULL : "elements that change PE or slot";
-    }
+    case OP_MNCoreLayoutSwitch: return rename_why(c, n);
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
         if (x->dtype != y->dtype || !x->layout || !y->layout || strcmp(x->layout, y->layout)) return "a transfer that changes layout";
@@ -294,18 +298,7 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
         return operand_ok(c, n->in[0], n->out[0]) ? NULL : "an operand whose elements sit elsewhere (a layout switch)";
     }
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
-    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) {
-        /* a copy when every element keeps its PE and slot: only addresses change */
-        const MNValue *x = n->in[0], *o = n->out[0];
-        if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
-        AppLayoutImage im;
-        MNLayout l;
-        if (!image_of(c, o, &im, &l)) return "no layout";
-        int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-        bool ok = element_map(x, o, im.n4, map, true);
-        free(map);
-        return ok ? NULL : "elements that change PE or slot (a layout switch)";
-    }
+    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n);
     const MNValue *o = n->out[0];
     if (o->dtype != MN_DT_Float || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
