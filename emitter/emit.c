@@ -47,6 +47,14 @@ static bool image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, M
     return v->layout && layout_parse(v->layout, l, err, sizeof err) && app_layout_image(l, &c->machine, im, err, sizeof err);
 }
 
+/* The write mask of a 4-long-word access at long word a of a value of num_lw: every
+ * step moves 4 long words, and those past the value belong to its LM neighbours */
+static const char *tail_mask(int64_t num_lw, int64_t a) {
+    static const char *m[4] = {"/1000", "/1100", "/1110", ""};
+    int64_t r = num_lw - a;
+    return r >= 4 ? "" : r <= 0 ? "/0000" : m[r - 1];
+}
+
 /* DRAM (layout image at dram_addr) <-> LM (bank of lmv, at lm_addr), chunk by chunk */
 static void transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
     const MNMachine *m = &e->c->machine;
@@ -65,7 +73,8 @@ static void transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) 
             for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(s * 32 * J), (long long)(s * 32));
             buf_printf(e->b, "nop/3\n");
             for (int64_t t = 0; t < ck / 4; t++)
-                buf_printf(e->b, "l1bmd $lb%lld $%s%lldv\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)));
+                buf_printf(e->b, "l1bmd $lb%lld $%s%lldv%s\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)),
+                           tail_mask(lmv->num_lw, k * im.C + 4 * t));
             buf_printf(e->b, "nop/3\n");
         } else {
             for (int64_t t = 0; t < ck / 4; t++)
@@ -346,20 +355,20 @@ static void elementwise(Em *e, const MNNode *n) {
     if (!xi && (rename || strcmp(x->layout, o->layout))) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(x, o, im.n4, xm, rename);
     if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, y, o, im.n4, ym);
     for (int64_t a = 0; a < im.n4; a += 4) {
-        char X[96], Y[96], O[96];
+        char X[96], Y[96], O[128];
         if (xi) snprintf(X, sizeof X, "$lr0");
         else opnd(X, sizeof X, x, a, xm);
         if (nin == 2) {
             if (yi) snprintf(Y, sizeof Y, "$lr8");
             else opnd(Y, sizeof Y, y, a, ym);
         }
-        opnd(O, sizeof O, o, a, NULL);
+        char OA[96], FINAL[112];
+        opnd(OA, sizeof OA, o, a, NULL);
         same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && strcmp(X, Y);
         /* a step may read and write one bank only in the same region: else via GRF0 */
-        bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, O)) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, O));
-        char FINAL[96];
-        snprintf(FINAL, sizeof FINAL, "%s", O);
-        if (via) snprintf(O, sizeof O, "$lr24v");
+        bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, OA)) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, OA));
+        snprintf(FINAL, sizeof FINAL, "%s%s", OA, tail_mask(o->num_lw, a)); /* the last long words past the value are not written */
+        snprintf(O, sizeof O, "%s", via ? "$lr24v" : FINAL);
         if (same_in) { /* one read port per bank: y through GRF1 first */
             buf_printf(e->b, "lpassa %s $ls0v\nnop\n", Y);
             snprintf(Y, sizeof Y, "$ls0v");
@@ -381,9 +390,9 @@ static void elementwise(Em *e, const MNNode *n) {
             buf_printf(e->b, "fvpassa -%s $lr16v\nnop\nfexp $lr16v $lr16v\nnop\nimm f\"1.0\" $ls16v\nnop\nfvadd $lr16v $ls16v $lr16v\nnop\nfrcp $lr16v %s\n", X, O);
             break;
         case EW_SQRT:
-            /* 1 / rsqrt(|x|) (0 stays 0, where x * rsqrt(x) would be 0 * inf), written only
-             * where rsqrt's flag says x >= 0; elsewhere a quiet NaN, put there first */
-            buf_printf(e->b, "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nlpassa $ls16v %s\nnop/2\nfrcp $lr16v %s/$imr1\n", X, O, O);
+            /* 1 / rsqrt(|x|) (0 stays 0, where x * rsqrt(x) would be 0 * inf), kept only where
+             * rsqrt's flag says x >= 0, over a quiet NaN; then to O in one plain write */
+            buf_printf(e->b, "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nfrcp $lr16v $lr16v\nnop/3\nlpassa $lr16v $ls16v/$imr1\nnop\nlpassa $ls16v %s\n", X, O);
             break;
         case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
         case EW_SEQ: emit_seq(e, &sq, X, O); break;
@@ -403,7 +412,7 @@ static void move(Em *e, const MNNode *n) {
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[64], O[64];
         opnd(X, sizeof X, n->in[0], a, NULL), opnd(O, sizeof O, n->out[0], a, NULL);
-        buf_printf(e->b, "lpassa %s %s\n", X, O);
+        buf_printf(e->b, "lpassa %s %s%s\n", X, O, tail_mask(n->out[0]->num_lw, a));
     }
     buf_printf(e->b, "nop/2\n");
 }
