@@ -393,7 +393,8 @@ bool app_decode(const uint64_t *lw, const char *d, MNTensor *t, char *err, size_
 
 bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im, char *err, size_t errlen) {
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
-    if (P % 8 || m->pe_per_mab != 4) return snprintf(err, errlen, "machine %s: the transfers need 4 PEs per MAB and a multiple of 8 PEs per L1B", m->name), false;
+    if (P % 8 || m->pe_per_mab != 4 || (J * P * 4) % 64)
+        return snprintf(err, errlen, "machine %s: the transfers need 4 PEs per MAB, a multiple of 8 PEs per L1B and 16 per L2B (DRAM moves multiples of 64 long words)", m->name), false;
     int64_t n = layout_num_lw(l, m->address_alignment_lw);
     im->n4 = (n + 3) / 4 * 4;
     if (im->n4 == 0) im->n4 = 4;

@@ -95,7 +95,8 @@ typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU
 
 /* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
  * temporaries (4 long words each), K0 K1 K2 constants (one long word, read in every
- * cycle), set before the loop from attributes or immediate inputs. Each line is a
+ * cycle), set before the loop from attributes or immediate inputs; T1 is in GRF0, T2 and
+ * the constants in GRF1. Each line is a
  * step; a nop follows each but the last (a GRF result is read 2 steps later). No step
  * reads two temporaries or two constants: each of GRF0 (temporaries) and GRF1
  * (constants) has one read port. */
@@ -135,15 +136,14 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         else if (y == 2) q->steps = "fvmul X X O";
         else if (y == 3) q->steps = "fvmul X X T1\nfvmul T1 X O";
         else if (y == -1) q->steps = "frcp X O";
-        else if (y == 0.5) q->steps = "frsqrt X T1\nfrcp T1 O";
-        else return *why = "an exponent other than -1, 0.5, 1, 2, 3", false;
+        else return *why = "an exponent other than -1, 1, 2, 3 (0.5 is Sqrt)", false;
         return true;
     }
     case OP_Tanh: /* 1 - 2 / (1 + e^(2x)) */
         q->steps = "fvmul X K0 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 O", q->nk = 3, q->k[0] = 2, q->k[1] = 1, q->k[2] = -2;
         return true;
-    case OP_Softplus: /* log(1 + e^x) */
-        q->steps = "fexp X T1\nfvadd T1 K0 T1\nflog T1 O", q->nk = 1, q->k[0] = 1;
+    case OP_Softplus: /* max(x, 0) + log(1 + e^-|x|): no overflow for large x */
+        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvpassa -T1 T1\nfexp T1 T1\nfvadd T1 K0 T1\nflog T1 T1\nfrelu X X T2\nfvadd T1 T2 O", q->nk = 1, q->k[0] = 1;
         return true;
     case OP_Floor: q->steps = "ffloor X O"; return true;
     case OP_Ceil: q->steps = "fvpassa -X T1\nffloor T1 T1\nfvpassa -T1 O"; return true;
@@ -173,7 +173,7 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *O) {
         for (size_t i = 0; i < len; i++) {
             if (s[i] == 'X' && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", X);
             else if (s[i] == 'O' && i + 1 == len) buf_printf(e->b, "%s", O);
-            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$lr32v"), i++;
+            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v"), i++;
             else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '2') buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
             else buf_append(e->b, &s[i], 1);
         }
@@ -202,6 +202,9 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
     case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
     case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_MNCoreLayoutSwitch: *mn = "reshape"; return EW_COPY;
+    case OP_Pow: /* x^0.5 is Sqrt (NaN below 0); other constant exponents are sequences */
+        if (n->nin == 2 && n->in[1] && n->in[1]->konst && n->in[1]->konst->numel == 1 && ir_tensor_get_f(n->in[1]->konst, 0) == 0.5) return *mn = "sqrt", EW_SQRT;
+        /* fall through */
     default: {
         Seq q;
         const char *w;
@@ -244,8 +247,11 @@ static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t 
         MNPlace po, pi;
         layout_place(&lo, idx, &po);
         layout_place(&li, vi, &pi);
-        for (int lv = LV_PE; lv <= LV_W; lv++)
+        for (int lv = LV_PE; lv <= LV_W; lv++) {
             if (!(li.bcast & (1u << lv)) && pi.c[lv] != po.c[lv]) return false;
+            /* every replica of the output needs the data: the input must be replicated there too */
+            if ((lo.bcast & (1u << lv)) && !(li.bcast & (1u << lv))) return false;
+        }
         int64_t a = po.c[LV_ADDR];
         if (a >= n4) return false;
         if (map[a] >= 0 && map[a] != pi.c[LV_ADDR]) return false;
@@ -311,7 +317,8 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
     const MNValue *o = n->out[0];
     if (o->dtype != MN_DT_Float || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
-    if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ) && n->nin >= 1)) return n->nin > nin ? "more than two operands" : "missing operands";
+    if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
+        return n->nin > nin ? "more than two operands" : "missing operands";
     for (int i = 0; i < nin; i++)
         if (!n->in[i] || !operand_ok(c, n->in[i], o)) return "an operand whose elements sit elsewhere (a layout switch)";
     if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
@@ -337,7 +344,8 @@ static void elementwise(Em *e, const MNNode *n) {
     AppLayoutImage im;
     MNLayout l;
     image_of(e->c, o, &im, &l);
-    /* immediates into GRF0 (word 0) once: "imm" may not touch LM0 in its step */
+    /* immediates into GRF1 once ("imm" may not touch LM0 in its step); GRF1, so that a
+     * step reading one with a GRF0 temporary uses both read ports */
     bool xi = x->loc_kind == MN_LOC_KIND_IMM, yi = nin == 2 && y->loc_kind == MN_LOC_KIND_IMM;
     Seq sq;
     const char *sw;
@@ -346,8 +354,8 @@ static void elementwise(Em *e, const MNNode *n) {
         nin = 1, yi = false;
         for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\nnop\n", sq.k[i], 64 + 2 * i);
     }
-    if (xi) buf_printf(e->b, "imm f\"%.9g\" $lr0\nnop\n", imm_of(x));
-    if (yi) buf_printf(e->b, "imm f\"%.9g\" $lr8\nnop\n", imm_of(y));
+    if (xi) buf_printf(e->b, "imm f\"%.9g\" $ls0\nnop\n", imm_of(x));
+    if (yi) buf_printf(e->b, "imm f\"%.9g\" $ls8\nnop\n", imm_of(y));
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
@@ -356,10 +364,10 @@ static void elementwise(Em *e, const MNNode *n) {
     if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, y, o, im.n4, ym);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
-        if (xi) snprintf(X, sizeof X, "$lr0");
+        if (xi) snprintf(X, sizeof X, "$ls0");
         else opnd(X, sizeof X, x, a, xm);
         if (nin == 2) {
-            if (yi) snprintf(Y, sizeof Y, "$lr8");
+            if (yi) snprintf(Y, sizeof Y, "$ls8");
             else opnd(Y, sizeof Y, y, a, ym);
         }
         char OA[96], FINAL[112];
@@ -481,6 +489,16 @@ bool emit_program(MNCompile *c) {
         missing++;
         if (seen[g->nodes[i]->op]++) continue;
         buf_printf(&why, "%s%s (%s, node '%s')", why.len ? ", " : "", g->nodes[i]->op_type, w, g->nodes[i]->name);
+    }
+    MNLayout probe = {0};
+    probe.rank = 0;
+    AppLayoutImage pim;
+    char perr[300];
+    if (!missing && !app_layout_image(&probe, &c->machine, &pim, perr, sizeof perr)) { /* the transfers cannot run on this machine */
+        mn_log(c, 1, "no model.app: %s", perr);
+        c->app_status = arena_printf(c->arena, "not written: %s", perr);
+        buf_free(&why);
+        return true;
     }
     mn_figure(c, "nodes_without_emitter", missing);
     if (missing) {

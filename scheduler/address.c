@@ -61,7 +61,7 @@ bool sched_address(MNCompile *c) {
     peak = sched_place(iv, n, DRAM_ALIGN, &load, &which);
     for (int k = 0; k < n; k++) g->values[who[k]]->addr = base + iv[k].offset;
     free(iv), free(who), free(first), free(last);
-    int64_t total = base + peak, have = c->machine.dram_lw * c->machine.groups;
+    int64_t total = base + peak, have = c->machine.dram_lw; /* per group: every group holds its part at the same address */
     mn_figure(c, "dram_host_lw", base);
     mn_figure(c, "dram_temp_peak_lw", peak);
     mn_figure(c, "dram_temp_load_lw", load);
