@@ -29,6 +29,7 @@ run mutate "$b/mutate" tests/golden/ok_*.onnx examples/mlp.onnx
 run roundtrip "$b/vsm_roundtrip" $(ls tests/vsm/*.vsm tests/app/*.vsm 2>/dev/null)
 run app sh tests/app/run.sh "$b"
 [ -f tests/vsm/run.sh ] && run vsm sh tests/vsm/run.sh "$b/mnemu"
+run emit /usr/bin/python3 tests/emit/run.py "$b/mncc" "$b/mnemu"
 # compiled models against the ONNX references, through mncc and mnemu: mncore2 in the
 # plain build, the 16-PE machine (slicing, spilling) under the sanitizers
 case $b in *san*) cmach=tiny ;; *) cmach=mncore2 ;; esac

@@ -1,0 +1,111 @@
+#!/usr/bin/python3
+"""Emitter regression cases: small models built here, compiled with mncc, run with mnemu
+and compared with numpy. Each case is one the code emitter once got wrong.
+
+Usage: run.py MNCC MNEMU     (ends with "emit: N passed, M failed")
+"""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MNCC, MNEMU = sys.argv[1], sys.argv[2]
+tmp = tempfile.mkdtemp()
+passed = failed = 0
+
+
+def check(name, ok, why=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print("ok emit " + name)
+    else:
+        failed += 1
+        print("FAIL emit %s: %s" % (name, why))
+
+
+def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6):
+    d = os.path.join(tmp, name)
+    os.makedirs(os.path.join(d, "in"))
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info(n, T.FLOAT, s) for n, s in inputs],
+                     [h.make_tensor_value_info(n, T.FLOAT, s) for n, s in outputs], initializer=list(inits))
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    for i, (n, _) in enumerate(inputs):
+        with open(os.path.join(d, "in", "input_%d.pb" % i), "wb") as f:
+            f.write(nh.from_array(feeds[n], n).SerializeToString())
+    cmd = [MNCC, os.path.join(d, "model.onnx"), "-o", os.path.join(d, "cg"), "--verify", "--cache-dir", "none", "--machine", machine]
+    for o in opts:
+        cmd += ["-O", o]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        return check(name, False, "mncc: " + r.stderr.strip()[-300:])
+    app = os.path.join(d, "cg", "model.app")
+    if expect_app is False:
+        return check(name, not os.path.exists(app), "a model.app was written for a program the emitter cannot express")
+    if expect_app is None and not os.path.exists(app):
+        return check(name, True)  # rejected is fine; a program must be right
+    if not os.path.exists(app):
+        return check(name, False, "no model.app")
+    r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res")], capture_output=True, text=True)
+    if r.returncode:
+        return check(name, False, "mnemu: " + r.stderr.strip()[-300:])
+    for i, (n, _) in enumerate(outputs):
+        got = nh.to_array(onnx.load_tensor(os.path.join(d, "res", "output_%d.pb" % i)))
+        if not np.allclose(got, ref[n], rtol=rtol, atol=atol, equal_nan=True):
+            return check(name, False, "%s: max error %g" % (n, np.nanmax(np.abs(got - ref[n]))))
+    check(name, True)
+
+
+rng = np.random.default_rng(7)
+f32 = lambda *s: rng.standard_normal(s).astype(np.float32)
+
+# values of 2 long words next to each other in LM: 4-long-word steps must not write past
+# them (an in-place Neg once negated its neighbour)
+a, b, c = f32(8), f32(8), f32(8)
+case("tail-mask-neighbours", [h.make_node("Abs", ["a"], ["t0"]), h.make_node("Add", ["t0", "t0"], ["t1"]), h.make_node("Sub", ["t1", "b"], ["t2"]),
+                              h.make_node("Neg", ["a"], ["y1"]), h.make_node("Mul", ["t2", "c"], ["y0"])],
+     [("a", [8]), ("b", [8]), ("c", [8])], [("y0", [8]), ("y1", [8])], dict(a=a, b=b, c=c), dict(y0=(2 * np.abs(a) - b) * c, y1=-a),
+     opts=["scheduler=spill_opt"])
+# an output broadcast over levels its input is not: not a plain copy (rejected until a
+# gather exists, or right)
+a6, b6 = f32(6, 1), f32(6, 40)
+for mach in ("tiny", "mncore2"):
+    case("replicated-output-" + mach, [h.make_node("Neg", ["a"], ["n"]), h.make_node("Add", ["b", "n"], ["y"])], [("a", [6, 1]), ("b", [6, 40])],
+         [("y", [6, 40])], dict(a=a6, b=b6), dict(y=b6 - a6), machine=mach, expect_app=None)
+# a constant numerator: immediate and temporary must not share a GRF read port
+y = (rng.random(16).astype(np.float32) + 0.5)
+two = nh.from_array(np.array(2.0, np.float32), "two")
+case("div-constant-numerator", [h.make_node("Div", ["two", "y"], ["z"])], [("y", [16])], [("z", [16])], dict(y=y), dict(z=2 / y), inits=[two])
+# x ** 0.5 is NaN below 0; Softplus does not overflow for large x
+p = np.linspace(-2, 2, 16).astype(np.float32)
+half = nh.from_array(np.array(0.5, np.float32), "half")
+with np.errstate(invalid="ignore"):
+    case("pow-half-negative", [h.make_node("Pow", ["p", "half"], ["z"])], [("p", [16])], [("z", [16])], dict(p=p), dict(z=np.power(p, 0.5)), inits=[half])
+big = np.array([-100, -20, -1, 0, 1, 20, 100, 88.5], np.float32)
+case("softplus-large", [h.make_node("Softplus", ["x"], ["z"])], [("x", [8])], [("z", [8])], dict(x=big), dict(z=np.logaddexp(0, big.astype(np.float64)).astype(np.float32)),
+     rtol=1e-5, atol=1e-5)
+# a machine whose L2B moves less than 64 long words per transfer: no program
+cfg = open(os.path.join(ROOT, "presets", "machines", "tiny.json")).read().replace('"mab_per_l1b": 4', '"mab_per_l1b": 2')
+mpath = os.path.join(tmp, "tiny2mab.json")
+with open(mpath, "w") as f:
+    f.write(cfg)
+x8 = f32(8)
+case("machine-without-transfers", [h.make_node("Relu", ["x"], ["z"])], [("x", [8])], [("z", [8])], dict(x=x8), dict(z=np.maximum(x8, 0)), machine=mpath,
+     expect_app=False)
+# a value of several chunks (more long words per PE than one L1BM transfer holds)
+xl = f32(16, 2000)
+case("multi-chunk", [h.make_node("Sigmoid", ["x"], ["z"])], [("x", [16, 2000])], [("z", [16, 2000])], dict(x=xl), dict(z=1 / (1 + np.exp(-xl))), machine="mncore2",
+     rtol=1e-5, atol=1e-6)
+
+subprocess.run(["rm", "-rf", tmp])
+print("emit: %d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
