@@ -128,10 +128,11 @@ conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	@for s in always_from_dram spill_opt auto_recompute_sa; do \
 	    $(PYTHON) tests/conformance/run.py --machine tiny -O scheduler=$$s --json $(BUILD)/conformance_tiny_$$s.json $(CONF_DIRS) | tail -n 2 || exit 1; done
 	@$(PYTHON) tests/conformance/run.py --machine mncore2 -O float_dtype=mixed --json $(BUILD)/conformance_mixed.json $(CONF_DIRS) | tail -n 2
+	@$(PYTHON) tests/conformance/run.py --machine l1b --json $(BUILD)/conformance_l1b.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/table.py /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
-	    $(BUILD)/conformance_tiny_spill_opt.json > $(BUILD)/conformance_table.md
+	    $(BUILD)/conformance_tiny_spill_opt.json $(BUILD)/conformance_l1b.json > $(BUILD)/conformance_table.md
 	@$(PYTHON) tests/conformance/table.py --passing /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
-	    $(BUILD)/conformance_tiny_spill_opt.json > $(BUILD)/conformance_readme.md
+	    $(BUILD)/conformance_tiny_spill_opt.json $(BUILD)/conformance_l1b.json > $(BUILD)/conformance_readme.md
 	@echo "conformance: per-op table in $(BUILD)/conformance_table.md; README's in $(BUILD)/conformance_readme.md (make readme-conformance)"
 readme-conformance: $(BUILD)/conformance_readme.md
 	@$(PYTHON) -c 'import sys; r = open("README.md").read(); t = open(sys.argv[1]).read(); a, b = "<!-- conformance table: make conformance readme-conformance -->", "<!-- end of conformance table -->"; i, j = r.index(a) + len(a), r.index(b); open("README.md", "w").write(r[:i] + "\n" + t + r[j:])' $(BUILD)/conformance_readme.md

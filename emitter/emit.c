@@ -15,13 +15,18 @@
  * bank is read from that bank only 3 steps later (nops are inserted when an output
  * shares a bank with an input), GRF results are read 2 steps later.
  *
+ * Data that moves between the PEs of an L1B (a layout switch, Transpose, a reshape that
+ * changes PEs) goes through a gather: combine into the L1BM, broadcast into a scratch
+ * range of every PE's LM0, and T-indirect picks by a per-PE index table (below).
+ *
  * Op coverage is partial and said so: a graph with a node that has no emitter here is
  * still compiled (the scheduled l3ir and the rest are written) but gets no model.app,
  * and the log and report.json name every such node's op. Covered today: downloads and
- * uploads of whole values, forgets, moves between banks, and float elementwise
- * Relu, Neg, Abs, Add, Sub, Mul, Div, Max, Min, Exp, Log, Reciprocal, Sqrt, Sigmoid,
- * Identity, Dropout whose operands share the output's layout (or are one-element
- * constants, taken as immediates). */
+ * uploads of whole values, forgets, moves between banks, float elementwise ops (Relu,
+ * Neg, Abs, Add, Sub, Mul, Div, Max, Min, Exp, Log, Reciprocal, Sqrt, Sigmoid, Tanh,
+ * LeakyRelu, Clip, Pow with a constant exponent, Softplus, Floor, Ceil, HardSigmoid,
+ * HardSwish, Elu, Softsign, Identity, inference Dropout) with broadcast operands and
+ * immediates, renames, and gathers of 32-bit values within an L1B. */
 #include "emit.h"
 #include "app.h"
 #include "layout.h"
@@ -37,6 +42,9 @@ typedef struct {
     MNCompile *c;
     MNBuf *b;
     int tag;
+    MNValue **tables; /* gather index tables: parameters the host writes */
+    int ntables, ntables_cap;
+    int64_t dram_top; /* DRAM above every planned value, for the tables */
 } Em;
 
 static const char *bank_reg(const MNValue *v) { return v->loc == MN_LOC_LM1 ? "ln" : "lm"; }
@@ -277,8 +285,22 @@ static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     return ok;
 }
 
+static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int64_t *scr, int64_t *tab, int *tbank);
+
+/* does renaming node n keep every element on its PE and slot (a copy)? */
+static bool is_copy(const MNCompile *c, const MNNode *n) {
+    AppLayoutImage im;
+    MNLayout l;
+    if (!image_of(c, n->out[0], &im, &l)) return false;
+    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+    bool ok = element_map(n->in[0], n->out[0], im.n4, map, true);
+    free(map);
+    return ok;
+}
+static int g_pos; /* the position of the node why_not looks at (for the gather's LM room) */
+
 /* A node that only renames positions (a reshape, or a layout switch) is a copy when
- * every element keeps its PE and slot, only its address changing. */
+ * every element keeps its PE and slot, only its address changing; else a gather. */
 static const char *rename_why(const MNCompile *c, const MNNode *n) {
     const MNValue *x = n->in[0], *o = n->out[0];
     if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
@@ -288,7 +310,183 @@ static const char *rename_why(const MNCompile *c, const MNNode *n) {
     int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
     bool ok = element_map(x, o, im.n4, map, true);
     free(map);
-    return ok ? NULL : "elements that change PE or slot (a layout switch that moves data between PEs)";
+    if (ok) return NULL;
+    int64_t s0, t0;
+    int tb;
+    return gather_why(c, n, g_pos, &s0, &t0, &tb);
+}
+
+/* ---- gathers: data that moves between the PEs of an L1B ----
+ *
+ * Every PE of the L1B hands its long words of the source to the L1BM (a combine), the
+ * L1BM broadcasts all of them into a scratch range of every PE's LM0, and each PE picks
+ * its destination words out of the scratch with T-indirect reads, 4 words a step, the
+ * offsets coming from an index table (a parameter, one per node, different per PE).
+ * The source must be replicated on every L1B and L2B (each L1B then holds all of it);
+ * scratch and table need free LM at that point of the schedule. */
+
+/* the LM ranges in use in bank b at position pos (values made and not yet forgotten,
+ * the node's own operands included), sorted; returns the count */
+static int lm_busy(const MNGraph *g, int pos, int b, int64_t (*iv)[2], int cap) {
+    int n = 0;
+    bool *live = xcalloc((size_t)g->nvalues + 1, sizeof(bool));
+    for (int i = 0; i <= pos && i < g->nnodes; i++) {
+        const MNNode *nd = g->nodes[i];
+        if (i < pos)
+            for (int k = 0; k < nd->nin; k++)
+                if (nd->in[k] && (nd->op == OP_MNCoreForget || nd->op == OP_MNCoreMove || (k == 0 && ir_attr_int(nd, "in_place", 0)))) live[nd->in[k]->id] = false;
+        for (int k = 0; k < nd->nout; k++)
+            if (nd->out[k] && (nd->out[k]->loc == MN_LOC_LM0 || nd->out[k]->loc == MN_LOC_LM1)) live[nd->out[k]->id] = true;
+    }
+    for (int v = 0; v < g->nvalues && n < cap; v++) {
+        const MNValue *x = g->values[v];
+        if (!live[v] || (x->loc == MN_LOC_LM1 ? 1 : 0) != b || x->addr < 0) continue;
+        int j = n++;
+        while (j > 0 && iv[j - 1][0] > x->addr) iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], j--;
+        iv[j][0] = x->addr, iv[j][1] = x->addr + (x->num_lw + 3) / 4 * 4;
+    }
+    free(live);
+    return n;
+}
+
+static int64_t lm_gap(int64_t (*iv)[2], int n, int64_t size, int64_t cap) {
+    int64_t at = 0;
+    for (int k = 0; k < n; k++) {
+        if (iv[k][0] - at >= size) return at;
+        if (iv[k][1] > at) at = iv[k][1];
+    }
+    return cap - at >= size ? at : -1;
+}
+
+static int64_t round4(int64_t x) { return (x + 3) / 4 * 4; }
+
+static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int64_t *scr, int64_t *tab, int *tbank) {
+    const MNValue *x = n->in[0], *o = n->out[0];
+    const MNMachine *m = &c->machine;
+    MNLayout ls;
+    char err[200];
+    if (mn_dtype_bytes(x->dtype) != 4 || x->dtype != o->dtype) return "a gather of other than 32-bit elements";
+    if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
+    if (!(ls.bcast & (1u << LV_L1B)) || !(ls.bcast & (1u << LV_L2B))) return "data moving between L1Bs (a gather across the L2BM)";
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, need = P * round4(x->num_lw), nt = 2 * round4(o->num_lw);
+    if (need > m->l1bm_lw) return "a gather larger than the L1BM";
+    int64_t iv[512][2];
+    int k = lm_busy(c->g, pos, 0, iv, 510);
+    *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
+    if (*scr < 0) return "no LM0 room for a gather's scratch";
+    iv[k][0] = *scr, iv[k][1] = *scr + need + 4; /* the table elsewhere */
+    for (int j = k; j > 0 && iv[j - 1][0] > iv[j][0]; j--) {
+        int64_t t0 = iv[j][0], t1 = iv[j][1];
+        iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], iv[j - 1][0] = t0, iv[j - 1][1] = t1;
+    }
+    int64_t iv1[512][2];
+    int k1 = lm_busy(c->g, pos, 1, iv1, 510);
+    *tbank = 1;
+    *tab = lm_gap(iv1, k1, nt, m->lm1_lw);
+    if (*tab < 0) *tbank = 0, *tab = lm_gap(iv, k + 1, nt, m->lm0_lw);
+    if (*tab < 0) return "no LM room for a gather's index table";
+    return NULL;
+}
+
+/* the table of node n: per PE position and destination word, the scratch word */
+static MNValue *gather_table(Em *e, const MNNode *n) {
+    MNCompile *c = e->c;
+    const MNMachine *m = &c->machine;
+    const MNValue *x = n->in[0], *o = n->out[0];
+    MNLayout ls, ld, lt;
+    char err[200];
+    layout_parse(x->layout, &ls, err, sizeof err);
+    layout_parse(o->layout, &ld, err, sizeof err);
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nt = 2 * round4(o->num_lw);
+    int64_t dims[5] = {m->n_l2b, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt};
+    MNLevel lv[4] = {LV_L2B, LV_L1B, LV_MAB, LV_PE};
+    memset(&lt, 0, sizeof lt);
+    lt.rank = 5;
+    for (int d = 0; d < 4; d++) {
+        lt.shape[d] = dims[d], lt.nsub[d] = 1;
+        lt.sub[d][0] = dims[d] > 1 ? (MNSubaxis){dims[d], 1, lv[d]} : (MNSubaxis){1, 1, LV_ADDR};
+        if (dims[d] == 1) lt.bcast |= (uint8_t)(1u << lv[d]);
+    }
+    lt.shape[4] = nt, lt.nsub[4] = 1, lt.sub[4][0] = (MNSubaxis){nt, 1, LV_ADDR};
+    lt.bcast |= (uint8_t)(1u << LV_W); /* the index in both words: T-indirect reads the low one */
+    MNGraph *g = c->g;
+    MNTensor *t = ir_tensor_new(g->arena, ONNX_INT32, 5, dims);
+    bool reshape = n->op != OP_MNCoreLayoutSwitch && n->op != OP_Transpose;
+    const MNAttr *perm = n->op == OP_Transpose ? ir_attr(n, "perm") : NULL;
+    for (int64_t i = 0; i < t->numel; i++) {
+        int64_t q = i, w = q % nt, pe, mab, l1, l2;
+        q /= nt, pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
+        MNPlace pd = {{0}};
+        pd.c[LV_ADDR] = w / 2, pd.c[LV_W] = w % 2, pd.c[LV_PE] = pe, pd.c[LV_MAB] = mab, pd.c[LV_L1B] = l1, pd.c[LV_L2B] = l2;
+        int64_t idx[LAYOUT_MAX_RANK], sidx[LAYOUT_MAX_RANK];
+        bool pad = true;
+        int64_t word = 0;
+        if (w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad) {
+            if (reshape) {
+                int64_t lin = 0;
+                for (int d = 0; d < o->type.rank; d++) lin = lin * o->type.dims[d] + idx[d];
+                for (int d = x->type.rank - 1; d >= 0; d--) sidx[d] = lin % x->type.dims[d], lin /= x->type.dims[d];
+            } else if (n->op == OP_Transpose) /* output axis d is input axis perm[d] (reversed without perm) */
+                for (int d = 0; d < o->type.rank; d++) sidx[perm && perm->n == o->type.rank ? perm->ints[d] : o->type.rank - 1 - d] = idx[d];
+            else
+                memcpy(sidx, idx, sizeof(int64_t) * (size_t)o->type.rank);
+            MNPlace ps;
+            layout_place(&ls, sidx, &ps);
+            word = 2 * (ps.c[LV_ADDR] * P + 4 * ps.c[LV_MAB] + ps.c[LV_PE]) + ps.c[LV_W];
+        }
+        ir_tensor_set_i(t, i, word);
+    }
+    MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s_gather_table", n->name));
+    ir_type_set(g, &v->type, ONNX_INT32, 5, dims);
+    v->konst = t;
+    v->dtype = MN_DT_Int;
+    MNBuf lb = {0};
+    layout_print(&lt, &lb);
+    v->layout = arena_strdup(g->arena, lb.data);
+    buf_free(&lb);
+    v->num_lw = nt;
+    v->loc_kind = MN_LOC_KIND_DRAM, v->loc = MN_LOC_DRAM;
+    AppLayoutImage im;
+    app_layout_image(&lt, m, &im, err, sizeof err);
+    v->addr = e->dram_top;
+    e->dram_top += (im.per_group + 63) / 64 * 64;
+    ARENA_PUSH(g->arena, e->tables, e->ntables, e->ntables_cap, v);
+    return v;
+}
+
+static void gather(Em *e, const MNNode *n, int pos) {
+    MNCompile *c = e->c;
+    const MNMachine *m = &c->machine;
+    const MNValue *x = n->in[0], *o = n->out[0];
+    int64_t scr, tab, P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ns4 = round4(x->num_lw), nd = o->num_lw;
+    int tb;
+    if (gather_why(c, n, pos, &scr, &tab, &tb)) die("gather of '%s' planned but not possible", n->name);
+    MNValue *tv = gather_table(e, n);
+    /* every PE's source long words into the L1BM, then all of them into every scratch */
+    for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
+    buf_printf(e->b, "nop/3\n");
+    for (int64_t k = 0; k < P * ns4 / 4; k++) buf_printf(e->b, "l1bmp $lb%lld $lm%lldv\n", (long long)(4 * k), (long long)(2 * (scr + 4 * k)));
+    buf_printf(e->b, "nop/3\n");
+    /* the index table into LM */
+    MNValue tl = *tv;
+    tl.loc = tb ? MN_LOC_LM1 : MN_LOC_LM0, tl.loc_kind = MN_LOC_KIND_LM, tl.addr = tab;
+    transfer(e, tv, &tl, true);
+    /* 4 destination words a step through GRF1, then into the destination */
+    const char *tr = tb ? "ln" : "lm";
+    int64_t words = 2 * nd, batch = 128; /* words per GRF1 batch (64 long words) */
+    for (int64_t w0 = 0; w0 < words; w0 += batch) {
+        int64_t wn = words - w0 < batch ? words - w0 : batch;
+        for (int64_t w = 0; w < wn; w += 4) {
+            buf_printf(e->b, "lpassa $%s%lldv $t\nnop\n", tr, (long long)(2 * tab + 2 * (w0 + w)));
+            buf_printf(e->b, "ipassa $mt%lld $s%lldv\n", (long long)(2 * scr), (long long)w);
+        }
+        buf_printf(e->b, "nop/2\n");
+        for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
+            int64_t la = w0 / 2 + a;
+            buf_printf(e->b, "lpassa $ls%lldv $%s%lldv%s\n", (long long)(2 * a), bank_reg(o), (long long)(2 * (o->addr + la)), tail_mask(nd, la));
+        }
+        buf_printf(e->b, "nop/3\n");
+    }
 }
 
 static const char *why_not(const MNCompile *c, const MNNode *n) {
@@ -296,6 +494,12 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
     case OP_MNCoreLayoutSwitch: return rename_why(c, n);
+    case OP_Transpose: {
+        if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
+        int64_t s0, t0;
+        int tb;
+        return gather_why(c, n, g_pos, &s0, &t0, &tb);
+    }
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
         if (x->dtype != y->dtype || !x->layout || !y->layout || strcmp(x->layout, y->layout)) return "a transfer that changes layout";
@@ -484,6 +688,7 @@ bool emit_program(MNCompile *c) {
     int missing = 0;
     int seen[OP_COUNT] = {0};
     for (int i = 0; i < g->nnodes; i++) {
+        g_pos = i;
         const char *w = why_not(c, g->nodes[i]);
         if (!w) continue;
         missing++;
@@ -509,7 +714,16 @@ bool emit_program(MNCompile *c) {
     }
     buf_free(&why);
     MNBuf b = {0};
-    Em e = {c, &b, 0};
+    Em e = {c, &b, 0, NULL, 0, 0, 0};
+    for (int i = 0; i < g->nvalues; i++) { /* the tables go above every planned DRAM value */
+        const MNValue *v = g->values[i];
+        char lerr[200];
+        if (v->addr < 0 || (v->loc_kind != MN_LOC_KIND_DRAM && v->loc_kind != MN_LOC_KIND_INOUT && !v->is_input && !v->is_output)) continue;
+        int64_t lw = v->layout && !strstr(v->layout, "_Time:") ? (int64_t)app_layout_image_lw(v->layout, &c->machine, lerr, sizeof lerr) : 0;
+        if (lw <= 0) lw = (ir_shape_numel(&v->type) * 8 + 63) / 8;
+        if (v->addr + lw > e.dram_top) e.dram_top = v->addr + lw;
+    }
+    e.dram_top = (e.dram_top + 63) / 64 * 64;
     buf_printf(&b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
@@ -519,7 +733,13 @@ bool emit_program(MNCompile *c) {
         case OP_MNCoreDownload: transfer(&e, n->in[0], n->out[0], true); break;
         case OP_MNCoreUpload: transfer(&e, n->out[0], n->in[0], false); break;
         case OP_MNCoreMove: move(&e, n); break;
-        default: elementwise(&e, n); break;
+        default:
+            if (n->op == OP_Transpose ||
+                ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(c, n)))
+                gather(&e, n, i);
+            else
+                elementwise(&e, n);
+            break;
         }
     }
     char err[600];
@@ -553,7 +773,7 @@ bool emit_program(MNCompile *c) {
     buf_free(&code);
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
-    app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + 1);
+    app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */
     bool ok = true;
     for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, a, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
     for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, a, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
@@ -561,6 +781,8 @@ bool emit_program(MNCompile *c) {
         const MNValue *v = g->values[i];
         if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) ok = host_tensor(c, a, v, &app.params[app.nparams++], true, err, sizeof err);
     }
+    for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, a, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
+    if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
     if (!ok) {
         buf_free(&b);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);

@@ -106,6 +106,19 @@ xl = f32(16, 2000)
 case("multi-chunk", [h.make_node("Sigmoid", ["x"], ["z"])], [("x", [16, 2000])], [("z", [16, 2000])], dict(x=xl), dict(z=1 / (1 + np.exp(-xl))), machine="mncore2",
      rtol=1e-5, atol=1e-6)
 
+# elements that move between PEs of an L1B: the gather (combine, broadcast, T-indirect
+# picks through an index table)
+x4 = f32(4, 10)
+shp = nh.from_array(np.array([10, 4], np.int64), "shp")
+case("gather-reshape", [h.make_node("Reshape", ["x", "shp"], ["r"]), h.make_node("Relu", ["r"], ["y"])], [("x", [4, 10])], [("y", [10, 4])], dict(x=x4),
+     dict(y=np.maximum(x4.reshape(10, 4), 0)), inits=[shp], machine="mncore2")
+x46 = f32(4, 6)
+case("gather-transpose", [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0]), h.make_node("Neg", ["t"], ["y"])], [("x", [4, 6])], [("y", [6, 4])],
+     dict(x=x46), dict(y=-x46.T), machine="mncore2")
+x3 = f32(2, 3, 5)
+case("gather-transpose-3d", [h.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], [("x", [2, 3, 5])], [("y", [5, 2, 3])], dict(x=x3),
+     dict(y=np.transpose(x3, (2, 0, 1))), machine="mncore2", expect_app=None)
+
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
