@@ -388,6 +388,64 @@ static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int6
     return NULL;
 }
 
+/* the compile-time value of v: a constant, or the LM copy a download made of one */
+static const MNTensor *konst_of(const MNValue *v) {
+    if (!v) return NULL;
+    if (v->konst) return v->konst;
+    return v->producer && v->producer->op == OP_MNCoreDownload ? v->producer->in[0]->konst : NULL;
+}
+
+/* The source element of output element idx of a data-movement node n (false: n's
+ * indices are not known at compile time, or out of range). */
+static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx) {
+    const MNValue *x = n->in[0], *o = n->out[0];
+    int r = o->type.rank, q = x->type.rank;
+    switch (n->op) {
+    case OP_MNCoreLayoutSwitch: memcpy(sidx, idx, sizeof(int64_t) * (size_t)r); return true;
+    case OP_Transpose: { /* output axis d is input axis perm[d] (reversed without perm) */
+        const MNAttr *perm = ir_attr(n, "perm");
+        for (int d = 0; d < r; d++) sidx[perm && perm->n == r ? perm->ints[d] : r - 1 - d] = idx[d];
+        return true;
+    }
+    case OP_Expand: /* from the right; a dimension of 1 is repeated */
+        for (int d = 0; d < q; d++) sidx[d] = x->type.dims[d] == 1 ? 0 : idx[d + r - q];
+        return true;
+    case OP_Tile:
+        for (int d = 0; d < q; d++) sidx[d] = idx[d] % x->type.dims[d];
+        return true;
+    case OP_Gather: { /* out = data[:axis] + indices + data[axis+1:] */
+        const MNValue *iv = n->in[1];
+        const MNTensor *kt = konst_of(iv);
+        if (!kt) return false;
+        int ax = (int)ir_attr_int(n, "axis", 0), ri = iv->type.rank;
+        if (ax < 0) ax += q;
+        int64_t flat = 0;
+        for (int d = 0; d < ri; d++) flat = flat * iv->type.dims[d] + idx[ax + d];
+        int64_t j = (int64_t)ir_tensor_get_f(kt, flat);
+        if (j < 0) j += x->type.dims[ax];
+        if (j < 0 || j >= x->type.dims[ax]) return false;
+        for (int d = 0; d < ax; d++) sidx[d] = idx[d];
+        sidx[ax] = j;
+        for (int d = ax + 1; d < q; d++) sidx[d] = idx[d + ri - 1];
+        return true;
+    }
+    default: { /* renames: the same element in row-major order */
+        int64_t lin = 0;
+        for (int d = 0; d < r; d++) lin = lin * o->type.dims[d] + idx[d];
+        for (int d = q - 1; d >= 0; d--) sidx[d] = lin % x->type.dims[d], lin /= x->type.dims[d];
+        return true;
+    }
+    }
+}
+
+/* a node that only moves data, emitted as a gather */
+static bool moves_data(const MNNode *n) {
+    switch (n->op) {
+    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: return true;
+    default: return false;
+    }
+}
+
 /* the table of node n: per PE position and destination word, the scratch word */
 static MNValue *gather_table(Em *e, const MNNode *n) {
     MNCompile *c = e->c;
@@ -411,8 +469,7 @@ static MNValue *gather_table(Em *e, const MNNode *n) {
     lt.bcast |= (uint8_t)(1u << LV_W); /* the index in both words: T-indirect reads the low one */
     MNGraph *g = c->g;
     MNTensor *t = ir_tensor_new(g->arena, ONNX_INT32, 5, dims);
-    bool reshape = n->op != OP_MNCoreLayoutSwitch && n->op != OP_Transpose;
-    const MNAttr *perm = n->op == OP_Transpose ? ir_attr(n, "perm") : NULL;
+
     for (int64_t i = 0; i < t->numel; i++) {
         int64_t q = i, w = q % nt, pe, mab, l1, l2;
         q /= nt, pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
@@ -422,14 +479,7 @@ static MNValue *gather_table(Em *e, const MNNode *n) {
         bool pad = true;
         int64_t word = 0;
         if (w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad) {
-            if (reshape) {
-                int64_t lin = 0;
-                for (int d = 0; d < o->type.rank; d++) lin = lin * o->type.dims[d] + idx[d];
-                for (int d = x->type.rank - 1; d >= 0; d--) sidx[d] = lin % x->type.dims[d], lin /= x->type.dims[d];
-            } else if (n->op == OP_Transpose) /* output axis d is input axis perm[d] (reversed without perm) */
-                for (int d = 0; d < o->type.rank; d++) sidx[perm && perm->n == o->type.rank ? perm->ints[d] : o->type.rank - 1 - d] = idx[d];
-            else
-                memcpy(sidx, idx, sizeof(int64_t) * (size_t)o->type.rank);
+            source_index(n, idx, sidx);
             MNPlace ps;
             layout_place(&ls, sidx, &ps);
             word = 2 * (ps.c[LV_ADDR] * P + 4 * ps.c[LV_MAB] + ps.c[LV_PE]) + ps.c[LV_W];
@@ -494,8 +544,18 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
     case OP_MNCoreLayoutSwitch: return rename_why(c, n);
-    case OP_Transpose: {
+    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
+        if (n->op == OP_Gather) { /* every index known and in range */
+            const MNTensor *kt = konst_of(n->in[1]);
+            if (!kt) return "indices computed at run time";
+            int ax = (int)ir_attr_int(n, "axis", 0);
+            int64_t dim = n->in[0]->type.dims[ax < 0 ? ax + n->in[0]->type.rank : ax];
+            for (int64_t i = 0; i < kt->numel; i++) {
+                int64_t j = (int64_t)ir_tensor_get_f(kt, i);
+                if (j < -dim || j >= dim) return "an index out of range";
+            }
+        }
         int64_t s0, t0;
         int tb;
         return gather_why(c, n, g_pos, &s0, &t0, &tb);
@@ -734,7 +794,7 @@ bool emit_program(MNCompile *c) {
         case OP_MNCoreUpload: transfer(&e, n->out[0], n->in[0], false); break;
         case OP_MNCoreMove: move(&e, n); break;
         default:
-            if (n->op == OP_Transpose ||
+            if (moves_data(n) ||
                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(c, n)))
                 gather(&e, n, i);
             else

@@ -119,6 +119,19 @@ x3 = f32(2, 3, 5)
 case("gather-transpose-3d", [h.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], [("x", [2, 3, 5])], [("y", [5, 2, 3])], dict(x=x3),
      dict(y=np.transpose(x3, (2, 0, 1))), machine="mncore2", expect_app=None)
 
+xt = f32(2, 3)
+reps = nh.from_array(np.array([2, 3], np.int64), "reps")
+case("gather-tile", [h.make_node("Tile", ["x", "reps"], ["y"])], [("x", [2, 3])], [("y", [4, 9])], dict(x=xt), dict(y=np.tile(xt, (2, 3))), inits=[reps],
+     machine="l1b")
+xg = f32(5, 4)
+ind = nh.from_array(np.array([[0, 4], [-1, 2]], np.int64), "ind")
+case("gather-gather", [h.make_node("Gather", ["x", "ind"], ["y"], axis=0)], [("x", [5, 4])], [("y", [2, 2, 4])], dict(x=xg), dict(y=xg[[[0, 4], [4, 2]]]),
+     inits=[ind], machine="l1b")
+xe = f32(3, 1)
+eshape = nh.from_array(np.array([2, 3, 4], np.int64), "eshape")
+case("gather-expand", [h.make_node("Expand", ["x", "eshape"], ["y"])], [("x", [3, 1])], [("y", [2, 3, 4])], dict(x=xe), dict(y=np.broadcast_to(xe, (2, 3, 4))),
+     inits=[eshape], machine="l1b", expect_app=None)
+
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
