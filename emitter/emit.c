@@ -360,16 +360,24 @@ static int64_t lm_gap(int64_t (*iv)[2], int n, int64_t size, int64_t cap) {
 
 static int64_t round4(int64_t x) { return (x + 3) / 4 * 4; }
 
+/* the inputs a gather reads: every input of a Concat, else input 0 */
+static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin : 1; }
+
 static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int64_t *scr, int64_t *tab, int *tbank) {
-    const MNValue *x = n->in[0], *o = n->out[0];
+    const MNValue *o = n->out[0];
     const MNMachine *m = &c->machine;
-    MNLayout ls;
-    char err[200];
-    if (mn_dtype_bytes(x->dtype) != 4 || x->dtype != o->dtype) return "a gather of other than 32-bit elements";
-    if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
-    if (!(ls.bcast & (1u << LV_L1B)) || !(ls.bcast & (1u << LV_L2B))) return "data moving between L1Bs (a gather across the L2BM)";
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, need = P * round4(x->num_lw), nt = 2 * round4(o->num_lw);
-    if (need > m->l1bm_lw) return "a gather larger than the L1BM";
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, need = 0, nt = 2 * round4(o->num_lw);
+    for (int k = 0; k < gather_sources(n); k++) {
+        const MNValue *x = n->in[k];
+        MNLayout ls;
+        char err[200];
+        if (!x || (x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1)) return "not in LM";
+        if (mn_dtype_bytes(x->dtype) != 4 || x->dtype != o->dtype) return "a gather of other than 32-bit elements";
+        if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
+        if (!(ls.bcast & (1u << LV_L1B)) || !(ls.bcast & (1u << LV_L2B))) return "data moving between L1Bs (a gather across the L2BM)";
+        if (P * round4(x->num_lw) > m->l1bm_lw) return "a gather larger than the L1BM";
+        need += P * round4(x->num_lw);
+    }
     int64_t iv[512][2];
     int k = lm_busy(c->g, pos, 0, iv, 510);
     *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
@@ -397,10 +405,25 @@ static const MNTensor *konst_of(const MNValue *v) {
 
 /* The source element of output element idx of a data-movement node n (false: n's
  * indices are not known at compile time, or out of range). */
-static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx) {
+static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx, int *src) {
     const MNValue *x = n->in[0], *o = n->out[0];
     int r = o->type.rank, q = x->type.rank;
+    *src = 0;
     switch (n->op) {
+    case OP_Concat: { /* the input whose range along the axis holds the index */
+        int ax = (int)ir_attr_int(n, "axis", 0);
+        if (ax < 0) ax += r;
+        int64_t at = idx[ax];
+        for (int k = 0; k < n->nin; k++) {
+            if (at < n->in[k]->type.dims[ax]) {
+                memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
+                sidx[ax] = at, *src = k;
+                return true;
+            }
+            at -= n->in[k]->type.dims[ax];
+        }
+        return false;
+    }
     case OP_MNCoreLayoutSwitch: memcpy(sidx, idx, sizeof(int64_t) * (size_t)r); return true;
     case OP_Transpose: { /* output axis d is input axis perm[d] (reversed without perm) */
         const MNAttr *perm = ir_attr(n, "perm");
@@ -441,7 +464,7 @@ static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx) {
 /* a node that only moves data, emitted as a gather */
 static bool moves_data(const MNNode *n) {
     switch (n->op) {
-    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: return true;
+    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: return true;
     default: return false;
     }
 }
@@ -450,10 +473,17 @@ static bool moves_data(const MNNode *n) {
 static MNValue *gather_table(Em *e, const MNNode *n) {
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
-    const MNValue *x = n->in[0], *o = n->out[0];
-    MNLayout ls, ld, lt;
+    const MNValue *o = n->out[0];
+    MNLayout ld, lt;
     char err[200];
-    layout_parse(x->layout, &ls, err, sizeof err);
+    int ns = gather_sources(n);
+    MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)ns);
+    int64_t *base = xmalloc(sizeof(int64_t) * (size_t)(ns + 1)); /* each source's long words in the scratch */
+    base[0] = 0;
+    for (int k = 0; k < ns; k++) {
+        layout_parse(n->in[k]->layout, &ls[k], err, sizeof err);
+        base[k + 1] = base[k] + (int64_t)m->mab_per_l1b * m->pe_per_mab * round4(n->in[k]->num_lw);
+    }
     layout_parse(o->layout, &ld, err, sizeof err);
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nt = 2 * round4(o->num_lw);
     int64_t dims[5] = {m->n_l2b, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt};
@@ -479,13 +509,15 @@ static MNValue *gather_table(Em *e, const MNNode *n) {
         bool pad = true;
         int64_t word = 0;
         if (w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad) {
-            source_index(n, idx, sidx);
+            int k = 0;
+            source_index(n, idx, sidx, &k);
             MNPlace ps;
-            layout_place(&ls, sidx, &ps);
-            word = 2 * (ps.c[LV_ADDR] * P + 4 * ps.c[LV_MAB] + ps.c[LV_PE]) + ps.c[LV_W];
+            layout_place(&ls[k], sidx, &ps);
+            word = 2 * (base[k] + ps.c[LV_ADDR] * P + 4 * ps.c[LV_MAB] + ps.c[LV_PE]) + ps.c[LV_W];
         }
         ir_tensor_set_i(t, i, word);
     }
+    free(ls), free(base);
     MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s_gather_table", n->name));
     ir_type_set(g, &v->type, ONNX_INT32, 5, dims);
     v->konst = t;
@@ -507,16 +539,22 @@ static MNValue *gather_table(Em *e, const MNNode *n) {
 static void gather(Em *e, const MNNode *n, int pos) {
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
-    const MNValue *x = n->in[0], *o = n->out[0];
-    int64_t scr, tab, P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ns4 = round4(x->num_lw), nd = o->num_lw;
+    const MNValue *o = n->out[0];
+    int64_t scr, tab, P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nd = o->num_lw;
     int tb;
     if (gather_why(c, n, pos, &scr, &tab, &tb)) die("gather of '%s' planned but not possible", n->name);
     MNValue *tv = gather_table(e, n);
-    /* every PE's source long words into the L1BM, then all of them into every scratch */
-    for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
-    buf_printf(e->b, "nop/3\n");
-    for (int64_t k = 0; k < P * ns4 / 4; k++) buf_printf(e->b, "l1bmp $lb%lld $lm%lldv\n", (long long)(4 * k), (long long)(2 * (scr + 4 * k)));
-    buf_printf(e->b, "nop/3\n");
+    /* every PE's source long words into the L1BM, then all of them into every scratch,
+     * source after source */
+    for (int s = 0, at = 0; s < gather_sources(n); s++) {
+        const MNValue *x = n->in[s];
+        int64_t ns4 = round4(x->num_lw);
+        for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
+        buf_printf(e->b, "nop/3\n");
+        for (int64_t k = 0; k < P * ns4 / 4; k++) buf_printf(e->b, "l1bmp $lb%lld $lm%lldv\n", (long long)(4 * k), (long long)(2 * (scr + at + 4 * k)));
+        buf_printf(e->b, "nop/3\n");
+        at += (int)(P * ns4);
+    }
     /* the index table into LM */
     MNValue tl = *tv;
     tl.loc = tb ? MN_LOC_LM1 : MN_LOC_LM0, tl.loc_kind = MN_LOC_KIND_LM, tl.addr = tab;
@@ -544,7 +582,7 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
     case OP_MNCoreLayoutSwitch: return rename_why(c, n);
-    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: {
+    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
         if (n->op == OP_Gather) { /* every index known and in range */
             const MNTensor *kt = konst_of(n->in[1]);

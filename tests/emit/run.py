@@ -132,6 +132,10 @@ eshape = nh.from_array(np.array([2, 3, 4], np.int64), "eshape")
 case("gather-expand", [h.make_node("Expand", ["x", "eshape"], ["y"])], [("x", [3, 1])], [("y", [2, 3, 4])], dict(x=xe), dict(y=np.broadcast_to(xe, (2, 3, 4))),
      inits=[eshape], machine="l1b", expect_app=None)
 
+xa, xb = f32(2, 3), f32(2, 5)
+case("gather-concat", [h.make_node("Concat", ["a", "b"], ["y"], axis=1)], [("a", [2, 3]), ("b", [2, 5])], [("y", [2, 8])], dict(a=xa, b=xb),
+     dict(y=np.concatenate([xa, xb], axis=1)), machine="l1b")
+
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
