@@ -28,4 +28,6 @@ typedef struct MNMachine {
 /* NAME (a file presets/machines/NAME.json next to the program) or a path to a .json. */
 bool machine_load(const char *name_or_path, MNMachine *m, char *err, size_t errlen);
 bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, size_t errlen);
+/* the long words one value may take: it lives in one bank, so the smaller LM */
+static inline int64_t machine_lm_cap(const MNMachine *m) { return m->lm0_lw < m->lm1_lw ? m->lm0_lw : m->lm1_lw; }
 #endif

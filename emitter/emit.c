@@ -28,6 +28,7 @@
  * HardSwish, Elu, Softsign, Identity, inference Dropout) with broadcast operands and
  * immediates, renames, and gathers of 32-bit values within an L1B. */
 #include "emit.h"
+#include "scheduler.h"
 #include "app.h"
 #include "layout.h"
 #include "ops.h"
@@ -227,14 +228,8 @@ static Kind kind_of(const MNNode *n, const char **mn) {
  * every output position that differs only in the dimensions it lacks; false when v's
  * elements do not sit on the PEs and slots of the output elements they go with (then
  * only a layout switch helps). */
-static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape);
-static bool operand_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map) {
-    (void)c;
-    return element_map(v, o, n4, map, false);
-}
-
-/* the same for a node that only renames positions (Reshape, Flatten, Squeeze,
- * Unsqueeze): output element i is input element i in row-major order */
+/* With reshape, for a node that only renames positions (Reshape, Flatten, Squeeze,
+ * Unsqueeze, a layout switch): output element i is input element i in row-major order. */
 static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape) {
     MNLayout lo, li;
     char err[200];
@@ -280,12 +275,49 @@ static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     MNLayout l;
     if (!image_of(c, o, &im, &l)) return false;
     int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = operand_map(c, v, o, im.n4, map);
+    bool ok = element_map(v, o, im.n4, map, false);
     free(map);
     return ok;
 }
 
-static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int64_t *scr, int64_t *tab, int *tbank);
+/* What the gathers need to know while the nodes are walked in order: the LM values
+ * resident at the current node (kept as the walk goes, not recounted per gather), and
+ * where each gather node puts its scratch and index table. */
+typedef struct {
+    int *list, *at, n; /* resident LM value ids; at[v]: v's index in list, -1 */
+    int pos;
+    int64_t *scr, *tab;
+    int *tbank;
+} Walk;
+
+static void walk_init(Walk *w, const MNGraph *g) {
+    w->list = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
+    w->at = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
+    for (int v = 0; v < g->nvalues; v++) w->at[v] = -1;
+    w->n = 0;
+    w->scr = xcalloc((size_t)g->nnodes + 1, sizeof(int64_t));
+    w->tab = xcalloc((size_t)g->nnodes + 1, sizeof(int64_t));
+    w->tbank = xcalloc((size_t)g->nnodes + 1, sizeof(int));
+}
+static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank); }
+
+/* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
+static void walk_before(Walk *w, const MNNode *n) {
+    for (int k = 0; k < n->nout; k++) {
+        const MNValue *v = n->out[k];
+        if (v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && w->at[v->id] < 0) w->at[v->id] = w->n, w->list[w->n++] = v->id;
+    }
+}
+static void walk_after(Walk *w, const MNNode *n) {
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *v = n->in[k];
+        if (!v || w->at[v->id] < 0 || !(n->op == OP_MNCoreForget || n->op == OP_MNCoreMove || (k == 0 && ir_attr_int(n, "in_place", 0)))) continue;
+        int i = w->at[v->id], last = w->list[--w->n];
+        w->list[i] = last, w->at[last] = i, w->at[v->id] = -1;
+    }
+}
+
+static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w);
 
 /* does renaming node n keep every element on its PE and slot (a copy)? */
 static bool is_copy(const MNCompile *c, const MNNode *n) {
@@ -297,23 +329,12 @@ static bool is_copy(const MNCompile *c, const MNNode *n) {
     free(map);
     return ok;
 }
-static int g_pos; /* the position of the node why_not looks at (for the gather's LM room) */
-
 /* A node that only renames positions (a reshape, or a layout switch) is a copy when
  * every element keeps its PE and slot, only its address changing; else a gather. */
-static const char *rename_why(const MNCompile *c, const MNNode *n) {
+static const char *rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
     const MNValue *x = n->in[0], *o = n->out[0];
     if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
-    AppLayoutImage im;
-    MNLayout l;
-    if (!image_of(c, o, &im, &l)) return "no layout";
-    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(x, o, im.n4, map, true);
-    free(map);
-    if (ok) return NULL;
-    int64_t s0, t0;
-    int tb;
-    return gather_why(c, n, g_pos, &s0, &t0, &tb);
+    return is_copy(c, n) ? NULL : gather_why(c, n, w);
 }
 
 /* ---- gathers: data that moves between the PEs of an L1B ----
@@ -325,27 +346,16 @@ static const char *rename_why(const MNCompile *c, const MNNode *n) {
  * The source must be replicated on every L1B and L2B (each L1B then holds all of it);
  * scratch and table need free LM at that point of the schedule. */
 
-/* the LM ranges in use in bank b at position pos (values made and not yet forgotten,
- * the node's own operands included), sorted; returns the count */
-static int lm_busy(const MNGraph *g, int pos, int b, int64_t (*iv)[2], int cap) {
+/* the LM ranges in use in bank b at the walk's node, sorted; returns the count */
+static int lm_busy(const MNGraph *g, const Walk *w, int b, int64_t (*iv)[2], int cap) {
     int n = 0;
-    bool *live = xcalloc((size_t)g->nvalues + 1, sizeof(bool));
-    for (int i = 0; i <= pos && i < g->nnodes; i++) {
-        const MNNode *nd = g->nodes[i];
-        if (i < pos)
-            for (int k = 0; k < nd->nin; k++)
-                if (nd->in[k] && (nd->op == OP_MNCoreForget || nd->op == OP_MNCoreMove || (k == 0 && ir_attr_int(nd, "in_place", 0)))) live[nd->in[k]->id] = false;
-        for (int k = 0; k < nd->nout; k++)
-            if (nd->out[k] && (nd->out[k]->loc == MN_LOC_LM0 || nd->out[k]->loc == MN_LOC_LM1)) live[nd->out[k]->id] = true;
-    }
-    for (int v = 0; v < g->nvalues && n < cap; v++) {
-        const MNValue *x = g->values[v];
-        if (!live[v] || (x->loc == MN_LOC_LM1 ? 1 : 0) != b || x->addr < 0) continue;
+    for (int i = 0; i < w->n && n < cap; i++) {
+        const MNValue *x = g->values[w->list[i]];
+        if ((x->loc == MN_LOC_LM1 ? 1 : 0) != b || x->addr < 0) continue;
         int j = n++;
         while (j > 0 && iv[j - 1][0] > x->addr) iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], j--;
         iv[j][0] = x->addr, iv[j][1] = x->addr + (x->num_lw + 3) / 4 * 4;
     }
-    free(live);
     return n;
 }
 
@@ -363,7 +373,11 @@ static int64_t round4(int64_t x) { return (x + 3) / 4 * 4; }
 /* the inputs a gather reads: every input of a Concat, else input 0 */
 static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin : 1; }
 
-static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int64_t *scr, int64_t *tab, int *tbank) {
+/* Can n be a gather here? On success the walk records its scratch and table for the
+ * emission (which runs the same walk again). */
+static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
+    int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
+    int *tbank = &w->tbank[w->pos];
     const MNValue *o = n->out[0];
     const MNMachine *m = &c->machine;
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, need = 0, nt = 2 * round4(o->num_lw);
@@ -379,7 +393,7 @@ static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int6
         need += P * round4(x->num_lw);
     }
     int64_t iv[512][2];
-    int k = lm_busy(c->g, pos, 0, iv, 510);
+    int k = lm_busy(c->g, w, 0, iv, 510);
     *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
     if (*scr < 0) return "no LM0 room for a gather's scratch";
     iv[k][0] = *scr, iv[k][1] = *scr + need + 4; /* the table elsewhere */
@@ -388,7 +402,7 @@ static const char *gather_why(const MNCompile *c, const MNNode *n, int pos, int6
         iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], iv[j - 1][0] = t0, iv[j - 1][1] = t1;
     }
     int64_t iv1[512][2];
-    int k1 = lm_busy(c->g, pos, 1, iv1, 510);
+    int k1 = lm_busy(c->g, w, 1, iv1, 510);
     *tbank = 1;
     *tab = lm_gap(iv1, k1, nt, m->lm1_lw);
     if (*tab < 0) *tbank = 0, *tab = lm_gap(iv, k + 1, nt, m->lm0_lw);
@@ -536,13 +550,12 @@ static MNValue *gather_table(Em *e, const MNNode *n) {
     return v;
 }
 
-static void gather(Em *e, const MNNode *n, int pos) {
+static void gather(Em *e, const MNNode *n, const Walk *w) {
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
     const MNValue *o = n->out[0];
-    int64_t scr, tab, P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nd = o->num_lw;
-    int tb;
-    if (gather_why(c, n, pos, &scr, &tab, &tb)) die("gather of '%s' planned but not possible", n->name);
+    int64_t scr = w->scr[w->pos], tab = w->tab[w->pos], P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nd = o->num_lw;
+    int tb = w->tbank[w->pos];
     MNValue *tv = gather_table(e, n);
     /* every PE's source long words into the L1BM, then all of them into every scratch,
      * source after source */
@@ -577,11 +590,11 @@ static void gather(Em *e, const MNNode *n, int pos) {
     }
 }
 
-static const char *why_not(const MNCompile *c, const MNNode *n) {
+static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     const char *mn;
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
-    case OP_MNCoreLayoutSwitch: return rename_why(c, n);
+    case OP_MNCoreLayoutSwitch: return rename_why(c, n, w);
     case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
         if (n->op == OP_Gather) { /* every index known and in range */
@@ -594,9 +607,7 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
                 if (j < -dim || j >= dim) return "an index out of range";
             }
         }
-        int64_t s0, t0;
-        int tb;
-        return gather_why(c, n, g_pos, &s0, &t0, &tb);
+        return gather_why(c, n, w);
     }
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
@@ -615,7 +626,7 @@ static const char *why_not(const MNCompile *c, const MNNode *n) {
         return operand_ok(c, n->in[0], n->out[0]) ? NULL : "an operand whose elements sit elsewhere (a layout switch)";
     }
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
-    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n);
+    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n, w);
     const MNValue *o = n->out[0];
     if (o->dtype != MN_DT_Float || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
@@ -663,7 +674,7 @@ static void elementwise(Em *e, const MNNode *n) {
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
     bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
     if (!xi && (rename || strcmp(x->layout, o->layout))) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(x, o, im.n4, xm, rename);
-    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), operand_map(e->c, y, o, im.n4, ym);
+    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(y, o, im.n4, ym, false);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
         if (xi) snprintf(X, sizeof X, "$ls0");
@@ -785,9 +796,13 @@ bool emit_program(MNCompile *c) {
     MNBuf why = {0};
     int missing = 0;
     int seen[OP_COUNT] = {0};
+    Walk wk;
+    walk_init(&wk, g);
     for (int i = 0; i < g->nnodes; i++) {
-        g_pos = i;
-        const char *w = why_not(c, g->nodes[i]);
+        wk.pos = i;
+        walk_before(&wk, g->nodes[i]);
+        const char *w = why_not(c, g->nodes[i], &wk);
+        walk_after(&wk, g->nodes[i]);
         if (!w) continue;
         missing++;
         if (seen[g->nodes[i]->op]++) continue;
@@ -801,6 +816,7 @@ bool emit_program(MNCompile *c) {
         mn_log(c, 1, "no model.app: %s", perr);
         c->app_status = arena_printf(c->arena, "not written: %s", perr);
         buf_free(&why);
+        walk_free(&wk);
         return true;
     }
     mn_figure(c, "nodes_without_emitter", missing);
@@ -808,23 +824,17 @@ bool emit_program(MNCompile *c) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);
         buf_free(&why);
+        walk_free(&wk);
         return true;
     }
     buf_free(&why);
     MNBuf b = {0};
-    Em e = {c, &b, 0, NULL, 0, 0, 0};
-    for (int i = 0; i < g->nvalues; i++) { /* the tables go above every planned DRAM value */
-        const MNValue *v = g->values[i];
-        char lerr[200];
-        if (v->addr < 0 || (v->loc_kind != MN_LOC_KIND_DRAM && v->loc_kind != MN_LOC_KIND_INOUT && !v->is_input && !v->is_output)) continue;
-        int64_t lw = v->layout && !strstr(v->layout, "_Time:") ? (int64_t)app_layout_image_lw(v->layout, &c->machine, lerr, sizeof lerr) : 0;
-        if (lw <= 0) lw = (ir_shape_numel(&v->type) * 8 + 63) / 8;
-        if (v->addr + lw > e.dram_top) e.dram_top = v->addr + lw;
-    }
-    e.dram_top = (e.dram_top + 63) / 64 * 64;
+    /* the tables go above every DRAM value the address planner placed */
+    Em e = {c, &b, 0, NULL, 0, 0, (c->sched->dram_top + 63) / 64 * 64};
     buf_printf(&b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
+        wk.pos = i;
         buf_printf(&b, "# %s %s\n", n->op_type, n->name);
         switch (n->op) {
         case OP_MNCoreForget: break;
@@ -834,12 +844,13 @@ bool emit_program(MNCompile *c) {
         default:
             if (moves_data(n) ||
                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(c, n)))
-                gather(&e, n, i);
+                gather(&e, n, &wk);
             else
                 elementwise(&e, n);
             break;
         }
     }
+    walk_free(&wk);
     char err[600];
     VProgram p = {0};
     if (!vsm_parse("model.vsm", b.data, &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);

@@ -391,7 +391,7 @@ int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost) {
         /* the same placement is enough, unless v was laid out for a whole value this
          * slice copy no longer needs (a broadcast operand at the full output's
          * strides) and does not fit LM while the demanded layout does */
-        int64_t cap = c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw;
+        int64_t cap = machine_lm_cap(&c->machine);
         bool shrink = v->num_lw > cap && layout_num_lw(&want, c->machine.address_alignment_lw) <= cap;
         if (v->layout && layout_parse(v->layout, &have, err, sizeof err) && layout_same_placement(&have, &want) && !shrink) continue;
         if (v->producer && v->producer->op == OP_MNCoreInputSplit) { /* a split writes its pieces in any layout */

@@ -90,7 +90,7 @@ static MNValue *copy_value(MNGraph *g, const MNValue *v, const char *suffix, int
     return n;
 }
 
-static int64_t lm_capacity(const MNCompile *c) { return c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw; }
+static int64_t lm_capacity(const MNCompile *c) { return machine_lm_cap(&c->machine); }
 
 /* LM for every produced value that fits one LM, DRAM for the others; values that
  * already have a kind keep it. */
@@ -161,7 +161,7 @@ static bool reads_dram(const MNNode *n) {
 }
 
 int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why) {
-    int64_t cap = m->lm0_lw < m->lm1_lw ? m->lm0_lw : m->lm1_lw;
+    int64_t cap = machine_lm_cap(m);
     int bad = 0;
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
@@ -190,12 +190,8 @@ bool plan_location_sliced(MNCompile *c) {
     int64_t lm_demand = 0;
     assign_kinds(c, &in_lm, &over);
     int nv = g->nvalues, nn = g->nnodes;
-    over = 0;
-    for (int i = 0; i < nv; i++) {
-        const MNValue *v = g->values[i];
-        if (v->loc_kind == MN_LOC_KIND_LM) lm_demand += v->num_lw > 0 ? v->num_lw : 0;
-        if (v->loc_kind == MN_LOC_KIND_LM && v->num_lw > cap) over++;
-    }
+    for (int i = 0; i < nv; i++)
+        if (g->values[i]->loc_kind == MN_LOC_KIND_LM) lm_demand += g->values[i]->num_lw > 0 ? g->values[i]->num_lw : 0;
     MNValue **dl = xcalloc((size_t)nv, sizeof(MNValue *)); /* the LM copy of a DRAM value */
     int nin_total = 0; /* each node, a download per input, an upload per output */
     for (int i = 0; i < nn; i++) nin_total += g->nodes[i]->nin;

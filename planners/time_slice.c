@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t lm_cap(const MNCompile *c) { return c->machine.lm0_lw < c->machine.lm1_lw ? c->machine.lm0_lw : c->machine.lm1_lw; }
+static int64_t lm_cap(const MNCompile *c) { return machine_lm_cap(&c->machine); }
 
 /* Already cut over time by an earlier split: its num_lw is then one slice's, yet a
  * node reading the whole value still needs more than one LM. */
@@ -267,15 +267,25 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     }
 }
 
+/* num_lw of a value like v with dims and dtype dt, canonically laid out */
+static int64_t shape_lw(MNCompile *c, const MNValue *v, const int64_t *dims, MNDtype dt) {
+    MNType t = v->type;
+    t.dims = (int64_t *)dims;
+    MNLayout l;
+    return plan_layout_canonical(&t, dt, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
+}
+
+/* v's dimensions with axis cut to len, into dims */
+static void cut_dims(const MNValue *v, int axis, int64_t len, int64_t *dims) {
+    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
+    dims[axis] = len;
+}
+
 /* num_lw of v's canonical layout with axis cut to len */
 static int64_t chunk_lw(MNCompile *c, const MNValue *v, int axis, int64_t len) {
     int64_t dims[MN_MAX_RANK];
-    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
-    dims[axis] = len;
-    MNType t = v->type;
-    t.dims = dims;
-    MNLayout l;
-    return plan_layout_canonical(&t, v->dtype, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
+    cut_dims(v, axis, len, dims);
+    return shape_lw(c, v, dims, v->dtype);
 }
 
 /* LM a node's operand takes while the node runs (immediates and what only the compiler
@@ -326,15 +336,14 @@ static bool fits_whole(MNCompile *c, const MNValue *v) {
 static int64_t piece_lw(MNCompile *c, const MNNode *n, int k, int axis, int64_t len) {
     const MNValue *v = n->in[k];
     int64_t dims[MN_MAX_RANK];
-    memcpy(dims, v->type.dims, sizeof(int64_t) * (size_t)v->type.rank);
-    dims[axis] = len;
+    cut_dims(v, axis, len, dims);
     MNType t = v->type;
     t.dims = dims;
     MNLayout l;
     char err[200];
     if (plan_layout_demand_of(n, k, &t, v->dtype, NULL, &l) && layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
         return layout_num_lw(&l, c->machine.address_alignment_lw);
-    return chunk_lw(c, v, axis, len);
+    return shape_lw(c, v, dims, v->dtype);
 }
 
 /* Whether every piece of n's input k (k < 0: its output) cut into S slices along axis
@@ -346,14 +355,6 @@ static bool pieces_fit(MNCompile *c, const MNNode *n, int k, int axis, int64_t d
     if (last <= 0) return false;
     if (k < 0) return chunk_lw(c, n->out[0], axis, chunk) <= cap && chunk_lw(c, n->out[0], axis, last) <= cap;
     return piece_lw(c, n, k, axis, chunk) <= cap && piece_lw(c, n, k, axis, last) <= cap;
-}
-
-/* num_lw of a value like v with dims and dtype dt, canonically laid out */
-static int64_t shape_lw(MNCompile *c, const MNValue *v, const int64_t *dims, MNDtype dt) {
-    MNType t = v->type;
-    t.dims = (int64_t *)dims;
-    MNLayout l;
-    return plan_layout_canonical(&t, dt, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
 }
 
 /* Can a row slice of MatMul n of len rows along output axis a be cut along K so that

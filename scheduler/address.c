@@ -36,7 +36,7 @@ bool sched_address(MNCompile *c) {
     SchedInterval *iv = xmalloc(sizeof(SchedInterval) * (size_t)(nv + 1));
     int *who = xmalloc(sizeof(int) * (size_t)(nv + 1));
     int n = 0;
-    int64_t base = 0, perm_lw = 0;
+    int64_t base = 0;
     int nperm = 0;
     for (int v = 0; v < nv; v++) { /* the host's part first, in value order */
         MNValue *x = g->values[v];
@@ -49,7 +49,6 @@ bool sched_address(MNCompile *c) {
         if (perm) {
             x->addr = base;
             base += (lw + DRAM_ALIGN - 1) / DRAM_ALIGN * DRAM_ALIGN;
-            perm_lw += lw;
             nperm++;
             continue;
         }
@@ -62,6 +61,7 @@ bool sched_address(MNCompile *c) {
     for (int k = 0; k < n; k++) g->values[who[k]]->addr = base + iv[k].offset;
     free(iv), free(who), free(first), free(last);
     int64_t total = base + peak, have = c->machine.dram_lw; /* per group: every group holds its part at the same address */
+    c->sched->dram_top = total;
     mn_figure(c, "dram_host_lw", base);
     mn_figure(c, "dram_temp_peak_lw", peak);
     mn_figure(c, "dram_temp_load_lw", load);
@@ -70,6 +70,5 @@ bool sched_address(MNCompile *c) {
            nperm, (long long)base, (long long)peak, (long long)load, which, (long long)total, (long long)have);
     if (total > have)
         return diag_error(&c->diag, DIAG_RESOURCE, "%s: needs %lld LW of DRAM, machine '%s' has %lld", g->file, (long long)total, c->machine.name, (long long)have);
-    (void)perm_lw;
     return true;
 }

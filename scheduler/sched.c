@@ -71,7 +71,7 @@ typedef struct {
 
 typedef struct {
     /* results */
-    int64_t makespan, dram_read, dram_written, spills, reloads, recomputes, moves, forgets, peak[2];
+    int64_t makespan, dram_read, dram_written, spills, reloads, recomputes, moves, forgets;
     bool fail;
     int fail_node;
     /* the log, when asked for */
@@ -153,7 +153,6 @@ static void res_add(Sim *m, int v, int b, int64_t at) {
     m->rl[b][k] = v;
     m->bank[v] = b;
     m->off[v] = at;
-    if (at + m->s->size[v] > m->r->peak[b]) m->r->peak[b] = at + m->s->size[v];
 }
 static void res_del(Sim *m, int v) {
     int b = m->bank[v], lo = 0, hi = m->nr[b] - 1;
@@ -470,10 +469,7 @@ static bool run_node(Sim *m, int p) {
         if (var == 0 && n->nout && lm_value(n->out[0]) && m->bank[n->out[0]->id] == 1) var = sn->nvar > 1 ? 1 : 0;
     }
     int64_t toff = -1;
-    if (temp) { /* held only while the node runs: nothing else is placed meanwhile */
-        toff = gap(m, tbank, temp);
-        if (toff + temp > m->r->peak[tbank]) m->r->peak[tbank] = toff + temp;
-    }
+    if (temp) toff = gap(m, tbank, temp); /* held only while the node runs: nothing else is placed meanwhile */
     /* two LM operands in one bank cost a read step each */
     bool conflict = false;
     for (int a = 0; a < n->nin; a++)
@@ -1041,7 +1037,6 @@ bool sched_schedule(MNCompile *c) {
     }
     mn_log(c, 0, "LM addresses: LM0 peak %lld / LOAD %lld LW (%s), LM1 peak %lld / LOAD %lld LW (%s)", (long long)peak[0], (long long)load[0], which[0],
            (long long)peak[1], (long long)load[1], which[1]);
-    c->sched->est_cycles = r.makespan;
     mn_figure(c, "est_cycles", r.makespan);
     mn_figure(c, "dram_bytes_read", r.dram_read);
     mn_figure(c, "dram_bytes_written", r.dram_written);

@@ -29,8 +29,7 @@ typedef struct {
 typedef struct SchedState {
     SimNode *sim; /* MNNode.sim indexes it */
     int nsim;
-    /* the schedule's figures, for the address pass and trace.json */
-    int64_t est_cycles;
+    int64_t dram_top; /* the address pass: DRAM in use per group, in long words */
 } SchedState;
 
 bool sched_node_simulation(MNCompile *c);
@@ -43,9 +42,6 @@ int64_t sim_dram_bytes(const MNValue *v);                      /* v's DRAM image
 int64_t sim_move_cycles(const MNMachine *m, const MNValue *v); /* LM0 <-> LM1 */
 /* Simulate node n (no cache): its resource and variants for the given mode. */
 void sim_node(const MNMachine *m, const MNNode *n, int mode, SimNode *out);
-/* The text that identifies what sim_node computes for n (no names: equal nodes of two
- * models share it). */
-void sim_signature(const MNMachine *m, const MNNode *n, int mode, MNBuf *b);
 uint64_t sim_hash(const void *p, size_t n);
 
 /* Content-addressed store of SimNodes under dir (sim_cache.c). get: true and *out on a

@@ -268,11 +268,6 @@ static void sig_node(const MNNode *n, MNBuf *b) {
     for (int k = 0; k < n->nout; k++) sig_value(b, "out", k, n->out[k]);
 }
 
-void sim_signature(const MNMachine *m, const MNNode *n, int mode, MNBuf *b) {
-    sig_machine(m, mode, b);
-    sig_node(n, b);
-}
-
 /* ---- the pass ---- */
 
 /* Work for the threads: first every node's signature and key (the node's part only:
