@@ -31,7 +31,11 @@
  * words per PE are what to minimise; padding only costs DRAM image space. With batch 1,
  * an NCHW tensor would otherwise sit on the 4 PEs of one MAB, replicated. Every level a
  * value does not use is a broadcast level: the value is replicated there. A scalar is
- * one long word replicated on every PE. So a (3,4) float tensor gets
+ * one long word replicated on every PE. Beyond the MABs of one L1B a level is used only
+ * while the value still takes more than SPREAD_MIN_LW long words per PE: such a value
+ * costs at most a few steps per op on one L1B, and data that has to move between PEs
+ * (a layout switch, a transpose, a reduction) then moves within the L1B, through its
+ * L1BM, rather than across L1Bs and L2Bs. So a (3,4) float tensor gets
  * PadLayout{(3,4)/((1:1, 4_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])} (DESIGN.md's
  * MLSDK example keeps the 3 rows as addresses: two long words more per PE). */
 #include "plan.h"
@@ -41,6 +45,8 @@
 #include <stdio.h>
 #include <string.h>
 
+
+enum { SPREAD_MIN_LW = 16 };
 
 bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
     memset(l, 0, sizeof *l);
@@ -70,6 +76,12 @@ bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLa
     const int64_t count[3] = {m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b};
     for (int i = 0; i < last; i++) F[i] = 1;
     for (int s = 0; s < 3; s++) {
+        int64_t lw = q; /* long words per PE so far */
+        for (int i = 0; i < last; i++) lw *= ((t->dims[i] ? t->dims[i] : 1) + F[i] - 1) / F[i];
+        if (s > 0 && lw <= SPREAD_MIN_LW) { /* small enough to stay within one L1B */
+            for (; s < 3; s++) lvdim[spread[s]] = -1, lvf[spread[s]] = 1;
+            break;
+        }
         int best = -1;
         int64_t bf = 1;
         double gain = 1; /* how many times fewer addresses the dimension then needs */

@@ -276,7 +276,8 @@ static const char *canonical_str(MNBuf *b, const MNMachine *m, int rank, const i
 
 /* Canonical layouts spread the leading dimensions over every level they can fill: a
  * batch-1 1000x1000 image uses all 4096 PEs (125 LW each), each level goes whole to the
- * dimension that uses most of it, and no place is left empty. */
+ * dimension that uses most of it, and no place is left empty; beyond the L1B only while
+ * more than 16 LW per PE would be left. */
 void test_canonical_spread(void) {
     MNMachine m = test_machine();
     MNBuf b = {0};
@@ -284,8 +285,14 @@ void test_canonical_spread(void) {
                   "PadLayout{(1,1,1000,1000)/((1:125), (1:125), (1:125, 8_L2B:1, 8_L1B:1, 16_MAB:1), (125:1, 2_W:1, 4_PE:1))}"));
     CHECK(!strcmp(canonical_str(&b, &m, 2, DIMS(3, 4), MN_DT_Float), "PadLayout{(3,4)/((1:1, 4_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])}"));
     /* 64 channels take the 16 MABs, 8 rows the 8 L1Bs (they gain 8x there, the channels'
-     * rest only 4x), and what is left of the channels 4 of the L2Bs */
+     * rest only 4x); then 8 LW per PE are left, too few to spread over the L2Bs */
     CHECK(!strcmp(canonical_str(&b, &m, 4, DIMS(2, 64, 8, 8), MN_DT_Float),
-                  "PadLayout{(2,64,8,8)/((2:1), (1:1, 4_L2B:1, 16_MAB:1), (1:1, 8_L1B:1), (1:1, 2_W:1, 4_PE:1))}"));
+                  "PadLayout{(2,64,8,8)/((2:4), (4:1, 16_MAB:1), (1:1, 8_L1B:1), (1:1, 2_W:1, 4_PE:1); B@[L2B])}"));
+    /* 16 LW per PE after the MABs: small enough to stay on one L1B */
+    CHECK(!strcmp(canonical_str(&b, &m, 3, DIMS(16, 16, 8), MN_DT_Float),
+                  "PadLayout{(16,16,8)/((1:16, 16_MAB:1), (16:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])}"));
+    /* one more row of 16 and the L1Bs are used */
+    CHECK(!strcmp(canonical_str(&b, &m, 3, DIMS(17, 16, 8), MN_DT_Float),
+                  "PadLayout{(17,16,8)/((3:1, 8_L1B:1), (1:1, 16_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L2B])}"));
     buf_free(&b);
 }
