@@ -350,6 +350,8 @@ bool infer_gemm(MNInfer *c, MNNode *n) {
     return set_out(c, n, 0, a->elem, 2, dims);
 }
 
+static bool reduce_axes(MNInfer *c, MNNode *n, bool *mask);
+
 /* Spatial attributes shared by Conv, ConvTranspose and the pools. */
 typedef struct {
     int ns;
@@ -472,6 +474,55 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
         if (dims[2 + i] < 1) return infer_fail(c, n, NULL, "output spatial dim %d would be %lld", i, (long long)dims[2 + i]);
     }
     return set_out(c, n, 0, x->elem, x->rank, dims);
+}
+
+/* For the passes after inference, on a node it accepted: the window with its pads made
+ * explicit (auto_pad, and for ConvTranspose output_shape, resolved as above). */
+bool infer_window(MNGraph *g, MNNode *n, MNWindow *out) {
+    MNDiag d = {0};
+    MNInfer c = {g, &d, g->opset, 0, 0};
+    const MNType *x = T(n, 0);
+    int ns = x->rank - 2;
+    bool conv = n->op == OP_Conv || n->op == OP_ConvTranspose;
+    int64_t kernel[MN_MAX_RANK];
+    if (n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool) {
+        memset(out, 0, sizeof *out);
+        out->ns = ns;
+        for (int i = 0; i < ns; i++) out->k[i] = x->dims[2 + i], out->s[i] = out->d[i] = 1;
+        return true;
+    }
+    if (conv) memcpy(kernel, T(n, 1)->dims + 2, sizeof(int64_t) * (size_t)ns);
+    Window w;
+    if (ns < 1 || !get_window(&c, n, ns, conv ? kernel : NULL, &w)) return false;
+    int64_t o[MN_MAX_RANK];
+    if (n->op == OP_ConvTranspose) {
+        IntList op;
+        if (!ints_attr(&c, n, "output_padding", &op)) return false;
+        const MNType *y = &n->out[0]->type;
+        bool os = ir_attr(n, "output_shape") != NULL, same = !strcmp(w.auto_pad, "SAME_UPPER") || !strcmp(w.auto_pad, "SAME_LOWER");
+        for (int i = 0; i < ns; i++) {
+            int64_t full = w.s[i] * (x->dims[2 + i] - 1) + (op.present ? op.v[i] : 0) + (w.k[i] - 1) * w.d[i] + 1;
+            if (os || same) {
+                int64_t total = full - y->dims[2 + i];
+                if (total < 0) total = 0;
+                bool lower = !strcmp(w.auto_pad, "SAME_LOWER");
+                w.pb[i] = lower ? total - total / 2 : total / 2;
+                w.pe[i] = total - w.pb[i];
+            } else if (!strcmp(w.auto_pad, "VALID"))
+                w.pb[i] = w.pe[i] = 0;
+        }
+    } else if (!window_out(&c, n, &w, x->dims + 2, ir_attr_int(n, "ceil_mode", 0) != 0, o))
+        return false;
+    out->ns = ns;
+    for (int i = 0; i < ns; i++) out->k[i] = w.k[i], out->s[i] = w.s[i], out->d[i] = w.d[i], out->pb[i] = w.pb[i], out->pe[i] = w.pe[i];
+    return true;
+}
+
+/* the reduced axes of an accepted reduction, for the passes after inference */
+bool infer_reduce_mask(MNGraph *g, MNNode *n, bool *mask) {
+    MNDiag d = {0};
+    MNInfer c = {g, &d, g->opset, 0, 0};
+    return reduce_axes(&c, n, mask);
 }
 
 bool infer_batchnorm(MNInfer *c, MNNode *n) {

@@ -37,5 +37,12 @@ bool fold_ready(const MNNode *n);
 bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded);
 /* The verifier's check after a pass rewrote n: inference on n's inputs and attributes
  * still gives its outputs' shapes and types (message in err otherwise). */
+/* Sliding windows with explicit pads, and reduced axes, of nodes inference accepted. */
+typedef struct {
+    int ns;
+    int64_t k[MN_MAX_RANK], s[MN_MAX_RANK], d[MN_MAX_RANK], pb[MN_MAX_RANK], pe[MN_MAX_RANK];
+} MNWindow;
+bool infer_window(MNGraph *g, MNNode *n, MNWindow *w);
+bool infer_reduce_mask(MNGraph *g, MNNode *n, bool *mask);
 bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen);
 #endif

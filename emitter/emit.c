@@ -28,6 +28,7 @@
  * HardSwish, Elu, Softsign, Identity, inference Dropout) with broadcast operands and
  * immediates, renames, and gathers of 32-bit values within an L1B. */
 #include "emit.h"
+#include "emit_impl.h"
 #include "scheduler.h"
 #include "app.h"
 #include "layout.h"
@@ -39,16 +40,7 @@
 #include <string.h>
 #include <zstd.h>
 
-typedef struct {
-    MNCompile *c;
-    MNBuf *b;
-    int tag;
-    MNValue **tables; /* gather index tables: parameters the host writes */
-    int ntables, ntables_cap;
-    int64_t dram_top; /* DRAM above every planned value, for the tables */
-} Em;
-
-static const char *bank_reg(const MNValue *v) { return v->loc == MN_LOC_LM1 ? "ln" : "lm"; }
+const char *emit_bank_reg(const MNValue *v) { return v->loc == MN_LOC_LM1 ? "ln" : "lm"; }
 static int bank_of(const MNValue *v) { return v->loc == MN_LOC_LM1 ? 1 : 0; }
 
 static bool image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, MNLayout *l) {
@@ -58,20 +50,20 @@ static bool image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, M
 
 /* The write mask of a 4-long-word access at long word a of a value of num_lw: every
  * step moves 4 long words, and those past the value belong to its LM neighbours */
-static const char *tail_mask(int64_t num_lw, int64_t a) {
+const char *emit_tail_mask(int64_t num_lw, int64_t a) {
     static const char *m[4] = {"/1000", "/1100", "/1110", ""};
     int64_t r = num_lw - a;
     return r >= 4 ? "" : r <= 0 ? "/0000" : m[r - 1];
 }
 
 /* DRAM (layout image at dram_addr) <-> LM (bank of lmv, at lm_addr), chunk by chunk */
-static void transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
+void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
     const MNMachine *m = &e->c->machine;
     AppLayoutImage im;
     MNLayout l;
     image_of(e->c, lmv, &im, &l);
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
-    const char *r = bank_reg(lmv);
+    const char *r = emit_bank_reg(lmv);
     for (int64_t k = 0; k * im.C < im.n4; k++) {
         int64_t ck = im.n4 - k * im.C < im.C ? im.n4 - k * im.C : im.C, base = dram->addr + k * im.C * P * J * L;
         int tag = e->tag = e->tag % 99 + 1;
@@ -83,7 +75,7 @@ static void transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) 
             buf_printf(e->b, "nop/3\n");
             for (int64_t t = 0; t < ck / 4; t++)
                 buf_printf(e->b, "l1bmd $lb%lld $%s%lldv%s\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)),
-                           tail_mask(lmv->num_lw, k * im.C + 4 * t));
+                           emit_tail_mask(lmv->num_lw, k * im.C + 4 * t));
             buf_printf(e->b, "nop/3\n");
         } else {
             for (int64_t t = 0; t < ck / 4; t++)
@@ -280,16 +272,6 @@ static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     return ok;
 }
 
-/* What the gathers need to know while the nodes are walked in order: the LM values
- * resident at the current node (kept as the walk goes, not recounted per gather), and
- * where each gather node puts its scratch and index table. */
-typedef struct {
-    int *list, *at, n; /* resident LM value ids; at[v]: v's index in list, -1 */
-    int pos;
-    int64_t *scr, *tab;
-    int *tbank;
-} Walk;
-
 static void walk_init(Walk *w, const MNGraph *g) {
     w->list = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
     w->at = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
@@ -368,29 +350,27 @@ static int64_t lm_gap(int64_t (*iv)[2], int n, int64_t size, int64_t cap) {
     return cap - at >= size ? at : -1;
 }
 
-static int64_t round4(int64_t x) { return (x + 3) / 4 * 4; }
+int64_t emit_round4(int64_t x) { return (x + 3) / 4 * 4; }
 
-/* the inputs a gather reads: every input of a Concat, else input 0 */
-static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin : 1; }
+bool emit_in_lm(const MNValue *v) { return v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1); }
 
-/* Can n be a gather here? On success the walk records its scratch and table for the
- * emission (which runs the same walk again). */
-static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
+int64_t emit_table_lw(const MNValue *o, int rows) { return (int64_t)rows * 2 * emit_round4(o->num_lw); }
+
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t table_lw) {
     int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
     int *tbank = &w->tbank[w->pos];
-    const MNValue *o = n->out[0];
     const MNMachine *m = &c->machine;
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, need = 0, nt = 2 * round4(o->num_lw);
-    for (int k = 0; k < gather_sources(n); k++) {
-        const MNValue *x = n->in[k];
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, need = emit_round4(pool_lw);
+    for (int k = 0; k < nsrc; k++) {
+        const MNValue *x = src[k];
         MNLayout ls;
         char err[200];
-        if (!x || (x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1)) return "not in LM";
-        if (mn_dtype_bytes(x->dtype) != 4 || x->dtype != o->dtype) return "a gather of other than 32-bit elements";
+        if (!emit_in_lm(x)) return "not in LM";
+        if (mn_dtype_bytes(x->dtype) != 4) return "a gather of other than 32-bit elements";
         if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
         if (!(ls.bcast & (1u << LV_L1B)) || !(ls.bcast & (1u << LV_L2B))) return "data moving between L1Bs (a gather across the L2BM)";
-        if (P * round4(x->num_lw) > m->l1bm_lw) return "a gather larger than the L1BM";
-        need += P * round4(x->num_lw);
+        if (P * emit_round4(x->num_lw) > m->l1bm_lw) return "a gather larger than the L1BM";
+        need += P * emit_round4(x->num_lw);
     }
     int64_t iv[512][2];
     int k = lm_busy(c->g, w, 0, iv, 510);
@@ -404,14 +384,48 @@ static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
     int64_t iv1[512][2];
     int k1 = lm_busy(c->g, w, 1, iv1, 510);
     *tbank = 1;
-    *tab = lm_gap(iv1, k1, nt, m->lm1_lw);
-    if (*tab < 0) *tbank = 0, *tab = lm_gap(iv, k + 1, nt, m->lm0_lw);
+    *tab = lm_gap(iv1, k1, table_lw, m->lm1_lw);
+    if (*tab < 0) *tbank = 0, *tab = lm_gap(iv, k + 1, table_lw, m->lm0_lw);
     if (*tab < 0) return "no LM room for a gather's index table";
     return NULL;
 }
 
-/* the compile-time value of v: a constant, or the LM copy a download made of one */
-static const MNTensor *konst_of(const MNValue *v) {
+int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t scr) {
+    const MNMachine *m = &e->c->machine;
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, at = 0;
+    for (int s = 0; s < nsrc; s++) { /* every PE's long words into the L1BM, then all of them into every scratch */
+        const MNValue *x = src[s];
+        int64_t ns4 = emit_round4(x->num_lw);
+        for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", emit_bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
+        buf_printf(e->b, "nop/3\n");
+        for (int64_t k = 0; k < P * ns4 / 4; k++) buf_printf(e->b, "l1bmp $lb%lld $lm%lldv\n", (long long)(4 * k), (long long)(2 * (scr + at + 4 * k)));
+        buf_printf(e->b, "nop/3\n");
+        at += P * ns4;
+    }
+    return at;
+}
+
+void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool) {
+    /* staged in GRF1 LW 192.. ("imm" may not touch LM0 in its step), 4 LW a step into LM0 */
+    for (int j = 0; j < npool; j++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\n", pool[j], 2 * (192 + j));
+    if (!npool) return;
+    buf_printf(e->b, "nop\n");
+    for (int j = 0; j < npool; j += 4) buf_printf(e->b, "lpassa $ls%dv $lm%lldv\n", 2 * (192 + j), (long long)(2 * (scr + at + j)));
+    buf_printf(e->b, "nop/3\n");
+}
+
+/* the inputs a gather reads: every input of a Concat, else input 0 */
+static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin : 1; }
+
+/* Can n be a gather here? On success the walk records its scratch and table for the
+ * emission (which runs the same walk again). */
+static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
+    for (int k = 0; k < gather_sources(n); k++)
+        if (n->in[k] && n->in[k]->dtype != n->out[0]->dtype) return "a gather that changes dtype";
+    return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 0, emit_table_lw(n->out[0], 1));
+}
+
+const MNTensor *emit_konst_of(const MNValue *v) {
     if (!v) return NULL;
     if (v->konst) return v->konst;
     return v->producer && v->producer->op == OP_MNCoreDownload ? v->producer->in[0]->konst : NULL;
@@ -452,7 +466,7 @@ static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx, int
         return true;
     case OP_Gather: { /* out = data[:axis] + indices + data[axis+1:] */
         const MNValue *iv = n->in[1];
-        const MNTensor *kt = konst_of(iv);
+        const MNTensor *kt = emit_konst_of(iv);
         if (!kt) return false;
         int ax = (int)ir_attr_int(n, "axis", 0), ri = iv->type.rank;
         if (ax < 0) ax += q;
@@ -483,23 +497,22 @@ static bool moves_data(const MNNode *n) {
     }
 }
 
-/* the table of node n: per PE position and destination word, the scratch word */
-static MNValue *gather_table(Em *e, const MNNode *n) {
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *const *src, int ns, int rows, EmEntryFn fn, const void *ctx,
+                          double *pool, int *npool, int pool_cap) {
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
     const MNValue *o = n->out[0];
     MNLayout ld, lt;
     char err[200];
-    int ns = gather_sources(n);
     MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)ns);
     int64_t *base = xmalloc(sizeof(int64_t) * (size_t)(ns + 1)); /* each source's long words in the scratch */
     base[0] = 0;
     for (int k = 0; k < ns; k++) {
-        layout_parse(n->in[k]->layout, &ls[k], err, sizeof err);
-        base[k + 1] = base[k] + (int64_t)m->mab_per_l1b * m->pe_per_mab * round4(n->in[k]->num_lw);
+        layout_parse(src[k]->layout, &ls[k], err, sizeof err);
+        base[k + 1] = base[k] + (int64_t)m->mab_per_l1b * m->pe_per_mab * emit_round4(src[k]->num_lw);
     }
     layout_parse(o->layout, &ld, err, sizeof err);
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nt = 2 * round4(o->num_lw);
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
     int64_t dims[5] = {m->n_l2b, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt};
     MNLevel lv[4] = {LV_L2B, LV_L1B, LV_MAB, LV_PE};
     memset(&lt, 0, sizeof lt);
@@ -513,23 +526,36 @@ static MNValue *gather_table(Em *e, const MNNode *n) {
     lt.bcast |= (uint8_t)(1u << LV_W); /* the index in both words: T-indirect reads the low one */
     MNGraph *g = c->g;
     MNTensor *t = ir_tensor_new(g->arena, ONNX_INT32, 5, dims);
-
-    for (int64_t i = 0; i < t->numel; i++) {
-        int64_t q = i, w = q % nt, pe, mab, l1, l2;
-        q /= nt, pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
-        MNPlace pd = {{0}};
-        pd.c[LV_ADDR] = w / 2, pd.c[LV_W] = w % 2, pd.c[LV_PE] = pe, pd.c[LV_MAB] = mab, pd.c[LV_L1B] = l1, pd.c[LV_L2B] = l2;
-        int64_t idx[LAYOUT_MAX_RANK], sidx[LAYOUT_MAX_RANK];
-        bool pad = true;
-        int64_t word = 0;
-        if (w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad) {
-            int k = 0;
-            source_index(n, idx, sidx, &k);
-            MNPlace ps;
-            layout_place(&ls[k], sidx, &ps);
-            word = 2 * (base[k] + ps.c[LV_ADDR] * P + 4 * ps.c[LV_MAB] + ps.c[LV_PE]) + ps.c[LV_W];
+    for (int64_t i = 0; i < t->numel; i += nt) { /* PE by PE, destination word by word */
+        int64_t q = i / nt, pe, mab, l1, l2;
+        pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
+        for (int64_t w = 0; w < nw; w++) {
+            MNPlace pd = {{0}};
+            pd.c[LV_ADDR] = w / 2, pd.c[LV_W] = w % 2, pd.c[LV_PE] = pe, pd.c[LV_MAB] = mab, pd.c[LV_L1B] = l1, pd.c[LV_L2B] = l2;
+            int64_t idx[LAYOUT_MAX_RANK];
+            bool pad = true;
+            bool real = w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad;
+            for (int r = 0; r < rows; r++) {
+                int64_t word = 0;
+                EmEntry en = {0};
+                if (real && fn(ctx, idx, r, &en)) {
+                    if (en.src >= 0) {
+                        MNPlace ps;
+                        layout_place(&ls[en.src], en.sidx, &ps);
+                        word = 2 * (base[en.src] + ps.c[LV_ADDR] * P + 4 * ps.c[LV_MAB] + ps.c[LV_PE]) + ps.c[LV_W];
+                    } else {
+                        int j = 0;
+                        while (j < *npool && memcmp(&pool[j], &en.k, sizeof en.k)) j++;
+                        if (j == *npool) {
+                            if (*npool >= pool_cap) die("node '%s': more than %d table constants", n->name, pool_cap);
+                            pool[(*npool)++] = en.k;
+                        }
+                        word = 2 * (base[ns] + j);
+                    }
+                }
+                ir_tensor_set_i(t, i + r * nw + w, word);
+            }
         }
-        ir_tensor_set_i(t, i, word);
     }
     free(ls), free(base);
     MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s_gather_table", n->name));
@@ -550,41 +576,38 @@ static MNValue *gather_table(Em *e, const MNNode *n) {
     return v;
 }
 
-static void gather(Em *e, const MNNode *n, const Walk *w) {
-    MNCompile *c = e->c;
-    const MNMachine *m = &c->machine;
-    const MNValue *o = n->out[0];
-    int64_t scr = w->scr[w->pos], tab = w->tab[w->pos], P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nd = o->num_lw;
-    int tb = w->tbank[w->pos];
-    MNValue *tv = gather_table(e, n);
-    /* every PE's source long words into the L1BM, then all of them into every scratch,
-     * source after source */
-    for (int s = 0, at = 0; s < gather_sources(n); s++) {
-        const MNValue *x = n->in[s];
-        int64_t ns4 = round4(x->num_lw);
-        for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
-        buf_printf(e->b, "nop/3\n");
-        for (int64_t k = 0; k < P * ns4 / 4; k++) buf_printf(e->b, "l1bmp $lb%lld $lm%lldv\n", (long long)(4 * k), (long long)(2 * (scr + at + 4 * k)));
-        buf_printf(e->b, "nop/3\n");
-        at += (int)(P * ns4);
-    }
-    /* the index table into LM */
+void emit_table_load(Em *e, MNValue *tv, const Walk *w) {
     MNValue tl = *tv;
-    tl.loc = tb ? MN_LOC_LM1 : MN_LOC_LM0, tl.loc_kind = MN_LOC_KIND_LM, tl.addr = tab;
-    transfer(e, tv, &tl, true);
+    tl.loc = w->tbank[w->pos] ? MN_LOC_LM1 : MN_LOC_LM0, tl.loc_kind = MN_LOC_KIND_LM, tl.addr = w->tab[w->pos];
+    emit_transfer(e, tv, &tl, true);
+}
+
+static bool gather_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
+    (void)row;
+    return source_index(ctx, idx, en->sidx, &en->src);
+}
+
+static void gather(Em *e, const MNNode *n, const Walk *w) {
+    const MNValue *o = n->out[0];
+    int64_t scr = w->scr[w->pos], tab = w->tab[w->pos], nd = o->num_lw;
+    int tb = w->tbank[w->pos];
+    int npool = 0;
+    MNValue *tv = emit_index_table(e, n, (const MNValue *const *)n->in, gather_sources(n), 1, gather_entry, n, NULL, &npool, 0);
+    emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), scr);
+    emit_table_load(e, tv, w);
     /* 4 destination words a step through GRF1, then into the destination */
     const char *tr = tb ? "ln" : "lm";
     int64_t words = 2 * nd, batch = 128; /* words per GRF1 batch (64 long words) */
     for (int64_t w0 = 0; w0 < words; w0 += batch) {
         int64_t wn = words - w0 < batch ? words - w0 : batch;
-        for (int64_t w = 0; w < wn; w += 4) {
-            buf_printf(e->b, "lpassa $%s%lldv $t\nnop\n", tr, (long long)(2 * tab + 2 * (w0 + w)));
-            buf_printf(e->b, "ipassa $mt%lld $s%lldv\n", (long long)(2 * scr), (long long)w);
+        for (int64_t k = 0; k < wn; k += 4) {
+            buf_printf(e->b, "lpassa $%s%lldv $t\nnop\n", tr, (long long)(2 * tab + 2 * (w0 + k)));
+            buf_printf(e->b, "ipassa $mt%lld $s%lldv\n", (long long)(2 * scr), (long long)k);
         }
         buf_printf(e->b, "nop/2\n");
         for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
             int64_t la = w0 / 2 + a;
-            buf_printf(e->b, "lpassa $ls%lldv $%s%lldv%s\n", (long long)(2 * a), bank_reg(o), (long long)(2 * (o->addr + la)), tail_mask(nd, la));
+            buf_printf(e->b, "lpassa $ls%lldv $%s%lldv%s\n", (long long)(2 * a), emit_bank_reg(o), (long long)(2 * (o->addr + la)), emit_tail_mask(nd, la));
         }
         buf_printf(e->b, "nop/3\n");
     }
@@ -598,7 +621,7 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
         if (n->op == OP_Gather) { /* every index known and in range */
-            const MNTensor *kt = konst_of(n->in[1]);
+            const MNTensor *kt = emit_konst_of(n->in[1]);
             if (!kt) return "indices computed at run time";
             int ax = (int)ir_attr_int(n, "axis", 0);
             int64_t dim = n->in[0]->type.dims[ax < 0 ? ax + n->in[0]->type.rank : ax];
@@ -643,8 +666,8 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
 static void opnd(char *s, size_t n, const MNValue *v, int64_t a, const int64_t *map) {
     int64_t w[4];
     for (int i = 0; i < 4; i++) w[i] = 2 * (v->addr + (map ? map[a + i] : a + i));
-    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6) snprintf(s, n, "$%s%lldv", bank_reg(v), (long long)w[0]);
-    else snprintf(s, n, "$%s[%lld,%lld,%lld,%lld]", bank_reg(v), (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
+    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6) snprintf(s, n, "$%s%lldv", emit_bank_reg(v), (long long)w[0]);
+    else snprintf(s, n, "$%s[%lld,%lld,%lld,%lld]", emit_bank_reg(v), (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
 }
 
 static double imm_of(const MNValue *v) { return ir_tensor_get_f(v->konst, 0); }
@@ -688,7 +711,7 @@ static void elementwise(Em *e, const MNNode *n) {
         same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && strcmp(X, Y);
         /* a step may read and write one bank only in the same region: else via GRF0 */
         bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, OA)) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, OA));
-        snprintf(FINAL, sizeof FINAL, "%s%s", OA, tail_mask(o->num_lw, a)); /* the last long words past the value are not written */
+        snprintf(FINAL, sizeof FINAL, "%s%s", OA, emit_tail_mask(o->num_lw, a)); /* the last long words past the value are not written */
         snprintf(O, sizeof O, "%s", via ? "$lr24v" : FINAL);
         if (same_in) { /* one read port per bank: y through GRF1 first */
             buf_printf(e->b, "lpassa %s $ls0v\nnop\n", Y);
@@ -733,7 +756,7 @@ static void move(Em *e, const MNNode *n) {
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[64], O[64];
         opnd(X, sizeof X, n->in[0], a, NULL), opnd(O, sizeof O, n->out[0], a, NULL);
-        buf_printf(e->b, "lpassa %s %s%s\n", X, O, tail_mask(n->out[0]->num_lw, a));
+        buf_printf(e->b, "lpassa %s %s%s\n", X, O, emit_tail_mask(n->out[0]->num_lw, a));
     }
     buf_printf(e->b, "nop/2\n");
 }
@@ -838,8 +861,8 @@ bool emit_program(MNCompile *c) {
         buf_printf(&b, "# %s %s\n", n->op_type, n->name);
         switch (n->op) {
         case OP_MNCoreForget: break;
-        case OP_MNCoreDownload: transfer(&e, n->in[0], n->out[0], true); break;
-        case OP_MNCoreUpload: transfer(&e, n->out[0], n->in[0], false); break;
+        case OP_MNCoreDownload: emit_transfer(&e, n->in[0], n->out[0], true); break;
+        case OP_MNCoreUpload: emit_transfer(&e, n->out[0], n->in[0], false); break;
         case OP_MNCoreMove: move(&e, n); break;
         default:
             if (moves_data(n) ||

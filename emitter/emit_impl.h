@@ -1,0 +1,68 @@
+/* Code Emit internals shared by the op emitters (emit.c: transfers, elementwise ops and
+ * gathers; window.c: reductions, Softmax, pools and products). */
+#ifndef MN_EMIT_IMPL_H
+#define MN_EMIT_IMPL_H
+#include "compile.h"
+#include "buf.h"
+#include "layout.h"
+
+typedef struct {
+    MNCompile *c;
+    MNBuf *b;
+    int tag;
+    MNValue **tables; /* index tables: parameters the host writes */
+    int ntables, ntables_cap;
+    int64_t dram_top; /* DRAM above every planned value, for the tables */
+} Em;
+
+/* What scratch users need to know while the nodes are walked in order: the LM values
+ * resident at the current node (kept as the walk goes, not recounted per node), and
+ * where each such node puts its scratch and index table. */
+typedef struct {
+    int *list, *at, n; /* resident LM value ids; at[v]: v's index in list, -1 */
+    int pos;
+    int64_t *scr, *tab;
+    int *tbank;
+} Walk;
+
+const char *emit_bank_reg(const MNValue *v);
+const char *emit_tail_mask(int64_t num_lw, int64_t a);
+int64_t emit_round4(int64_t x);
+void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down);
+const MNTensor *emit_konst_of(const MNValue *v);
+bool emit_in_lm(const MNValue *v);
+
+/* A scratch: the long words of every source, from every PE of the L1B, broadcast into an
+ * LM0 range of every PE (each source P * round4(num_lw) LW, one after another), then
+ * pool_lw LW of constants; and table_lw LW of index table (LM1 if it has room). The
+ * sources must be 32-bit LM values replicated on every L1B and L2B. Returns why not, or
+ * NULL with the ranges recorded in the walk. */
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t table_lw);
+/* the sources into the scratch at scr; the constants' LW offset in it is returned */
+int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t scr);
+/* the constants (one per LW, both words) into the scratch at LW offset at */
+void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool);
+
+/* One table entry: an element of source src, or (src < 0) a constant. */
+typedef struct {
+    int src;
+    int64_t sidx[LAYOUT_MAX_RANK];
+    double k;
+} EmEntry;
+/* entry row of output element idx; false: none (the entry reads scratch word 0) */
+typedef bool (*EmEntryFn)(const void *ctx, const int64_t *idx, int row, EmEntry *en);
+/* The index table of node n as a parameter (the host writes it): for every PE and row,
+ * one LW per destination word of the output (its low word is the scratch word). The
+ * constants the entries ask for are collected in pool (at most pool_cap). */
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *const *src, int nsrc, int rows, EmEntryFn fn, const void *ctx,
+                          double *pool, int *npool, int pool_cap);
+/* the table's per-PE long words for rows of output o */
+int64_t emit_table_lw(const MNValue *o, int rows);
+/* the index table into LM at the walk's place for it */
+void emit_table_load(Em *e, MNValue *tv, const Walk *w);
+
+/* window.c: reductions, Softmax, pools and products computed from a scratch */
+bool window_op(const MNNode *n);
+const char *window_why(MNCompile *c, MNNode *n, Walk *w);
+void window_emit(Em *e, MNNode *n, const Walk *w);
+#endif
