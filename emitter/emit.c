@@ -640,6 +640,7 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     }
     default: break;
     }
+    if (window_op(n)) return window_why((MNCompile *)c, (MNNode *)n, w);
     Kind k = kind_of(n, &mn);
     if (n->op == OP_Dropout) { /* inference: the identity; training mode draws a random mask */
         const MNValue *tm = n->nin >= 3 ? n->in[2] : NULL;
@@ -865,7 +866,9 @@ bool emit_program(MNCompile *c) {
         case OP_MNCoreUpload: emit_transfer(&e, n->out[0], n->in[0], false); break;
         case OP_MNCoreMove: move(&e, n); break;
         default:
-            if (moves_data(n) ||
+            if (window_op(n))
+                window_emit(&e, (MNNode *)n, &wk);
+            else if (moves_data(n) ||
                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(c, n)))
                 gather(&e, n, &wk);
             else

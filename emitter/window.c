@@ -1,0 +1,474 @@
+/* Code Emit: reductions, Softmax, pools and products as window ops.
+ *
+ * Each output element of these nodes is a fold over K source elements: the reduced set
+ * of a reduction, the axis of a Softmax, the window of a pool, the K pairs of a Conv,
+ * MatMul or Gemm. The sources go into a scratch as for a gather (emit.c), so that every
+ * PE holds all of its L1B's source data, and an index table (a parameter, different per
+ * PE) gives for each row and destination word the scratch word to read: element k of the
+ * fold, the element itself (Softmax), a bias, or a constant of the scratch's pool (the
+ * zero a padded Conv reads, the -inf of a padded MaxPool, an AveragePool's 1/count).
+ * A row is fetched 4 words a step by T-indirect reads into GRF, and the fold runs on 4
+ * words a step. Output words are independent of each other, so the output may have any
+ * layout (even one spread over L1Bs); only the sources must be replicated on every L1B.
+ *
+ * This is the vector unit's way, and it says so: a product costs about 8 steps per 4
+ * outputs per pair, far from the MAB matrix unit's peak, which no emitter uses yet.
+ *
+ * Registers (words): GRF0 r0 the accumulator, r128 the running maximum, r256 a second
+ * operand; GRF1 s0 the fetched row, s384.. the staging of the constants. A batch is 128
+ * destination words (32 groups of 4); each instruction of a phase runs over all groups,
+ * so that a group's result is read at least 2 steps after it was written. */
+#include "emit_impl.h"
+#include "infer.h"
+#include "ops.h"
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+    WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
+    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC
+} WKind;
+
+enum { POOL_CAP = 64 };
+
+typedef struct {
+    const MNNode *n;
+    WKind kind;
+    int64_t K;  /* fold length */
+    int terms;  /* 2: products of pairs */
+    int rows, row_self, row_bias, row_scale;
+    int nsrc;
+    const MNValue *src[3];
+    int bias_src; /* the bias's source, -1: a constant (bias_k) or none */
+    double bias_k, alpha, beta;
+    bool mask[MN_MAX_RANK], keep; /* reductions and Softmax */
+    MNWindow win;                 /* pools and Conv */
+    bool include_pad;
+    int64_t group;
+    int lp; /* LpPool's p */
+} Win;
+
+static bool reduce_kind(int op, WKind *k) {
+    switch (op) {
+    case OP_ReduceSum: *k = WK_SUM; return true;
+    case OP_ReduceMean: *k = WK_MEAN; return true;
+    case OP_ReduceMax: *k = WK_MAX; return true;
+    case OP_ReduceMin: *k = WK_MIN; return true;
+    case OP_ReduceProd: *k = WK_PROD; return true;
+    case OP_ReduceL1: *k = WK_L1; return true;
+    case OP_ReduceL2: *k = WK_L2; return true;
+    case OP_ReduceSumSquare: *k = WK_SUMSQ; return true;
+    case OP_ReduceLogSum: *k = WK_LOGSUM; return true;
+    case OP_ReduceLogSumExp: *k = WK_LSE; return true;
+    default: return false;
+    }
+}
+
+bool window_op(const MNNode *n) {
+    WKind k;
+    switch (n->op) {
+    case OP_Softmax: case OP_LogSoftmax: case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool: case OP_Conv: case OP_ConvTranspose: case OP_MatMul: case OP_Gemm:
+        return true;
+    default: return reduce_kind(n->op, &k);
+    }
+}
+
+static int64_t prod(const int64_t *d, int n) {
+    int64_t p = 1;
+    for (int i = 0; i < n; i++) p *= d[i];
+    return p;
+}
+
+/* an operand that sits in LM, or a one-element constant (taken into the pool) */
+static bool bias_operand(Win *w, const MNValue *v) {
+    if (v->loc_kind == MN_LOC_KIND_IMM && v->konst && v->konst->numel == 1) {
+        w->bias_src = -1, w->bias_k = ir_tensor_get_f(v->konst, 0);
+        return true;
+    }
+    w->bias_src = w->nsrc, w->src[w->nsrc++] = v;
+    return true;
+}
+
+/* the distinct 1/count values of an AveragePool (bounded by the product of each axis's
+ * distinct counts), or -1 past POOL_CAP */
+static int64_t avg_counts(const Win *w, const MNValue *x, const MNValue *o) {
+    int64_t total = 1;
+    for (int i = 0; i < w->win.ns; i++) {
+        int64_t seen[POOL_CAP], ns = 0, lo = w->include_pad ? -w->win.pb[i] : 0;
+        int64_t hi = w->include_pad ? x->type.dims[2 + i] + w->win.pe[i] : x->type.dims[2 + i];
+        for (int64_t p = 0; p < o->type.dims[2 + i]; p++) {
+            int64_t cnt = 0;
+            for (int64_t k = 0; k < w->win.k[i]; k++) {
+                int64_t at = p * w->win.s[i] - w->win.pb[i] + k * w->win.d[i];
+                cnt += at >= lo && at < hi;
+            }
+            int j = 0;
+            while (j < ns && seen[j] != cnt) j++;
+            if (j == ns) {
+                if (ns == POOL_CAP) return -1;
+                seen[ns++] = cnt;
+            }
+        }
+        total *= ns;
+        if (total > POOL_CAP) return -1;
+    }
+    return total;
+}
+
+/* what node n folds; why says why not */
+static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
+    memset(w, 0, sizeof *w);
+    w->n = n, w->terms = 1, w->row_self = w->row_bias = w->row_scale = -1, w->bias_src = -1, w->alpha = w->beta = 1;
+    const MNValue *x = n->in[0], *o = n->out[0];
+    int r = x->type.rank;
+    for (int k = 1; k < n->nout; k++)
+        if (n->out[k] && n->out[k]->nuses) return *why = "a second output that is read", false;
+    if (reduce_kind(n->op, &w->kind)) {
+        if (!infer_reduce_mask(c->g, n, w->mask)) return *why = "axes not known", false;
+        w->keep = ir_attr_int(n, "keepdims", 1) != 0;
+        w->K = 1;
+        for (int i = 0; i < r; i++)
+            if (w->mask[i]) w->K *= x->type.dims[i];
+        w->src[w->nsrc++] = x;
+        w->rows = (int)w->K;
+        return true;
+    }
+    switch (n->op) {
+    case OP_Softmax: case OP_LogSoftmax: {
+        w->kind = n->op == OP_Softmax ? WK_SOFTMAX : WK_LOGSOFTMAX;
+        int64_t ax = ir_attr_int(n, "axis", c->g->opset >= 13 ? -1 : 1);
+        if (ax < 0) ax += r;
+        if (ax < 0 || ax >= (r ? r : 1)) return *why = "axis out of range", false;
+        for (int i = 0; i < r; i++) w->mask[i] = c->g->opset >= 13 ? i == ax : i >= ax; /* before 13: the input as 2-D at axis */
+        w->keep = true, w->K = 1;
+        for (int i = 0; i < r; i++)
+            if (w->mask[i]) w->K *= x->type.dims[i];
+        w->src[w->nsrc++] = x;
+        w->row_self = (int)w->K, w->rows = (int)w->K + 1;
+        return true;
+    }
+    case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool: case OP_GlobalMaxPool: {
+        if (!infer_window(c->g, n, &w->win)) return *why = "a window not known", false;
+        if (ir_attr_int(n, "storage_order", 0) && n->nout > 1) return *why = "column-major indices", false;
+        w->kind = n->op == OP_MaxPool || n->op == OP_GlobalMaxPool ? WK_MAXPOOL : n->op == OP_LpPool ? WK_L2 : WK_AVGPOOL;
+        if (n->op == OP_LpPool) {
+            w->lp = (int)ir_attr_int(n, "p", 2);
+            if (w->lp != 1 && w->lp != 2) return *why = "p other than 1 and 2", false;
+            if (w->lp == 1) w->kind = WK_L1;
+        }
+        w->include_pad = ir_attr_int(n, "count_include_pad", 0) != 0;
+        w->K = prod(w->win.k, w->win.ns);
+        w->src[w->nsrc++] = x;
+        w->rows = (int)w->K;
+        if (w->kind == WK_AVGPOOL) {
+            if (avg_counts(w, x, o) < 0) return *why = "too many distinct window sizes", false;
+            w->row_scale = w->rows++;
+        }
+        return true;
+    }
+    case OP_Conv: case OP_ConvTranspose: {
+        if (!infer_window(c->g, n, &w->win)) return *why = "a window not known", false;
+        w->kind = WK_MAC, w->terms = 2;
+        w->group = ir_attr_int(n, "group", 1);
+        const MNValue *wt = n->in[1];
+        w->K = (n->op == OP_Conv ? wt->type.dims[1] : x->type.dims[1] / w->group) * prod(w->win.k, w->win.ns);
+        w->src[w->nsrc++] = x, w->src[w->nsrc++] = wt;
+        w->rows = (int)(2 * w->K);
+        if (n->nin > 2 && n->in[2]) bias_operand(w, n->in[2]), w->row_bias = w->rows++;
+        return true;
+    }
+    case OP_MatMul: case OP_Gemm:
+        w->kind = WK_MAC, w->terms = 2;
+        if (n->op == OP_Gemm) {
+            w->K = x->type.dims[ir_attr_int(n, "transA", 0) ? 0 : 1];
+            w->alpha = ir_attr_float(n, "alpha", 1), w->beta = ir_attr_float(n, "beta", 1);
+        } else
+            w->K = x->type.dims[r - 1];
+        w->src[w->nsrc++] = x, w->src[w->nsrc++] = n->in[1];
+        w->rows = (int)(2 * w->K);
+        if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0) bias_operand(w, n->in[2]), w->row_bias = w->rows++;
+        return true;
+    default: return *why = "no emitter", false;
+    }
+}
+
+/* ---- the table: which element each row reads ---- */
+
+static bool reduce_entry(const Win *w, const int64_t *idx, int64_t k, EmEntry *en) {
+    const MNValue *x = w->src[0];
+    int r = x->type.rank, j = 0;
+    for (int a = 0; a < r; a++) /* kept axes from the output index */
+        if (!w->mask[a]) en->sidx[a] = w->keep ? idx[a] : idx[j++];
+        else if (w->keep) j++;
+    for (int a = r - 1; a >= 0; a--) /* reduced axes from k, row-major */
+        if (w->mask[a]) en->sidx[a] = k % x->type.dims[a], k /= x->type.dims[a];
+    en->src = 0;
+    return true;
+}
+
+static void constant(EmEntry *en, double k) { en->src = -1, en->k = k; }
+
+static bool pool_entry(const Win *w, const int64_t *idx, int64_t k, EmEntry *en) {
+    const MNValue *x = w->src[0];
+    en->sidx[0] = idx[0], en->sidx[1] = idx[1];
+    for (int i = w->win.ns - 1; i >= 0; i--) {
+        int64_t kk = k % w->win.k[i];
+        k /= w->win.k[i];
+        int64_t at = idx[2 + i] * w->win.s[i] - w->win.pb[i] + kk * w->win.d[i];
+        if (at < 0 || at >= x->type.dims[2 + i]) return constant(en, w->kind == WK_MAXPOOL ? -INFINITY : 0), true;
+        en->sidx[2 + i] = at;
+    }
+    en->src = 0;
+    return true;
+}
+
+static double avg_scale(const Win *w, const int64_t *idx) {
+    const MNValue *x = w->src[0];
+    int64_t cnt = 1;
+    for (int i = 0; i < w->win.ns; i++) {
+        int64_t lo = w->include_pad ? -w->win.pb[i] : 0, hi = w->include_pad ? x->type.dims[2 + i] + w->win.pe[i] : x->type.dims[2 + i], c = 0;
+        for (int64_t k = 0; k < w->win.k[i]; k++) {
+            int64_t at = idx[2 + i] * w->win.s[i] - w->win.pb[i] + k * w->win.d[i];
+            c += at >= lo && at < hi;
+        }
+        cnt *= c;
+    }
+    return cnt ? 1.0 / (double)cnt : 0;
+}
+
+/* pair k of a Conv or ConvTranspose: term 0 the input, 1 the weight */
+static bool conv_entry(const Win *w, const int64_t *idx, int64_t k, int term, EmEntry *en) {
+    const MNNode *n = w->n;
+    const MNValue *x = w->src[0], *wt = w->src[1], *o = n->out[0];
+    int ns = w->win.ns;
+    int64_t KK = prod(w->win.k, ns), c = k / KK, kk = k % KK, m = idx[1], pos[MN_MAX_RANK], kp[MN_MAX_RANK];
+    for (int i = ns - 1; i >= 0; i--) kp[i] = kk % w->win.k[i], kk /= w->win.k[i];
+    if (n->op == OP_Conv) {
+        int64_t Cg = wt->type.dims[1], grp = m / (o->type.dims[1] / w->group);
+        for (int i = 0; i < ns; i++) {
+            pos[i] = idx[2 + i] * w->win.s[i] - w->win.pb[i] + kp[i] * w->win.d[i];
+            if (pos[i] < 0 || pos[i] >= x->type.dims[2 + i]) return constant(en, 0), true;
+        }
+        if (term == 0) {
+            en->src = 0, en->sidx[0] = idx[0], en->sidx[1] = grp * Cg + c;
+            for (int i = 0; i < ns; i++) en->sidx[2 + i] = pos[i];
+        } else {
+            en->src = 1, en->sidx[0] = m, en->sidx[1] = c;
+            for (int i = 0; i < ns; i++) en->sidx[2 + i] = kp[i];
+        }
+        return true;
+    }
+    int64_t Cg = x->type.dims[1] / w->group, Mg = o->type.dims[1] / w->group, grp = m / Mg;
+    for (int i = 0; i < ns; i++) { /* o = i * s - pb + kk * d */
+        int64_t t = idx[2 + i] + w->win.pb[i] - kp[i] * w->win.d[i];
+        if (t < 0 || t % w->win.s[i] || t / w->win.s[i] >= x->type.dims[2 + i]) return constant(en, 0), true;
+        pos[i] = t / w->win.s[i];
+    }
+    if (term == 0) {
+        en->src = 0, en->sidx[0] = idx[0], en->sidx[1] = grp * Cg + c;
+        for (int i = 0; i < ns; i++) en->sidx[2 + i] = pos[i];
+    } else {
+        en->src = 1, en->sidx[0] = grp * Cg + c, en->sidx[1] = m % Mg;
+        for (int i = 0; i < ns; i++) en->sidx[2 + i] = kp[i];
+    }
+    return true;
+}
+
+/* pair k of a MatMul (numpy rules: 1-D operands, broadcast batches) or a Gemm */
+static bool matmul_entry(const Win *w, const int64_t *idx, int64_t k, int term, EmEntry *en) {
+    const MNNode *n = w->n;
+    const MNValue *a = w->src[0], *b = w->src[1], *o = n->out[0];
+    if (n->op == OP_Gemm) {
+        bool ta = ir_attr_int(n, "transA", 0), tb = ir_attr_int(n, "transB", 0);
+        en->src = term;
+        if (term == 0) en->sidx[0] = ta ? k : idx[0], en->sidx[1] = ta ? idx[0] : k;
+        else en->sidx[0] = tb ? idx[1] : k, en->sidx[1] = tb ? k : idx[1];
+        return true;
+    }
+    int ra = a->type.rank, rb = b->type.rank, ro = o->type.rank;
+    int64_t i = ra >= 2 ? idx[ro - (rb >= 2 ? 2 : 1)] : 0, j = rb >= 2 ? idx[ro - 1] : 0;
+    int nb = ro - (ra >= 2) - (rb >= 2); /* the output's batch axes */
+    const MNValue *v = term ? b : a;
+    int rv = v->type.rank, vb = rv - 2; /* this operand's batch axes, aligned right */
+    for (int d = 0; d < vb; d++) en->sidx[d] = v->type.dims[d] == 1 ? 0 : idx[nb - vb + d];
+    if (term == 0) {
+        if (ra == 1) en->sidx[0] = k;
+        else en->sidx[ra - 2] = i, en->sidx[ra - 1] = k;
+    } else {
+        if (rb == 1) en->sidx[0] = k;
+        else en->sidx[rb - 2] = k, en->sidx[rb - 1] = j;
+    }
+    en->src = term;
+    return true;
+}
+
+static bool bias_entry(const Win *w, const int64_t *idx, EmEntry *en) {
+    if (w->bias_src < 0) return constant(en, w->bias_k), true;
+    const MNValue *bv = w->src[w->bias_src], *o = w->n->out[0];
+    en->src = w->bias_src;
+    if (w->n->op != OP_Gemm) return en->sidx[0] = idx[1], true; /* Conv: per output channel */
+    int rc = bv->type.rank; /* Gemm: C broadcast to (M, N) */
+    for (int d = 0; d < rc; d++) en->sidx[d] = bv->type.dims[d] == 1 ? 0 : idx[o->type.rank - rc + d];
+    return true;
+}
+
+static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
+    const Win *w = ctx;
+    if (row == w->row_self) {
+        en->src = 0;
+        memcpy(en->sidx, idx, sizeof(int64_t) * (size_t)w->n->out[0]->type.rank);
+        return true;
+    }
+    if (row == w->row_scale) return constant(en, avg_scale(w, idx)), true;
+    if (row == w->row_bias) return bias_entry(w, idx, en);
+    int64_t k = row / w->terms;
+    int term = row % w->terms;
+    switch (w->n->op) {
+    case OP_Conv: case OP_ConvTranspose: return conv_entry(w, idx, k, term, en);
+    case OP_MatMul: case OP_Gemm: return matmul_entry(w, idx, k, term, en);
+    case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool: case OP_GlobalMaxPool: return pool_entry(w, idx, k, en);
+    default: return reduce_entry(w, idx, k, en);
+    }
+}
+
+/* the constants the fold itself reads (its initial value, 1/K, alpha, beta): pool
+ * entries 0.. before the table's own */
+static int fixed_pool(const Win *w, double *pool) {
+    int n = 0;
+    switch (w->kind) {
+    case WK_MAX: case WK_MAXPOOL: pool[n++] = -INFINITY; break;
+    case WK_MIN: pool[n++] = INFINITY; break;
+    case WK_PROD: pool[n++] = 1; break;
+    default: pool[n++] = 0; break;
+    }
+    pool[n++] = -INFINITY; /* the running maximum's start */
+    pool[n++] = w->K ? 1.0 / (double)w->K : 0;
+    pool[n++] = w->alpha;
+    pool[n++] = w->beta;
+    return n;
+}
+enum { K_INIT, K_NEGINF, K_INVK, K_ALPHA, K_BETA };
+
+const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
+    Win w;
+    const char *why = NULL;
+    if (!win_of(c, n, &w, &why)) return why;
+    const MNValue *o = n->out[0];
+    if (!emit_in_lm(o) || o->dtype != MN_DT_Float) return "not a float value in LM";
+    for (int k = 0; k < w.nsrc; k++)
+        if (w.src[k]->dtype != MN_DT_Float) return "not a float value in LM";
+    if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
+    int rows = w.rows > 0 ? w.rows : 1;
+    return emit_scratch_plan(c, wk, w.src, w.nsrc, POOL_CAP, emit_table_lw(o, rows));
+}
+
+/* one instruction over the batch's G groups: R, A, M, T, X in fmt are the group's words
+ * of the row, accumulator, maximum, second operand and fetched row; K<j> pool constant j */
+typedef struct {
+    Em *e;
+    int64_t G, scr, pool_at, tab, nw;
+    int tb;
+} Batch;
+
+static void each(const Batch *b, const char *fmt) {
+    for (int64_t j = 0; j < b->G; j++) {
+        for (const char *p = fmt; *p; p++) {
+            int reg = -1;
+            const char *file = "r";
+            switch (*p) {
+            case 'A': reg = 0; break;
+            case 'M': reg = 128; break;
+            case 'T': reg = 256; break;
+            case 'X': reg = 0, file = "s"; break;
+            case 'K':
+                buf_printf(b->e->b, "$m%lld", (long long)(2 * (b->scr + b->pool_at + (p[1] - '0'))));
+                p++;
+                continue;
+            default: buf_append(b->e->b, p, 1); continue;
+            }
+            buf_printf(b->e->b, "$%s%lldv", file, (long long)(reg + 4 * j));
+        }
+        buf_printf(b->e->b, "\n");
+    }
+    if (b->G < 2) buf_printf(b->e->b, "nop\n"); /* a GRF result is read 2 steps later */
+}
+
+/* row r of the table for the batch's words from w0, into X (s0) or T (r256) */
+static void fetch(const Batch *b, int row, int64_t w0, bool into_t) {
+    for (int64_t j = 0; j < b->G; j++) {
+        buf_printf(b->e->b, "lpassa $%s%lldv $t\nnop\n", b->tb ? "ln" : "lm", (long long)(2 * b->tab + 2 * (row * b->nw + w0 + 4 * j)));
+        buf_printf(b->e->b, "ipassa $mt%lld $%s%lldv\n", (long long)(2 * b->scr), into_t ? "r" : "s", (long long)((into_t ? 256 : 0) + 4 * j));
+    }
+    if (b->G < 2) buf_printf(b->e->b, "nop\n");
+}
+
+void window_emit(Em *e, MNNode *n, const Walk *wk) {
+    Win w;
+    const char *why;
+    if (!win_of(e->c, n, &w, &why)) die("node '%s' was accepted as a window op: %s", n->name, why);
+    const MNValue *o = n->out[0];
+    int rows = w.rows > 0 ? w.rows : 1;
+    double pool[POOL_CAP];
+    int npool = fixed_pool(&w, pool);
+    MNValue *tv = emit_index_table(e, n, w.src, w.nsrc, rows, win_entry, &w, pool, &npool, POOL_CAP);
+    Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 2 * emit_round4(o->num_lw), wk->tbank[wk->pos]};
+    b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, b.scr);
+    emit_scratch_pool(e, b.scr, b.pool_at, pool, npool);
+    emit_table_load(e, tv, wk);
+    int64_t words = 2 * o->num_lw;
+    bool two_pass = w.kind == WK_LSE || w.kind == WK_SOFTMAX || w.kind == WK_LOGSOFTMAX;
+    for (int64_t w0 = 0; w0 < words; w0 += 128) {
+        int64_t wn = words - w0 < 128 ? words - w0 : 128;
+        b.G = (wn + 3) / 4;
+        each(&b, "fpassa K0 A");
+        if (two_pass) { /* the maximum first, so that exp never overflows */
+            each(&b, "fpassa K1 M");
+            for (int64_t k = 0; k < w.K; k++) fetch(&b, (int)k, w0, false), each(&b, "fmax X M M");
+        }
+        for (int64_t k = 0; k < w.K; k++) {
+            fetch(&b, (int)(k * w.terms), w0, false);
+            switch (w.kind) {
+            case WK_MAC: fetch(&b, (int)(2 * k + 1), w0, true), each(&b, "fvmul X T X"); break;
+            case WK_L1: each(&b, "fvpassa -X T"), each(&b, "fmax X T X"); break;
+            case WK_L2: case WK_SUMSQ: each(&b, "fvmul X X X"); break;
+            case WK_LSE: case WK_SOFTMAX: case WK_LOGSOFTMAX: each(&b, "fvadd X -M X"), each(&b, "fexp X X"); break;
+            default: break;
+            }
+            switch (w.kind) {
+            case WK_MAX: case WK_MAXPOOL: each(&b, "fmax X A A"); break;
+            case WK_MIN: each(&b, "fmin X A A"); break;
+            case WK_PROD: each(&b, "fvmul X A A"); break;
+            default: each(&b, "fvadd X A A"); break;
+            }
+        }
+        switch (w.kind) {
+        case WK_MEAN: each(&b, "fvmul A K2 A"); break;
+        case WK_L2: each(&b, "frsqrt A A"), each(&b, "frcp A A"); break; /* 1/rsqrt: 0 stays 0 */
+        case WK_LOGSUM: each(&b, "flog A A"); break;
+        case WK_LSE: each(&b, "flog A A"), each(&b, "fpassa M X"), each(&b, "fvadd X A A"); break;
+        case WK_AVGPOOL: fetch(&b, w.row_scale, w0, false), each(&b, "fvmul X A A"); break;
+        case WK_SOFTMAX:
+            fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -M X"), each(&b, "fexp X X"), each(&b, "frcp A A"), each(&b, "fvmul X A A");
+            break;
+        case WK_LOGSOFTMAX: fetch(&b, w.row_self, w0, false), each(&b, "flog A A"), each(&b, "fvadd X -M X"), each(&b, "fvadd X -A A"); break;
+        case WK_MAC:
+            if (w.alpha != 1) each(&b, "fvmul A K3 A");
+            if (w.row_bias >= 0) {
+                fetch(&b, w.row_bias, w0, false);
+                if (w.beta != 1) each(&b, "fvmul X K4 X");
+                each(&b, "fvadd X A A");
+            }
+            break;
+        default: break;
+        }
+        buf_printf(e->b, "nop\n");
+        for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
+            int64_t la = w0 / 2 + a;
+            buf_printf(e->b, "lpassa $lr%lldv $%s%lldv%s\n", (long long)(2 * a), emit_bank_reg(o), (long long)(2 * (o->addr + la)), emit_tail_mask(o->num_lw, la));
+        }
+        buf_printf(e->b, "nop/3\n");
+    }
+}
