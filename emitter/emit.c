@@ -95,7 +95,7 @@ void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
 typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY, EW_SEQ } Kind;
 
 /* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
- * temporaries (4 long words each), K0 K1 K2 constants (one long word, read in every
+ * temporaries (4 long words each), K0..K3 constants (one long word, read in every
  * cycle), set before the loop from attributes or immediate inputs; T1 is in GRF0, T2 and
  * the constants in GRF1. Each line is a
  * step; a nop follows each but the last (a GRF result is read 2 steps later). No step
@@ -104,7 +104,7 @@ typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU
 typedef struct {
     const char *steps;
     int nk;
-    double k[3];
+    double k[4];
 } Seq;
 
 /* the constant operand k of n (an immediate input, or an attribute), or dflt */
@@ -154,10 +154,17 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
     case OP_HardSwish: /* x * max(0, min(1, x / 6 + 1/2)) */
         q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 T1\nfvmul T1 X O", q->nk = 3, q->k[0] = 1.0 / 6, q->k[1] = 0.5, q->k[2] = 1;
         return true;
-    case OP_Elu: /* max(x, alpha (e^min(x, 0) - 1)), which is Elu for alpha <= 1 */
-        q->k[0] = ir_attr_float(n, "alpha", 1), q->k[1] = -1, q->k[2] = 0, q->nk = 3;
-        if (q->k[0] > 1 || q->k[0] < 0) return *why = "alpha outside [0, 1]", false;
-        q->steps = "fmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfmax X T1 O";
+    case OP_Elu: /* relu(x) + alpha (e^min(x, 0) - 1): one term is 0 on each side */
+    case OP_Selu: { /* the same scaled by gamma */
+        double g = n->op == OP_Selu ? ir_attr_float(n, "gamma", 1.05070102214813232421875) : 1;
+        q->k[0] = g * ir_attr_float(n, "alpha", n->op == OP_Selu ? 1.67326319217681884765625 : 1), q->k[1] = -1, q->k[2] = 0, q->k[3] = g, q->nk = 4;
+        q->steps = g == 1 ? "fmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfrelu X X T2\nfvadd T1 T2 O"
+                          : "fvmul X K3 T1\nfrelu T1 T1 T2\nfmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfvadd T1 T2 O";
+        if (g <= 0) return *why = "gamma <= 0", false; /* relu(gamma x) is gamma relu(x) only for gamma > 0 */
+        return true;
+    }
+    case OP_Sign: /* x 2^127 clipped to [-1, 1]: every normal x reaches +-1, 0 stays 0 */
+        q->steps = "fvmul X K0 T1\nfmax T1 K1 T1\nfmin T1 K2 O", q->nk = 3, q->k[0] = 1.7014118346046923e38, q->k[1] = -1, q->k[2] = 1;
         return true;
     case OP_Softsign: /* x / (1 + |x|) */
         q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O", q->nk = 1, q->k[0] = 1;
@@ -175,7 +182,7 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *O) {
             if (s[i] == 'X' && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", X);
             else if (s[i] == 'O' && i + 1 == len) buf_printf(e->b, "%s", O);
             else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v"), i++;
-            else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '2') buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
+            else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3') buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
             else buf_append(e->b, &s[i], 1);
         }
         buf_printf(e->b, "\n");

@@ -31,9 +31,12 @@ run app sh tests/app/run.sh "$b"
 [ -f tests/vsm/run.sh ] && run vsm sh tests/vsm/run.sh "$b/mnemu"
 run emit /usr/bin/python3 tests/emit/run.py "$b/mncc" "$b/mnemu"
 # compiled models against the ONNX references, through mncc and mnemu: mncore2 in the
-# plain build, the 16-PE machine (slicing, spilling) under the sanitizers
-case $b in *san*) cmach=tiny ;; *) cmach=mncore2 ;; esac
-run conformance /usr/bin/python3 tests/conformance/run.py --mncc "$b/mncc" --mnemu "$b/mnemu" --machine $cmach --json "$b/conformance_check.json" \
-    "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple"
+# plain build; under the sanitizers the 16-PE machine (slicing, spilling) and one L1B
+# (where the most ops are emitted)
+case $b in *san*) cmachs="tiny l1b" ;; *) cmachs=mncore2 ;; esac
+for cmach in $cmachs; do
+    run conformance-$cmach /usr/bin/python3 tests/conformance/run.py --mncc "$b/mncc" --mnemu "$b/mnemu" --machine $cmach \
+        --json "$b/conformance_check_$cmach.json" "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple"
+done
 echo "$b: $total_pass passed, $total_fail failed"
 [ $total_fail -eq 0 ]
