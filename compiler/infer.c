@@ -266,8 +266,41 @@ static bool broadcast_all(MNInfer *c, MNNode *n, int first, int32_t elem) {
     return set_out(c, n, 0, elem, rank, dims);
 }
 
+/* Before opset 7, B broadcasts to A only with broadcast=1, aligned at axis (numpy's
+ * suffix alignment when axis is absent); without it the shapes are equal. Aligned at the
+ * end, that is numpy broadcasting, which the rest of mncc implements; an alignment
+ * elsewhere is refused. PRelu's slope of one channel count goes along axis 1 then: an
+ * initializer is given its (C, 1, ...) shape, which numpy broadcasting then agrees with. */
+static bool legacy_broadcast(MNInfer *c, MNNode *n) {
+    if (c->opset >= 7 || n->nin != 2 || !n->in[0] || !n->in[1]) return true;
+    MNType *a = T(n, 0), *b = T(n, 1);
+    if (n->op == OP_PRelu) {
+        MNValue *sl = n->in[1];
+        if (b->rank == 1 && a->rank > 2 && b->dims[0] == a->dims[1] && b->dims[0] != 1) {
+            if (!sl->konst || sl->nuses != 1) return infer_unsupported(c, n, sl, "a per-channel slope computed at run time (opset < 7)");
+            int64_t dims[MN_MAX_RANK];
+            dims[0] = b->dims[0];
+            for (int i = 1; i < a->rank - 1; i++) dims[i] = 1;
+            ir_type_set(c->g, &sl->type, b->elem, a->rank - 1, dims);
+            sl->konst->rank = a->rank - 1, sl->konst->dims = sl->type.dims;
+        }
+        return true;
+    }
+    bool bc = ir_attr_int(n, "broadcast", 0) != 0;
+    if (!bc) {
+        if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank))
+            return infer_fail(c, n, n->in[1], "shapes differ without broadcast=1 (opset %lld)", (long long)c->opset);
+        return true;
+    }
+    const MNAttr *ax = ir_attr(n, "axis");
+    if (ax && ax->i != a->rank - b->rank && !(ax->i < 0 && ax->i + a->rank == a->rank - b->rank))
+        return infer_unsupported(c, n, n->in[1], "legacy broadcast along axis %lld (not aligned at the end)", (long long)ax->i);
+    return true;
+}
+
 bool infer_binary(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 2, 2)) return false;
+    if (!legacy_broadcast(c, n)) return false;
     if (n->op != OP_Pow && !same_elem(c, n, 0, 1)) return false;
     if (n->op == OP_BitShift && onnx_type_is_signed(T(n, 0)->elem))
         return infer_fail(c, n, n->in[0], "BitShift expects unsigned integers");
@@ -291,7 +324,7 @@ bool infer_variadic(MNInfer *c, MNNode *n) {
 }
 
 bool infer_compare(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2) || !same_elem(c, n, 0, 1)) return false;
+    if (!need_inputs(c, n, 2, 2) || !legacy_broadcast(c, n) || !same_elem(c, n, 0, 1)) return false;
     if ((n->op == OP_And || n->op == OP_Or || n->op == OP_Xor) && T(n, 0)->elem != ONNX_BOOL)
         return infer_fail(c, n, n->in[0], "%s expects bool tensors", n->op_type);
     return broadcast_all(c, n, 0, ONNX_BOOL);
@@ -527,6 +560,8 @@ bool infer_reduce_mask(MNGraph *g, MNNode *n, bool *mask) {
 
 bool infer_batchnorm(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 5, 5) || !need_rank(c, n, 0, 2, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
+    if (c->opset < 7 && (!ir_attr_int(n, "is_test", 0) || !ir_attr_int(n, "spatial", 1))) /* opset 6: the same in test mode */
+        return infer_unsupported(c, n, NULL, "training mode or spatial=0 (opset %lld)", (long long)c->opset);
     int64_t ch = T(n, 0)->dims[1];
     for (int k = 1; k < 5; k++)
         if (T(n, k)->rank != 1 || T(n, k)->dims[0] != ch)

@@ -60,33 +60,33 @@
     OP(Cast, 6, 21, cast, cast)                                    \
     OP(CastLike, 15, 21, castlike, cast)                           \
     /* elementwise with numpy broadcasting */                     \
-    OP(Add, 7, 21, binary, binary)                                 \
-    OP(Sub, 7, 21, binary, binary)                                 \
-    OP(Mul, 7, 21, binary, binary)                                 \
-    OP(Div, 7, 21, binary, binary)                                 \
-    OP(Pow, 7, 21, binary, binary)                                 \
+    OP(Add, 6, 21, binary, binary)                                 \
+    OP(Sub, 6, 21, binary, binary)                                 \
+    OP(Mul, 6, 21, binary, binary)                                 \
+    OP(Div, 6, 21, binary, binary)                                 \
+    OP(Pow, 6, 21, binary, binary)                                 \
     OP(Mod, 10, 21, binary, binary)                                \
-    OP(PRelu, 7, 21, binary, binary)                               \
+    OP(PRelu, 6, 21, binary, binary)                               \
     OP(BitShift, 11, 21, binary, binary)                           \
-    OP(Min, 8, 21, variadic, binary)                               \
-    OP(Max, 8, 21, variadic, binary)                               \
-    OP(Sum, 8, 21, variadic, binary)                               \
-    OP(Mean, 8, 21, variadic, binary)                              \
-    OP(Equal, 7, 21, compare, binary)                              \
-    OP(Less, 7, 21, compare, binary)                               \
-    OP(Greater, 7, 21, compare, binary)                            \
+    OP(Min, 6, 21, variadic, binary)                               \
+    OP(Max, 6, 21, variadic, binary)                               \
+    OP(Sum, 6, 21, variadic, binary)                               \
+    OP(Mean, 6, 21, variadic, binary)                              \
+    OP(Equal, 6, 21, compare, binary)                              \
+    OP(Less, 6, 21, compare, binary)                               \
+    OP(Greater, 6, 21, compare, binary)                            \
     OP(LessOrEqual, 12, 21, compare, binary)                       \
     OP(GreaterOrEqual, 12, 21, compare, binary)                    \
-    OP(And, 7, 21, compare, binary)                                \
-    OP(Or, 7, 21, compare, binary)                                 \
-    OP(Xor, 7, 21, compare, binary)                                \
+    OP(And, 6, 21, compare, binary)                                \
+    OP(Or, 6, 21, compare, binary)                                 \
+    OP(Xor, 6, 21, compare, binary)                                \
     OP(Where, 9, 21, where, where)                                 \
     /* linear algebra, convolution, normalisation, pooling */     \
     OP(MatMul, 1, 21, matmul, none)                                \
-    OP(Gemm, 7, 21, gemm, none)                                    \
+    OP(Gemm, 6, 21, gemm, none)                                    \
     OP(Conv, 1, 21, conv, none)                                    \
     OP(ConvTranspose, 1, 21, conv_transpose, none)                 \
-    OP(BatchNormalization, 7, 21, batchnorm, none)                 \
+    OP(BatchNormalization, 6, 21, batchnorm, none)                 \
     OP(InstanceNormalization, 6, 21, same_as_input0, none)         \
     OP(LayerNormalization, 17, 21, layernorm, none)                \
     OP(LRN, 1, 21, same_as_input0, none)                           \
