@@ -363,11 +363,44 @@ bool emit_in_lm(const MNValue *v) { return v && (v->loc == MN_LOC_LM0 || v->loc 
 
 int64_t emit_table_lw(const MNValue *o, int rows) { return (int64_t)rows * 2 * emit_round4(o->num_lw); }
 
-const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t table_lw) {
-    int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
-    int *tbank = &w->tbank[w->pos];
+/* Where each source element sits in a scratch. The L1BM, after every PE of an L1B handed
+ * it its long words (a combine), holds (address a, MAB m, PE p) at P a + 4 m + p: blocks
+ * of 4 long words, one per (a, m). The scratch keeps only the blocks that hold some
+ * element (of the first replica: a source replicated over MABs is taken from MAB 0), in
+ * the order of their (L1B, a, m). A source spread over the L1Bs of an L2B goes through
+ * the L2BM first: every L1BM's 32-LW segments that hold a needed block go to the L2BM
+ * (one step for all L1Bs), the L2BM back into every L1BM, and the blocks from there. */
+typedef struct {
+    int nsrc;
+    int64_t *base;  /* scratch LW of each source's first block; base[nsrc]: the pool */
+    int32_t **blk;  /* per source: block id (j, a, m) -> its block in the scratch, -1 */
+    int64_t *nblk;
+    int64_t **seg;  /* per source spread over L1Bs: the L1BM segments moved, in order */
+    int64_t *nseg;
+    bool *cross;
+    int64_t P, J, M;
+} SMap;
+
+static void smap_free(SMap *s) {
+    for (int k = 0; k < s->nsrc; k++) free(s->blk[k]), free(s->seg[k]);
+    free(s->base), free(s->blk), free(s->nblk), free(s->seg), free(s->nseg), free(s->cross);
+}
+
+static int64_t block_id(const SMap *s, const MNValue *x, const MNPlace *p) {
+    return ((int64_t)p->c[LV_L1B] * emit_round4(x->num_lw) + p->c[LV_ADDR]) * s->M + p->c[LV_MAB];
+}
+
+/* NULL, or why the sources cannot share a scratch */
+static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, SMap *s) {
     const MNMachine *m = &c->machine;
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, need = emit_round4(pool_lw);
+    memset(s, 0, sizeof *s);
+    s->nsrc = nsrc, s->P = (int64_t)m->mab_per_l1b * m->pe_per_mab, s->J = m->l1b_per_l2b, s->M = m->mab_per_l1b;
+    s->base = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
+    s->blk = xcalloc((size_t)nsrc + 1, sizeof(int32_t *));
+    s->nblk = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
+    s->seg = xcalloc((size_t)nsrc + 1, sizeof(int64_t *));
+    s->nseg = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
+    s->cross = xcalloc((size_t)nsrc + 1, sizeof(bool));
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
         MNLayout ls;
@@ -375,10 +408,56 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
         if (!emit_in_lm(x)) return "not in LM";
         if (mn_dtype_bytes(x->dtype) != 4) return "a gather of other than 32-bit elements";
         if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
-        if (!(ls.bcast & (1u << LV_L1B)) || !(ls.bcast & (1u << LV_L2B))) return "data moving between L1Bs (a gather across the L2BM)";
-        if (P * emit_round4(x->num_lw) > m->l1bm_lw) return "a gather larger than the L1BM";
-        need += P * emit_round4(x->num_lw);
+        if (!(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
+        int64_t ns4 = emit_round4(x->num_lw), nid = s->J * ns4 * s->M;
+        if (s->P * ns4 > m->l1bm_lw) return "a gather larger than the L1BM";
+        s->cross[k] = !(ls.bcast & (1u << LV_L1B));
+        s->blk[k] = xmalloc(sizeof(int32_t) * (size_t)nid);
+        for (int64_t i = 0; i < nid; i++) s->blk[k][i] = -1;
+        int64_t n = ir_shape_numel(&x->type), idx[LAYOUT_MAX_RANK];
+        for (int64_t e = 0; e < n; e++) {
+            int64_t q = e;
+            for (int d = x->type.rank - 1; d >= 0; d--) idx[d] = q % x->type.dims[d], q /= x->type.dims[d];
+            MNPlace p;
+            layout_place(&ls, idx, &p);
+            s->blk[k][block_id(s, x, &p)] = 0;
+        }
+        bool *segs = s->cross[k] ? xcalloc((size_t)(s->P * ns4 / 32 + 1), 1) : NULL;
+        for (int64_t i = 0; i < nid; i++) /* scratch order: (L1B, a, m) */
+            if (s->blk[k][i] >= 0) {
+                s->blk[k][i] = (int32_t)s->nblk[k]++;
+                if (segs) segs[(s->P * (i / s->M % ns4) + 4 * (i % s->M)) / 32] = true;
+            }
+        if (segs) {
+            s->seg[k] = xmalloc(sizeof(int64_t) * (size_t)(s->P * ns4 / 32 + 1));
+            for (int64_t g = 0; g <= s->P * ns4 / 32; g++)
+                if (segs[g]) s->seg[k][s->nseg[k]++] = g;
+            free(segs);
+            if (s->P * ns4 + 32 * s->J * s->nseg[k] > m->l1bm_lw || 32 * s->J * s->nseg[k] > m->l2bm_lw) return "a gather larger than the L1BM";
+        }
+        s->base[k + 1] = s->base[k] + 4 * s->nblk[k];
     }
+    return NULL;
+}
+
+/* the scratch word of element sidx of source k */
+static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, int k, const int64_t *sidx) {
+    MNPlace p;
+    layout_place(ls, sidx, &p);
+    int32_t b = s->blk[k][block_id(s, x, &p)];
+    if (b < 0) die("'%s': an element outside the scratch", x->name);
+    return 2 * (s->base[k] + 4 * (int64_t)b + p.c[LV_PE]) + p.c[LV_W];
+}
+
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t table_lw) {
+    int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
+    int *tbank = &w->tbank[w->pos];
+    const MNMachine *m = &c->machine;
+    SMap sm;
+    const char *why = smap_build(c, src, nsrc, &sm);
+    int64_t need = emit_round4(pool_lw) + sm.base[nsrc];
+    smap_free(&sm);
+    if (why) return why;
     int64_t iv[512][2];
     int k = lm_busy(c->g, w, 0, iv, 510);
     *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
@@ -398,17 +477,36 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
 }
 
 int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t scr) {
-    const MNMachine *m = &e->c->machine;
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, at = 0;
-    for (int s = 0; s < nsrc; s++) { /* every PE's long words into the L1BM, then all of them into every scratch */
-        const MNValue *x = src[s];
-        int64_t ns4 = emit_round4(x->num_lw);
+    SMap s;
+    if (smap_build(e->c, src, nsrc, &s)) die("a scratch that was planned cannot be built");
+    int64_t P = s.P;
+    for (int k = 0; k < nsrc; k++) {
+        const MNValue *x = src[k];
+        int64_t ns4 = emit_round4(x->num_lw), nid = s.J * ns4 * s.M, r2 = P * ns4;
+        /* every PE's long words into the L1BM */
         for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", emit_bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
         buf_printf(e->b, "nop/3\n");
-        for (int64_t k = 0; k < P * ns4 / 4; k++) buf_printf(e->b, "l1bmp $lb%lld $lm%lldv\n", (long long)(4 * k), (long long)(2 * (scr + at + 4 * k)));
+        if (s.cross[k]) { /* the needed segments of every L1BM through the L2BM into every L1BM, after the combine's range */
+            for (int64_t g = 0; g < s.nseg[k]; g++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(32 * s.seg[k][g]), (long long)(32 * s.J * g));
+            buf_printf(e->b, "nop/4\n");
+            for (int64_t u = 0; u < 32 * s.J * s.nseg[k]; u += 64) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)u, (long long)(r2 + u));
+            buf_printf(e->b, "nop/3\n");
+        }
+        for (int64_t i = 0; i < nid; i++) { /* the blocks into every PE's scratch */
+            int32_t b = s.blk[k][i];
+            if (b < 0) continue;
+            int64_t j = i / (ns4 * s.M), off = P * (i / s.M % ns4) + 4 * (i % s.M), from = off;
+            if (s.cross[k]) {
+                int64_t g = 0;
+                while (s.seg[k][g] != off / 32) g++;
+                from = r2 + 32 * s.J * g + 32 * j + off % 32;
+            }
+            buf_printf(e->b, "l1bmp $lb%lld $lm%lldv\n", (long long)from, (long long)(2 * (scr + s.base[k] + 4 * b)));
+        }
         buf_printf(e->b, "nop/3\n");
-        at += P * ns4;
     }
+    int64_t at = s.base[nsrc];
+    smap_free(&s);
     return at;
 }
 
@@ -511,15 +609,12 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *const *src, int
     const MNValue *o = n->out[0];
     MNLayout ld, lt;
     char err[200];
-    MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)ns);
-    int64_t *base = xmalloc(sizeof(int64_t) * (size_t)(ns + 1)); /* each source's long words in the scratch */
-    base[0] = 0;
-    for (int k = 0; k < ns; k++) {
-        layout_parse(src[k]->layout, &ls[k], err, sizeof err);
-        base[k + 1] = base[k] + (int64_t)m->mab_per_l1b * m->pe_per_mab * emit_round4(src[k]->num_lw);
-    }
+    MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)(ns + 1));
+    for (int k = 0; k < ns; k++) layout_parse(src[k]->layout, &ls[k], err, sizeof err);
+    SMap sm;
+    if (smap_build(c, src, ns, &sm)) die("node '%s': a scratch that was planned cannot be built", n->name);
     layout_parse(o->layout, &ld, err, sizeof err);
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
+    int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
     int64_t dims[5] = {m->n_l2b, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt};
     MNLevel lv[4] = {LV_L2B, LV_L1B, LV_MAB, LV_PE};
     memset(&lt, 0, sizeof lt);
@@ -546,25 +641,24 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *const *src, int
                 int64_t word = 0;
                 EmEntry en = {0};
                 if (real && fn(ctx, idx, r, &en)) {
-                    if (en.src >= 0) {
-                        MNPlace ps;
-                        layout_place(&ls[en.src], en.sidx, &ps);
-                        word = 2 * (base[en.src] + ps.c[LV_ADDR] * P + 4 * ps.c[LV_MAB] + ps.c[LV_PE]) + ps.c[LV_W];
-                    } else {
+                    if (en.src >= 0)
+                        word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx);
+                    else {
                         int j = 0;
                         while (j < *npool && memcmp(&pool[j], &en.k, sizeof en.k)) j++;
                         if (j == *npool) {
                             if (*npool >= pool_cap) die("node '%s': more than %d table constants", n->name, pool_cap);
                             pool[(*npool)++] = en.k;
                         }
-                        word = 2 * (base[ns] + j);
+                        word = 2 * (sm.base[ns] + j);
                     }
                 }
                 ir_tensor_set_i(t, i + r * nw + w, word);
             }
         }
     }
-    free(ls), free(base);
+    free(ls);
+    smap_free(&sm);
     MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s_gather_table", n->name));
     ir_type_set(g, &v->type, ONNX_INT32, 5, dims);
     v->konst = t;
