@@ -66,11 +66,11 @@ void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
     const char *r = emit_bank_reg(lmv);
     for (int64_t k = 0; k * im.C < im.n4; k++) {
         int64_t ck = im.n4 - k * im.C < im.C ? im.n4 - k * im.C : im.C, base = dram->addr + k * im.C * P * J * L;
-        int tag = e->tag = e->tag % 99 + 1;
+        int tag = e->tag = e->tag % 63 + 1; /* the tags are i01..i3f */
         if (down) {
             for (int64_t g = 0; g < L; g++)
-                buf_printf(e->b, "mvp/n%lldi%02d $d%lld $lc0@.%lld\n", (long long)(J * P * ck), tag, (long long)(base + g * J * P * ck), (long long)g);
-            buf_printf(e->b, "nop; wait i%02d\n", tag);
+                buf_printf(e->b, "mvp/n%lldi%02x $d%lld $lc0@.%lld\n", (long long)(J * P * ck), tag, (long long)(base + g * J * P * ck), (long long)g);
+            buf_printf(e->b, "nop; wait i%02x\n", tag);
             for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(s * 32 * J), (long long)(s * 32));
             buf_printf(e->b, "nop/3\n");
             for (int64_t t = 0; t < ck / 4; t++)
@@ -84,8 +84,8 @@ void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
             for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(s * 32), (long long)(s * 32 * J));
             buf_printf(e->b, "nop/4\n");
             for (int64_t g = 0; g < L; g++)
-                buf_printf(e->b, "mvp/n%lldi%02d $lc0@.%lld $d%lld\n", (long long)(J * P * ck), tag, (long long)g, (long long)(base + g * J * P * ck));
-            buf_printf(e->b, "nop; wait i%02d\n", tag);
+                buf_printf(e->b, "mvp/n%lldi%02x $lc0@.%lld $d%lld\n", (long long)(J * P * ck), tag, (long long)g, (long long)(base + g * J * P * ck));
+            buf_printf(e->b, "nop; wait i%02x\n", tag);
         }
     }
 }
@@ -209,6 +209,9 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Sigmoid: *mn = "sigmoid"; return EW_SIGMOID;
     case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
     case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
+    case OP_Cast: case OP_CastLike: /* between ONNX types the machine keeps alike (a float16 kept as float) */
+        if (n->in[0] && n->out[0] && n->in[0]->dtype == n->out[0]->dtype) return *mn = "fpassa", EW_COPY;
+        return EW_NONE;
     case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_MNCoreLayoutSwitch: *mn = "reshape"; return EW_COPY;
     case OP_Pow: /* x^0.5 is Sqrt (NaN below 0); other constant exponents are sequences */
         if (n->nin == 2 && n->in[1] && n->in[1]->konst && n->in[1]->konst->numel == 1 && ir_tensor_get_f(n->in[1]->konst, 0) == 0.5) return *mn = "sqrt", EW_SQRT;
@@ -602,11 +605,10 @@ static bool moves_data(const MNNode *n) {
     }
 }
 
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *const *src, int ns, int rows, EmEntryFn fn, const void *ctx,
-                          double *pool, int *npool, int pool_cap) {
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, int rows, EmEntryFn fn,
+                          const void *ctx, double *pool, int *npool, int pool_cap) {
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
-    const MNValue *o = n->out[0];
     MNLayout ld, lt;
     char err[200];
     MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)(ns + 1));
@@ -659,7 +661,7 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *const *src, int
     }
     free(ls);
     smap_free(&sm);
-    MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s_gather_table", n->name));
+    MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s_%s_gather_table", n->name, o->name));
     ir_type_set(g, &v->type, ONNX_INT32, 5, dims);
     v->konst = t;
     v->dtype = MN_DT_Int;
@@ -693,7 +695,7 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
     int64_t scr = w->scr[w->pos], tab = w->tab[w->pos], nd = o->num_lw;
     int tb = w->tbank[w->pos];
     int npool = 0;
-    MNValue *tv = emit_index_table(e, n, (const MNValue *const *)n->in, gather_sources(n), 1, gather_entry, n, NULL, &npool, 0);
+    MNValue *tv = emit_index_table(e, n, n->out[0], (const MNValue *const *)n->in, gather_sources(n), 1, gather_entry, n, NULL, &npool, 0);
     emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), scr);
     emit_table_load(e, tv, w);
     /* 4 destination words a step through GRF1, then into the destination */

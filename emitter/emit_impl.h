@@ -51,11 +51,11 @@ typedef struct {
 } EmEntry;
 /* entry row of output element idx; false: none (the entry reads scratch word 0) */
 typedef bool (*EmEntryFn)(const void *ctx, const int64_t *idx, int row, EmEntry *en);
-/* The index table of node n as a parameter (the host writes it): for every PE and row,
- * one LW per destination word of the output (its low word is the scratch word). The
+/* The index table of node n's output o as a parameter (the host writes it): for every PE
+ * and row, one LW per destination word of o (its low word is the scratch word). The
  * constants the entries ask for are collected in pool (at most pool_cap). */
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *const *src, int nsrc, int rows, EmEntryFn fn, const void *ctx,
-                          double *pool, int *npool, int pool_cap);
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int nsrc, int rows, EmEntryFn fn,
+                          const void *ctx, double *pool, int *npool, int pool_cap);
 /* the table's per-PE long words for rows of output o */
 int64_t emit_table_lw(const MNValue *o, int rows);
 /* the index table into LM at the walk's place for it */

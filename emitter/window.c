@@ -28,7 +28,7 @@
 
 typedef enum {
     WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
-    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC
+    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM
 } WKind;
 
 enum { POOL_CAP = 64 };
@@ -40,12 +40,17 @@ typedef struct {
     int terms;  /* 2: products of pairs */
     int rows, row_self, row_bias, row_scale;
     int nsrc;
-    const MNValue *src[3];
+    const MNValue *src[6];
+    /* normalizations: scale, bias, mean, variance (BatchNormalization), each a source or
+     * (psrc < 0) the constant pk; their rows */
+    int psrc[4], prow[4];
+    double pk[4], eps;
     int bias_src; /* the bias's source, -1: a constant (bias_k) or none */
     double bias_k, alpha, beta;
     bool mask[MN_MAX_RANK], keep; /* reductions and Softmax */
     MNWindow win;                 /* pools and Conv */
     bool include_pad;
+    int oi; /* the output computed: LayerNormalization also gives Mean and InvStdDev */
     int64_t group;
     int lp; /* LpPool's p */
 } Win;
@@ -70,7 +75,8 @@ bool window_op(const MNNode *n) {
     WKind k;
     switch (n->op) {
     case OP_Softmax: case OP_LogSoftmax: case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool:
-    case OP_GlobalMaxPool: case OP_Conv: case OP_ConvTranspose: case OP_MatMul: case OP_Gemm:
+    case OP_GlobalMaxPool: case OP_Conv: case OP_ConvTranspose: case OP_MatMul: case OP_Gemm: case OP_BatchNormalization:
+    case OP_LayerNormalization: case OP_InstanceNormalization:
         return true;
     default: return reduce_kind(n->op, &k);
     }
@@ -90,6 +96,16 @@ static bool bias_operand(Win *w, const MNValue *v) {
     }
     w->bias_src = w->nsrc, w->src[w->nsrc++] = v;
     return true;
+}
+
+/* parameter i of a normalization: absent (the constant dflt), a one-element constant, or
+ * a source */
+static void norm_param(Win *w, int i, const MNValue *v, double dflt) {
+    w->prow[i] = w->rows++;
+    w->psrc[i] = -1, w->pk[i] = dflt;
+    if (!v) return;
+    if (v->loc_kind == MN_LOC_KIND_IMM && v->konst && v->konst->numel == 1) w->pk[i] = ir_tensor_get_f(v->konst, 0);
+    else w->psrc[i] = w->nsrc, w->src[w->nsrc++] = v;
 }
 
 /* the distinct 1/count values of an AveragePool (bounded by the product of each axis's
@@ -125,7 +141,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     const MNValue *x = n->in[0], *o = n->out[0];
     int r = x->type.rank;
     for (int k = 1; k < n->nout; k++)
-        if (n->out[k] && n->out[k]->nuses) return *why = "a second output that is read", false;
+        if (n->out[k] && n->out[k]->nuses && n->op != OP_LayerNormalization) return *why = "a second output that is read", false;
     if (reduce_kind(n->op, &w->kind)) {
         if (!infer_reduce_mask(c->g, n, w->mask)) return *why = "axes not known", false;
         w->keep = ir_attr_int(n, "keepdims", 1) != 0;
@@ -191,6 +207,24 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->rows = (int)(2 * w->K);
         if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0) bias_operand(w, n->in[2]), w->row_bias = w->rows++;
         return true;
+    case OP_BatchNormalization: /* inference: per channel */
+        w->kind = WK_BN, w->eps = ir_attr_float(n, "epsilon", 1e-5);
+        w->src[w->nsrc++] = x;
+        w->row_self = w->rows++;
+        for (int i = 0; i < 4; i++) norm_param(w, i, n->in[1 + i], 0);
+        return true;
+    case OP_LayerNormalization: case OP_InstanceNormalization: { /* over the axes from axis on / the spatial axes */
+        w->kind = WK_NORM, w->eps = ir_attr_float(n, "epsilon", 1e-5), w->keep = true, w->K = 1;
+        int64_t ax = n->op == OP_LayerNormalization ? ir_attr_int(n, "axis", -1) : 2;
+        if (ax < 0) ax += r;
+        for (int i = 0; i < r; i++)
+            if ((w->mask[i] = i >= ax)) w->K *= x->type.dims[i];
+        w->src[w->nsrc++] = x;
+        w->rows = (int)w->K, w->row_self = w->rows++;
+        norm_param(w, 0, n->in[1], 1);
+        norm_param(w, 1, n->nin > 2 ? n->in[2] : NULL, 0);
+        return true;
+    }
     default: return *why = "no emitter", false;
     }
 }
@@ -323,6 +357,17 @@ static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en)
         return true;
     }
     if (row == w->row_scale) return constant(en, avg_scale(w, idx)), true;
+    for (int i = 0; i < 4; i++)
+        if ((w->kind == WK_BN || w->kind == WK_NORM) && row == w->prow[i] && (i < 2 || w->kind == WK_BN)) {
+            if (w->psrc[i] < 0) return constant(en, w->pk[i]), true;
+            const MNValue *pv = w->src[w->psrc[i]];
+            int rp = pv->type.rank, ro = w->n->out[0]->type.rank;
+            en->src = w->psrc[i];
+            if (w->n->op != OP_LayerNormalization) en->sidx[0] = idx[1]; /* per channel */
+            else /* broadcast onto the normalized axes, aligned at the end */
+                for (int d = 0; d < rp; d++) en->sidx[d] = pv->type.dims[d] == 1 ? 0 : idx[ro - rp + d];
+            return true;
+        }
     if (row == w->row_bias) return bias_entry(w, idx, en);
     int64_t k = row / w->terms;
     int term = row % w->terms;
@@ -348,21 +393,26 @@ static int fixed_pool(const Win *w, double *pool) {
     pool[n++] = w->K ? 1.0 / (double)w->K : 0;
     pool[n++] = w->alpha;
     pool[n++] = w->beta;
+    pool[n++] = w->eps;
     return n;
 }
-enum { K_INIT, K_NEGINF, K_INVK, K_ALPHA, K_BETA };
 
 const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     Win w;
     const char *why = NULL;
     if (!win_of(c, n, &w, &why)) return why;
-    const MNValue *o = n->out[0];
-    if (!emit_in_lm(o) || o->dtype != MN_DT_Float) return "not a float value in LM";
     for (int k = 0; k < w.nsrc; k++)
         if (w.src[k]->dtype != MN_DT_Float) return "not a float value in LM";
-    if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
-    int rows = w.rows > 0 ? w.rows : 1;
-    return emit_scratch_plan(c, wk, w.src, w.nsrc, POOL_CAP, emit_table_lw(o, rows));
+    int64_t tlw = 0;
+    for (int k = 0; k < n->nout && k < 3; k++) {
+        const MNValue *o = n->out[k];
+        if (k > 0 && (!o || !o->nuses)) continue;
+        if (!emit_in_lm(o) || o->dtype != MN_DT_Float) return "not a float value in LM";
+        if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
+        int64_t t = emit_table_lw(o, w.rows > 0 ? w.rows : 1);
+        if (t > tlw) tlw = t;
+    }
+    return emit_scratch_plan(c, wk, w.src, w.nsrc, POOL_CAP, tlw);
 }
 
 /* one instruction over the batch's G groups: R, A, M, T, X in fmt are the group's words
@@ -405,19 +455,35 @@ static void fetch(const Batch *b, int row, int64_t w0, bool into_t) {
     if (b->G < 2) buf_printf(b->e->b, "nop\n");
 }
 
+static void fold(Win *wp, Batch *bp, const MNValue *o);
+
 void window_emit(Em *e, MNNode *n, const Walk *wk) {
     Win w;
     const char *why;
     if (!win_of(e->c, n, &w, &why)) die("node '%s' was accepted as a window op: %s", n->name, why);
-    const MNValue *o = n->out[0];
     int rows = w.rows > 0 ? w.rows : 1;
     double pool[POOL_CAP];
     int npool = fixed_pool(&w, pool);
-    MNValue *tv = emit_index_table(e, n, w.src, w.nsrc, rows, win_entry, &w, pool, &npool, POOL_CAP);
-    Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 2 * emit_round4(o->num_lw), wk->tbank[wk->pos]};
+    MNValue *tv[3] = {NULL, NULL, NULL};
+    for (int k = 0; k < n->nout && k < 3; k++) /* every table first: they add to the pool */
+        if (k == 0 || (n->out[k] && n->out[k]->nuses)) w.oi = k, tv[k] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, rows, win_entry, &w, pool, &npool, POOL_CAP);
+    Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos]};
     b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, b.scr);
     emit_scratch_pool(e, b.scr, b.pool_at, pool, npool);
-    emit_table_load(e, tv, wk);
+    for (int k = 0; k < 3; k++)
+        if (tv[k]) {
+            w.oi = k;
+            emit_table_load(e, tv[k], wk);
+            fold(&w, &b, n->out[k]);
+        }
+}
+
+/* output o (output w->oi of the node) from the scratch and its table */
+static void fold(Win *wp, Batch *bp, const MNValue *o) {
+    Win w = *wp;
+    Batch b = *bp;
+    Em *e = b.e;
+    b.nw = 2 * emit_round4(o->num_lw);
     int64_t words = 2 * o->num_lw;
     bool two_pass = w.kind == WK_LSE || w.kind == WK_SOFTMAX || w.kind == WK_LOGSOFTMAX;
     for (int64_t w0 = 0; w0 < words; w0 += 128) {
@@ -442,6 +508,23 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
             case WK_MIN: each(&b, "fmin X A A"); break;
             case WK_PROD: each(&b, "fvmul X A A"); break;
             default: each(&b, "fvadd X A A"); break;
+            }
+        }
+        if (w.kind == WK_BN) { /* (x - mean) scale / sqrt(var + eps) + bias */
+            fetch(&b, w.prow[3], w0, false), each(&b, "fvadd X K5 X"), each(&b, "frsqrt X X");
+            fetch(&b, w.prow[0], w0, true), each(&b, "fvmul X T M");
+            fetch(&b, w.row_self, w0, false), fetch(&b, w.prow[2], w0, true), each(&b, "fvadd X -T X"), each(&b, "fvmul X M A");
+            fetch(&b, w.prow[1], w0, false), each(&b, "fvadd X A A");
+        }
+        if (w.kind == WK_NORM && w.oi == 1) each(&b, "fvmul A K2 A"); /* LayerNormalization's Mean */
+        if (w.kind == WK_NORM && w.oi != 1) { /* the mean, then the variance about it, then the element */
+            each(&b, "fvmul A K2 M"), each(&b, "fpassa K0 A");
+            for (int64_t k = 0; k < w.K; k++) fetch(&b, (int)k, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X X X"), each(&b, "fvadd X A A");
+            each(&b, "fvmul A K2 A"), each(&b, "fvadd A K5 A"), each(&b, "frsqrt A A");
+            if (w.oi == 0) {
+                fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X A A");
+                fetch(&b, w.prow[0], w0, false), each(&b, "fvmul X A A");
+                fetch(&b, w.prow[1], w0, false), each(&b, "fvadd X A A");
             }
         }
         switch (w.kind) {
