@@ -635,7 +635,7 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
         pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
         for (int64_t w = 0; w < nw; w++) {
             MNPlace pd = {{0}};
-            pd.c[LV_ADDR] = w / 2, pd.c[LV_W] = w % 2, pd.c[LV_PE] = pe, pd.c[LV_MAB] = mab, pd.c[LV_L1B] = l1, pd.c[LV_L2B] = l2;
+            pd.c[LV_ADDR] = w / 2, pd.c[LV_W] = mn_dtype_bytes(o->dtype) == 8 ? 0 : w % 2, pd.c[LV_PE] = pe, /* 64-bit: both words */ pd.c[LV_MAB] = mab, pd.c[LV_L1B] = l1, pd.c[LV_L2B] = l2;
             int64_t idx[LAYOUT_MAX_RANK];
             bool pad = true;
             bool real = w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad;

@@ -28,10 +28,10 @@
 
 typedef enum {
     WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
-    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM
+    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN
 } WKind;
 
-enum { POOL_CAP = 64 };
+enum { POOL_CAP = 64, K_FIRST_INDEX = 7 }; /* the fixed constants, then ArgMax's indices */
 
 typedef struct {
     const MNNode *n;
@@ -76,7 +76,7 @@ bool window_op(const MNNode *n) {
     switch (n->op) {
     case OP_Softmax: case OP_LogSoftmax: case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool:
     case OP_GlobalMaxPool: case OP_Conv: case OP_ConvTranspose: case OP_MatMul: case OP_Gemm: case OP_BatchNormalization:
-    case OP_LayerNormalization: case OP_InstanceNormalization:
+    case OP_LayerNormalization: case OP_InstanceNormalization: case OP_ArgMax: case OP_ArgMin:
         return true;
     default: return reduce_kind(n->op, &k);
     }
@@ -207,6 +207,17 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->rows = (int)(2 * w->K);
         if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0) bias_operand(w, n->in[2]), w->row_bias = w->rows++;
         return true;
+    case OP_ArgMax: case OP_ArgMin: {
+        w->kind = n->op == OP_ArgMax ? WK_ARGMAX : WK_ARGMIN;
+        int64_t ax = ir_attr_int(n, "axis", 0);
+        if (ax < 0) ax += r;
+        for (int i = 0; i < r; i++) w->mask[i] = i == ax;
+        w->keep = ir_attr_int(n, "keepdims", 1) != 0, w->K = x->type.dims[ax];
+        if (w->K > POOL_CAP - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
+        w->src[w->nsrc++] = x;
+        w->rows = (int)w->K;
+        return true;
+    }
     case OP_BatchNormalization: /* inference: per channel */
         w->kind = WK_BN, w->eps = ir_attr_float(n, "epsilon", 1e-5);
         w->src[w->nsrc++] = x;
@@ -394,6 +405,9 @@ static int fixed_pool(const Win *w, double *pool) {
     pool[n++] = w->alpha;
     pool[n++] = w->beta;
     pool[n++] = w->eps;
+    pool[n++] = INFINITY;
+    if (w->kind == WK_ARGMAX || w->kind == WK_ARGMIN) /* the indices, as floats */
+        for (int64_t k = 0; k < w->K; k++) pool[n++] = (double)k;
     return n;
 }
 
@@ -407,7 +421,7 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     for (int k = 0; k < n->nout && k < 3; k++) {
         const MNValue *o = n->out[k];
         if (k > 0 && (!o || !o->nuses)) continue;
-        if (!emit_in_lm(o) || o->dtype != MN_DT_Float) return "not a float value in LM";
+        if (!emit_in_lm(o) || o->dtype != (w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long : MN_DT_Float)) return "not a float value in LM";
         if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
         int64_t t = emit_table_lw(o, w.rows > 0 ? w.rows : 1);
         if (t > tlw) tlw = t;
@@ -494,7 +508,7 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             each(&b, "fpassa K1 M");
             for (int64_t k = 0; k < w.K; k++) fetch(&b, (int)k, w0, false), each(&b, "fmax X M M");
         }
-        for (int64_t k = 0; k < w.K; k++) {
+        for (int64_t k = 0; k < w.K && w.kind != WK_ARGMAX && w.kind != WK_ARGMIN; k++) {
             fetch(&b, (int)(k * w.terms), w0, false);
             switch (w.kind) {
             case WK_MAC: fetch(&b, (int)(2 * k + 1), w0, true), each(&b, "fvmul X T X"); break;
@@ -515,6 +529,25 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             fetch(&b, w.prow[0], w0, true), each(&b, "fvmul X T M");
             fetch(&b, w.row_self, w0, false), fetch(&b, w.prow[2], w0, true), each(&b, "fvadd X -T X"), each(&b, "fvmul X M A");
             fetch(&b, w.prow[1], w0, false), each(&b, "fvadd X A A");
+        }
+        if (w.kind == WK_ARGMAX || w.kind == WK_ARGMIN) { /* the best so far, and where: ties go to the first (or last) index */
+            each(&b, w.kind == WK_ARGMAX ? "fpassa K1 M" : "fpassa K6 M");
+            bool last = ir_attr_int(w.n, "select_last_index", 0) != 0;
+            for (int64_t q = 0; q < w.K; q++) {
+                int64_t k = last ? q : w.K - 1 - q; /* the comparison keeps X on ties: the last one seen wins */
+                fetch(&b, (int)k, w0, false);
+                for (int64_t j0 = 0; j0 < b.G; j0 += 15) { /* a mask register per group */
+                    int64_t jn = b.G - j0 < 15 ? b.G - j0 : 15;
+                    for (int64_t j = j0; j < j0 + jn; j++)
+                        buf_printf(e->b, "%s $s%lldv $r%lldv $r%lldv $omr%lld\n", w.kind == WK_ARGMAX ? "fmax" : "fmin", (long long)(4 * j),
+                                   (long long)(128 + 4 * j), (long long)(128 + 4 * j), (long long)(1 + j - j0));
+                    for (int64_t j = j0; j < j0 + jn; j++)
+                        buf_printf(e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)), (long long)(4 * j),
+                                   (long long)(1 + j - j0));
+                    if (jn < 2) buf_printf(e->b, "nop\n"); /* the index is read 2 steps later */
+                }
+            }
+            each(&b, "fftoi A A"), each(&b, "zero A/1010"); /* int64: the index in the low word, 0 above */
         }
         if (w.kind == WK_NORM && w.oi == 1) each(&b, "fvmul A K2 A"); /* LayerNormalization's Mean */
         if (w.kind == WK_NORM && w.oi != 1) { /* the mean, then the variance about it, then the element */
