@@ -530,7 +530,14 @@ static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin 
 static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
     for (int k = 0; k < gather_sources(n); k++)
         if (n->in[k] && n->in[k]->dtype != n->out[0]->dtype) return "a gather that changes dtype";
-    return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 0, emit_table_lw(n->out[0], 1));
+    int64_t tlw = 0;
+    for (int k = 0; k < n->nout; k++) {
+        const MNValue *o = n->out[k];
+        if (k > 0 && (!o || !o->nuses)) continue;
+        if (k >= 8 || !emit_in_lm(o) || o->dtype != n->in[0]->dtype) return "not in LM";
+        if (emit_table_lw(o, 1) > tlw) tlw = emit_table_lw(o, 1);
+    }
+    return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 4, tlw);
 }
 
 const MNTensor *emit_konst_of(const MNValue *v) {
@@ -539,12 +546,44 @@ const MNTensor *emit_konst_of(const MNValue *v) {
     return v->producer && v->producer->op == OP_MNCoreDownload ? v->producer->in[0]->konst : NULL;
 }
 
-/* The source element of output element idx of a data-movement node n (false: n's
- * indices are not known at compile time, or out of range). */
-static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx, int *src) {
-    const MNValue *x = n->in[0], *o = n->out[0];
+/* the integers of a constant input (or attribute, before the opset moved it to an input) */
+static int konst_ints(const MNNode *n, int k, const char *attr, int64_t *v, int cap) {
+    if (k < n->nin && n->in[k]) {
+        const MNTensor *t = emit_konst_of(n->in[k]);
+        if (!t || t->numel > cap) return -1;
+        for (int64_t i = 0; i < t->numel; i++) v[i] = ir_tensor_get_i(t, i);
+        return (int)t->numel;
+    }
+    const MNAttr *a = attr ? ir_attr(n, attr) : NULL;
+    if (!a) return 0;
+    if (a->n > cap) return -1;
+    for (int i = 0; i < a->n; i++) v[i] = a->ints[i];
+    return a->n;
+}
+
+/* Pad: the padding before each axis, or false */
+static bool pad_begin(const MNNode *n, int64_t *pb) {
+    int r = n->in[0]->type.rank;
+    int64_t p[2 * LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK];
+    int np = konst_ints(n, 1, "pads", p, 2 * LAYOUT_MAX_RANK), na = n->nin > 3 && n->in[3] ? konst_ints(n, 3, NULL, ax, LAYOUT_MAX_RANK) : r;
+    if (np < 0 || na < 0 || np != 2 * na) return false;
+    for (int d = 0; d < r; d++) pb[d] = 0;
+    for (int i = 0; i < na; i++) {
+        int64_t a = n->nin > 3 && n->in[3] ? ax[i] : i;
+        if (a < 0) a += r;
+        if (a < 0 || a >= r) return false;
+        pb[a] = p[i];
+    }
+    return true;
+}
+
+/* The source element of output oi's element idx of a data-movement node n: an element
+ * of input en->src, or a constant (a Pad's value). False: not known at compile time. */
+static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *en) {
+    const MNValue *x = n->in[0], *o = n->out[oi];
     int r = o->type.rank, q = x->type.rank;
-    *src = 0;
+    int64_t *sidx = en->sidx;
+    en->src = 0;
     switch (n->op) {
     case OP_Concat: { /* the input whose range along the axis holds the index */
         int ax = (int)ir_attr_int(n, "axis", 0);
@@ -553,12 +592,74 @@ static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx, int
         for (int k = 0; k < n->nin; k++) {
             if (at < n->in[k]->type.dims[ax]) {
                 memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
-                sidx[ax] = at, *src = k;
+                sidx[ax] = at, en->src = k;
                 return true;
             }
             at -= n->in[k]->type.dims[ax];
         }
         return false;
+    }
+    case OP_Split: { /* the outputs before this one along the axis */
+        int ax = (int)ir_attr_int(n, "axis", 0);
+        if (ax < 0) ax += r;
+        memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
+        for (int k = 0; k < oi; k++) sidx[ax] += n->out[k]->type.dims[ax];
+        return true;
+    }
+    case OP_Slice: { /* start + i step, with ONNX's clamping of the start */
+        int64_t st[LAYOUT_MAX_RANK], en_[LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK], sp[LAYOUT_MAX_RANK];
+        bool inputs = n->nin > 1;
+        int ns = konst_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = konst_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
+        int na = konst_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? konst_ints(n, 4, NULL, sp, LAYOUT_MAX_RANK) : 0;
+        if (ns < 0 || ne != ns || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns)) return false;
+        memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
+        for (int i = 0; i < ns; i++) {
+            int64_t a = na ? ax[i] : i, step = nsp ? sp[i] : 1;
+            if (a < 0) a += q;
+            if (a < 0 || a >= q || step == 0) return false;
+            int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
+            s0 = step > 0 ? (s0 < 0 ? 0 : s0 > dim ? dim : s0) : (s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0);
+            sidx[a] = s0 + idx[a] * step;
+        }
+        return true;
+    }
+    case OP_Pad: {
+        int64_t pb[LAYOUT_MAX_RANK];
+        if (!pad_begin(n, pb)) return false;
+        const char *mode = ir_attr_string(n, "mode", "constant");
+        for (int d = 0; d < q; d++) {
+            int64_t p = idx[d] - pb[d], dim = x->type.dims[d];
+            if (p >= 0 && p < dim) {
+                sidx[d] = p;
+                continue;
+            }
+            if (!strcmp(mode, "edge")) sidx[d] = p < 0 ? 0 : dim - 1;
+            else if (!strcmp(mode, "reflect") && dim > 1) {
+                int64_t per = 2 * (dim - 1), m = ((p % per) + per) % per;
+                sidx[d] = m < dim ? m : per - m;
+            } else if (!strcmp(mode, "wrap")) sidx[d] = ((p % dim) + dim) % dim;
+            else if (!strcmp(mode, "constant")) {
+                const MNTensor *cv = n->nin > 2 && n->in[2] ? emit_konst_of(n->in[2]) : NULL;
+                if (n->nin > 2 && n->in[2] && !cv) return false;
+                en->src = -1, en->k = cv && cv->numel ? ir_tensor_get_f(cv, 0) : ir_attr_float(n, "value", 0);
+                return true;
+            } else
+                return false;
+        }
+        return true;
+    }
+    case OP_DepthToSpace: case OP_SpaceToDepth: { /* NCHW, blocks of b x b */
+        int64_t b = ir_attr_int(n, "blocksize", 1);
+        sidx[0] = idx[0];
+        if (n->op == OP_DepthToSpace) {
+            int64_t c = o->type.dims[1], bh = idx[2] % b, bw = idx[3] % b;
+            sidx[1] = strcmp(ir_attr_string(n, "mode", "DCR"), "CRD") ? (bh * b + bw) * c + idx[1] : idx[1] * b * b + bh * b + bw;
+            sidx[2] = idx[2] / b, sidx[3] = idx[3] / b;
+        } else {
+            int64_t c = x->type.dims[1], blk = idx[1] / c;
+            sidx[1] = idx[1] % c, sidx[2] = idx[2] * b + blk / b, sidx[3] = idx[3] * b + blk % b;
+        }
+        return true;
     }
     case OP_MNCoreLayoutSwitch: memcpy(sidx, idx, sizeof(int64_t) * (size_t)r); return true;
     case OP_Transpose: { /* output axis d is input axis perm[d] (reversed without perm) */
@@ -600,7 +701,9 @@ static bool source_index(const MNNode *n, const int64_t *idx, int64_t *sidx, int
 /* a node that only moves data, emitted as a gather */
 static bool moves_data(const MNNode *n) {
     switch (n->op) {
-    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: return true;
+    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
+    case OP_DepthToSpace: case OP_SpaceToDepth:
+        return true;
     default: return false;
     }
 }
@@ -685,34 +788,53 @@ void emit_table_load(Em *e, MNValue *tv, const Walk *w) {
     emit_transfer(e, tv, &tl, true);
 }
 
+typedef struct {
+    const MNNode *n;
+    int oi;
+} GatherCtx;
+
 static bool gather_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
+    const GatherCtx *g = ctx;
     (void)row;
-    return source_index(ctx, idx, en->sidx, &en->src);
+    return source_index(g->n, g->oi, idx, en);
 }
 
+enum { GATHER_POOL = 4 }; /* a Pad's value */
+
+/* every output that is read: its table, then 4 destination words a step through GRF1 */
 static void gather(Em *e, const MNNode *n, const Walk *w) {
-    const MNValue *o = n->out[0];
-    int64_t scr = w->scr[w->pos], tab = w->tab[w->pos], nd = o->num_lw;
-    int tb = w->tbank[w->pos];
-    int npool = 0;
-    MNValue *tv = emit_index_table(e, n, n->out[0], (const MNValue *const *)n->in, gather_sources(n), 1, gather_entry, n, NULL, &npool, 0);
-    emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), scr);
-    emit_table_load(e, tv, w);
-    /* 4 destination words a step through GRF1, then into the destination */
+    int64_t scr = w->scr[w->pos], tab = w->tab[w->pos];
+    int tb = w->tbank[w->pos], npool = 0;
+    double pool[GATHER_POOL];
+    MNValue *tv[8] = {NULL};
+    GatherCtx gc[8];
+    for (int k = 0; k < n->nout && k < 8; k++)
+        if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
+            gc[k] = (GatherCtx){n, k};
+            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), 1, gather_entry, &gc[k], pool, &npool, GATHER_POOL);
+        }
+    int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), scr);
+    emit_scratch_pool(e, scr, at, pool, npool);
     const char *tr = tb ? "ln" : "lm";
-    int64_t words = 2 * nd, batch = 128; /* words per GRF1 batch (64 long words) */
-    for (int64_t w0 = 0; w0 < words; w0 += batch) {
-        int64_t wn = words - w0 < batch ? words - w0 : batch;
-        for (int64_t k = 0; k < wn; k += 4) {
-            buf_printf(e->b, "lpassa $%s%lldv $t\nnop\n", tr, (long long)(2 * tab + 2 * (w0 + k)));
-            buf_printf(e->b, "ipassa $mt%lld $s%lldv\n", (long long)(2 * scr), (long long)k);
+    for (int oi = 0; oi < 8; oi++) {
+        if (!tv[oi]) continue;
+        const MNValue *o = n->out[oi];
+        int64_t nd = o->num_lw;
+        emit_table_load(e, tv[oi], w);
+        int64_t words = 2 * nd, batch = 128; /* words per GRF1 batch (64 long words) */
+        for (int64_t w0 = 0; w0 < words; w0 += batch) {
+            int64_t wn = words - w0 < batch ? words - w0 : batch;
+            for (int64_t k = 0; k < wn; k += 4) {
+                buf_printf(e->b, "lpassa $%s%lldv $t\nnop\n", tr, (long long)(2 * tab + 2 * (w0 + k)));
+                buf_printf(e->b, "ipassa $mt%lld $s%lldv\n", (long long)(2 * scr), (long long)k);
+            }
+            buf_printf(e->b, "nop/2\n");
+            for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
+                int64_t la = w0 / 2 + a;
+                buf_printf(e->b, "lpassa $ls%lldv $%s%lldv%s\n", (long long)(2 * a), emit_bank_reg(o), (long long)(2 * (o->addr + la)), emit_tail_mask(nd, la));
+            }
+            buf_printf(e->b, "nop/3\n");
         }
-        buf_printf(e->b, "nop/2\n");
-        for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
-            int64_t la = w0 / 2 + a;
-            buf_printf(e->b, "lpassa $ls%lldv $%s%lldv%s\n", (long long)(2 * a), emit_bank_reg(o), (long long)(2 * (o->addr + la)), emit_tail_mask(nd, la));
-        }
-        buf_printf(e->b, "nop/3\n");
     }
 }
 
@@ -721,7 +843,8 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
     case OP_MNCoreLayoutSwitch: return rename_why(c, n, w);
-    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: {
+    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
+    case OP_DepthToSpace: case OP_SpaceToDepth: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
         if (n->op == OP_Gather) { /* every index known and in range */
             const MNTensor *kt = emit_konst_of(n->in[1]);
@@ -732,6 +855,11 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
                 int64_t j = (int64_t)ir_tensor_get_f(kt, i);
                 if (j < -dim || j >= dim) return "an index out of range";
             }
+        }
+        if (n->op == OP_Slice || n->op == OP_Pad) { /* the parameters known: try the first element */
+            EmEntry en;
+            int64_t zero[LAYOUT_MAX_RANK] = {0};
+            if (ir_shape_numel(&n->out[0]->type) > 0 && !source_index(n, 0, zero, &en)) return "parameters computed at run time, or a mode not handled";
         }
         return gather_why(c, n, w);
     }
