@@ -290,8 +290,9 @@ static void walk_init(Walk *w, const MNGraph *g) {
     w->scr = xcalloc((size_t)g->nnodes + 1, sizeof(int64_t));
     w->tab = xcalloc((size_t)g->nnodes + 1, sizeof(int64_t));
     w->tbank = xcalloc((size_t)g->nnodes + 1, sizeof(int));
+    w->win = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
 }
-static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank); }
+static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win); }
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
 static void walk_before(Walk *w, const MNNode *n) {
@@ -838,7 +839,7 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
     }
 }
 
-static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
+static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     const char *mn;
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
@@ -890,6 +891,19 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     for (int i = 0; i < nin; i++)
         if (!n->in[i] || !operand_ok(c, n->in[i], o)) return "an operand whose elements sit elsewhere (a layout switch)";
     if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
+    return NULL;
+}
+
+/* Why node n cannot be emitted here (NULL: it can). An elementwise op that the vector
+ * path cannot take (operands laid out otherwise, more than two, bounds computed at run
+ * time) may still be a window op, each operand a row. */
+static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
+    const char *why = vector_why(c, n, w);
+    w->win[w->pos] = false;
+    if (!why || !window_elementwise(n)) return why;
+    const char *wwhy = window_why((MNCompile *)c, (MNNode *)n, w);
+    if (wwhy) return why;
+    w->win[w->pos] = true;
     return NULL;
 }
 
@@ -1097,7 +1111,7 @@ bool emit_program(MNCompile *c) {
         case OP_MNCoreUpload: emit_transfer(&e, n->out[0], n->in[0], false); break;
         case OP_MNCoreMove: move(&e, n); break;
         default:
-            if (window_op(n))
+            if (window_op(n) || wk.win[i])
                 window_emit(&e, (MNNode *)n, &wk);
             else if (moves_data(n) ||
                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(c, n)))

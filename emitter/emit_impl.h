@@ -23,6 +23,7 @@ typedef struct {
     int pos;
     int64_t *scr, *tab;
     int *tbank;
+    bool *win; /* an elementwise node emitted as a window op */
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);
@@ -63,6 +64,7 @@ void emit_table_load(Em *e, MNValue *tv, const Walk *w);
 
 /* window.c: reductions, Softmax, pools and products computed from a scratch */
 bool window_op(const MNNode *n);
+bool window_elementwise(const MNNode *n); /* also a window op where the vector path cannot */
 const char *window_why(MNCompile *c, MNNode *n, Walk *w);
 void window_emit(Em *e, MNNode *n, const Walk *w);
 #endif

@@ -28,7 +28,8 @@
 
 typedef enum {
     WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
-    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN
+    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN,
+    WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP /* elementwise over broadcast operands */
 } WKind;
 
 enum { POOL_CAP = 64, K_FIRST_INDEX = 7 }; /* the fixed constants, then ArgMax's indices */
@@ -134,6 +135,21 @@ static int64_t avg_counts(const Win *w, const MNValue *x, const MNValue *o) {
     return total;
 }
 
+/* Clip before opset 11: the bounds are attributes */
+static bool g_clip_attr(const MNNode *n, int i, double *k) {
+    const char *a = i == 1 ? "min" : "max";
+    if (!ir_attr(n, a)) return false;
+    *k = ir_attr_float(n, a, *k);
+    return true;
+}
+
+bool window_elementwise(const MNNode *n) {
+    switch (n->op) {
+    case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: return true;
+    default: return false;
+    }
+}
+
 /* what node n folds; why says why not */
 static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     memset(w, 0, sizeof *w);
@@ -216,6 +232,19 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         if (w->K > POOL_CAP - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
         w->src[w->nsrc++] = x;
         w->rows = (int)w->K;
+        return true;
+    }
+    case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: { /* every operand a row */
+        w->kind = n->op == OP_Max ? WK_EW_MAX : n->op == OP_Min ? WK_EW_MIN : n->op == OP_PRelu ? WK_PRELU : n->op == OP_Clip ? WK_CLIP : WK_EW_SUM;
+        int nop = n->op == OP_Clip ? 3 : n->nin;
+        if (nop > 4) return *why = "more than 4 operands", false;
+        for (int i = 0; i < nop; i++) {
+            const MNValue *v = i < n->nin ? n->in[i] : NULL;
+            double dflt = i == 1 ? -3.4028234663852886e38 : 3.4028234663852886e38; /* Clip's absent bounds */
+            if (n->op == OP_Clip && !v && g_clip_attr(n, i, &dflt)) v = NULL;
+            norm_param(w, i, v, dflt);
+        }
+        w->K = n->op == OP_Mean ? nop : 1; /* 1/K is Mean's scale */
         return true;
     }
     case OP_BatchNormalization: /* inference: per channel */
@@ -368,13 +397,14 @@ static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en)
         return true;
     }
     if (row == w->row_scale) return constant(en, avg_scale(w, idx)), true;
+    bool ew = w->kind >= WK_EW_SUM;
     for (int i = 0; i < 4; i++)
-        if ((w->kind == WK_BN || w->kind == WK_NORM) && row == w->prow[i] && (i < 2 || w->kind == WK_BN)) {
+        if ((w->kind == WK_BN || w->kind == WK_NORM || ew) && row == w->prow[i] && (i < 2 || w->kind != WK_NORM)) {
             if (w->psrc[i] < 0) return constant(en, w->pk[i]), true;
             const MNValue *pv = w->src[w->psrc[i]];
             int rp = pv->type.rank, ro = w->n->out[0]->type.rank;
             en->src = w->psrc[i];
-            if (w->n->op != OP_LayerNormalization) en->sidx[0] = idx[1]; /* per channel */
+            if (w->n->op != OP_LayerNormalization && !ew) en->sidx[0] = idx[1]; /* per channel */
             else /* broadcast onto the normalized axes, aligned at the end */
                 for (int d = 0; d < rp; d++) en->sidx[d] = pv->type.dims[d] == 1 ? 0 : idx[ro - rp + d];
             return true;
@@ -529,6 +559,21 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             fetch(&b, w.prow[0], w0, true), each(&b, "fvmul X T M");
             fetch(&b, w.row_self, w0, false), fetch(&b, w.prow[2], w0, true), each(&b, "fvadd X -T X"), each(&b, "fvmul X M A");
             fetch(&b, w.prow[1], w0, false), each(&b, "fvadd X A A");
+        }
+        if (w.kind >= WK_EW_SUM) {
+            int nop = w.n->op == OP_Clip ? 3 : w.n->nin;
+            if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
+                fetch(&b, w.prow[0], w0, false), each(&b, "frelu X X A"), each(&b, "fmin X K0 X");
+                fetch(&b, w.prow[1], w0, true), each(&b, "fvmul X T X"), each(&b, "fvadd X A A");
+            } else if (w.kind == WK_CLIP) {
+                fetch(&b, w.prow[0], w0, false), fetch(&b, w.prow[1], w0, true), each(&b, "fmax X T X");
+                fetch(&b, w.prow[2], w0, true), each(&b, "fmin X T A");
+            } else {
+                fetch(&b, w.prow[0], w0, false), each(&b, "fpassa X A");
+                for (int i = 1; i < nop; i++)
+                    fetch(&b, w.prow[i], w0, false), each(&b, w.kind == WK_EW_MAX ? "fmax X A A" : w.kind == WK_EW_MIN ? "fmin X A A" : "fvadd X A A");
+                if (w.n->op == OP_Mean) each(&b, "fvmul A K2 A");
+            }
         }
         if (w.kind == WK_ARGMAX || w.kind == WK_ARGMIN) { /* the best so far, and where: ties go to the first (or last) index */
             each(&b, w.kind == WK_ARGMAX ? "fpassa K1 M" : "fpassa K6 M");
