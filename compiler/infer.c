@@ -277,7 +277,10 @@ static bool legacy_broadcast(MNInfer *c, MNNode *n) {
     if (n->op == OP_PRelu) {
         MNValue *sl = n->in[1];
         if (b->rank == 1 && a->rank > 2 && b->dims[0] == a->dims[1] && b->dims[0] != 1) {
-            if (!sl->konst || sl->nuses != 1) return infer_unsupported(c, n, sl, "a per-channel slope computed at run time (opset < 7)");
+            int readers = 0; /* the slope gets a new shape: only when this node alone reads it */
+            for (int i = 0; i < c->g->nnodes; i++)
+                for (int k = 0; k < c->g->nodes[i]->nin; k++) readers += c->g->nodes[i]->in[k] == sl;
+            if (!sl->konst || readers != 1 || sl->is_output) return infer_unsupported(c, n, sl, "a per-channel slope computed at run time or shared (opset < 7)");
             int64_t dims[MN_MAX_RANK];
             dims[0] = b->dims[0];
             for (int i = 1; i < a->rank - 1; i++) dims[i] = 1;
