@@ -271,7 +271,7 @@ static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t 
  * output's, or a one-element constant (an immediate) */
 static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1;
-    if ((v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) || v->dtype != MN_DT_Float) return false;
+    if ((v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) || v->dtype != o->dtype) return false;
     if (v->layout && o->layout && !strcmp(v->layout, o->layout)) return true;
     AppLayoutImage im;
     MNLayout l;
@@ -884,7 +884,8 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
     if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n, w);
     const MNValue *o = n->out[0];
-    if (o->dtype != MN_DT_Float || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
+    bool dbl_ok = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
+    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok)) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
     if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
         return n->nin > nin ? "more than two operands" : "missing operands";
@@ -936,8 +937,9 @@ static void elementwise(Em *e, const MNNode *n) {
         nin = 1, yi = false;
         for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\nnop\n", sq.k[i], 64 + 2 * i);
     }
-    if (xi) buf_printf(e->b, "imm f\"%.9g\" $ls0\nnop\n", imm_of(x));
-    if (yi) buf_printf(e->b, "imm f\"%.9g\" $ls8\nnop\n", imm_of(y));
+    bool dbl = o->dtype == MN_DT_Double;
+    if (xi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls0\nnop\n" : "imm f\"%.9g\" $ls0\nnop\n", imm_of(x));
+    if (yi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls8\nnop\n" : "imm f\"%.9g\" $ls8\nnop\n", imm_of(y));
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
@@ -963,6 +965,16 @@ static void elementwise(Em *e, const MNNode *n) {
             buf_printf(e->b, "lpassa %s $ls0v\nnop\n", Y);
             snprintf(Y, sizeof Y, "$ls0v");
         }
+        if (dbl) /* products on PEs 0,1 then 2,3 (the second adds the first's forwarded result elsewhere) */
+            switch (n->op) {
+            case OP_Add: buf_printf(e->b, "dvadd %s %s %s\n", X, Y, O); break;
+            case OP_Sub: buf_printf(e->b, "dvadd %s -%s %s\n", X, Y, O); break;
+            case OP_Mul: buf_printf(e->b, "dvmulu %s %s $nowrite\ndvfmad %s %s $mauf %s\n", X, Y, X, Y, O); break;
+            case OP_Max: case OP_Min: buf_printf(e->b, "d%s %s %s %s\n", n->op == OP_Max ? "max" : "min", X, Y, O); break;
+            case OP_Neg: buf_printf(e->b, "dvpassa -%s %s\n", X, O); break;
+            default: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
+            }
+        else
         switch (k) {
         case EW_UNARY_ALU:
             if (n->op == OP_Relu) buf_printf(e->b, "frelu %s %s %s\n", X, X, O);
