@@ -52,7 +52,7 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
     if expect_app is False:
         return check(name, not os.path.exists(app), "a model.app was written for a program the emitter cannot express")
     if expect_app is None and not os.path.exists(app):
-        return check(name, True)  # rejected is fine; a program must be right
+        return check(name, True, "")  # rejected is fine; a program must be right
     if not os.path.exists(app):
         return check(name, False, "no model.app")
     r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res")], capture_output=True, text=True)
@@ -136,6 +136,63 @@ case("gather-expand", [h.make_node("Expand", ["x", "eshape"], ["y"])], [("x", [3
 xa, xb = f32(2, 3), f32(2, 5)
 case("gather-concat", [h.make_node("Concat", ["a", "b"], ["y"], axis=1)], [("a", [2, 3]), ("b", [2, 5])], [("y", [2, 8])], dict(a=xa, b=xb),
      dict(y=np.concatenate([xa, xb], axis=1)), machine="l1b")
+
+# window ops (emitter/window.c)
+# an outer product with 256 output words per PE: more than one 128-word batch
+ao, bo = f32(128, 1), f32(1, 128)
+case("window-multi-batch", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [128, 1]), ("b", [1, 128])], [("y", [128, 128])], dict(a=ao, b=bo),
+     dict(y=ao @ bo), machine="l1b")
+# Softmax of values far below 0 and LogSumExp far above: the maximum must come off first
+xs = (f32(3, 7) - 1000).astype(np.float32)
+case("window-softmax-offset", [h.make_node("Softmax", ["x"], ["y"], axis=1)], [("x", [3, 7])], [("y", [3, 7])], dict(x=xs),
+     dict(y=(np.exp(xs - xs.max(1, keepdims=True)) / np.exp(xs - xs.max(1, keepdims=True)).sum(1, keepdims=True)).astype(np.float32)), machine="l1b", rtol=1e-4)
+xl2 = (f32(4, 6) + 100).astype(np.float32)
+case("window-logsumexp-large", [h.make_node("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=1)], [("x", [4, 6])], [("y", [4, 1])], dict(x=xl2),
+     dict(y=np.log(np.exp(xl2.astype(np.float64)).sum(1, keepdims=True)).astype(np.float32)), machine="l1b", rtol=1e-5)
+# ReduceL2 of zeros is 0 (1/rsqrt, not x * rsqrt(x))
+xz = np.zeros((3, 4), np.float32)
+xz[1] = f32(4)
+case("window-l2-zero", [h.make_node("ReduceL2", ["x"], ["y"], axes=[1], keepdims=0)], [("x", [3, 4])], [("y", [3])], dict(x=xz),
+     dict(y=np.sqrt((xz * xz).sum(1))), machine="l1b")
+# MaxPool of negative values with padding: the padding is -inf, not 0
+xm = (-np.abs(f32(1, 2, 5, 5)) - 1).astype(np.float32)
+pm = np.full((1, 2, 7, 7), -np.inf, np.float32)
+pm[:, :, 1:6, 1:6] = xm
+case("window-maxpool-negative-pad", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])], [("x", [1, 2, 5, 5])],
+     [("y", [1, 2, 5, 5])], dict(x=xm), dict(y=np.array([[[[pm[0, c, i:i + 3, j:j + 3].max() for j in range(5)] for i in range(5)] for c in range(2)]], np.float32)),
+     machine="l1b")
+# AveragePool without count_include_pad: corners divide by 4, edges by 6
+xa2 = f32(1, 1, 4, 4)
+pa = np.zeros((6, 6), np.float32)
+pa[1:5, 1:5] = xa2[0, 0]
+ca = np.zeros((6, 6), np.float32)
+ca[1:5, 1:5] = 1
+case("window-avgpool-counts", [h.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])], [("x", [1, 1, 4, 4])],
+     [("y", [1, 1, 4, 4])], dict(x=xa2),
+     dict(y=np.array([[[[pa[i:i + 3, j:j + 3].sum() / ca[i:i + 3, j:j + 3].sum() for j in range(4)] for i in range(4)]]], np.float32)), machine="l1b")
+# a grouped, strided, dilated, padded Conv with bias, also on the 16-PE machine
+xc, wc, bc = f32(1, 4, 7, 7), f32(6, 2, 3, 3), f32(6)
+
+
+def conv_ref(x, w, b, g, s, d, p):
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    co, cg, k = w.shape[0], w.shape[1], w.shape[2]
+    oh = (xp.shape[2] - (d * (k - 1) + 1)) // s + 1
+    y = np.zeros((1, co, oh, oh), np.float32)
+    for m in range(co):
+        gi = m // (co // g)
+        for i in range(oh):
+            for j in range(oh):
+                patch = xp[0, gi * cg:(gi + 1) * cg, i * s:i * s + d * (k - 1) + 1:d, j * s:j * s + d * (k - 1) + 1:d]
+                y[0, m, i, j] = (patch * w[m]).sum() + b[m]
+    return y
+
+
+yc = conv_ref(xc, wc, bc, 2, 2, 2, 2)
+for mach in ("l1b", "tiny"):
+    case("window-conv-groups-" + mach, [h.make_node("Conv", ["x", "w", "b"], ["y"], group=2, strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2])],
+         [("x", [1, 4, 7, 7])], [("y", list(yc.shape))], dict(x=xc), dict(y=yc), inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine=mach,
+         expect_app=None if mach == "tiny" else True, rtol=1e-4, atol=1e-5)
 
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
