@@ -403,7 +403,8 @@ bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im,
     cmax = cmax / 4 * 4;
     if (cmax < 4) return snprintf(err, errlen, "machine %s: L1BM/L2BM too small for a transfer of 4 long words per PE", m->name), false;
     im->C = im->n4 < cmax ? im->n4 : cmax;
-    im->per_group = im->n4 * P * J * L;
+    im->tree = (l->bcast & (1u << LV_L1B)) && (l->bcast & (1u << LV_L2B)) && (P * 4) % 64 == 0;
+    im->per_group = im->n4 * P * (im->tree ? 1 : J * L);
     return true;
 }
 
@@ -413,6 +414,7 @@ static int64_t image_offset(const AppLayoutImage *im, const MNMachine *m, const 
     int64_t a = c[LV_ADDR], k = a / im->C, ai = a % im->C, ck = im->n4 - k * im->C < im->C ? im->n4 - k * im->C : im->C;
     int64_t i1 = ai * P + 4 * c[LV_MAB] + c[LV_PE], i2 = i1 / 32 * 32 * J + 32 * c[LV_L1B] + i1 % 32;
     *group = (int)(c[LV_L2B] / L);
+    if (im->tree) return k * im->C * P + i1; /* every L1B and L2B the same */
     return k * im->C * P * J * L + (c[LV_L2B] % L) * J * P * ck + i2;
 }
 

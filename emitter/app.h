@@ -68,9 +68,12 @@ bool app_decode(const uint64_t *lw, const char *mn_dtype, MNTensor *t, char *err
  * words its L2BM receives in one DRAM transfer, in the order the L2BM -> L1BM distribute
  * (32 long words per L1B in turn) and the L1BM -> PE distribute (address-major, then
  * MAB, then PE) hand them out. Broadcast levels are replicated in the image; PEs
- * beyond a level's extent get zeros. */
+ * beyond a level's extent get zeros. A value replicated on every L1B and L2B (tree) is
+ * held once per group: chunk k is the P*Ck long words of one L1B, which the transfer
+ * broadcasts into every L2BM and from there into every L1BM. */
 typedef struct {
     int64_t n4, C, per_group; /* LW per PE moved, per chunk, and the image LW per group */
+    bool tree;
 } AppLayoutImage;
 bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im, char *err, size_t errlen);
 /* img: groups * per_group long words */

@@ -65,8 +65,26 @@ void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
     const char *r = emit_bank_reg(lmv);
     for (int64_t k = 0; k * im.C < im.n4; k++) {
-        int64_t ck = im.n4 - k * im.C < im.C ? im.n4 - k * im.C : im.C, base = dram->addr + k * im.C * P * J * L;
+        int64_t ck = im.n4 - k * im.C < im.C ? im.n4 - k * im.C : im.C, base = dram->addr + k * im.C * P * (im.tree ? 1 : J * L);
         int tag = e->tag = e->tag % 63 + 1; /* the tags are i01..i3f */
+        if (im.tree && down) { /* one copy: into every L2BM of the group, then every L1BM */
+            buf_printf(e->b, "mvb2/n%lldi%02x $d%lld $lc0\nnop; wait i%02x\n", (long long)(P * ck), tag, (long long)base, tag);
+            for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(64 * s), (long long)(64 * s));
+            buf_printf(e->b, "nop/3\n");
+            for (int64_t t = 0; t < ck / 4; t++)
+                buf_printf(e->b, "l1bmd $lb%lld $%s%lldv%s\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)),
+                           emit_tail_mask(lmv->num_lw, k * im.C + 4 * t));
+            buf_printf(e->b, "nop/3\n");
+            continue;
+        }
+        if (im.tree) { /* every copy alike: L1B 0 of L2B 0 writes it back */
+            for (int64_t t = 0; t < ck / 4; t++)
+                buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)), (long long)(t * 4 * P));
+            buf_printf(e->b, "nop/3\n");
+            for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bm@0 $lb%lld $lc%lld\n", (long long)(64 * s), (long long)(64 * s));
+            buf_printf(e->b, "nop/4\nmvp/n%lldi%02x $lc0@.0 $d%lld\nnop; wait i%02x\n", (long long)(P * ck), tag, (long long)base, tag);
+            continue;
+        }
         if (down) {
             for (int64_t g = 0; g < L; g++)
                 buf_printf(e->b, "mvp/n%lldi%02x $d%lld $lc0@.%lld\n", (long long)(J * P * ck), tag, (long long)(base + g * J * P * ck), (long long)g);
@@ -721,7 +739,9 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     if (smap_build(c, src, ns, &sm)) die("node '%s': a scratch that was planned cannot be built", n->name);
     layout_parse(o->layout, &ld, err, sizeof err);
     int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
-    int64_t dims[5] = {m->n_l2b, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt};
+    /* an output alike on every L1B and L2B reads alike scratches there: one table for all */
+    bool alike = (ld.bcast & (1u << LV_L1B)) && (ld.bcast & (1u << LV_L2B));
+    int64_t dims[5] = {alike ? 1 : m->n_l2b, alike ? 1 : m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt};
     MNLevel lv[4] = {LV_L2B, LV_L1B, LV_MAB, LV_PE};
     memset(&lt, 0, sizeof lt);
     lt.rank = 5;
