@@ -140,7 +140,8 @@ readme-conformance: $(BUILD)/conformance_readme.md
 regen-golden: $(BUILD)/mncc
 	@sh tests/golden/run.sh $(BUILD)/mncc --regen $(NAME)
 
-bench: $(BUILD)/mncc
+bench: $(BUILD)/mncc $(BUILD)/mnemu
+	@$(PYTHON) bench/figures.py
 	@bash bench/run.sh
 	@bash bench/emu_speed.sh
 	@sh bench/layout_compare.sh

@@ -321,23 +321,30 @@ uint64_t app_image_lw(const char *d, int64_t numel) {
     return b ? ((uint64_t)numel * (uint64_t)b + 7) / 8 : 0;
 }
 
-/* element bits of value i in the MN dtype */
-static uint64_t elem_bits(const MNTensor *t, const char *d, int64_t i) {
-    if (!strcmp(d, "Float") || !strcmp(d, "Float32")) {
+/* how an MN dtype's elements are encoded (looked up once per tensor, not per element) */
+enum { EB_FLOAT, EB_DOUBLE, EB_HALF, EB_INT };
+static int elem_kind(const char *d) {
+    return !strcmp(d, "Float") || !strcmp(d, "Float32") ? EB_FLOAT : !strcmp(d, "Double") ? EB_DOUBLE : !strcmp(d, "Half") ? EB_HALF : EB_INT;
+}
+
+/* element bits of value i in the MN dtype of kind k */
+static uint64_t elem_bits_k(const MNTensor *t, int k, int64_t i) {
+    if (k == EB_FLOAT) {
         float f = (float)ir_tensor_get_f(t, i);
         uint32_t u;
         memcpy(&u, &f, 4);
         return u;
     }
-    if (!strcmp(d, "Double")) {
+    if (k == EB_DOUBLE) {
         double v = ir_tensor_get_f(t, i);
         uint64_t u;
         memcpy(&u, &v, 8);
         return u;
     }
-    if (!strcmp(d, "Half")) return ir_float_to_mnhalf((float)ir_tensor_get_f(t, i));
+    if (k == EB_HALF) return ir_float_to_mnhalf((float)ir_tensor_get_f(t, i));
     return (uint64_t)ir_tensor_get_i(t, i);
 }
+static uint64_t elem_bits(const MNTensor *t, const char *d, int64_t i) { return elem_bits_k(t, elem_kind(d), i); }
 
 bool app_encode(const MNTensor *t, const char *d, uint64_t *lw, char *err, size_t errlen) {
     int b = app_dtype_bytes(d);
@@ -456,9 +463,12 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
     if (!codec(layout, d, m, &k, err, errlen)) return false;
     memset(img, 0, sizeof(uint64_t) * (size_t)(k.im.per_group * m->groups));
     int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b, 0, 0};
+    int ek = elem_kind(d);
+    if (k.im.tree) counts[LV_L1B] = 1, counts[LV_L2B] = m->groups; /* one copy per group: L2B 0 of each */
     for (int64_t i = 0; i < t->numel; i++) {
         MNPlace p;
         place_of(&k.l, i, &p);
+        uint64_t bits = elem_bits_k(t, ek, i) & k.mask;
         /* every replica along the broadcast levels, the slots of a long word included */
         counts[LV_W] = k.per;
         int64_t reps = 1;
@@ -469,9 +479,10 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
             memcpy(c, p.c, sizeof c);
             for (int lv = LV_PE; lv <= LV_W; lv++)
                 if (k.l.bcast & (1u << lv)) c[lv] = q % counts[lv], q /= counts[lv];
+            if (k.im.tree) c[LV_L2B] *= m->l2b_per_group;
             int g;
             int64_t off = image_offset(&k.im, m, c, &g);
-            img[g * k.im.per_group + off] |= (elem_bits(t, d, i) & k.mask) << (64 - 8 * k.b * ((int)c[LV_W] + 1));
+            img[g * k.im.per_group + off] |= bits << (64 - 8 * k.b * ((int)c[LV_W] + 1));
         }
 
     }

@@ -1,0 +1,128 @@
+#!/usr/bin/python3
+"""Figures for compiled programs: bash-free, run as `make bench-figures`.
+
+For each model (small generated conv net, transformer and MLP, and the bundled
+examples), compile with mncc for mncore2, run the model.app on random inputs with
+mnemu --json, and print: compile time by pass (ms), emulated cycles, the roofline lower
+bound, the ratio cycles / bound, the vector units' issue rate, and DRAM bytes moved.
+
+Roofline lower bound = max(FLOPs / peak, compulsory DRAM bytes / bandwidth), in cycles:
+  FLOPs    2 M N K for MatMul and Gemm, 2 per multiply-add of Conv and ConvTranspose,
+           one per output element of every other node (from ONNX shape inference);
+  peak     the float matrix unit: 64 FLOP per cycle per MAB (8 x 8 at 8 x 4 a cycle,
+           docs/vsm.md 5.3) on all MABs;
+  bytes    graph inputs, outputs and initializers, once;
+  bandwidth  bandwidth_lw_per_cycle.dram_l2bm_per_group x 8 bytes x groups.
+mncc does not use the matrix unit yet, so the ratio is the number to drive down.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+from onnx import numpy_helper as nh
+from onnx import shape_inference
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+MNCC = os.environ.get("MNCC", os.path.join(ROOT, "build", "mncc"))
+MNEMU = os.environ.get("MNEMU", os.path.join(ROOT, "build", "mnemu"))
+MACHINE = json.load(open(os.path.join(ROOT, "presets", "machines", "mncore2.json")))
+H = MACHINE["hierarchy"]
+MABS = H["groups"] * H["l2b_per_group"] * H["l1b_per_l2b"] * H["mab_per_l1b"]
+PEAK = 64 * MABS
+BW = MACHINE["bandwidth_lw_per_cycle"]["dram_l2bm_per_group"] * 8 * H["groups"]
+BYTES = {onnx.TensorProto.FLOAT: 4, onnx.TensorProto.DOUBLE: 8, onnx.TensorProto.FLOAT16: 2, onnx.TensorProto.INT64: 8, onnx.TensorProto.INT32: 4}
+
+
+def shape_of(vi):
+    return [d.dim_value for d in vi.type.tensor_type.shape.dim]
+
+
+def flops(m):
+    m = shape_inference.infer_shapes(m)
+    shapes = {vi.name: shape_of(vi) for vi in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output)}
+    for t in m.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    total = 0
+    for n in m.graph.node:
+        out = shapes.get(n.output[0], [])
+        numel = int(np.prod(out)) if out else 1
+        if n.op_type in ("MatMul", "Gemm"):
+            a = shapes.get(n.input[0], [])
+            trans = any(at.name == "transA" and at.i for at in n.attribute)
+            k = (a[-2] if trans else a[-1]) if a else 1
+            total += 2 * numel * k
+        elif n.op_type in ("Conv", "ConvTranspose"):
+            w = shapes.get(n.input[1], [])
+            per = int(np.prod(w[1:])) if w else 1
+            total += 2 * (numel if n.op_type == "Conv" else int(np.prod(shapes.get(n.input[0], [1])))) * per
+        else:
+            total += numel
+    return total
+
+
+def compulsory(m):
+    inits = {t.name for t in m.graph.initializer}
+    b = 0
+    for t in m.graph.initializer:
+        b += int(np.prod(t.dims)) * BYTES.get(t.data_type, 4)
+    for vi in list(m.graph.input) + list(m.graph.output):
+        if vi.name not in inits:
+            b += int(np.prod(shape_of(vi))) * BYTES.get(vi.type.tensor_type.elem_type, 4)
+    return b
+
+
+def run(name, path, tmp):
+    m = onnx.load(path)
+    cg = os.path.join(tmp, name)
+    r = subprocess.run([MNCC, path, "-o", cg, "--machine", "mncore2", "--cache-dir", "none"], capture_output=True, text=True)
+    if r.returncode:
+        return print("%-14s compile failed: %s" % (name, r.stderr.strip().splitlines()[-1:]))
+    rep = json.load(open(os.path.join(cg, "report.json")))
+    passes = " ".join("%s=%.1f" % (p["name"], p["wall_ms"]) for p in rep["passes"])
+    if not os.path.exists(os.path.join(cg, "model.app")):
+        return print("%-14s no model.app (%s)\n  passes (ms): %s" % (name, rep.get("model_app", "")[:120], passes))
+    ind = os.path.join(tmp, name + "_in")
+    os.makedirs(ind)
+    rng = np.random.default_rng(0)
+    inits = {t.name for t in m.graph.initializer}
+    k = 0
+    for vi in m.graph.input:
+        if vi.name in inits:
+            continue
+        x = rng.standard_normal(shape_of(vi)).astype(np.float32)
+        open(os.path.join(ind, "input_%d.pb" % k), "wb").write(nh.from_array(x, vi.name).SerializeToString())
+        k += 1
+    r = subprocess.run([MNEMU, os.path.join(cg, "model.app"), "--inputs", ind, "-o", os.path.join(tmp, name + "_out"), "--json"], capture_output=True, text=True)
+    if r.returncode:
+        return print("%-14s mnemu failed: %s" % (name, r.stderr.strip()[-200:]))
+    st = json.loads(r.stdout.strip().splitlines()[-1])
+    f, b = flops(m), compulsory(m)
+    lb = max(f / PEAK, b / BW, 1)
+    issue = (st["insns"]["alu"] + st["insns"]["mau"]) / max(st["steps"], 1)
+    print("%-14s nodes %4d  cycles %10d  bound %8.0f  ratio %9.1f  ALU+MAU per step %.2f  DRAM %11d B (compulsory %d)"
+          % (name, len(m.graph.node), st["cycles"], lb, st["cycles"] / lb, issue, st["dram_bytes"], b))
+    print("  passes (ms): " + passes)
+
+
+def main():
+    tmp = tempfile.mkdtemp()
+    models = []
+    for kind in ("convnet", "transformer", "mlp"):
+        p = os.path.join(tmp, kind + ".onnx")
+        subprocess.run(["/usr/bin/python3", os.path.join(ROOT, "bench", "gen_graph.py"), kind, "60", p], check=True, capture_output=True)
+        models.append((kind + "_60", p))
+    for f in sorted(os.listdir(os.path.join(ROOT, "examples"))):
+        if f.endswith(".onnx"):
+            models.append((f[:-5], os.path.join(ROOT, "examples", f)))
+    print("figures: mncore2, peak %d FLOP/cycle (float matrix unit), DRAM %d B/cycle" % (PEAK, BW))
+    for name, p in models:
+        run(name, p, tmp)
+    subprocess.run(["rm", "-rf", tmp])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
