@@ -28,11 +28,11 @@
 
 typedef enum {
     WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
-    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN,
+    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN, WK_HARDMAX,
     WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP /* elementwise over broadcast operands */
 } WKind;
 
-enum { POOL_CAP = 64, K_FIRST_INDEX = 7 }; /* the fixed constants, then ArgMax's indices */
+enum { POOL_CAP = 64, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
 
 typedef struct {
     const MNNode *n;
@@ -77,7 +77,7 @@ bool window_op(const MNNode *n) {
     switch (n->op) {
     case OP_Softmax: case OP_LogSoftmax: case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool:
     case OP_GlobalMaxPool: case OP_Conv: case OP_ConvTranspose: case OP_MatMul: case OP_Gemm: case OP_BatchNormalization:
-    case OP_LayerNormalization: case OP_InstanceNormalization: case OP_ArgMax: case OP_ArgMin:
+    case OP_LayerNormalization: case OP_InstanceNormalization: case OP_ArgMax: case OP_ArgMin: case OP_Hardmax:
         return true;
     default: return reduce_kind(n->op, &k);
     }
@@ -247,6 +247,18 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->K = n->op == OP_Mean ? nop : 1; /* 1/K is Mean's scale */
         return true;
     }
+    case OP_Hardmax: { /* 1 at the first maximum along the axis (before opset 13: of the input as 2-D at axis) */
+        w->kind = WK_HARDMAX;
+        int64_t ax = ir_attr_int(n, "axis", c->g->opset >= 13 ? -1 : 1);
+        if (ax < 0) ax += r;
+        w->keep = true, w->K = 1;
+        for (int i = 0; i < r; i++)
+            if ((w->mask[i] = c->g->opset >= 13 ? i == ax : i >= ax)) w->K *= x->type.dims[i];
+        if (w->K > POOL_CAP - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
+        w->src[w->nsrc++] = x;
+        w->rows = (int)w->K, w->row_self = w->rows++;
+        return true;
+    }
     case OP_BatchNormalization: /* inference: per channel */
         w->kind = WK_BN, w->eps = ir_attr_float(n, "epsilon", 1e-5);
         w->src[w->nsrc++] = x;
@@ -391,6 +403,12 @@ static bool bias_entry(const Win *w, const int64_t *idx, EmEntry *en) {
 
 static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
     const Win *w = ctx;
+    if (row == w->row_self && w->kind == WK_HARDMAX) { /* the element's place along the reduced axes */
+        int64_t pos = 0;
+        for (int d = 0; d < w->src[0]->type.rank; d++)
+            if (w->mask[d]) pos = pos * w->src[0]->type.dims[d] + idx[d];
+        return constant(en, (double)pos), true;
+    }
     if (row == w->row_self) {
         en->src = 0;
         memcpy(en->sidx, idx, sizeof(int64_t) * (size_t)w->n->out[0]->type.rank);
@@ -436,7 +454,8 @@ static int fixed_pool(const Win *w, double *pool) {
     pool[n++] = w->beta;
     pool[n++] = w->eps;
     pool[n++] = INFINITY;
-    if (w->kind == WK_ARGMAX || w->kind == WK_ARGMIN) /* the indices, as floats */
+    pool[n++] = 1;
+    if (w->kind == WK_ARGMAX || w->kind == WK_ARGMIN || w->kind == WK_HARDMAX) /* the indices, as floats */
         for (int64_t k = 0; k < w->K; k++) pool[n++] = (double)k;
     return n;
 }
@@ -538,7 +557,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             each(&b, "fpassa K1 M");
             for (int64_t k = 0; k < w.K; k++) fetch(&b, (int)k, w0, false), each(&b, "fmax X M M");
         }
-        for (int64_t k = 0; k < w.K && w.kind != WK_ARGMAX && w.kind != WK_ARGMIN; k++) {
+        bool arg = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN || w.kind == WK_HARDMAX;
+        for (int64_t k = 0; k < w.K && !arg; k++) {
             fetch(&b, (int)(k * w.terms), w0, false);
             switch (w.kind) {
             case WK_MAC: fetch(&b, (int)(2 * k + 1), w0, true), each(&b, "fvmul X T X"); break;
@@ -575,8 +595,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 if (w.n->op == OP_Mean) each(&b, "fvmul A K2 A");
             }
         }
-        if (w.kind == WK_ARGMAX || w.kind == WK_ARGMIN) { /* the best so far, and where: ties go to the first (or last) index */
-            each(&b, w.kind == WK_ARGMAX ? "fpassa K1 M" : "fpassa K6 M");
+        if (arg) { /* the best so far, and where: ties go to the first (or last) index */
+            each(&b, w.kind != WK_ARGMIN ? "fpassa K1 M" : "fpassa K6 M");
             bool last = ir_attr_int(w.n, "select_last_index", 0) != 0;
             for (int64_t q = 0; q < w.K; q++) {
                 int64_t k = last ? q : w.K - 1 - q; /* the comparison keeps X on ties: the last one seen wins */
@@ -584,7 +604,7 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 for (int64_t j0 = 0; j0 < b.G; j0 += 15) { /* a mask register per group */
                     int64_t jn = b.G - j0 < 15 ? b.G - j0 : 15;
                     for (int64_t j = j0; j < j0 + jn; j++)
-                        buf_printf(e->b, "%s $s%lldv $r%lldv $r%lldv $omr%lld\n", w.kind == WK_ARGMAX ? "fmax" : "fmin", (long long)(4 * j),
+                        buf_printf(e->b, "%s $s%lldv $r%lldv $r%lldv $omr%lld\n", w.kind != WK_ARGMIN ? "fmax" : "fmin", (long long)(4 * j),
                                    (long long)(128 + 4 * j), (long long)(128 + 4 * j), (long long)(1 + j - j0));
                     for (int64_t j = j0; j < j0 + jn; j++)
                         buf_printf(e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)), (long long)(4 * j),
@@ -592,7 +612,11 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                     if (jn < 2) buf_printf(e->b, "nop\n"); /* the index is read 2 steps later */
                 }
             }
-            each(&b, "fftoi A A"), each(&b, "zero A/1010"); /* int64: the index in the low word, 0 above */
+            if (w.kind == WK_HARDMAX) /* 1 - |place - index|, at least 0: 1 where they agree */
+                fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -A X"), each(&b, "fvpassa -X T"), each(&b, "fmax X T X"), each(&b, "fvadd K7 -X A"),
+                    each(&b, "frelu A A A");
+            else
+                each(&b, "fftoi A A"), each(&b, "zero A/1010"); /* int64: the index in the low word, 0 above */
         }
         if (w.kind == WK_NORM && w.oi == 1) each(&b, "fvmul A K2 A"); /* LayerNormalization's Mean */
         if (w.kind == WK_NORM && w.oi != 1) { /* the mean, then the variance about it, then the element */
