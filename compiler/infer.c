@@ -481,6 +481,8 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
                           ir_dims_str(c->g->arena, wt->rank, wt->dims), (long long)x->dims[1], (long long)group);
     Window w;
     if (!get_window(c, n, ns, wt->dims + 2, &w)) return false;
+    for (int i = 0; i < ns; i++)
+        if (w.k[i] != wt->dims[2 + i]) return infer_fail(c, n, n->in[1], "kernel_shape disagrees with the weight's shape");
     IntList op, os;
     if (!ints_attr(c, n, "output_padding", &op) || !ints_attr(c, n, "output_shape", &os)) return false;
     if (op.present && op.n != ns) return infer_fail(c, n, NULL, "output_padding has %d entries for %d spatial dims", op.n, ns);
@@ -563,6 +565,8 @@ bool infer_reduce_mask(MNGraph *g, MNNode *n, bool *mask) {
 
 bool infer_batchnorm(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 5, 5) || !need_rank(c, n, 0, 2, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
+    if (ir_attr_int(n, "training_mode", 0))
+        return infer_unsupported(c, n, NULL, "training mode (statistics of the batch)");
     if (c->opset < 7 && (!ir_attr_int(n, "is_test", 0) || !ir_attr_int(n, "spatial", 1))) /* opset 6: the same in test mode */
         return infer_unsupported(c, n, NULL, "training mode or spatial=0 (opset %lld)", (long long)c->opset);
     int64_t ch = T(n, 0)->dims[1];
@@ -582,6 +586,13 @@ bool infer_layernorm(MNInfer *c, MNNode *n) {
     if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", -1), x->rank, &axis)) return false;
     int64_t dims[MN_MAX_RANK];
     for (int i = 0; i < x->rank; i++) dims[i] = i < axis ? x->dims[i] : 1;
+    for (int k = 1; k < n->nin && k < 3; k++) { /* Scale and B broadcast to the normalized shape */
+        const MNType *p = T(n, k);
+        if (!p) continue;
+        if (p->rank > x->rank - axis) return infer_fail(c, n, n->in[k], "does not broadcast to the normalized shape");
+        for (int d = 0; d < p->rank; d++)
+            if (p->dims[d] != 1 && p->dims[d] != x->dims[x->rank - p->rank + d]) return infer_fail(c, n, n->in[k], "does not broadcast to the normalized shape");
+    }
     if (!same_as(c, n, 0, 0)) return false;
     int32_t stash = (int32_t)ir_attr_int(n, "stash_type", ONNX_FLOAT32);
     if (!onnx_type_is_float(stash)) return infer_fail(c, n, NULL, "stash_type %d is not a floating-point type", stash);
@@ -598,6 +609,10 @@ bool infer_same_as_input0(MNInfer *c, MNNode *n) {
     }
     if ((n->op == OP_InstanceNormalization || n->op == OP_LRN) && (!need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)))
         return false;
+    if (n->op == OP_InstanceNormalization)
+        for (int k = 1; k < 3; k++)
+            if (T(n, k)->rank != 1 || T(n, k)->dims[0] != x->dims[1])
+                return infer_fail(c, n, n->in[k], "expects shape [%lld] (the channel count)", (long long)x->dims[1]);
     if (n->op == OP_LRN && ir_attr_int(n, "size", 0) < 1) return infer_fail(c, n, NULL, "missing or bad required attribute 'size'");
     return same_as(c, n, 0, 0);
 }

@@ -360,9 +360,10 @@ static const char *rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
 /* the LM ranges in use in bank b at the walk's node, sorted; returns the count */
 static int lm_busy(const MNGraph *g, const Walk *w, int b, int64_t (*iv)[2], int cap) {
     int n = 0;
-    for (int i = 0; i < w->n && n < cap; i++) {
+    for (int i = 0; i < w->n; i++) {
         const MNValue *x = g->values[w->list[i]];
         if ((x->loc == MN_LOC_LM1 ? 1 : 0) != b || x->addr < 0) continue;
+        if (n == cap) return -1; /* more than we track: no room claimed */
         int j = n++;
         while (j > 0 && iv[j - 1][0] > x->addr) iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], j--;
         iv[j][0] = x->addr, iv[j][1] = x->addr + (x->num_lw + 3) / 4 * 4;
@@ -464,6 +465,8 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
 
 /* the scratch word of element sidx of source k */
 static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, int k, const int64_t *sidx) {
+    for (int d = 0; d < x->type.rank; d++)
+        if (sidx[d] < 0 || sidx[d] >= x->type.dims[d]) die("'%s': element index %lld out of range at axis %d", x->name, (long long)sidx[d], d);
     MNPlace p;
     layout_place(ls, sidx, &p);
     int32_t b = s->blk[k][block_id(s, x, &p)];
@@ -482,6 +485,7 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
     if (why) return why;
     int64_t iv[512][2];
     int k = lm_busy(c->g, w, 0, iv, 510);
+    if (k < 0) return "more LM values resident than a scratch can be placed among";
     *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
     if (*scr < 0) return "no LM0 room for a gather's scratch";
     iv[k][0] = *scr, iv[k][1] = *scr + need + 4; /* the table elsewhere */
@@ -491,6 +495,7 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
     }
     int64_t iv1[512][2];
     int k1 = lm_busy(c->g, w, 1, iv1, 510);
+    if (k1 < 0) return "more LM values resident than a table can be placed among";
     *tbank = 1;
     *tab = lm_gap(iv1, k1, table_lw, m->lm1_lw);
     if (*tab < 0) *tbank = 0, *tab = lm_gap(iv, k + 1, table_lw, m->lm0_lw);
@@ -532,12 +537,14 @@ int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t sc
     return at;
 }
 
-void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool) {
-    /* staged in GRF1 LW 192.. ("imm" may not touch LM0 in its step), 4 LW a step into LM0 */
-    for (int j = 0; j < npool; j++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\n", pool[j], 2 * (192 + j));
+void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool, bool integer) {
+    /* staged in GRF1 from LW 0 ("imm" may not touch LM0 in its step), 4 LW a step into LM0 */
+    for (int j = 0; j < npool; j++)
+        if (integer) buf_printf(e->b, "imm i\"%lld\" $ls%d\n", (long long)pool[j], 2 * j);
+        else buf_printf(e->b, "imm f\"%.9g\" $ls%d\n", pool[j], 2 * j);
     if (!npool) return;
     buf_printf(e->b, "nop\n");
-    for (int j = 0; j < npool; j += 4) buf_printf(e->b, "lpassa $ls%dv $lm%lldv\n", 2 * (192 + j), (long long)(2 * (scr + at + j)));
+    for (int j = 0; j < npool; j += 4) buf_printf(e->b, "lpassa $ls%dv $lm%lldv\n", 2 * j, (long long)(2 * (scr + at + j)));
     buf_printf(e->b, "nop/3\n");
 }
 
@@ -622,7 +629,10 @@ static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *e
         int ax = (int)ir_attr_int(n, "axis", 0);
         if (ax < 0) ax += r;
         memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
-        for (int k = 0; k < oi; k++) sidx[ax] += n->out[k]->type.dims[ax];
+        for (int k = 0; k < oi; k++) {
+            if (!n->out[k]) return false;
+            sidx[ax] += n->out[k]->type.dims[ax];
+        }
         return true;
     }
     case OP_Slice: { /* start + i step, with ONNX's clamping of the start */
@@ -653,7 +663,8 @@ static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *e
                 continue;
             }
             if (!strcmp(mode, "edge")) sidx[d] = p < 0 ? 0 : dim - 1;
-            else if (!strcmp(mode, "reflect") && dim > 1) {
+            else if (!strcmp(mode, "reflect") && dim == 1) sidx[d] = 0;
+            else if (!strcmp(mode, "reflect")) {
                 int64_t per = 2 * (dim - 1), m = ((p % per) + per) % per;
                 sidx[d] = m < dim ? m : per - m;
             } else if (!strcmp(mode, "wrap")) sidx[d] = ((p % dim) + dim) % dim;
@@ -766,7 +777,8 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
             for (int r = 0; r < rows; r++) {
                 int64_t word = 0;
                 EmEntry en = {0};
-                if (real && fn(ctx, idx, r, &en)) {
+                if (real && !fn(ctx, idx, r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
+                if (real) {
                     if (en.src >= 0)
                         word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx);
                     else {
@@ -835,14 +847,15 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
             tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), 1, gather_entry, &gc[k], pool, &npool, GATHER_POOL);
         }
     int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), scr);
-    emit_scratch_pool(e, scr, at, pool, npool);
+    emit_scratch_pool(e, scr, at, pool, npool, n->in[0]->dtype != MN_DT_Float);
     const char *tr = tb ? "ln" : "lm";
     for (int oi = 0; oi < 8; oi++) {
         if (!tv[oi]) continue;
         const MNValue *o = n->out[oi];
         int64_t nd = o->num_lw;
         emit_table_load(e, tv[oi], w);
-        int64_t words = 2 * nd, batch = 128; /* words per GRF1 batch (64 long words) */
+        int64_t words = 2 * nd, batch = 2 * e->c->machine.grf1_lw / 8 * 8; /* words per GRF1 batch */
+        if (batch > 128) batch = 128;
         for (int64_t w0 = 0; w0 < words; w0 += batch) {
             int64_t wn = words - w0 < batch ? words - w0 : batch;
             for (int64_t k = 0; k < wn; k += 4) {
@@ -877,11 +890,18 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
                 if (j < -dim || j >= dim) return "an index out of range";
             }
         }
-        if (n->op == OP_Slice || n->op == OP_Pad) { /* the parameters known: try the first element */
-            EmEntry en;
-            int64_t zero[LAYOUT_MAX_RANK] = {0};
-            if (ir_shape_numel(&n->out[0]->type) > 0 && !source_index(n, 0, zero, &en)) return "parameters computed at run time, or a mode not handled";
-        }
+        if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split) /* every element's source known */
+            for (int k = 0; k < n->nout; k++) {
+                const MNValue *o = n->out[k];
+                if (!o) return "an output left out";
+                int64_t ne = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK];
+                for (int64_t i = 0; i < ne; i++) {
+                    int64_t q = i;
+                    for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
+                    EmEntry en;
+                    if (!source_index(n, k, idx, &en)) return "parameters computed at run time, or a mode not handled";
+                }
+            }
         return gather_why(c, n, w);
     }
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {

@@ -41,8 +41,9 @@ bool emit_in_lm(const MNValue *v);
 const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t table_lw);
 /* the sources into the scratch at scr; the constants' LW offset in it is returned */
 int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t scr);
-/* the constants (one per LW, both words) into the scratch at LW offset at */
-void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool);
+/* the constants (one per LW, both words; as 32-bit integers for integer data) into the
+ * scratch at LW offset at */
+void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool, bool integer);
 
 /* One table entry: an element of source src, or (src < 0) a constant. */
 typedef struct {

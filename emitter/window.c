@@ -14,9 +14,10 @@
  * This is the vector unit's way, and it says so: a product costs about 8 steps per 4
  * outputs per pair, far from the MAB matrix unit's peak, which no emitter uses yet.
  *
- * Registers (words): GRF0 r0 the accumulator, r128 the running maximum, r256 a second
- * operand; GRF1 s0 the fetched row, s384.. the staging of the constants. A batch is 128
- * destination words (32 groups of 4); each instruction of a phase runs over all groups,
+ * Registers (words): GRF0 r0 the accumulator, rB the running maximum, r2B a second
+ * operand; GRF1 s0 the fetched row (before the fold, the staging of the constants). A
+ * batch is B destination words (128, fewer on a machine with small GRFs: groups of 4);
+ * each instruction of a phase runs over all groups,
  * so that a group's result is read at least 2 steps after it was written. */
 #include "emit_impl.h"
 #include "infer.h"
@@ -33,6 +34,18 @@ typedef enum {
 } WKind;
 
 enum { POOL_CAP = 64, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
+
+/* the constants a node may use: staged in GRF1 on the way to the scratch */
+static int pool_cap(const MNMachine *m) { return m->grf1_lw < POOL_CAP ? (int)m->grf1_lw : POOL_CAP; }
+
+/* destination words per batch: the accumulator, maximum and second operand in GRF0, the
+ * fetched row in GRF1 */
+static int64_t batch_words(const MNMachine *m) {
+    int64_t b = 128, g0 = 2 * m->grf0_lw / 3 / 4 * 4, g1 = 2 * m->grf1_lw / 4 * 4;
+    if (g0 < b) b = g0;
+    if (g1 < b) b = g1;
+    return b;
+}
 
 typedef struct {
     const MNNode *n;
@@ -229,7 +242,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         if (ax < 0) ax += r;
         for (int i = 0; i < r; i++) w->mask[i] = i == ax;
         w->keep = ir_attr_int(n, "keepdims", 1) != 0, w->K = x->type.dims[ax];
-        if (w->K > POOL_CAP - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
+        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
         w->src[w->nsrc++] = x;
         w->rows = (int)w->K;
         return true;
@@ -254,7 +267,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->keep = true, w->K = 1;
         for (int i = 0; i < r; i++)
             if ((w->mask[i] = c->g->opset >= 13 ? i == ax : i >= ax)) w->K *= x->type.dims[i];
-        if (w->K > POOL_CAP - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
+        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
         w->src[w->nsrc++] = x;
         w->rows = (int)w->K, w->row_self = w->rows++;
         return true;
@@ -475,7 +488,8 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
         int64_t t = emit_table_lw(o, w.rows > 0 ? w.rows : 1);
         if (t > tlw) tlw = t;
     }
-    return emit_scratch_plan(c, wk, w.src, w.nsrc, POOL_CAP, tlw);
+    if (batch_words(&c->machine) < 4 || pool_cap(&c->machine) < K_FIRST_INDEX + 2) return "GRFs too small for a window op";
+    return emit_scratch_plan(c, wk, w.src, w.nsrc, pool_cap(&c->machine), tlw);
 }
 
 /* one instruction over the batch's G groups: R, A, M, T, X in fmt are the group's words
@@ -484,6 +498,7 @@ typedef struct {
     Em *e;
     int64_t G, scr, pool_at, tab, nw;
     int tb;
+    int64_t B; /* words per batch: A at r0, M at rB, T at r2B, X at s0 */
 } Batch;
 
 static void each(const Batch *b, const char *fmt) {
@@ -493,8 +508,8 @@ static void each(const Batch *b, const char *fmt) {
             const char *file = "r";
             switch (*p) {
             case 'A': reg = 0; break;
-            case 'M': reg = 128; break;
-            case 'T': reg = 256; break;
+            case 'M': reg = (int)b->B; break;
+            case 'T': reg = 2 * (int)b->B; break;
             case 'X': reg = 0, file = "s"; break;
             case 'K':
                 buf_printf(b->e->b, "$m%lld", (long long)(2 * (b->scr + b->pool_at + (p[1] - '0'))));
@@ -513,7 +528,7 @@ static void each(const Batch *b, const char *fmt) {
 static void fetch(const Batch *b, int row, int64_t w0, bool into_t) {
     for (int64_t j = 0; j < b->G; j++) {
         buf_printf(b->e->b, "lpassa $%s%lldv $t\nnop\n", b->tb ? "ln" : "lm", (long long)(2 * b->tab + 2 * (row * b->nw + w0 + 4 * j)));
-        buf_printf(b->e->b, "ipassa $mt%lld $%s%lldv\n", (long long)(2 * b->scr), into_t ? "r" : "s", (long long)((into_t ? 256 : 0) + 4 * j));
+        buf_printf(b->e->b, "ipassa $mt%lld $%s%lldv\n", (long long)(2 * b->scr), into_t ? "r" : "s", (long long)((into_t ? 2 * b->B : 0) + 4 * j));
     }
     if (b->G < 2) buf_printf(b->e->b, "nop\n");
 }
@@ -529,10 +544,11 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
     int npool = fixed_pool(&w, pool);
     MNValue *tv[3] = {NULL, NULL, NULL};
     for (int k = 0; k < n->nout && k < 3; k++) /* every table first: they add to the pool */
-        if (k == 0 || (n->out[k] && n->out[k]->nuses)) w.oi = k, tv[k] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, rows, win_entry, &w, pool, &npool, POOL_CAP);
+        if (k == 0 || (n->out[k] && n->out[k]->nuses))
+            w.oi = k, tv[k] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, rows, win_entry, &w, pool, &npool, pool_cap(&e->c->machine));
     Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos]};
     b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, b.scr);
-    emit_scratch_pool(e, b.scr, b.pool_at, pool, npool);
+    emit_scratch_pool(e, b.scr, b.pool_at, pool, npool, false);
     for (int k = 0; k < 3; k++)
         if (tv[k]) {
             w.oi = k;
@@ -549,8 +565,9 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
     b.nw = 2 * emit_round4(o->num_lw);
     int64_t words = 2 * o->num_lw;
     bool two_pass = w.kind == WK_LSE || w.kind == WK_SOFTMAX || w.kind == WK_LOGSOFTMAX;
-    for (int64_t w0 = 0; w0 < words; w0 += 128) {
-        int64_t wn = words - w0 < 128 ? words - w0 : 128;
+    b.B = batch_words(&e->c->machine);
+    for (int64_t w0 = 0; w0 < words; w0 += b.B) {
+        int64_t wn = words - w0 < b.B ? words - w0 : b.B;
         b.G = (wn + 3) / 4;
         each(&b, "fpassa K0 A");
         if (two_pass) { /* the maximum first, so that exp never overflows */
@@ -605,7 +622,7 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                     int64_t jn = b.G - j0 < 15 ? b.G - j0 : 15;
                     for (int64_t j = j0; j < j0 + jn; j++)
                         buf_printf(e->b, "%s $s%lldv $r%lldv $r%lldv $omr%lld\n", w.kind != WK_ARGMIN ? "fmax" : "fmin", (long long)(4 * j),
-                                   (long long)(128 + 4 * j), (long long)(128 + 4 * j), (long long)(1 + j - j0));
+                                   (long long)(b.B + 4 * j), (long long)(b.B + 4 * j), (long long)(1 + j - j0));
                     for (int64_t j = j0; j < j0 + jn; j++)
                         buf_printf(e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)), (long long)(4 * j),
                                    (long long)(1 + j - j0));

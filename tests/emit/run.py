@@ -193,6 +193,15 @@ for mach in ("l1b", "tiny"):
     case("window-conv-groups-" + mach, [h.make_node("Conv", ["x", "w", "b"], ["y"], group=2, strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2])],
          [("x", [1, 4, 7, 7])], [("y", list(yc.shape))], dict(x=xc), dict(y=yc), inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine=mach,
          expect_app=None if mach == "tiny" else True, rtol=1e-4, atol=1e-5)
+# review cases: Pad reflecting an axis of one element repeats it; a Pad value computed at
+# run time is not a constant the table can name (rejected, never a wrong answer)
+xr = f32(3, 1)
+case("gather-pad-reflect-one", [h.make_node("Pad", ["x", "pads"], ["y"], mode="reflect")], [("x", [3, 1])], [("y", [3, 3])], dict(x=xr),
+     dict(y=np.pad(xr, ((0, 0), (0, 2)), mode="reflect")), inits=[nh.from_array(np.array([0, 0, 0, 2], np.int64), "pads")], machine="l1b")
+xp, cvp = f32(2, 3), np.array(7, np.float32)
+case("gather-pad-runtime-value", [h.make_node("Pad", ["x", "pads", "cv"], ["y"])], [("x", [2, 3]), ("cv", [])], [("y", [2, 6])], dict(x=xp, cv=cvp),
+     dict(y=np.pad(xp, ((0, 0), (1, 2)), constant_values=7)), inits=[nh.from_array(np.array([0, 1, 0, 2], np.int64), "pads")], machine="l1b",
+     expect_app=None)
 
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
