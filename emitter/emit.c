@@ -309,8 +309,9 @@ static void walk_init(Walk *w, const MNGraph *g) {
     w->tab = xcalloc((size_t)g->nnodes + 1, sizeof(int64_t));
     w->tbank = xcalloc((size_t)g->nnodes + 1, sizeof(int));
     w->win = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->trows = xcalloc((size_t)g->nnodes + 1, sizeof(int));
 }
-static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win); }
+static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows); }
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
 static void walk_before(Walk *w, const MNNode *n) {
@@ -474,7 +475,19 @@ static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, in
     return 2 * (s->base[k] + 4 * (int64_t)b + p.c[LV_PE]) + p.c[LV_W];
 }
 
-const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t table_lw) {
+/* the largest gap of LM (of cap LW) among the sorted busy ranges, and where it starts */
+static int64_t lm_max_gap(int64_t (*iv)[2], int n, int64_t cap, int64_t *where) {
+    int64_t at = 0, best = 0;
+    *where = -1;
+    for (int k = 0; k <= n; k++) {
+        int64_t end = k < n ? iv[k][0] : cap;
+        if (end - at > best) best = end - at, *where = at;
+        if (k < n && iv[k][1] > at) at = iv[k][1];
+    }
+    return best;
+}
+
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows) {
     int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
     int *tbank = &w->tbank[w->pos];
     const MNMachine *m = &c->machine;
@@ -496,10 +509,15 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
     int64_t iv1[512][2];
     int k1 = lm_busy(c->g, w, 1, iv1, 510);
     if (k1 < 0) return "more LM values resident than a table can be placed among";
-    *tbank = 1;
-    *tab = lm_gap(iv1, k1, table_lw, m->lm1_lw);
-    if (*tab < 0) *tbank = 0, *tab = lm_gap(iv, k + 1, table_lw, m->lm0_lw);
-    if (*tab < 0) return "no LM room for a gather's index table";
+    /* the whole table where it fits (LM1 first), else as many rows at a time as the
+     * largest gap takes: the emitter then loads it window by window */
+    int64_t a1, a0, g1 = lm_max_gap(iv1, k1, m->lm1_lw, &a1), g0 = lm_max_gap(iv, k + 1, m->lm0_lw, &a0);
+    int64_t r1 = row_lw ? g1 / row_lw : rows, r0 = row_lw ? g0 / row_lw : rows;
+    if (r1 > rows) r1 = rows;
+    if (r0 > rows) r0 = rows;
+    if (r1 < 1 && r0 < 1) return "no LM room for a gather's index table";
+    *tbank = r1 >= r0 ? 1 : 0, *tab = r1 >= r0 ? a1 : a0;
+    w->trows[w->pos] = (int)(r1 >= r0 ? r1 : r0);
     return NULL;
 }
 
@@ -563,7 +581,7 @@ static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
         if (k >= 8 || !emit_in_lm(o) || o->dtype != n->in[0]->dtype) return "not in LM";
         if (emit_table_lw(o, 1) > tlw) tlw = emit_table_lw(o, 1);
     }
-    return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 4, tlw);
+    return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 4, tlw, 1);
 }
 
 const MNTensor *emit_konst_of(const MNValue *v) {
@@ -738,7 +756,7 @@ static bool moves_data(const MNNode *n) {
     }
 }
 
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, int rows, EmEntryFn fn,
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, int row0, int rows, EmEntryFn fn,
                           const void *ctx, double *pool, int *npool, int pool_cap) {
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
@@ -777,7 +795,7 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
             for (int r = 0; r < rows; r++) {
                 int64_t word = 0;
                 EmEntry en = {0};
-                if (real && !fn(ctx, idx, r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
+                if (real && !fn(ctx, idx, row0 + r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
                 if (real) {
                     if (en.src >= 0)
                         word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx);
@@ -797,7 +815,8 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     }
     free(ls);
     smap_free(&sm);
-    MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s_%s_gather_table", n->name, o->name));
+    MNValue *v = ir_value_new(g, row0 ? arena_printf(g->arena, "%s_%s_gather_table_%d", n->name, o->name, row0)
+                                      : arena_printf(g->arena, "%s_%s_gather_table", n->name, o->name));
     ir_type_set(g, &v->type, ONNX_INT32, 5, dims);
     v->konst = t;
     v->dtype = MN_DT_Int;
@@ -844,7 +863,7 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
     for (int k = 0; k < n->nout && k < 8; k++)
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
             gc[k] = (GatherCtx){n, k};
-            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), 1, gather_entry, &gc[k], pool, &npool, GATHER_POOL);
+            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), 0, 1, gather_entry, &gc[k], pool, &npool, GATHER_POOL);
         }
     int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), scr);
     emit_scratch_pool(e, scr, at, pool, npool, n->in[0]->dtype != MN_DT_Float);

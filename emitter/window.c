@@ -485,11 +485,11 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
         if (k > 0 && (!o || !o->nuses)) continue;
         if (!emit_in_lm(o) || o->dtype != (w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long : MN_DT_Float)) return "not a float value in LM";
         if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
-        int64_t t = emit_table_lw(o, w.rows > 0 ? w.rows : 1);
+        int64_t t = emit_table_lw(o, 1);
         if (t > tlw) tlw = t;
     }
     if (batch_words(&c->machine) < 4 || pool_cap(&c->machine) < K_FIRST_INDEX + 2) return "GRFs too small for a window op";
-    return emit_scratch_plan(c, wk, w.src, w.nsrc, pool_cap(&c->machine), tlw);
+    return emit_scratch_plan(c, wk, w.src, w.nsrc, pool_cap(&c->machine), tlw, w.rows > 0 ? w.rows : 1);
 }
 
 /* one instruction over the batch's G groups: R, A, M, T, X in fmt are the group's words
@@ -499,6 +499,9 @@ typedef struct {
     int64_t G, scr, pool_at, tab, nw;
     int tb;
     int64_t B; /* words per batch: A at r0, M at rB, T at r2B, X at s0 */
+    MNValue **tv; /* the output's table, R rows a window; the window in LM (-1 none) */
+    int R, cur;
+    const Walk *wk;
 } Batch;
 
 static void each(const Batch *b, const char *fmt) {
@@ -525,7 +528,9 @@ static void each(const Batch *b, const char *fmt) {
 }
 
 /* row r of the table for the batch's words from w0, into X (s0) or T (r256) */
-static void fetch(const Batch *b, int row, int64_t w0, bool into_t) {
+static void fetch(Batch *b, int row, int64_t w0, bool into_t) {
+    if (row / b->R != b->cur) b->cur = row / b->R, emit_table_load(b->e, b->tv[b->cur], b->wk); /* its window first */
+    row -= b->cur * b->R;
     for (int64_t j = 0; j < b->G; j++) {
         buf_printf(b->e->b, "lpassa $%s%lldv $t\nnop\n", b->tb ? "ln" : "lm", (long long)(2 * b->tab + 2 * (row * b->nw + w0 + 4 * j)));
         buf_printf(b->e->b, "ipassa $mt%lld $%s%lldv\n", (long long)(2 * b->scr), into_t ? "r" : "s", (long long)((into_t ? 2 * b->B : 0) + 4 * j));
@@ -542,18 +547,23 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
     int rows = w.rows > 0 ? w.rows : 1;
     double pool[POOL_CAP];
     int npool = fixed_pool(&w, pool);
-    MNValue *tv[3] = {NULL, NULL, NULL};
+    int R = wk->trows[wk->pos], nwin = (rows + R - 1) / R;
+    MNValue **tv[3] = {NULL, NULL, NULL};
     for (int k = 0; k < n->nout && k < 3; k++) /* every table first: they add to the pool */
-        if (k == 0 || (n->out[k] && n->out[k]->nuses))
-            w.oi = k, tv[k] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, rows, win_entry, &w, pool, &npool, pool_cap(&e->c->machine));
-    Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos]};
+        if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
+            w.oi = k, tv[k] = xcalloc((size_t)nwin, sizeof(MNValue *));
+            for (int q = 0; q < nwin; q++)
+                tv[k][q] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, q * R, q * R + R < rows ? R : rows - q * R, win_entry, &w, pool, &npool,
+                                            pool_cap(&e->c->machine));
+        }
+    Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos], 0, NULL, R, -1, wk};
     b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, b.scr);
     emit_scratch_pool(e, b.scr, b.pool_at, pool, npool, false);
     for (int k = 0; k < 3; k++)
         if (tv[k]) {
-            w.oi = k;
-            emit_table_load(e, tv[k], wk);
+            w.oi = k, b.tv = tv[k], b.cur = -1;
             fold(&w, &b, n->out[k]);
+            free(tv[k]);
         }
 }
 
