@@ -30,7 +30,7 @@
 typedef enum {
     WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
     WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN, WK_HARDMAX,
-    WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP /* elementwise over broadcast operands */
+    WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP, WK_CMP /* elementwise over broadcast operands */
 } WKind;
 
 enum { POOL_CAP = 64, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
@@ -158,7 +158,9 @@ static bool g_clip_attr(const MNNode *n, int i, double *k) {
 
 bool window_elementwise(const MNNode *n) {
     switch (n->op) {
-    case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: return true;
+    case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: case OP_Equal: case OP_Less: case OP_Greater:
+    case OP_LessOrEqual: case OP_GreaterOrEqual:
+        return true;
     default: return false;
     }
 }
@@ -247,6 +249,11 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->rows = (int)w->K;
         return true;
     }
+    case OP_Equal: case OP_Less: case OP_Greater: case OP_LessOrEqual: case OP_GreaterOrEqual: /* floats compared, a bool each */
+        w->kind = WK_CMP;
+        norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
+        w->K = 1;
+        return true;
     case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: { /* every operand a row */
         w->kind = n->op == OP_Max ? WK_EW_MAX : n->op == OP_Min ? WK_EW_MIN : n->op == OP_PRelu ? WK_PRELU : n->op == OP_Clip ? WK_CLIP : WK_EW_SUM;
         int nop = n->op == OP_Clip ? 3 : n->nin;
@@ -483,7 +490,8 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     for (int k = 0; k < n->nout && k < 3; k++) {
         const MNValue *o = n->out[k];
         if (k > 0 && (!o || !o->nuses)) continue;
-        if (!emit_in_lm(o) || o->dtype != (w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long : MN_DT_Float)) return "not a float value in LM";
+        MNDtype want = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long : w.kind == WK_CMP ? MN_DT_LongBool : MN_DT_Float;
+        if (!emit_in_lm(o) || o->dtype != want) return "not a float value in LM";
         if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
         int64_t t = emit_table_lw(o, 1);
         if (t > tlw) tlw = t;
@@ -536,6 +544,21 @@ static void fetch(Batch *b, int row, int64_t w0, bool into_t) {
         buf_printf(b->e->b, "ipassa $mt%lld $%s%lldv\n", (long long)(2 * b->scr), into_t ? "r" : "s", (long long)((into_t ? 2 * b->B : 0) + 4 * j));
     }
     if (b->G < 2) buf_printf(b->e->b, "nop\n");
+}
+
+/* D = 1 where op's flag is set (fmax: X >= T, fmin: X <= T; X wins ties), else 0:
+ * a mask register per group, 15 groups at a time */
+static void flag_pass(Batch *b, const char *op, char dst) {
+    each(b, dst == 'A' ? "fpassa K0 A" : "fpassa K0 M");
+    for (int64_t j0 = 0; j0 < b->G; j0 += 15) {
+        int64_t jn = b->G - j0 < 15 ? b->G - j0 : 15;
+        for (int64_t j = j0; j < j0 + jn; j++)
+            buf_printf(b->e->b, "%s $s%lldv $r%lldv $nowrite $omr%lld\n", op, (long long)(4 * j), (long long)(2 * b->B + 4 * j), (long long)(1 + j - j0));
+        for (int64_t j = j0; j < j0 + jn; j++)
+            buf_printf(b->e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b->scr + b->pool_at + 7)), (long long)((dst == 'A' ? 0 : b->B) + 4 * j),
+                       (long long)(1 + j - j0));
+        if (jn < 2) buf_printf(b->e->b, "nop\n");
+    }
 }
 
 static void fold(Win *wp, Batch *bp, const MNValue *o);
@@ -609,7 +632,17 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         }
         if (w.kind >= WK_EW_SUM) {
             int nop = w.n->op == OP_Clip ? 3 : w.n->nin;
-            if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
+            if (w.kind == WK_CMP) { /* from X >= T and X <= T, as 0 and 1, then a 64-bit bool */
+                fetch(&b, w.prow[0], w0, false), fetch(&b, w.prow[1], w0, true);
+                switch (w.n->op) {
+                case OP_GreaterOrEqual: flag_pass(&b, "fmax", 'A'); break;
+                case OP_LessOrEqual: flag_pass(&b, "fmin", 'A'); break;
+                case OP_Greater: flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"), each(&b, "fvadd K7 -X A"); break;
+                case OP_Less: flag_pass(&b, "fmax", 'M'), each(&b, "fpassa M X"), each(&b, "fvadd K7 -X A"); break;
+                default: flag_pass(&b, "fmax", 'A'), flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"), each(&b, "fvmul X A A"); break;
+                }
+                each(&b, "fftoi A A"), each(&b, "zero A/1010");
+            } else if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
                 fetch(&b, w.prow[0], w0, false), each(&b, "frelu X X A"), each(&b, "fmin X K0 X");
                 fetch(&b, w.prow[1], w0, true), each(&b, "fvmul X T X"), each(&b, "fvadd X A A");
             } else if (w.kind == WK_CLIP) {
