@@ -1152,6 +1152,16 @@ bool emit_program(MNCompile *c) {
     probe.rank = 0;
     AppLayoutImage pim;
     char perr[300];
+    const MNMachine *mm = &c->machine;
+    if (!missing && (mm->lm_raw_steps > 2 || mm->grf_raw_steps > 1 || mm->l1bm_raw_steps > 2 || mm->l2bm_raw_steps > 3)) {
+        /* the emitted spacing (nops) is the mncore2 timing; a slower machine would reject it */
+        snprintf(perr, sizeof perr, "machine %s: read-after-write distances beyond those the emitter spaces for (LM 2, GRF 1, L1BM 2, L2BM 3 steps)", mm->name);
+        mn_log(c, 1, "no model.app: %s", perr);
+        c->app_status = arena_printf(c->arena, "not written: %s", perr);
+        buf_free(&why);
+        walk_free(&wk);
+        return true;
+    }
     if (!missing && !app_layout_image(&probe, &c->machine, &pim, perr, sizeof perr)) { /* the transfers cannot run on this machine */
         mn_log(c, 1, "no model.app: %s", perr);
         c->app_status = arena_printf(c->arena, "not written: %s", perr);

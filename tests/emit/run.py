@@ -102,6 +102,14 @@ with open(mpath, "w") as f:
 x8 = f32(8)
 case("machine-without-transfers", [h.make_node("Relu", ["x"], ["z"])], [("x", [8])], [("z", [8])], dict(x=x8), dict(z=np.maximum(x8, 0)), machine=mpath,
      expect_app=False)
+# a machine whose LM needs more steps between a write and a read than the emitter spaces
+# for: no program (mnemu would stop at the first hazard)
+cfg = open(os.path.join(ROOT, "presets", "machines", "tiny.json")).read().replace('"lm_read_after_write_steps": 2', '"lm_read_after_write_steps": 3')
+spath = os.path.join(tmp, "tinyslow.json")
+with open(spath, "w") as f:
+    f.write(cfg)
+case("machine-slower-lm", [h.make_node("Relu", ["x"], ["z"])], [("x", [8])], [("z", [8])], dict(x=x8), dict(z=np.maximum(x8, 0)), machine=spath,
+     expect_app=False)
 # a value of several chunks (more long words per PE than one L1BM transfer holds)
 xl = f32(16, 2000)
 case("multi-chunk", [h.make_node("Sigmoid", ["x"], ["z"])], [("x", [16, 2000])], [("z", [16, 2000])], dict(x=xl), dict(z=1 / (1 + np.exp(-xl))), machine="mncore2",
