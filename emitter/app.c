@@ -344,7 +344,6 @@ static uint64_t elem_bits_k(const MNTensor *t, int k, int64_t i) {
     if (k == EB_HALF) return ir_float_to_mnhalf((float)ir_tensor_get_f(t, i));
     return (uint64_t)ir_tensor_get_i(t, i);
 }
-static uint64_t elem_bits(const MNTensor *t, const char *d, int64_t i) { return elem_bits_k(t, elem_kind(d), i); }
 
 bool app_encode(const MNTensor *t, const char *d, uint64_t *lw, char *err, size_t errlen) {
     int b = app_dtype_bytes(d);
@@ -356,9 +355,10 @@ bool app_encode(const MNTensor *t, const char *d, uint64_t *lw, char *err, size_
     memset(lw, 0, n * 8);
     int per = 8 / b;
     uint64_t mask = b == 8 ? ~0ull : (1ull << (8 * b)) - 1;
+    int ek = elem_kind(d);
     for (int64_t i = 0; i < t->numel; i++) {
         int slot = (int)(i % per);
-        lw[i / per] |= (elem_bits(t, d, i) & mask) << (64 - 8 * b * (slot + 1));
+        lw[i / per] |= (elem_bits_k(t, ek, i) & mask) << (64 - 8 * b * (slot + 1));
     }
     return true;
 }

@@ -464,6 +464,33 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
     return NULL;
 }
 
+/* The scratch map of these sources for the emission: built once for a node's tables and
+ * its fill (a node may have several outputs and table windows), kept until other
+ * sources come. */
+typedef struct {
+    SMap m;
+    const MNValue **src;
+    int nsrc;
+} SMapCache;
+
+static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc) {
+    SMapCache *k = e->smap;
+    if (k && k->nsrc == nsrc && !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc)) return &k->m;
+    if (k) smap_free(&k->m), free(k->src);
+    else k = e->smap = xcalloc(1, sizeof *k);
+    if (smap_build(e->c, src, nsrc, &k->m)) die("a scratch that was planned cannot be built");
+    k->src = xmalloc(sizeof(MNValue *) * (size_t)(nsrc + 1));
+    memcpy(k->src, src, sizeof(MNValue *) * (size_t)nsrc);
+    k->nsrc = nsrc;
+    return &k->m;
+}
+
+static void smap_cache_free(Em *e) {
+    SMapCache *k = e->smap;
+    if (k) smap_free(&k->m), free(k->src), free(k);
+    e->smap = NULL;
+}
+
 /* the scratch word of element sidx of source k */
 static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, int k, const int64_t *sidx) {
     for (int d = 0; d < x->type.rank; d++)
@@ -522,8 +549,8 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
 }
 
 int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t scr) {
-    SMap s;
-    if (smap_build(e->c, src, nsrc, &s)) die("a scratch that was planned cannot be built");
+    const SMap *sp = smap_for(e, src, nsrc);
+    const SMap s = *sp;
     int64_t P = s.P;
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
@@ -550,9 +577,7 @@ int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t sc
         }
         buf_printf(e->b, "nop/3\n");
     }
-    int64_t at = s.base[nsrc];
-    smap_free(&s);
-    return at;
+    return s.base[nsrc];
 }
 
 void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool, bool integer) {
@@ -764,8 +789,7 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     char err[200];
     MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)(ns + 1));
     for (int k = 0; k < ns; k++) layout_parse(src[k]->layout, &ls[k], err, sizeof err);
-    SMap sm;
-    if (smap_build(c, src, ns, &sm)) die("node '%s': a scratch that was planned cannot be built", n->name);
+    const SMap *smp = smap_for(e, src, ns), sm = *smp;
     layout_parse(o->layout, &ld, err, sizeof err);
     int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
     /* an output alike on every L1B and L2B reads alike scratches there: one table for all */
@@ -814,7 +838,6 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
         }
     }
     free(ls);
-    smap_free(&sm);
     MNValue *v = ir_value_new(g, row0 ? arena_printf(g->arena, "%s_%s_gather_table_%d", n->name, o->name, row0)
                                       : arena_printf(g->arena, "%s_%s_gather_table", n->name, o->name));
     ir_type_set(g, &v->type, ONNX_INT32, 5, dims);
@@ -1180,7 +1203,7 @@ bool emit_program(MNCompile *c) {
     buf_free(&why);
     MNBuf b = {0};
     /* the tables go above every DRAM value the address planner placed */
-    Em e = {c, &b, 0, NULL, 0, 0, (c->sched->dram_top + 63) / 64 * 64};
+    Em e = {c, &b, 0, NULL, 0, 0, (c->sched->dram_top + 63) / 64 * 64, NULL};
     buf_printf(&b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
@@ -1203,6 +1226,7 @@ bool emit_program(MNCompile *c) {
         }
     }
     walk_free(&wk);
+    smap_cache_free(&e);
     char err[600];
     VProgram p = {0};
     if (!vsm_parse("model.vsm", b.data, &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);

@@ -13,6 +13,7 @@ typedef struct {
     MNValue **tables; /* index tables: parameters the host writes */
     int ntables, ntables_cap;
     int64_t dram_top; /* DRAM above every planned value, for the tables */
+    void *smap;       /* the scratch map of the node being emitted, built once (emit.c) */
 } Em;
 
 /* What scratch users need to know while the nodes are walked in order: the LM values

@@ -102,24 +102,20 @@ static int64_t prod(const int64_t *d, int n) {
     return p;
 }
 
-/* an operand that sits in LM, or a one-element constant (taken into the pool) */
-static bool bias_operand(Win *w, const MNValue *v) {
-    if (v->loc_kind == MN_LOC_KIND_IMM && v->konst && v->konst->numel == 1) {
-        w->bias_src = -1, w->bias_k = ir_tensor_get_f(v->konst, 0);
-        return true;
-    }
-    w->bias_src = w->nsrc, w->src[w->nsrc++] = v;
-    return true;
+/* an operand: absent (src stays -1, k its default), a one-element constant (taken into
+ * the pool as k), or a source in LM */
+static void operand(Win *w, const MNValue *v, int *src, double *k) {
+    *src = -1;
+    if (!v) return;
+    if (v->loc_kind == MN_LOC_KIND_IMM && v->konst && v->konst->numel == 1) *k = ir_tensor_get_f(v->konst, 0);
+    else *src = w->nsrc, w->src[w->nsrc++] = v;
 }
 
-/* parameter i of a normalization: absent (the constant dflt), a one-element constant, or
- * a source */
+/* parameter i of a normalization or elementwise op, in a row of its own */
 static void norm_param(Win *w, int i, const MNValue *v, double dflt) {
     w->prow[i] = w->rows++;
-    w->psrc[i] = -1, w->pk[i] = dflt;
-    if (!v) return;
-    if (v->loc_kind == MN_LOC_KIND_IMM && v->konst && v->konst->numel == 1) w->pk[i] = ir_tensor_get_f(v->konst, 0);
-    else w->psrc[i] = w->nsrc, w->src[w->nsrc++] = v;
+    w->pk[i] = dflt;
+    operand(w, v, &w->psrc[i], &w->pk[i]);
 }
 
 /* the distinct 1/count values of an AveragePool (bounded by the product of each axis's
@@ -148,13 +144,8 @@ static int64_t avg_counts(const Win *w, const MNValue *x, const MNValue *o) {
     return total;
 }
 
-/* Clip before opset 11: the bounds are attributes */
-static bool g_clip_attr(const MNNode *n, int i, double *k) {
-    const char *a = i == 1 ? "min" : "max";
-    if (!ir_attr(n, a)) return false;
-    *k = ir_attr_float(n, a, *k);
-    return true;
-}
+/* Clip before opset 11: the bounds are attributes, defaulting to the float range */
+static double clip_attr(const MNNode *n, int i, double dflt) { return ir_attr_float(n, i == 1 ? "min" : "max", dflt); }
 
 bool window_elementwise(const MNNode *n) {
     switch (n->op) {
@@ -224,7 +215,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->K = (n->op == OP_Conv ? wt->type.dims[1] : x->type.dims[1] / w->group) * prod(w->win.k, w->win.ns);
         w->src[w->nsrc++] = x, w->src[w->nsrc++] = wt;
         w->rows = (int)(2 * w->K);
-        if (n->nin > 2 && n->in[2]) bias_operand(w, n->in[2]), w->row_bias = w->rows++;
+        if (n->nin > 2 && n->in[2]) operand(w, n->in[2], &w->bias_src, &w->bias_k), w->row_bias = w->rows++;
         return true;
     }
     case OP_MatMul: case OP_Gemm:
@@ -236,7 +227,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
             w->K = x->type.dims[r - 1];
         w->src[w->nsrc++] = x, w->src[w->nsrc++] = n->in[1];
         w->rows = (int)(2 * w->K);
-        if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0) bias_operand(w, n->in[2]), w->row_bias = w->rows++;
+        if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0) operand(w, n->in[2], &w->bias_src, &w->bias_k), w->row_bias = w->rows++;
         return true;
     case OP_ArgMax: case OP_ArgMin: {
         w->kind = n->op == OP_ArgMax ? WK_ARGMAX : WK_ARGMIN;
@@ -261,8 +252,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         for (int i = 0; i < nop; i++) {
             const MNValue *v = i < n->nin ? n->in[i] : NULL;
             double dflt = i == 1 ? -3.4028234663852886e38 : 3.4028234663852886e38; /* Clip's absent bounds */
-            if (n->op == OP_Clip && !v && g_clip_attr(n, i, &dflt)) v = NULL;
-            norm_param(w, i, v, dflt);
+            norm_param(w, i, v, n->op == OP_Clip && !v ? clip_attr(n, i, dflt) : dflt);
         }
         w->K = n->op == OP_Mean ? nop : 1; /* 1/K is Mean's scale */
         return true;

@@ -46,8 +46,7 @@ void test_sched_place(void) {
 }
 
 void test_sim_cache(void) {
-    char dir[64]; /* a fresh directory: mkdtemp fills in the template's last six characters */
-    snprintf(dir, sizeof dir, "%s/mncc_unit_cache%s", "/tmp", "XXXXXX");
+    char dir[] = "/tmp/mncc_unit_cache_XXXXXX"; /* mkdtemp's template: it makes a fresh directory */
     CHECK(mkdtemp(dir) != NULL);
     SimCache sc = {dir, 0, 0, 0, 0};
     SimNode a = {0}, b;
