@@ -310,8 +310,9 @@ static void walk_init(Walk *w, const MNGraph *g) {
     w->tbank = xcalloc((size_t)g->nnodes + 1, sizeof(int));
     w->win = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->trows = xcalloc((size_t)g->nnodes + 1, sizeof(int));
+    w->local = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
 }
-static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows); }
+static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local); }
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
 static void walk_before(Walk *w, const MNNode *n) {
@@ -402,6 +403,7 @@ typedef struct {
     int64_t **seg;  /* per source spread over L1Bs: the L1BM segments moved, in order */
     int64_t *nseg;
     bool *cross;
+    uint64_t local; /* bit k: source k read where it sits, its blocks by (a, m) on every L1B */
     int64_t P, J, M;
 } SMap;
 
@@ -410,14 +412,16 @@ static void smap_free(SMap *s) {
     free(s->base), free(s->blk), free(s->nblk), free(s->seg), free(s->nseg), free(s->cross);
 }
 
-static int64_t block_id(const SMap *s, const MNValue *x, const MNPlace *p) {
-    return ((int64_t)p->c[LV_L1B] * emit_round4(x->num_lw) + p->c[LV_ADDR]) * s->M + p->c[LV_MAB];
+static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p) {
+    int64_t j = k < 64 && (s->local >> k & 1) ? 0 : p->c[LV_L1B];
+    return (j * emit_round4(x->num_lw) + p->c[LV_ADDR]) * s->M + p->c[LV_MAB];
 }
 
 /* NULL, or why the sources cannot share a scratch */
-static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, SMap *s) {
+static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, SMap *s) {
     const MNMachine *m = &c->machine;
     memset(s, 0, sizeof *s);
+    s->local = local;
     s->nsrc = nsrc, s->P = (int64_t)m->mab_per_l1b * m->pe_per_mab, s->J = m->l1b_per_l2b, s->M = m->mab_per_l1b;
     s->base = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
     s->blk = xcalloc((size_t)nsrc + 1, sizeof(int32_t *));
@@ -432,10 +436,11 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
         if (!emit_in_lm(x)) return "not in LM";
         if (mn_dtype_bytes(x->dtype) != 4) return "a gather of other than 32-bit elements";
         if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
-        if (!(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
+        bool here = k < 64 && (local >> k & 1);
+        if (!here && !(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
         int64_t ns4 = emit_round4(x->num_lw), nid = s->J * ns4 * s->M;
         if (s->P * ns4 > m->l1bm_lw) return "a gather larger than the L1BM";
-        s->cross[k] = !(ls.bcast & (1u << LV_L1B));
+        s->cross[k] = !here && !(ls.bcast & (1u << LV_L1B));
         s->blk[k] = xmalloc(sizeof(int32_t) * (size_t)nid);
         for (int64_t i = 0; i < nid; i++) s->blk[k][i] = -1;
         int64_t n = ir_shape_numel(&x->type), idx[LAYOUT_MAX_RANK];
@@ -444,7 +449,7 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
             for (int d = x->type.rank - 1; d >= 0; d--) idx[d] = q % x->type.dims[d], q /= x->type.dims[d];
             MNPlace p;
             layout_place(&ls, idx, &p);
-            s->blk[k][block_id(s, x, &p)] = 0;
+            s->blk[k][block_id(s, k, x, &p)] = 0;
         }
         bool *segs = s->cross[k] ? xcalloc((size_t)(s->P * ns4 / 32 + 1), 1) : NULL;
         for (int64_t i = 0; i < nid; i++) /* scratch order: (L1B, a, m) */
@@ -473,12 +478,12 @@ typedef struct {
     int nsrc;
 } SMapCache;
 
-static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc) {
+static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, uint64_t local) {
     SMapCache *k = e->smap;
-    if (k && k->nsrc == nsrc && !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc)) return &k->m;
+    if (k && k->nsrc == nsrc && k->m.local == local && !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc)) return &k->m;
     if (k) smap_free(&k->m), free(k->src);
     else k = e->smap = xcalloc(1, sizeof *k);
-    if (smap_build(e->c, src, nsrc, &k->m)) die("a scratch that was planned cannot be built");
+    if (smap_build(e->c, src, nsrc, local, &k->m)) die("a scratch that was planned cannot be built");
     k->src = xmalloc(sizeof(MNValue *) * (size_t)(nsrc + 1));
     memcpy(k->src, src, sizeof(MNValue *) * (size_t)nsrc);
     k->nsrc = nsrc;
@@ -497,7 +502,7 @@ static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, in
         if (sidx[d] < 0 || sidx[d] >= x->type.dims[d]) die("'%s': element index %lld out of range at axis %d", x->name, (long long)sidx[d], d);
     MNPlace p;
     layout_place(ls, sidx, &p);
-    int32_t b = s->blk[k][block_id(s, x, &p)];
+    int32_t b = s->blk[k][block_id(s, k, x, &p)];
     if (b < 0) die("'%s': an element outside the scratch", x->name);
     return 2 * (s->base[k] + 4 * (int64_t)b + p.c[LV_PE]) + p.c[LV_W];
 }
@@ -514,12 +519,49 @@ static int64_t lm_max_gap(int64_t (*iv)[2], int n, int64_t cap, int64_t *where) 
     return best;
 }
 
-const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows) {
+/* Bit k set: every element of source k that an output element of the uses reads sits on
+ * that element's own L1B and L2B, or is replicated over the levels where it does not.
+ * Only sources spread over L1Bs or L2Bs are checked (the others are local anyway). */
+static uint64_t local_sources(const MNValue *const *src, int nsrc, int rows, const EmUse *u, int nu) {
+    const unsigned upper = 1u << LV_L1B | 1u << LV_L2B;
+    MNLayout ls[64], lo;
+    char err[200];
+    uint64_t local = 0, check = 0;
+    for (int k = 0; k < nsrc && k < 64; k++) {
+        if (!src[k]->layout || !layout_parse(src[k]->layout, &ls[k], err, sizeof err)) continue;
+        if ((ls[k].bcast & upper) == upper) local |= 1ull << k;
+        else check |= 1ull << k;
+    }
+    for (int i = 0; i < nu && check; i++) {
+        const MNValue *o = u[i].o;
+        if (!o->layout || !layout_parse(o->layout, &lo, err, sizeof err)) return local;
+        int64_t n = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK];
+        for (int64_t e = 0; e < n && check; e++) {
+            int64_t q = e;
+            for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
+            MNPlace pd, ps;
+            layout_place(&lo, idx, &pd);
+            for (int r = 0; r < rows && check; r++) {
+                EmEntry en = {0};
+                if (!u[i].fn(u[i].ctx, idx, r, &en) || en.src < 0 || en.src >= 64 || !(check >> en.src & 1)) continue;
+                const MNLayout *l = &ls[en.src];
+                layout_place(l, en.sidx, &ps);
+                for (int lv = LV_L1B; lv <= LV_L2B; lv++)
+                    if (!(l->bcast & (1u << lv)) && ((lo.bcast & (1u << lv)) || ps.c[lv] != pd.c[lv])) check &= ~(1ull << en.src);
+            }
+        }
+    }
+    return local | check;
+}
+
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows,
+                              const EmUse *u, int nu) {
     int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
     int *tbank = &w->tbank[w->pos];
     const MNMachine *m = &c->machine;
     SMap sm;
-    const char *why = smap_build(c, src, nsrc, &sm);
+    w->local[w->pos] = local_sources(src, nsrc, rows, u, nu);
+    const char *why = smap_build(c, src, nsrc, w->local[w->pos], &sm);
     int64_t need = emit_round4(pool_lw) + sm.base[nsrc];
     smap_free(&sm);
     if (why) return why;
@@ -548,8 +590,8 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
     return NULL;
 }
 
-int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t scr) {
-    const SMap *sp = smap_for(e, src, nsrc);
+int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, uint64_t local, int64_t scr) {
+    const SMap *sp = smap_for(e, src, nsrc, local);
     const SMap s = *sp;
     int64_t P = s.P;
     for (int k = 0; k < nsrc; k++) {
@@ -594,19 +636,36 @@ void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int n
 /* the inputs a gather reads: every input of a Concat, else input 0 */
 static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin : 1; }
 
+static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *en);
+
+typedef struct {
+    const MNNode *n;
+    int oi;
+} GatherCtx;
+
+static bool gather_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
+    const GatherCtx *g = ctx;
+    (void)row;
+    return source_index(g->n, g->oi, idx, en);
+}
+
 /* Can n be a gather here? On success the walk records its scratch and table for the
  * emission (which runs the same walk again). */
 static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
     for (int k = 0; k < gather_sources(n); k++)
         if (n->in[k] && n->in[k]->dtype != n->out[0]->dtype) return "a gather that changes dtype";
     int64_t tlw = 0;
+    EmUse u[8];
+    GatherCtx gc[8];
+    int nu = 0;
     for (int k = 0; k < n->nout; k++) {
         const MNValue *o = n->out[k];
         if (k > 0 && (!o || !o->nuses)) continue;
         if (k >= 8 || !emit_in_lm(o) || o->dtype != n->in[0]->dtype) return "not in LM";
         if (emit_table_lw(o, 1) > tlw) tlw = emit_table_lw(o, 1);
+        gc[nu] = (GatherCtx){n, k}, u[nu] = (EmUse){o, gather_entry, &gc[nu]}, nu++;
     }
-    return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 4, tlw, 1);
+    return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 4, tlw, 1, u, nu);
 }
 
 const MNTensor *emit_konst_of(const MNValue *v) {
@@ -781,15 +840,15 @@ static bool moves_data(const MNNode *n) {
     }
 }
 
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, int row0, int rows, EmEntryFn fn,
-                          const void *ctx, double *pool, int *npool, int pool_cap) {
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, uint64_t local, int row0, int rows,
+                          EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
     MNLayout ld, lt;
     char err[200];
     MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)(ns + 1));
     for (int k = 0; k < ns; k++) layout_parse(src[k]->layout, &ls[k], err, sizeof err);
-    const SMap *smp = smap_for(e, src, ns), sm = *smp;
+    const SMap *smp = smap_for(e, src, ns, local), sm = *smp;
     layout_parse(o->layout, &ld, err, sizeof err);
     int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
     /* an output alike on every L1B and L2B reads alike scratches there: one table for all */
@@ -863,17 +922,6 @@ void emit_table_load(Em *e, MNValue *tv, const Walk *w) {
     emit_transfer(e, tv, &tl, true);
 }
 
-typedef struct {
-    const MNNode *n;
-    int oi;
-} GatherCtx;
-
-static bool gather_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
-    const GatherCtx *g = ctx;
-    (void)row;
-    return source_index(g->n, g->oi, idx, en);
-}
-
 enum { GATHER_POOL = 4 }; /* a Pad's value */
 
 /* every output that is read: its table, then 4 destination words a step through GRF1 */
@@ -886,9 +934,10 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
     for (int k = 0; k < n->nout && k < 8; k++)
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
             gc[k] = (GatherCtx){n, k};
-            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), 0, 1, gather_entry, &gc[k], pool, &npool, GATHER_POOL);
+            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), w->local[w->pos], 0, 1, gather_entry, &gc[k], pool,
+                                     &npool, GATHER_POOL);
         }
-    int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), scr);
+    int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), w->local[w->pos], scr);
     emit_scratch_pool(e, scr, at, pool, npool, n->in[0]->dtype != MN_DT_Float);
     const char *tr = tb ? "ln" : "lm";
     for (int oi = 0; oi < 8; oi++) {

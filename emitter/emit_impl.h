@@ -26,6 +26,7 @@ typedef struct {
     int *tbank;
     bool *win;  /* an elementwise node emitted as a window op */
     int *trows; /* table rows LM holds at once (fewer than all: loaded window by window) */
+    uint64_t *local; /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);
@@ -35,19 +36,6 @@ void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down);
 const MNTensor *emit_konst_of(const MNValue *v);
 bool emit_in_lm(const MNValue *v);
 
-/* A scratch: the long words of every source, from every PE of the L1B, broadcast into an
- * LM0 range of every PE (each source P * round4(num_lw) LW, one after another), then
- * pool_lw LW of constants; and rows rows of row_lw LW of index table (LM1 if it has
- * room; as many rows at a time as fit, at least one). The
- * sources must be 32-bit LM values replicated on every L1B and L2B. Returns why not, or
- * NULL with the ranges recorded in the walk. */
-const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows);
-/* the sources into the scratch at scr; the constants' LW offset in it is returned */
-int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, int64_t scr);
-/* the constants (one per LW, both words; as 32-bit integers for integer data) into the
- * scratch at LW offset at */
-void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool, bool integer);
-
 /* One table entry: an element of source src, or (src < 0) a constant. */
 typedef struct {
     int src;
@@ -56,12 +44,36 @@ typedef struct {
 } EmEntry;
 /* entry row of output element idx; false: none (the entry reads scratch word 0) */
 typedef bool (*EmEntryFn)(const void *ctx, const int64_t *idx, int row, EmEntry *en);
+/* an output that reads a scratch, through fn with ctx */
+typedef struct {
+    const MNValue *o;
+    EmEntryFn fn;
+    const void *ctx;
+} EmUse;
+
+/* A scratch: the long words of every source, from every PE of the L1B, broadcast into an
+ * LM0 range of every PE (each source P * round4(num_lw) LW, one after another), then
+ * pool_lw LW of constants; and rows rows of row_lw LW of index table (LM1 if it has
+ * room; as many rows at a time as fit, at least one). The sources must be 32-bit LM
+ * values, replicated on every L2B or read only where they sit: a source every output
+ * element of the uses reads on its own L1B and L2B gives each L1B its own scratch (no
+ * data crosses L1Bs); else one replicated on every L1B is taken from its L1BM, and one
+ * spread over the L1Bs of an L2B goes through the L2BM. Returns why not, or NULL with the
+ * ranges recorded in the walk. */
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows,
+                              const EmUse *u, int nu);
+/* the sources into the scratch at scr; the constants' LW offset in it is returned */
+int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, uint64_t local, int64_t scr);
+/* the constants (one per LW, both words; as 32-bit integers for integer data) into the
+ * scratch at LW offset at */
+void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool, bool integer);
+
 /* The index table of node n's output o as a parameter (the host writes it): for every PE
  * and row, one LW per destination word of o (its low word is the scratch word). The
  * constants the entries ask for are collected in pool (at most pool_cap). The table holds
  * rows row0 .. row0 + rows - 1 of the node's. */
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int nsrc, int row0, int rows, EmEntryFn fn,
-                          const void *ctx, double *pool, int *npool, int pool_cap);
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int nsrc, uint64_t local, int row0, int rows,
+                          EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap);
 /* the table's per-PE long words for rows of output o */
 int64_t emit_table_lw(const MNValue *o, int rows);
 /* the index table into LM at the walk's place for it */

@@ -30,7 +30,7 @@
 typedef enum {
     WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
     WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN, WK_HARDMAX,
-    WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP, WK_CMP /* elementwise over broadcast operands */
+    WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP, WK_CMP, WK_POW /* elementwise over broadcast operands */
 } WKind;
 
 enum { POOL_CAP = 64, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
@@ -150,7 +150,7 @@ static double clip_attr(const MNNode *n, int i, double dflt) { return ir_attr_fl
 bool window_elementwise(const MNNode *n) {
     switch (n->op) {
     case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: case OP_Equal: case OP_Less: case OP_Greater:
-    case OP_LessOrEqual: case OP_GreaterOrEqual:
+    case OP_LessOrEqual: case OP_GreaterOrEqual: case OP_Pow:
         return true;
     default: return false;
     }
@@ -244,6 +244,12 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->kind = WK_CMP;
         norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
         w->K = 1;
+        return true;
+    case OP_Pow: /* any exponent: exp(y log|x|) with the sign of x^y for an integer y, NaN for another below 0 */
+        if (n->nin != 2 || !n->in[1]) return *why = "no exponent", false;
+        w->kind = WK_POW;
+        norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
+        w->K = 1, w->alpha = 0.5, w->beta = -2, w->eps = -0x1p-149; /* x <= -eps is x < 0: the smallest denormal */
         return true;
     case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: { /* every operand a row */
         w->kind = n->op == OP_Max ? WK_EW_MAX : n->op == OP_Min ? WK_EW_MIN : n->op == OP_PRelu ? WK_PRELU : n->op == OP_Clip ? WK_CLIP : WK_EW_SUM;
@@ -477,9 +483,13 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     for (int k = 0; k < w.nsrc; k++)
         if (w.src[k]->dtype != MN_DT_Float) return "not a float value in LM";
     int64_t tlw = 0;
+    Win wo[3];
+    EmUse u[3];
+    int nu = 0;
     for (int k = 0; k < n->nout && k < 3; k++) {
         const MNValue *o = n->out[k];
         if (k > 0 && (!o || !o->nuses)) continue;
+        wo[nu] = w, wo[nu].oi = k, u[nu] = (EmUse){o, win_entry, &wo[nu]}, nu++;
         MNDtype want = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long : w.kind == WK_CMP ? MN_DT_LongBool : MN_DT_Float;
         if (!emit_in_lm(o) || o->dtype != want) return "not a float value in LM";
         if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
@@ -487,7 +497,7 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
         if (t > tlw) tlw = t;
     }
     if (batch_words(&c->machine) < 4 || pool_cap(&c->machine) < K_FIRST_INDEX + 2) return "GRFs too small for a window op";
-    return emit_scratch_plan(c, wk, w.src, w.nsrc, pool_cap(&c->machine), tlw, w.rows > 0 ? w.rows : 1);
+    return emit_scratch_plan(c, wk, w.src, w.nsrc, pool_cap(&c->machine), tlw, w.rows > 0 ? w.rows : 1, u, nu);
 }
 
 /* one instruction over the batch's G groups: R, A, M, T, X in fmt are the group's words
@@ -537,19 +547,28 @@ static void fetch(Batch *b, int row, int64_t w0, bool into_t) {
 }
 
 /* D = 1 where op's flag is set (fmax: X >= T, fmin: X <= T; X wins ties), else 0:
- * a mask register per group, 15 groups at a time */
-static void flag_pass(Batch *b, const char *op, char dst) {
-    each(b, dst == 'A' ? "fpassa K0 A" : "fpassa K0 M");
+ * a mask register per group, 15 groups at a time. With k >= 0, T is pool constant k,
+ * and with src 'T' the first operand is T. With dst 'a', A keeps its value where the
+ * flag is not set. */
+static void flag_of(Batch *b, const char *op, char src, int k, char dst) {
+    if (dst != 'a') each(b, dst == 'A' ? "fpassa K0 A" : "fpassa K0 M");
     for (int64_t j0 = 0; j0 < b->G; j0 += 15) {
         int64_t jn = b->G - j0 < 15 ? b->G - j0 : 15;
+        for (int64_t j = j0; j < j0 + jn; j++) {
+            char rhs[40];
+            if (k >= 0) snprintf(rhs, sizeof rhs, "$m%lld", (long long)(2 * (b->scr + b->pool_at + k)));
+            else snprintf(rhs, sizeof rhs, "$r%lldv", (long long)(2 * b->B + 4 * j));
+            buf_printf(b->e->b, "%s $%s%lldv %s $nowrite $omr%lld\n", op, src == 'T' ? "r" : "s", (long long)((src == 'T' ? 2 * b->B : 0) + 4 * j), rhs,
+                       (long long)(1 + j - j0));
+        }
         for (int64_t j = j0; j < j0 + jn; j++)
-            buf_printf(b->e->b, "%s $s%lldv $r%lldv $nowrite $omr%lld\n", op, (long long)(4 * j), (long long)(2 * b->B + 4 * j), (long long)(1 + j - j0));
-        for (int64_t j = j0; j < j0 + jn; j++)
-            buf_printf(b->e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b->scr + b->pool_at + 7)), (long long)((dst == 'A' ? 0 : b->B) + 4 * j),
+            buf_printf(b->e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b->scr + b->pool_at + 7)), (long long)((dst == 'M' ? b->B : 0) + 4 * j),
                        (long long)(1 + j - j0));
         if (jn < 2) buf_printf(b->e->b, "nop\n");
     }
 }
+
+static void flag_pass(Batch *b, const char *op, char dst) { flag_of(b, op, 'X', -1, dst); }
 
 static void fold(Win *wp, Batch *bp, const MNValue *o);
 
@@ -566,11 +585,11 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
             w.oi = k, tv[k] = xcalloc((size_t)nwin, sizeof(MNValue *));
             for (int q = 0; q < nwin; q++)
-                tv[k][q] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, q * R, q * R + R < rows ? R : rows - q * R, win_entry, &w, pool, &npool,
+                tv[k][q] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, wk->local[wk->pos], q * R, q * R + R < rows ? R : rows - q * R, win_entry, &w, pool, &npool,
                                             pool_cap(&e->c->machine));
         }
     Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos], 0, NULL, R, -1, wk};
-    b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, b.scr);
+    b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, wk->local[wk->pos], b.scr);
     emit_scratch_pool(e, b.scr, b.pool_at, pool, npool, false);
     for (int k = 0; k < 3; k++)
         if (tv[k]) {
@@ -632,6 +651,22 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 default: flag_pass(&b, "fmax", 'A'), flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"), each(&b, "fvmul X A A"); break;
                 }
                 each(&b, "fftoi A A"), each(&b, "zero A/1010");
+            } else if (w.kind == WK_POW) {
+                /* N = x < 0 (x <= -smallest denormal), I = y is an integer (y <= floor y),
+                 * parity = y - 2 floor(y / 2); the sign S = 1 - 2 parity I N, and the base
+                 * |x| (1 - 2 N (1 - I)): x itself, so NaN from the log, when x < 0 and y is
+                 * not an integer. GRF0 (A, M, T) has one read port: the second operand of
+                 * every step is X or a constant. */
+                fetch(&b, w.prow[0], w0, false), flag_of(&b, "fmin", 'X', 5, 'A');
+                fetch(&b, w.prow[1], w0, false), each(&b, "ffloor X T"), flag_pass(&b, "fmin", 'M');
+                each(&b, "fvmul X K3 T"), each(&b, "ffloor T T"), each(&b, "fvmul T K4 T"), each(&b, "fvadd X T T");
+                each(&b, "fpassa A X"), each(&b, "fvmul T X T"), each(&b, "fvmul M X X"), each(&b, "fvmul T X T"), each(&b, "fvadd A -X A");
+                each(&b, "fvmul T K4 T"), each(&b, "fvadd T K7 T"), each(&b, "fvmul A K4 A"), each(&b, "fvadd A K7 A");
+                fetch(&b, w.prow[0], w0, false), each(&b, "fvpassa -X M"), each(&b, "fmax X M M"), each(&b, "fpassa A X"), each(&b, "fvmul M X M"),
+                    each(&b, "flog M M");
+                fetch(&b, w.prow[1], w0, false), each(&b, "fvmul X M A"), each(&b, "fexp A A"), each(&b, "fpassa T X"), each(&b, "fvmul X A A");
+                /* y = 0 gives 1 (also for x = 0, where y log|x| is NaN): |y| <= 0 */
+                fetch(&b, w.prow[1], w0, false), each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
             } else if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
                 fetch(&b, w.prow[0], w0, false), each(&b, "frelu X X A"), each(&b, "fmin X K0 X");
                 fetch(&b, w.prow[1], w0, true), each(&b, "fvmul X T X"), each(&b, "fvadd X A A");

@@ -37,10 +37,18 @@
  * (a layout switch, a transpose, a reduction) then moves within the L1B, through its
  * L1BM, rather than across L1Bs and L2Bs. So a (3,4) float tensor gets
  * PadLayout{(3,4)/((1:1, 4_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])} (DESIGN.md's
- * MLSDK example keeps the 3 rows as addresses: two long words more per PE). */
+ * MLSDK example keeps the 3 rows as addresses: two long words more per PE).
+ *
+ * Window ops (pools, convolutions, normalizations, reductions, Softmax) read, for each
+ * output element, input elements with the same leading indices (batch, and channel for
+ * pools). Their outputs take the input's L1B and L2B placement of those dimensions
+ * (canonical otherwise), so that every L1B reads only its own elements: an input too big
+ * for one L2B is then no reason for data to cross L2Bs, which the machine can only do
+ * through DRAM. */
 #include "plan.h"
 #include "layout.h"
 #include "ops.h"
+#include "infer.h"
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
@@ -48,7 +56,9 @@
 
 enum { SPREAD_MIN_LW = 16 };
 
-bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
+/* fdim[s] for the levels MAB, L1B, L2B: -2 the canonical choice (among the dimensions
+ * in allow), -1 unused, else that dimension by factor ff[s] */
+static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int *fdim, const int64_t *ff, uint32_t allow, MNLayout *l) {
     memset(l, 0, sizeof *l);
     int bytes = mn_dtype_bytes(dt);
     if (!bytes || t->rank < 0 || t->rank > LAYOUT_MAX_RANK) return false;
@@ -78,14 +88,20 @@ bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLa
     for (int s = 0; s < 3; s++) {
         int64_t lw = q; /* long words per PE so far */
         for (int i = 0; i < last; i++) lw *= ((t->dims[i] ? t->dims[i] : 1) + F[i] - 1) / F[i];
+        if (fdim && fdim[s] != -2) {
+            lvdim[spread[s]] = fdim[s], lvf[spread[s]] = fdim[s] >= 0 ? ff[s] : 1;
+            if (fdim[s] >= 0) F[fdim[s]] *= ff[s];
+            continue;
+        }
         if (s > 0 && lw <= SPREAD_MIN_LW) { /* small enough to stay within one L1B */
-            for (; s < 3; s++) lvdim[spread[s]] = -1, lvf[spread[s]] = 1;
-            break;
+            lvdim[spread[s]] = -1, lvf[spread[s]] = 1;
+            continue;
         }
         int best = -1;
         int64_t bf = 1;
         double gain = 1; /* how many times fewer addresses the dimension then needs */
         for (int i = 0; i < last; i++) {
+            if (!(allow >> i & 1)) continue;
             int64_t d = t->dims[i] ? t->dims[i] : 1, r = (d + F[i] - 1) / F[i];
             int64_t f = count[s]; /* the smallest factor that takes the rest down as far as it goes */
             for (int64_t g2 = 1; g2 <= count[s]; g2++)
@@ -112,6 +128,81 @@ bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLa
     }
     for (int lv = LV_PE; lv <= LV_L2B; lv++)
         if (!(used & (1u << lv))) l->bcast |= (uint8_t)(1u << lv);
+    return true;
+}
+
+bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) { return canonical(t, dt, m, NULL, NULL, ~0u, l); }
+
+/* How many leading dimensions of a window op's output (a fold over elements of its input
+ * 0: pools, convolutions, normalizations, reductions, Softmax) index the same elements of
+ * the input: the output element reads only input elements with those indices. */
+static int window_leading(MNGraph *g, MNNode *n) {
+    const MNValue *x = n->nin ? n->in[0] : NULL;
+    if (!x || x->type.rank < 2) return 0;
+    int r = x->type.rank;
+    int64_t a;
+    switch (n->op) {
+    case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
+    case OP_InstanceNormalization:
+        return 2;
+    case OP_Conv: case OP_ConvTranspose: case OP_LRN: return 1;
+    case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
+        a = ir_attr_int(n, "axis", g->opset >= 13 ? -1 : 1);
+        break;
+    case OP_ArgMax: case OP_ArgMin: a = ir_attr_int(n, "axis", 0); break;
+    case OP_LayerNormalization: a = ir_attr_int(n, "axis", -1); break;
+    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1: case OP_ReduceL2:
+    case OP_ReduceLogSum: case OP_ReduceLogSumExp: case OP_ReduceSumSquare: {
+        bool mask[MN_MAX_RANK] = {false};
+        if (!infer_reduce_mask(g, n, mask)) return 0;
+        for (a = 0; a < r && !mask[a]; a++) {}
+        break;
+    }
+    default: return 0;
+    }
+    if (a < 0) a += r;
+    return a < 0 || a > r ? 0 : (int)a;
+}
+
+/* The canonical layout of t with the MAB, L1B and L2B placement of its first nl
+ * dimensions taken from ref, the layout of the input it reads (with the same first nl
+ * dimensions), so that each output element sits on the L1B and L2B of what it reads and
+ * the op needs no data from other L1Bs or L2Bs. False when ref spreads another
+ * dimension over the L1Bs or L2Bs. */
+static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, const MNLayout *ref, int nl, MNLayout *l) {
+    const MNLevel spread[3] = {LV_MAB, LV_L1B, LV_L2B};
+    int fdim[3] = {-1, -1, -1};
+    int64_t ff[3] = {1, 1, 1};
+    if (nl > t->rank - 1) nl = t->rank - 1;
+    if (nl <= 0 || ref->rank < nl) return false;
+    for (int i = 0; i < nl; i++)
+        if (ref->shape[i] != t->dims[i]) return false;
+    for (int s = 0; s < 3; s++)
+        for (int i = 0; i < ref->rank; i++)
+            for (int k = 0; k < ref->nsub[i]; k++)
+                if (ref->sub[i][k].level == spread[s]) {
+                    if (fdim[s] >= 0 || (s > 0 && i >= nl)) return false;
+                    fdim[s] = i, ff[s] = ref->sub[i][k].size;
+                }
+    uint32_t allow = ~0u;
+    bool upper = false;
+    for (int s = 1; s < 3; s++)
+        if (fdim[s] >= 0) allow &= ~(1u << fdim[s]), upper = true;
+    if (!upper) return false; /* nothing to align: canonical */
+    /* the MAB factor of a dimension on the L1Bs or L2Bs decides their coordinates too */
+    if (fdim[0] < 0 || fdim[0] >= nl || (allow >> fdim[0] & 1)) fdim[0] = -2;
+    char err[200];
+    if (!canonical(t, dt, m, fdim, ff, allow, l) || !layout_valid(l, m, mn_dtype_bytes(dt), err, sizeof err)) return false;
+    int64_t idx[LAYOUT_MAX_RANK] = {0}; /* ref need not order its subaxes canonically: compare */
+    for (int i = 0; i < nl; i++) {
+        for (int64_t v = 0; v < t->dims[i]; v++) {
+            MNPlace pr, pl;
+            idx[i] = v;
+            layout_place(ref, idx, &pr), layout_place(l, idx, &pl);
+            if (pr.c[LV_L1B] != pl.c[LV_L1B] || pr.c[LV_L2B] != pl.c[LV_L2B]) return false;
+        }
+        idx[i] = 0;
+    }
     return true;
 }
 
@@ -247,6 +338,22 @@ bool plan_layout(MNCompile *c) {
         if (lpz && (v->konst || (v->is_input && !v->producer)) && !v->is_output) continue;
         has[i] = plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i]);
     }
+    /* 1b. a window op's output on the L1Bs and L2Bs of the input elements it reads */
+    int aligned = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        MNNode *n = g->nodes[i];
+        int nl = window_leading(g, n);
+        MNValue *x = nl ? n->in[0] : NULL;
+        MNLayout ref;
+        if (!x || !(has[x->id] ? (ref = L[x->id], true) : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref))) continue;
+        for (int k = 0; k < n->nout; k++) {
+            MNValue *o = n->out[k];
+            MNLayout al;
+            if (!o || !has[o->id] || !canonical_aligned(&o->type, o->dtype, &c->machine, &ref, nl, &al)) continue;
+            if (!layout_same_placement(&al, &L[o->id])) aligned++;
+            L[o->id] = al;
+        }
+    }
     /* 2. Gene hints (lpz): a demand on a value with one consumer whose producer is
      * elementwise is granted at the producer, and handed on to its inputs */
     int genes = 0;
@@ -336,6 +443,7 @@ bool plan_layout(MNCompile *c) {
     mn_figure(c, "layout_switches", switches);
     mn_figure(c, "layout_switch_cycles", (int64_t)(cost + 0.5));
     mn_figure(c, "gene_hints_granted", genes);
+    mn_figure(c, "window_outputs_aligned", aligned);
     mn_figure(c, "num_lw_total", total);
     mn_figure(c, "num_lw_max", maxlw);
     mn_log(c, 0, "layouts (%s): %d values, %d switches costing about %.0f cycles, %d gene hints; %lld long words per PE in all, largest %lld",

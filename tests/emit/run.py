@@ -210,6 +210,20 @@ case("gather-pad-runtime-value", [h.make_node("Pad", ["x", "pads", "cv"], ["y"])
      dict(y=np.pad(xp, ((0, 0), (1, 2)), constant_values=7)), inits=[nh.from_array(np.array([0, 1, 0, 2], np.int64), "pads")], machine="l1b",
      expect_app=False)
 
+# Pow with a tensor exponent: signs of integer powers of negative bases, NaN for other
+# exponents below 0, 0 ** y, x ** 0 = 1 (also 0 ** 0)
+xpw = np.array([-3, -2, -2, -1.5, 0, 0, 0, 2, 0.5, -2, 4, -1, 3, -0.5, 1.5, -4], np.float32)
+ypw = np.array([3, 2, 0.5, -1, 0, 2.5, -2, -2, 3, 0, 0.5, 7, 1.5, -3, 2, 1.25], np.float32)
+with np.errstate(invalid="ignore", divide="ignore"):
+    case("window-pow-signs", [h.make_node("Pow", ["x", "y"], ["z"])], [("x", [16]), ("y", [16])], [("z", [16])], dict(x=xpw, y=ypw),
+         dict(z=np.power(xpw, ypw)))
+# a pool whose input is spread over the L2Bs of mncore2: each L1B reads its own elements
+# (the output laid out on the L1Bs and L2Bs of its input rows)
+xq = f32(20, 16, 50)
+case("window-maxpool-l2b-local", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2], pads=[1, 1])], [("x", [20, 16, 50])],
+     [("y", [20, 16, 25])], dict(x=xq), dict(y=np.max(np.stack([np.pad(xq, ((0, 0), (0, 0), (1, 1)), constant_values=-np.inf)[:, :, k:k + 50:2] for k in range(3)]), 0)),
+     machine="mncore2")
+
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
