@@ -26,7 +26,8 @@
  * Neg, Abs, Add, Sub, Mul, Div, Max, Min, Exp, Log, Reciprocal, Sqrt, Sigmoid, Tanh,
  * LeakyRelu, Clip, Pow with a constant exponent, Softplus, Floor, Ceil, HardSigmoid,
  * HardSwish, Elu, Softsign, Identity, inference Dropout) with broadcast operands and
- * immediates, renames, and gathers of 32-bit values within an L1B. */
+ * immediates, renames, and gathers of 32- and 64-bit values within an L1B, per L1B, or
+ * through the L2BM (window.c: reductions, pools, products, run-time Gather). */
 #include "emit.h"
 #include "emit_impl.h"
 #include "scheduler.h"
@@ -434,7 +435,7 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
         MNLayout ls;
         char err[200];
         if (!emit_in_lm(x)) return "not in LM";
-        if (mn_dtype_bytes(x->dtype) != 4) return "a gather of other than 32-bit elements";
+        if (mn_dtype_bytes(x->dtype) != 4 && mn_dtype_bytes(x->dtype) != 8) return "a gather of other than 32- or 64-bit elements";
         if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
         bool here = k < 64 && (local >> k & 1);
         if (!here && !(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
@@ -496,15 +497,16 @@ static void smap_cache_free(Em *e) {
     e->smap = NULL;
 }
 
-/* the scratch word of element sidx of source k */
-static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, int k, const int64_t *sidx) {
+/* the scratch word of element sidx of source k; of a 64-bit element, word half (1: the
+ * low word, an integer's 32-bit value) */
+static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, int k, const int64_t *sidx, int half) {
     for (int d = 0; d < x->type.rank; d++)
         if (sidx[d] < 0 || sidx[d] >= x->type.dims[d]) die("'%s': element index %lld out of range at axis %d", x->name, (long long)sidx[d], d);
     MNPlace p;
     layout_place(ls, sidx, &p);
     int32_t b = s->blk[k][block_id(s, k, x, &p)];
     if (b < 0) die("'%s': an element outside the scratch", x->name);
-    return 2 * (s->base[k] + 4 * (int64_t)b + p.c[LV_PE]) + p.c[LV_W];
+    return 2 * (s->base[k] + 4 * (int64_t)b + p.c[LV_PE]) + (mn_dtype_bytes(x->dtype) == 8 ? half : p.c[LV_W]);
 }
 
 /* the largest gap of LM (of cap LW) among the sorted busy ranges, and where it starts */
@@ -881,7 +883,7 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
                 if (real && !fn(ctx, idx, row0 + r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
                 if (real) {
                     if (en.src >= 0)
-                        word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx);
+                        word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx, mn_dtype_bytes(o->dtype) == 8 ? (int)(w % 2) : 1);
                     else {
                         int j = 0;
                         while (j < *npool && memcmp(&pool[j], &en.k, sizeof en.k)) j++;
@@ -973,13 +975,22 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
         if (n->op == OP_Gather) { /* every index known and in range */
             const MNTensor *kt = emit_konst_of(n->in[1]);
-            if (!kt) return "indices computed at run time";
+            if (!kt) { /* a window op over the rows of the axis */
+                const char *ww = window_why((MNCompile *)c, (MNNode *)n, w);
+                if (ww) return ww;
+                w->win[w->pos] = true;
+                return NULL;
+            }
             int ax = (int)ir_attr_int(n, "axis", 0);
             int64_t dim = n->in[0]->type.dims[ax < 0 ? ax + n->in[0]->type.rank : ax];
             for (int64_t i = 0; i < kt->numel; i++) {
                 int64_t j = (int64_t)ir_tensor_get_f(kt, i);
                 if (j < -dim || j >= dim) return "an index out of range";
             }
+        }
+        if (n->op == OP_Pad && mn_dtype_bytes(n->in[0]->dtype) == 8 && strcmp(ir_attr_string(n, "mode", "constant"), "constant") == 0) {
+            const MNTensor *cv = n->nin > 2 && n->in[2] ? emit_konst_of(n->in[2]) : NULL; /* table constants fill both words alike */
+            if ((cv && cv->numel && ir_tensor_get_f(cv, 0) != 0) || (!cv && ir_attr_float(n, "value", 0) != 0)) return "a 64-bit pad value other than 0";
         }
         if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split) /* every element's source known */
             for (int k = 0; k < n->nout; k++) {
@@ -1030,8 +1041,8 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
  * path cannot take (operands laid out otherwise, more than two, bounds computed at run
  * time) may still be a window op, each operand a row. */
 static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
-    const char *why = vector_why(c, n, w);
     w->win[w->pos] = false;
+    const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
     const char *wwhy = window_why((MNCompile *)c, (MNNode *)n, w);
     if (wwhy) return why;

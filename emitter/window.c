@@ -9,7 +9,15 @@
  * zero a padded Conv reads, the -inf of a padded MaxPool, an AveragePool's 1/count).
  * A row is fetched 4 words a step by T-indirect reads into GRF, and the fold runs on 4
  * words a step. Output words are independent of each other, so the output may have any
- * layout (even one spread over L1Bs); only the sources must be replicated on every L1B.
+ * layout (even one spread over L1Bs); a source is either replicated on every L1B, or
+ * read only on the L1B and L2B where it sits (the layout planner aligns window outputs
+ * with their inputs for that), or gathered through the L2BM.
+ *
+ * Elementwise ops the vector path cannot take (operands of any broadcast, run-time
+ * Clip bounds, float comparisons, Pow with a tensor exponent) are windows of one
+ * element per operand. A Gather or GatherElements with indices computed at run time
+ * folds over the K rows of its axis: row k is kept where index + 1/2 >= k, so the last
+ * kept is the indexed one (masked writes; K at most the pool's index constants).
  *
  * This is the vector unit's way, and it says so: a product costs about 8 steps per 4
  * outputs per pair, far from the MAB matrix unit's peak, which no emitter uses yet.
@@ -29,7 +37,7 @@
 
 typedef enum {
     WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
-    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN, WK_HARDMAX,
+    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN, WK_HARDMAX, WK_GATHER,
     WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP, WK_CMP, WK_POW /* elementwise over broadcast operands */
 } WKind;
 
@@ -90,7 +98,7 @@ bool window_op(const MNNode *n) {
     switch (n->op) {
     case OP_Softmax: case OP_LogSoftmax: case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool:
     case OP_GlobalMaxPool: case OP_Conv: case OP_ConvTranspose: case OP_MatMul: case OP_Gemm: case OP_BatchNormalization:
-    case OP_LayerNormalization: case OP_InstanceNormalization: case OP_ArgMax: case OP_ArgMin: case OP_Hardmax:
+    case OP_LayerNormalization: case OP_InstanceNormalization: case OP_ArgMax: case OP_ArgMin: case OP_Hardmax: case OP_GatherElements:
         return true;
     default: return reduce_kind(n->op, &k);
     }
@@ -245,6 +253,19 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
         w->K = 1;
         return true;
+    case OP_Gather: case OP_GatherElements: { /* indices computed at run time: of the axis's K rows of data, the one whose index matches */
+        const MNValue *x = n->in[0], *iv = n->nin > 1 ? n->in[1] : NULL;
+        if (!iv || (n->op == OP_Gather && emit_konst_of(iv))) return *why = "constant indices (a gather)", false;
+        int64_t ax = ir_attr_int(n, "axis", 0);
+        if (ax < 0) ax += x->type.rank;
+        if (ax < 0 || ax >= x->type.rank) return *why = "no axis", false;
+        w->kind = WK_GATHER, w->group = ax, w->K = x->type.dims[ax];
+        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
+        w->src[w->nsrc++] = x, w->src[w->nsrc++] = iv;
+        w->rows = (int)w->K, w->row_self = w->rows++;
+        w->alpha = -0.5, w->beta = (double)w->K, w->eps = 0.5; /* an index below 0 counts from the end */
+        return true;
+    }
     case OP_Pow: /* any exponent: exp(y log|x|) with the sign of x^y for an integer y, NaN for another below 0 */
         if (n->nin != 2 || !n->in[1]) return *why = "no exponent", false;
         w->kind = WK_POW;
@@ -417,8 +438,29 @@ static bool bias_entry(const Win *w, const int64_t *idx, EmEntry *en) {
     return true;
 }
 
+/* row k of a Gather or GatherElements: data row k; the last row: the output element's index */
+static bool gather_entry(const Win *w, const int64_t *idx, int row, EmEntry *en) {
+    const MNValue *x = w->src[0], *iv = w->src[1];
+    int ax = (int)w->group, ri = iv->type.rank;
+    if (w->n->op == OP_GatherElements) { /* the index of the same place, data along the axis */
+        en->src = row == w->row_self ? 1 : 0;
+        memcpy(en->sidx, idx, sizeof(int64_t) * (size_t)ri);
+        if (row != w->row_self) en->sidx[ax] = row;
+        return true;
+    }
+    if (row == w->row_self) {
+        en->src = 1;
+        for (int d = 0; d < ri; d++) en->sidx[d] = idx[ax + d];
+        return true;
+    }
+    en->src = 0;
+    for (int d = 0; d < x->type.rank; d++) en->sidx[d] = d < ax ? idx[d] : d == ax ? row : idx[d - 1 + ri];
+    return true;
+}
+
 static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
     const Win *w = ctx;
+    if (w->kind == WK_GATHER) return gather_entry(w, idx, row, en);
     if (row == w->row_self && w->kind == WK_HARDMAX) { /* the element's place along the reduced axes */
         int64_t pos = 0;
         for (int d = 0; d < w->src[0]->type.rank; d++)
@@ -471,7 +513,7 @@ static int fixed_pool(const Win *w, double *pool) {
     pool[n++] = w->eps;
     pool[n++] = INFINITY;
     pool[n++] = 1;
-    if (w->kind == WK_ARGMAX || w->kind == WK_ARGMIN || w->kind == WK_HARDMAX) /* the indices, as floats */
+    if (w->kind == WK_ARGMAX || w->kind == WK_ARGMIN || w->kind == WK_HARDMAX || w->kind == WK_GATHER) /* the indices, as floats */
         for (int64_t k = 0; k < w->K; k++) pool[n++] = (double)k;
     return n;
 }
@@ -481,7 +523,8 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     const char *why = NULL;
     if (!win_of(c, n, &w, &why)) return why;
     for (int k = 0; k < w.nsrc; k++)
-        if (w.src[k]->dtype != MN_DT_Float) return "not a float value in LM";
+        if (w.src[k]->dtype != MN_DT_Float && !(w.kind == WK_GATHER && k == 1 && (w.src[k]->dtype == MN_DT_Int || w.src[k]->dtype == MN_DT_Long)))
+            return "not a float value in LM";
     int64_t tlw = 0;
     Win wo[3];
     EmUse u[3];
@@ -616,7 +659,7 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             each(&b, "fpassa K1 M");
             for (int64_t k = 0; k < w.K; k++) fetch(&b, (int)k, w0, false), each(&b, "fmax X M M");
         }
-        bool arg = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN || w.kind == WK_HARDMAX;
+        bool arg = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN || w.kind == WK_HARDMAX || w.kind == WK_GATHER;
         for (int64_t k = 0; k < w.K && !arg; k++) {
             fetch(&b, (int)(k * w.terms), w0, false);
             switch (w.kind) {
@@ -680,7 +723,22 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 if (w.n->op == OP_Mean) each(&b, "fvmul A K2 A");
             }
         }
-        if (arg) { /* the best so far, and where: ties go to the first (or last) index */
+        if (w.kind == WK_GATHER) { /* M = the index + 1/2 (+ K below 0); row k is taken where M >= k, so the last one taken is the index's */
+            fetch(&b, w.row_self, w0, false), each(&b, "fitof X X"), flag_of(&b, "fmin", 'X', 3, 'A'), each(&b, "fvmul A K4 A"), each(&b, "fvadd X A X");
+            each(&b, "fvadd X K5 M"), each(&b, "fpassa K0 A");
+            for (int64_t k = 0; k < w.K; k++) {
+                fetch(&b, (int)k, w0, false);
+                for (int64_t j0 = 0; j0 < b.G; j0 += 15) {
+                    int64_t jn = b.G - j0 < 15 ? b.G - j0 : 15;
+                    for (int64_t j = j0; j < j0 + jn; j++)
+                        buf_printf(e->b, "fmax $r%lldv $m%lld $nowrite $omr%lld\n", (long long)(b.B + 4 * j), (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)),
+                                   (long long)(1 + j - j0));
+                    for (int64_t j = j0; j < j0 + jn; j++)
+                        buf_printf(e->b, "fpassa $s%lldv $r%lldv/$imr%lld\n", (long long)(4 * j), (long long)(4 * j), (long long)(1 + j - j0));
+                    if (jn < 2) buf_printf(e->b, "nop\n");
+                }
+            }
+        } else if (arg) { /* the best so far, and where: ties go to the first (or last) index */
             each(&b, w.kind != WK_ARGMIN ? "fpassa K1 M" : "fpassa K6 M");
             bool last = ir_attr_int(w.n, "select_last_index", 0) != 0;
             for (int64_t q = 0; q < w.K; q++) {

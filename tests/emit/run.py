@@ -31,11 +31,12 @@ def check(name, ok, why=""):
         print("FAIL emit %s: %s" % (name, why))
 
 
-def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6):
+def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "in"))
-    g = h.make_graph(nodes, name, [h.make_tensor_value_info(n, T.FLOAT, s) for n, s in inputs],
-                     [h.make_tensor_value_info(n, T.FLOAT, s) for n, s in outputs], initializer=list(inits))
+    ty = lambda n: (types or {}).get(n, T.FLOAT)
+    g = h.make_graph(nodes, name, [h.make_tensor_value_info(n, ty(n), s) for n, s in inputs],
+                     [h.make_tensor_value_info(n, ty(n), s) for n, s in outputs], initializer=list(inits))
     m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
     m.ir_version = 8
     onnx.save(m, os.path.join(d, "model.onnx"))
@@ -223,6 +224,18 @@ xq = f32(20, 16, 50)
 case("window-maxpool-l2b-local", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[3], strides=[2], pads=[1, 1])], [("x", [20, 16, 50])],
      [("y", [20, 16, 25])], dict(x=xq), dict(y=np.max(np.stack([np.pad(xq, ((0, 0), (0, 0), (1, 1)), constant_values=-np.inf)[:, :, k:k + 50:2] for k in range(3)]), 0)),
      machine="mncore2")
+
+# Gather and GatherElements with indices computed at run time (negative ones count from
+# the end), and a 64-bit gather (both words of every element move)
+xg2, ig2 = f32(5, 3), np.array([[4, -1], [0, -5], [2, 3]], np.int64)
+case("window-gather-runtime", [h.make_node("Gather", ["x", "i"], ["y"], axis=0)], [("x", [5, 3]), ("i", [3, 2])], [("y", [3, 2, 3])], dict(x=xg2, i=ig2),
+     dict(y=xg2[ig2]), types=dict(i=T.INT64), machine="l1b")
+xe2, ie2 = f32(3, 4), np.array([[3, 0, -1], [1, 1, 2], [0, -4, 3]], np.int32)
+case("window-gather-elements-axis1", [h.make_node("GatherElements", ["x", "i"], ["y"], axis=1)], [("x", [3, 4]), ("i", [3, 3])], [("y", [3, 3])],
+     dict(x=xe2, i=ie2), dict(y=np.take_along_axis(xe2, np.where(ie2 < 0, ie2 + 4, ie2), 1)), types=dict(i=T.INT32), machine="l1b")
+xi64 = (np.arange(24, dtype=np.int64).reshape(2, 3, 4) - 12) * 1000000007
+case("gather-transpose-int64", [h.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], [("x", [2, 3, 4])], [("y", [4, 2, 3])], dict(x=xi64),
+     dict(y=np.transpose(xi64, (2, 0, 1))), types=dict(x=T.INT64, y=T.INT64), rtol=0, atol=0)
 
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
