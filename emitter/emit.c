@@ -26,7 +26,8 @@
  * Neg, Abs, Add, Sub, Mul, Div, Max, Min, Exp, Log, Reciprocal, Sqrt, Sigmoid, Tanh,
  * LeakyRelu, Clip, Pow with a constant exponent, Softplus, Floor, Ceil, HardSigmoid,
  * HardSwish, Elu, Softsign, Identity, inference Dropout) with broadcast operands and
- * immediates, renames, and gathers of 32- and 64-bit values within an L1B, per L1B, or
+ * immediates, integer and bool ones (Add, Sub, Mul, Max, Min, Neg, Abs, the comparisons,
+ * And, Or, Xor, Not, BitShift; 32- and 64-bit lanes), renames, and gathers of 32- and 64-bit values within an L1B, per L1B, or
  * through the L2BM (window.c: reductions, pools, products, run-time Gather). */
 #include "emit.h"
 #include "emit_impl.h"
@@ -111,7 +112,7 @@ void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
 
 /* ---- elementwise ---- */
 
-typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY, EW_SEQ } Kind;
+typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY, EW_SEQ, EW_INT } Kind;
 
 /* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
  * temporaries (4 long words each), K0..K3 constants (one long word, read in every
@@ -124,6 +125,7 @@ typedef struct {
     const char *steps;
     int nk;
     double k[4];
+    char buf[16384]; /* steps built for the node's dtype */
 } Seq;
 
 /* the constant operand k of n (an immediate input, or an attribute), or dflt */
@@ -192,13 +194,72 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
     }
 }
 
-static void emit_seq(Em *e, const Seq *q, const char *X, const char *O) {
+/* Integer and bool elementwise ops, on 64-bit lanes (Long, ULong, LongBool) or 32-bit
+ * ones (Int, UInt), as sequences with Y the second operand. A comparison is 1 where a
+ * difference is 0 (logical not), so wrapping never decides it: x > y is max(x, y) != y. */
+static bool int_seq_of(const MNNode *n, Seq *q) {
+    memset(q, 0, sizeof *q);
+    if (!n->nin || !n->in[0] || !n->out[0] || n->nout != 1) return false;
+    MNDtype dt = n->in[0]->dtype;
+    bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool, uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
+    if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false;
+    for (int k = 1; k < n->nin; k++)
+        if (!n->in[k] || n->in[k]->dtype != dt) return false;
+    const char *p = l64 ? "l" : "i", *u = uns ? "u" : "", *fmt = NULL;
+    bool cmp = false, logical = dt == MN_DT_LongBool;
+    switch (n->op) {
+    case OP_Add: fmt = "Padd X Y O"; break;
+    case OP_Sub: fmt = "Psub X Y O"; break;
+    case OP_Max: fmt = "UPmax X Y O"; break;
+    case OP_Min: fmt = "UPmin X Y O"; break;
+    case OP_Mul: { /* shift and add, bit by bit of y (the ALU has no integer product): wraps as int64 does */
+        int bits = l64 ? 64 : 32;
+        size_t o = (size_t)snprintf(q->buf, sizeof q->buf, "%cpassa X $ls40v\n%cpassa Y $lr48v\nzero $lr32v", *p, *p);
+        for (int i = 0; i < bits; i++) /* m = -(b & 1); acc += a & m; a += a; b >>= 1 */
+            o += (size_t)snprintf(q->buf + o, sizeof q->buf - o,
+                                  "\n%1$cand $lr48v K0 $lr40v\n%1$csub K1 $lr40v $lr40v\n%1$cand $ls40v $lr40v $ls56v\n%1$cadd $lr32v $ls56v $lr32v\n"
+                                  "%1$cadd $ls40v $ls40v $ls40v\nu%1$clsr $lr48v K0 $lr48v",
+                                  *p);
+        snprintf(q->buf + o, sizeof q->buf - o, "\n%cpassa $lr32v O", *p);
+        q->steps = q->buf, q->nk = 2, q->k[0] = 1, q->k[1] = 0;
+        return n->out[0]->dtype == dt && !logical;
+    }
+    case OP_Neg: if (uns) return false; fmt = "zero T1\nPsub T1 X O"; break;
+    case OP_Abs: if (uns) return false; fmt = "zero T1\nPsub T1 X T1\nPmax X T1 O"; break;
+    case OP_And: if (!logical) return false; fmt = "land X Y O"; break;
+    case OP_Or: if (!logical) return false; fmt = "lor X Y O"; break;
+    case OP_Xor: if (!logical) return false; fmt = "lxor X Y O"; break;
+    case OP_Not: if (!logical) return false; fmt = "llnot X O"; break;
+    case OP_BitShift:
+        if (!uns) return false;
+        fmt = strcmp(ir_attr_string(n, "direction", ""), "LEFT") ? "uPlsr X Y O" : "Plsl X Y O";
+        break;
+    case OP_Equal: fmt = "Psub X Y T1\nllnot T1 O", cmp = true; break;
+    case OP_Greater: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;
+    case OP_Less: fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;
+    case OP_GreaterOrEqual: fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 O", cmp = true; break;
+    case OP_LessOrEqual: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 O", cmp = true; break;
+    default: return false;
+    }
+    if (cmp ? !l64 || n->out[0]->dtype != MN_DT_LongBool : n->out[0]->dtype != dt) return false; /* a bool per 64-bit lane */
+    if (logical && n->op != OP_Equal && n->op != OP_And && n->op != OP_Or && n->op != OP_Xor && n->op != OP_Not) return false;
+    size_t o = 0; /* U: the unsigned prefix, P: the lane's precision */
+    for (const char *f = fmt; *f && o + 2 < sizeof q->buf; f++)
+        if (*f == 'U') { if (*u) q->buf[o++] = 'u'; }
+        else q->buf[o++] = *f == 'P' ? *p : *f;
+    q->buf[o] = 0;
+    q->steps = q->buf;
+    return true;
+}
+
+static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const char *O) {
     const char *s = q->steps;
     while (*s) {
         const char *eol = strchr(s, '\n');
         size_t len = eol ? (size_t)(eol - s) : strlen(s);
         for (size_t i = 0; i < len; i++) {
             if (s[i] == 'X' && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", X);
+            else if (s[i] == 'Y' && Y && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", Y);
             else if (s[i] == 'O' && i + 1 == len) buf_printf(e->b, "%s", O);
             else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v"), i++;
             else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3') buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
@@ -212,6 +273,8 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *O) {
 }
 
 static Kind kind_of(const MNNode *n, const char **mn) {
+    Seq iq;
+    if (int_seq_of(n, &iq)) return *mn = "int", EW_INT;
     switch (n->op) {
     case OP_Relu: *mn = "frelu"; return EW_UNARY_ALU;
     case OP_Exp: *mn = "fexp"; return EW_UNARY_ALU;
@@ -290,7 +353,7 @@ static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t 
  * output's, or a one-element constant (an immediate) */
 static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1;
-    if ((v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) || v->dtype != o->dtype) return false;
+    if ((v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) || mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype)) return false; /* the op checks types */
     if (v->layout && o->layout && !strcmp(v->layout, o->layout)) return true;
     AppLayoutImage im;
     MNLayout l;
@@ -1027,8 +1090,9 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n, w);
     const MNValue *o = n->out[0];
     bool dbl_ok = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
-    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok)) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1)) return "not a float value in LM";
-    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
+    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok) || k == EW_INT) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1))
+        return "not a float value in LM";
+    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : k == EW_INT ? n->nin : 1;
     if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
         return n->nin > nin ? "more than two operands" : "missing operands";
     for (int i = 0; i < nin; i++)
@@ -1065,7 +1129,7 @@ static void elementwise(Em *e, const MNNode *n) {
     const char *mn;
     Kind k = kind_of(n, &mn);
     const MNValue *o = n->out[0], *x = n->in[0], *y = n->nin > 1 ? n->in[1] : NULL;
-    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : 1;
+    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : k == EW_INT ? n->nin : 1;
     AppLayoutImage im;
     MNLayout l;
     image_of(e->c, o, &im, &l);
@@ -1080,8 +1144,16 @@ static void elementwise(Em *e, const MNNode *n) {
         for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\nnop\n", sq.k[i], 64 + 2 * i);
     }
     bool dbl = o->dtype == MN_DT_Double;
-    if (xi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls0\nnop\n" : "imm f\"%.9g\" $ls0\nnop\n", imm_of(x));
-    if (yi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls8\nnop\n" : "imm f\"%.9g\" $ls8\nnop\n", imm_of(y));
+    if (k == EW_INT) { /* integer immediates: 64-bit or 32-bit lanes */
+        const char *ip = mn_dtype_bytes(x->dtype) == 8 ? "l" : "i";
+        int_seq_of(n, &sq);
+        for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm %s\"%lld\" $ls%d\nnop\n", ip, (long long)sq.k[i], 64 + 2 * i);
+        if (xi) buf_printf(e->b, "imm %s\"%lld\" $ls0\nnop\n", ip, (long long)ir_tensor_get_i(x->konst, 0));
+        if (yi) buf_printf(e->b, "imm %s\"%lld\" $ls8\nnop\n", ip, (long long)ir_tensor_get_i(y->konst, 0));
+    } else {
+        if (xi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls0\nnop\n" : "imm f\"%.9g\" $ls0\nnop\n", imm_of(x));
+        if (yi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls8\nnop\n" : "imm f\"%.9g\" $ls8\nnop\n", imm_of(y));
+    }
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
@@ -1139,7 +1211,8 @@ static void elementwise(Em *e, const MNNode *n) {
             buf_printf(e->b, "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nfrcp $lr16v $lr16v\nnop/3\nlpassa $lr16v $ls16v/$imr1\nnop\nlpassa $ls16v %s\n", X, O);
             break;
         case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
-        case EW_SEQ: emit_seq(e, &sq, X, O); break;
+        case EW_SEQ: emit_seq(e, &sq, X, NULL, O); break;
+        case EW_INT: emit_seq(e, &sq, X, nin == 2 ? Y : NULL, O); break;
         case EW_NONE: break;
         }
         if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);

@@ -237,6 +237,35 @@ xi64 = (np.arange(24, dtype=np.int64).reshape(2, 3, 4) - 12) * 1000000007
 case("gather-transpose-int64", [h.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], [("x", [2, 3, 4])], [("y", [4, 2, 3])], dict(x=xi64),
      dict(y=np.transpose(xi64, (2, 0, 1))), types=dict(x=T.INT64, y=T.INT64), rtol=0, atol=0)
 
+# integer and bool elementwise ops: 64-bit lanes (comparisons near the wrap, where a
+# difference overflows), 32-bit lanes, bools
+xa64 = np.array([2**62, -2**62, 5, -7, 0, 2**63 - 1, -2**63, 3], np.int64)
+xb64 = np.array([-2**62, 2**62, 5, 9, -1, -1, 1, -3], np.int64)
+ops64 = [("Add", "ya", np.add), ("Sub", "ys", np.subtract), ("Max", "ymx", np.maximum), ("Min", "ymn", np.minimum), ("Mul", "ymu", np.multiply)]
+cmps = [("Greater", "g", np.greater), ("Less", "l", np.less), ("GreaterOrEqual", "ge", np.greater_equal), ("LessOrEqual", "le", np.less_equal),
+        ("Equal", "eq", np.equal)]
+with np.errstate(over="ignore"):
+    case("int64-elementwise", [h.make_node(o, ["a", "b"], [y]) for o, y, _ in ops64 + cmps] + [h.make_node("Neg", ["b"], ["yn"]), h.make_node("Abs", ["b"], ["yb"])],
+         [("a", [8]), ("b", [8])], [(y, [8]) for _, y, _ in ops64 + cmps] + [("yn", [8]), ("yb", [8])], dict(a=xa64, b=xb64),
+         dict(**{y: f(xa64, xb64) for _, y, f in ops64 + cmps}, yn=-xb64, yb=np.abs(xb64)),
+         types=dict(a=T.INT64, b=T.INT64, yn=T.INT64, yb=T.INT64, **{y: T.INT64 for _, y, _ in ops64}, **{y: T.BOOL for _, y, _ in cmps}), rtol=0, atol=0,
+         machine="l1b")
+ua, ub = np.array([1, 0x80000000, 7, 0xffffffff, 12, 3], np.uint32), np.array([31, 1, 0, 4, 2, 30], np.uint32)
+case("uint32-shift-max", [h.make_node("BitShift", ["a", "b"], ["yl"], direction="LEFT"), h.make_node("BitShift", ["a", "b"], ["yr"], direction="RIGHT"),
+                          h.make_node("Max", ["a", "b"], ["ym"])], [("a", [6]), ("b", [6])], [("yl", [6]), ("yr", [6]), ("ym", [6])], dict(a=ua, b=ub),
+     dict(yl=(ua.astype(np.uint64) << ub.astype(np.uint64)).astype(np.uint32), yr=ua >> ub, ym=np.maximum(ua, ub)),
+     types=dict(a=T.UINT32, b=T.UINT32, yl=T.UINT32, yr=T.UINT32, ym=T.UINT32), rtol=0, atol=0, machine="l1b")
+ba, bb = np.array([True, True, False, False]), np.array([True, False, True, False])
+case("bool-logic", [h.make_node("And", ["a", "b"], ["ya"]), h.make_node("Or", ["a", "b"], ["yo"]), h.make_node("Xor", ["a", "b"], ["yx"]),
+                    h.make_node("Not", ["a"], ["yn"]), h.make_node("Equal", ["a", "b"], ["ye"])], [("a", [4]), ("b", [4])],
+     [("ya", [4]), ("yo", [4]), ("yx", [4]), ("yn", [4]), ("ye", [4])], dict(a=ba, b=bb), dict(ya=ba & bb, yo=ba | bb, yx=ba ^ bb, yn=~ba, ye=ba == bb),
+     types={k: T.BOOL for k in ["a", "b", "ya", "yo", "yx", "yn", "ye"]}, rtol=0, atol=0, machine="l1b")
+
+xi32, yi32 = np.array([46341, -3, 7, 0, -2**31, 123456], np.int32), np.array([46341, 5, -7, 9, -1, -654321], np.int32)
+with np.errstate(over="ignore"):
+    case("int32-mul", [h.make_node("Mul", ["a", "b"], ["y"])], [("a", [6]), ("b", [6])], [("y", [6])], dict(a=xi32, b=yi32), dict(y=xi32 * yi32),
+         types=dict(a=T.INT32, b=T.INT32, y=T.INT32), rtol=0, atol=0, machine="l1b")
+
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
