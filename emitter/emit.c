@@ -468,18 +468,21 @@ typedef struct {
     int64_t *nseg;
     bool *cross;
     uint64_t local; /* bit k: source k read where it sits, its blocks by (a, m) on every L1B */
+    bool *kimg;     /* a constant the tree cannot gather: its values ride in the index table */
     int64_t P, J, M;
 } SMap;
 
 static void smap_free(SMap *s) {
     for (int k = 0; k < s->nsrc; k++) free(s->blk[k]), free(s->seg[k]);
-    free(s->base), free(s->blk), free(s->nblk), free(s->seg), free(s->nseg), free(s->cross);
+    free(s->base), free(s->blk), free(s->nblk), free(s->seg), free(s->nseg), free(s->cross), free(s->kimg);
 }
 
 static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p) {
     int64_t j = k < 64 && (s->local >> k & 1) ? 0 : p->c[LV_L1B];
     return (j * emit_round4(x->num_lw) + p->c[LV_ADDR]) * s->M + p->c[LV_MAB];
 }
+
+static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, SMap *s);
 
 /* NULL, or why the sources cannot share a scratch */
 static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, SMap *s) {
@@ -493,7 +496,25 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
     s->seg = xcalloc((size_t)nsrc + 1, sizeof(int64_t *));
     s->nseg = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
     s->cross = xcalloc((size_t)nsrc + 1, sizeof(bool));
+    s->kimg = xcalloc((size_t)nsrc + 1, sizeof(bool));
     for (int k = 0; k < nsrc; k++) {
+        const MNValue *x = src[k];
+        const char *why = smap_source(c, src, k, local, s);
+        if (why && emit_konst_of(x) && mn_dtype_bytes(x->dtype) == 4) { /* a parameter: the host writes it into the table */
+            free(s->blk[k]), free(s->seg[k]);
+            s->blk[k] = NULL, s->seg[k] = NULL, s->nblk[k] = s->nseg[k] = 0, s->cross[k] = false, s->kimg[k] = true;
+            s->base[k + 1] = s->base[k];
+            continue;
+        }
+        if (why) return why;
+    }
+    return NULL;
+}
+
+/* source k of the scratch map: its blocks, or why it cannot be gathered by the tree */
+static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, SMap *s) {
+    const MNMachine *m = &c->machine;
+    {
         const MNValue *x = src[k];
         MNLayout ls;
         char err[200];
@@ -565,6 +586,7 @@ static void smap_cache_free(Em *e) {
 static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, int k, const int64_t *sidx, int half) {
     for (int d = 0; d < x->type.rank; d++)
         if (sidx[d] < 0 || sidx[d] >= x->type.dims[d]) die("'%s': element index %lld out of range at axis %d", x->name, (long long)sidx[d], d);
+    if (s->kimg[k]) die("'%s': a constant carried by the table has no scratch word", x->name);
     MNPlace p;
     layout_place(ls, sidx, &p);
     int32_t b = s->blk[k][block_id(s, k, x, &p)];
@@ -628,6 +650,8 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
     w->local[w->pos] = local_sources(src, nsrc, rows, u, nu);
     const char *why = smap_build(c, src, nsrc, w->local[w->pos], &sm);
     int64_t need = emit_round4(pool_lw) + sm.base[nsrc];
+    bool in_lm0 = false; /* a table that carries constants is read by T-indirect: LM0 */
+    for (int k = 0; k < nsrc && !why; k++) in_lm0 |= sm.kimg[k];
     smap_free(&sm);
     if (why) return why;
     int64_t iv[512][2];
@@ -649,6 +673,7 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
     int64_t r1 = row_lw ? g1 / row_lw : rows, r0 = row_lw ? g0 / row_lw : rows;
     if (r1 > rows) r1 = rows;
     if (r0 > rows) r0 = rows;
+    if (in_lm0) r1 = 0;
     if (r1 < 1 && r0 < 1) return "no LM room for a gather's index table";
     *tbank = r1 >= r0 ? 1 : 0, *tab = r1 >= r0 ? a1 : a0;
     w->trows[w->pos] = (int)(r1 >= r0 ? r1 : r0);
@@ -661,6 +686,7 @@ int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, uint64_t l
     int64_t P = s.P;
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
+        if (s.kimg[k]) continue; /* in the table */
         int64_t ns4 = emit_round4(x->num_lw), nid = s.J * ns4 * s.M, r2 = P * ns4;
         /* every PE's long words into the L1BM */
         for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", emit_bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
@@ -905,8 +931,10 @@ static bool moves_data(const MNNode *n) {
     }
 }
 
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, uint64_t local, int row0, int rows,
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
                           EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
+    uint64_t local = wk->local[wk->pos];
+    int64_t scr = wk->scr[wk->pos], tab = wk->tab[wk->pos];
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
     MNLayout ld, lt;
@@ -918,7 +946,7 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
     /* an output alike on every L1B and L2B reads alike scratches there: one table for all */
     bool alike = (ld.bcast & (1u << LV_L1B)) && (ld.bcast & (1u << LV_L2B));
-    int64_t dims[5] = {alike ? 1 : m->n_l2b, alike ? 1 : m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt};
+    int64_t dims[6] = {alike ? 1 : m->n_l2b, alike ? 1 : m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt, 2};
     MNLevel lv[4] = {LV_L2B, LV_L1B, LV_MAB, LV_PE};
     memset(&lt, 0, sizeof lt);
     lt.rank = 5;
@@ -927,12 +955,15 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
         lt.sub[d][0] = dims[d] > 1 ? (MNSubaxis){dims[d], 1, lv[d]} : (MNSubaxis){1, 1, LV_ADDR};
         if (dims[d] == 1) lt.bcast |= (uint8_t)(1u << lv[d]);
     }
+    /* T-indirect reads the low word (1) of a long word: word 0 is the index too, or the
+     * value of a constant the tree cannot gather, which the index then points at */
     lt.shape[4] = nt, lt.nsub[4] = 1, lt.sub[4][0] = (MNSubaxis){nt, 1, LV_ADDR};
-    lt.bcast |= (uint8_t)(1u << LV_W); /* the index in both words: T-indirect reads the low one */
+    lt.shape[5] = 2, lt.nsub[5] = 1, lt.sub[5][0] = (MNSubaxis){2, 1, LV_W};
+    lt.rank = 6;
     MNGraph *g = c->g;
-    MNTensor *t = ir_tensor_new(g->arena, ONNX_INT32, 5, dims);
-    for (int64_t i = 0; i < t->numel; i += nt) { /* PE by PE, destination word by word */
-        int64_t q = i / nt, pe, mab, l1, l2;
+    MNTensor *t = ir_tensor_new(g->arena, ONNX_INT32, 6, dims);
+    for (int64_t i = 0; i < t->numel; i += 2 * nt) { /* PE by PE, destination word by word */
+        int64_t q = i / (2 * nt), pe, mab, l1, l2;
         pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
         for (int64_t w = 0; w < nw; w++) {
             MNPlace pd = {{0}};
@@ -941,11 +972,27 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
             bool pad = true;
             bool real = w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad;
             for (int r = 0; r < rows; r++) {
-                int64_t word = 0;
+                int64_t word = 0, hi = 0;
+                bool carry = false; /* word 0 carries a constant */
                 EmEntry en = {0};
                 if (real && !fn(ctx, idx, row0 + r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
                 if (real) {
-                    if (en.src >= 0)
+                    if (en.src >= 0 && sm.kimg[en.src]) { /* the value in word 0 of this very entry, in LM0 */
+                        const MNValue *x = src[en.src];
+                        const MNTensor *kt = emit_konst_of(x);
+                        int64_t flat = 0;
+                        for (int d = 0; d < x->type.rank; d++) flat = flat * x->type.dims[d] + en.sidx[d];
+                        if (wk->tbank[wk->pos] != 0) die("node '%s': a table carrying constants outside LM0", n->name);
+                        word = 2 * (tab + (int64_t)r * nw + w) - 2 * scr;
+                        if (word < 0) word += 2 * m->lm0_lw; /* addresses wrap around LM0 */
+                        if (kt->elem == ONNX_FLOAT32) {
+                            float f = (float)ir_tensor_get_f(kt, flat);
+                            int32_t bits;
+                            memcpy(&bits, &f, sizeof bits);
+                            hi = bits, carry = true;
+                        } else
+                            hi = (int32_t)ir_tensor_get_i(kt, flat), carry = true;
+                    } else if (en.src >= 0)
                         word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx, mn_dtype_bytes(o->dtype) == 8 ? (int)(w % 2) : 1);
                     else {
                         int j = 0;
@@ -957,14 +1004,15 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
                         word = 2 * (sm.base[ns] + j);
                     }
                 }
-                ir_tensor_set_i(t, i + r * nw + w, word);
+                ir_tensor_set_i(t, i + 2 * (r * nw + w), carry ? hi : word);
+                ir_tensor_set_i(t, i + 2 * (r * nw + w) + 1, word);
             }
         }
     }
     free(ls);
     MNValue *v = ir_value_new(g, row0 ? arena_printf(g->arena, "%s_%s_gather_table_%d", n->name, o->name, row0)
                                       : arena_printf(g->arena, "%s_%s_gather_table", n->name, o->name));
-    ir_type_set(g, &v->type, ONNX_INT32, 5, dims);
+    ir_type_set(g, &v->type, ONNX_INT32, 6, dims);
     v->konst = t;
     v->dtype = MN_DT_Int;
     MNBuf lb = {0};
@@ -999,7 +1047,7 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
     for (int k = 0; k < n->nout && k < 8; k++)
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
             gc[k] = (GatherCtx){n, k};
-            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), w->local[w->pos], 0, 1, gather_entry, &gc[k], pool,
+            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), w, 0, 1, gather_entry, &gc[k], pool,
                                      &npool, GATHER_POOL);
         }
     int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), w->local[w->pos], scr);

@@ -72,7 +72,7 @@ void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int n
  * and row, one LW per destination word of o (its low word is the scratch word). The
  * constants the entries ask for are collected in pool (at most pool_cap). The table holds
  * rows row0 .. row0 + rows - 1 of the node's. */
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int nsrc, uint64_t local, int row0, int rows,
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int nsrc, const Walk *w, int row0, int rows,
                           EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap);
 /* the table's per-PE long words for rows of output o */
 int64_t emit_table_lw(const MNValue *o, int rows);

@@ -628,7 +628,7 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
             w.oi = k, tv[k] = xcalloc((size_t)nwin, sizeof(MNValue *));
             for (int q = 0; q < nwin; q++)
-                tv[k][q] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, wk->local[wk->pos], q * R, q * R + R < rows ? R : rows - q * R, win_entry, &w, pool, &npool,
+                tv[k][q] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, wk, q * R, q * R + R < rows ? R : rows - q * R, win_entry, &w, pool, &npool,
                                             pool_cap(&e->c->machine));
         }
     Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos], 0, NULL, R, -1, wk};

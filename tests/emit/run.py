@@ -266,6 +266,12 @@ with np.errstate(over="ignore"):
     case("int32-mul", [h.make_node("Mul", ["a", "b"], ["y"])], [("a", [6]), ("b", [6])], [("y", [6])], dict(a=xi32, b=yi32), dict(y=xi32 * yi32),
          types=dict(a=T.INT32, b=T.INT32, y=T.INT32), rtol=0, atol=0, machine="l1b")
 
+# a constant operand too big for the tree's gather (the weight of every MAB's rows):
+# its values ride in the index table's spare words
+am, wm = f32(4, 64), f32(64, 64)
+case("window-matmul-constant-in-table", [h.make_node("MatMul", ["a", "w"], ["y"])], [("a", [4, 64])], [("y", [4, 64])], dict(a=am), dict(y=am @ wm),
+     inits=[nh.from_array(wm, "w")], machine="mncore2", rtol=1e-4, atol=1e-5)
+
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
