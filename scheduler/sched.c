@@ -253,7 +253,9 @@ static int make_room(Sim *m, int64_t size, int want, int p) {
     const Sched *s = m->s;
     int *cand = xmalloc(sizeof(int) * (size_t)(m->nr[0] + m->nr[1] + 1));
     int got = -1;
-    for (;;) {
+    /* moves between banks can undo each other (an operand moved across to open a window
+     * in one bank closes the other's): bounded, after which there is no room */
+    for (int iter = 0; iter <= 4 * (m->nr[0] + m->nr[1]) + 16; iter++) {
         if (want >= 0 && gap(m, want, size) >= 0) {
             got = want;
             break;
