@@ -275,7 +275,12 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
     return true;
 }
 
-bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, MNLayout *want) {
+/* A matrix-unit operand is replicated on every MAB; one that would take more than a
+ * quarter of LM0 per PE is not demanded (it keeps its spread canonical layout, which
+ * the vector path reads through the tree, or from its index tables as a constant). */
+static bool kpacked_fits(const MNLayout *l, const MNMachine *m) { return layout_num_lw(l, m->address_alignment_lw) <= m->lm0_lw / 4; }
+
+bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, const MNMachine *m, MNLayout *want) {
     if (t->rank < 0 || !mn_dtype_bytes(dt)) return false;
     if (elementwise(n) && outl) {
         if (n->op == OP_Clip && k > 0) return false; /* scalar bounds: immediates */
@@ -283,21 +288,21 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         return true;
     }
     if ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 1 && t->rank >= 3)
-        return plan_layout_kpacked(t, dt, 1, want); /* the weight's input channels are the reduced K */
+        return plan_layout_kpacked(t, dt, 1, want) && kpacked_fits(want, m); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
         bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
         int r = t->rank;
         if (k == 0 && !trans) return false; /* rows of A stream through; canonical A has K last */
         int kdim = k == 0 ? r - 2 : (trans ? r - 1 : r - 2);
-        return plan_layout_kpacked(t, dt, kdim, want);
+        return plan_layout_kpacked(t, dt, kdim, want) && kpacked_fits(want, m);
     }
     return false;
 }
 
 /* What node n wants input k to be, given n's output layout (false: no demand). */
-bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want) {
+bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want) {
     const MNValue *v = n->in[k];
-    return v && plan_layout_demand_of(n, k, &v->type, v->dtype, outl, want);
+    return v && plan_layout_demand_of(n, k, &v->type, v->dtype, outl, m, want);
 }
 
 /* Estimated cycles of re-laying num_lw long words per PE between two layouts: through
@@ -364,7 +369,7 @@ bool plan_layout(MNCompile *c) {
                 MNValue *v = n->in[k];
                 MNLayout want;
                 if (!v || v->nuses != 1 || !v->producer || !elementwise(v->producer) || v->is_output) continue;
-                if (!plan_layout_demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL, &want)) continue;
+                if (!plan_layout_demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL, &c->machine, &want)) continue;
                 if (has[v->id] && layout_same_placement(&L[v->id], &want)) continue;
                 char err[200];
                 if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
@@ -386,7 +391,7 @@ bool plan_layout(MNCompile *c) {
         for (int k = 0; k < n->nin; k++) {
             MNValue *v = n->in[k];
             MNLayout want;
-            if (!v || v->id >= nv || !plan_layout_demand(n, k, outl, &want)) continue;
+            if (!v || v->id >= nv || !plan_layout_demand(n, k, outl, &c->machine, &want)) continue;
             char err[200];
             if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
             if (!has[v->id]) { /* free: the host lays the parameter out */
@@ -459,7 +464,7 @@ static bool enforced_demand(const MNNode *n, int k, const MNMachine *m, MNLayout
     char err[200];
     const MNValue *o = n->nout ? n->out[0] : NULL;
     bool has_out = o && o->layout && layout_parse(o->layout, &outl, err, sizeof err);
-    if (!plan_layout_demand(n, k, has_out ? &outl : NULL, want)) return false;
+    if (!plan_layout_demand(n, k, has_out ? &outl : NULL, m, want)) return false;
     return layout_valid(want, m, mn_dtype_bytes(n->in[k]->dtype), err, sizeof err);
 }
 

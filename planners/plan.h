@@ -17,9 +17,9 @@ bool plan_location_sliced(MNCompile *c);
 int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why);
 
 /* What node n wants its input k to be, given n's output layout outl (false: no demand). */
-bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, MNLayout *want);
+bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want);
 /* The same for an operand of type t and dtype dt in n's input k (a piece of it, say). */
-bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, MNLayout *want);
+bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, const MNMachine *m, MNLayout *want);
 /* The layout a matrix-unit operand must have: dimension kdim (the reduced K) packed. */
 bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);

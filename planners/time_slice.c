@@ -341,7 +341,7 @@ static int64_t piece_lw(MNCompile *c, const MNNode *n, int k, int axis, int64_t 
     t.dims = dims;
     MNLayout l;
     char err[200];
-    if (plan_layout_demand_of(n, k, &t, v->dtype, NULL, &l) && layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
+    if (plan_layout_demand_of(n, k, &t, v->dtype, NULL, &c->machine, &l) && layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
         return layout_num_lw(&l, c->machine.address_alignment_lw);
     return shape_lw(c, v, dims, v->dtype);
 }

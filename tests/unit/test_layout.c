@@ -234,6 +234,7 @@ void test_xla(void) {
 void test_demands_hold(void) {
     MNMachine m = test_machine();
     m.half_bits = 16, m.word_bits = 32, m.long_bits = 64, m.address_alignment_lw = 2;
+    m.lm0_lw = 2048; /* the packed B (its K on every MAB) within a quarter of LM0: demanded */
     TG t;
     tg_init(&t, 17);
     MNValue *a = tg_input(&t, "a", ONNX_FLOAT32, 2, DIMS(64, 32));
@@ -253,6 +254,9 @@ void test_demands_hold(void) {
     char err[512] = "";
     CHECK(!plan_layout_demands_hold(t.g, &m, err, sizeof err));
     CHECK(strstr(err, "node 'mm' wants input 'b'") != NULL);
+    MNMachine small = m;
+    small.lm0_lw = 16; /* beyond a quarter of LM0 it is not: the canonical B holds */
+    CHECK(plan_layout_demands_hold(t.g, &small, err, sizeof err));
     CHECK(plan_layout_kpacked(&b->type, MN_DT_Float, 0, &l));
     buf.len = 0;
     layout_print(&l, &buf);
