@@ -217,8 +217,8 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
         size_t o = (size_t)snprintf(q->buf, sizeof q->buf, "%cpassa X $ls40v\n%cpassa Y $lr48v\nzero $lr32v", *p, *p);
         for (int i = 0; i < bits; i++) /* m = -(b & 1); acc += a & m; a += a; b >>= 1 */
             o += (size_t)snprintf(q->buf + o, sizeof q->buf - o,
-                                  "\n%1$cand $lr48v K0 $lr40v\n%1$csub K1 $lr40v $lr40v\n%1$cand $ls40v $lr40v $ls56v\n%1$cadd $lr32v $ls56v $lr32v\n"
-                                  "%1$cadd $ls40v $ls40v $ls40v\nu%1$clsr $lr48v K0 $lr48v",
+                                  "\n%1$cand $lr48v $ls16 $lr40v\n%1$csub $ls24 $lr40v $lr40v\n%1$cand $ls40v $lr40v $ls56v\n%1$cadd $lr32v $ls56v $lr32v\n"
+                                  "%1$cadd $ls40v $ls40v $ls40v\nu%1$clsr $lr48v $ls16 $lr48v",
                                   *p);
         snprintf(q->buf + o, sizeof q->buf - o, "\n%cpassa $lr32v O", *p);
         q->steps = q->buf, q->nk = 2, q->k[0] = 1, q->k[1] = 0;
@@ -375,8 +375,9 @@ static void walk_init(Walk *w, const MNGraph *g) {
     w->win = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->trows = xcalloc((size_t)g->nnodes + 1, sizeof(int));
     w->local = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
+    w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
 }
-static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local); }
+static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce); }
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
 static void walk_before(Walk *w, const MNNode *n) {
@@ -469,12 +470,14 @@ typedef struct {
     bool *cross;
     uint64_t local; /* bit k: source k read where it sits, its blocks by (a, m) on every L1B */
     bool *kimg;     /* a constant the tree cannot gather: its values ride in the index table */
+    int64_t *pk;    /* per source: L1BM long words per address, P, or 4 for one replicated
+                     * over the MABs (combined from MAB 0 only: blocks at 4 a + p) */
     int64_t P, J, M;
 } SMap;
 
 static void smap_free(SMap *s) {
     for (int k = 0; k < s->nsrc; k++) free(s->blk[k]), free(s->seg[k]);
-    free(s->base), free(s->blk), free(s->nblk), free(s->seg), free(s->nseg), free(s->cross), free(s->kimg);
+    free(s->base), free(s->blk), free(s->nblk), free(s->seg), free(s->nseg), free(s->cross), free(s->kimg), free(s->pk);
 }
 
 static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p) {
@@ -485,7 +488,7 @@ static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p
 static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, SMap *s);
 
 /* NULL, or why the sources cannot share a scratch */
-static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, SMap *s) {
+static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce, SMap *s) {
     const MNMachine *m = &c->machine;
     memset(s, 0, sizeof *s);
     s->local = local;
@@ -497,9 +500,10 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
     s->nseg = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
     s->cross = xcalloc((size_t)nsrc + 1, sizeof(bool));
     s->kimg = xcalloc((size_t)nsrc + 1, sizeof(bool));
+    s->pk = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
-        const char *why = smap_source(c, src, k, local, s);
+        const char *why = k < 64 && (kforce >> k & 1) ? "carried by the table" : smap_source(c, src, k, local, s);
         if (why && emit_konst_of(x) && mn_dtype_bytes(x->dtype) == 4) { /* a parameter: the host writes it into the table */
             free(s->blk[k]), free(s->seg[k]);
             s->blk[k] = NULL, s->seg[k] = NULL, s->nblk[k] = s->nseg[k] = 0, s->cross[k] = false, s->kimg[k] = true;
@@ -524,7 +528,8 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
         bool here = k < 64 && (local >> k & 1);
         if (!here && !(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
         int64_t ns4 = emit_round4(x->num_lw), nid = s->J * ns4 * s->M;
-        if (s->P * ns4 > m->l1bm_lw) return "a gather larger than the L1BM";
+        int64_t P = s->pk[k] = (ls.bcast & (1u << LV_MAB)) ? 4 : s->P;
+        if (P * ns4 > m->l1bm_lw) return "a gather larger than the L1BM";
         s->cross[k] = !here && !(ls.bcast & (1u << LV_L1B));
         s->blk[k] = xmalloc(sizeof(int32_t) * (size_t)nid);
         for (int64_t i = 0; i < nid; i++) s->blk[k][i] = -1;
@@ -536,18 +541,18 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
             layout_place(&ls, idx, &p);
             s->blk[k][block_id(s, k, x, &p)] = 0;
         }
-        bool *segs = s->cross[k] ? xcalloc((size_t)(s->P * ns4 / 32 + 1), 1) : NULL;
+        bool *segs = s->cross[k] ? xcalloc((size_t)(P * ns4 / 32 + 1), 1) : NULL;
         for (int64_t i = 0; i < nid; i++) /* scratch order: (L1B, a, m) */
             if (s->blk[k][i] >= 0) {
                 s->blk[k][i] = (int32_t)s->nblk[k]++;
-                if (segs) segs[(s->P * (i / s->M % ns4) + 4 * (i % s->M)) / 32] = true;
+                if (segs) segs[(P * (i / s->M % ns4) + 4 * (i % s->M)) / 32] = true;
             }
         if (segs) {
-            s->seg[k] = xmalloc(sizeof(int64_t) * (size_t)(s->P * ns4 / 32 + 1));
-            for (int64_t g = 0; g <= s->P * ns4 / 32; g++)
+            s->seg[k] = xmalloc(sizeof(int64_t) * (size_t)(P * ns4 / 32 + 1));
+            for (int64_t g = 0; g <= P * ns4 / 32; g++)
                 if (segs[g]) s->seg[k][s->nseg[k]++] = g;
             free(segs);
-            if (s->P * ns4 + 32 * s->J * s->nseg[k] > m->l1bm_lw || 32 * s->J * s->nseg[k] > m->l2bm_lw) return "a gather larger than the L1BM";
+            if (P * ns4 + 32 * s->J * s->nseg[k] > m->l1bm_lw || 32 * s->J * s->nseg[k] > m->l2bm_lw) return "a gather larger than the L1BM";
         }
         s->base[k + 1] = s->base[k] + 4 * s->nblk[k];
     }
@@ -561,14 +566,17 @@ typedef struct {
     SMap m;
     const MNValue **src;
     int nsrc;
+    uint64_t kforce;
 } SMapCache;
 
-static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, uint64_t local) {
+static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, const Walk *w) {
     SMapCache *k = e->smap;
-    if (k && k->nsrc == nsrc && k->m.local == local && !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc)) return &k->m;
+    uint64_t local = w->local[w->pos], kforce = w->kforce[w->pos];
+    if (k && k->nsrc == nsrc && k->m.local == local && k->kforce == kforce && !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc)) return &k->m;
     if (k) smap_free(&k->m), free(k->src);
     else k = e->smap = xcalloc(1, sizeof *k);
-    if (smap_build(e->c, src, nsrc, local, &k->m)) die("a scratch that was planned cannot be built");
+    k->kforce = kforce;
+    if (smap_build(e->c, src, nsrc, local, kforce, &k->m)) die("a scratch that was planned cannot be built");
     k->src = xmalloc(sizeof(MNValue *) * (size_t)(nsrc + 1));
     memcpy(k->src, src, sizeof(MNValue *) * (size_t)nsrc);
     k->nsrc = nsrc;
@@ -641,14 +649,13 @@ static uint64_t local_sources(const MNValue *const *src, int nsrc, int rows, con
     return local | check;
 }
 
-const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows,
-                              const EmUse *u, int nu) {
+/* the scratch and table placed with the sources in kforce carried by the table */
+static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows) {
     int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
     int *tbank = &w->tbank[w->pos];
     const MNMachine *m = &c->machine;
     SMap sm;
-    w->local[w->pos] = local_sources(src, nsrc, rows, u, nu);
-    const char *why = smap_build(c, src, nsrc, w->local[w->pos], &sm);
+    const char *why = smap_build(c, src, nsrc, w->local[w->pos], w->kforce[w->pos], &sm);
     int64_t need = emit_round4(pool_lw) + sm.base[nsrc];
     bool in_lm0 = false; /* a table that carries constants is read by T-indirect: LM0 */
     for (int k = 0; k < nsrc && !why; k++) in_lm0 |= sm.kimg[k];
@@ -680,16 +687,31 @@ const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const 
     return NULL;
 }
 
-int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, uint64_t local, int64_t scr) {
-    const SMap *sp = smap_for(e, src, nsrc, local);
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows,
+                              const EmUse *u, int nu) {
+    w->local[w->pos] = local_sources(src, nsrc, rows, u, nu);
+    w->kforce[w->pos] = 0;
+    const char *why = scratch_place(c, w, src, nsrc, pool_lw, row_lw, rows);
+    uint64_t konst = 0; /* no room: the constants (often the largest sources) in the table instead */
+    for (int k = 0; k < nsrc && k < 64; k++)
+        if (emit_konst_of(src[k]) && mn_dtype_bytes(src[k]->dtype) == 4) konst |= 1ull << k;
+    if (!why || !konst) return why;
+    w->kforce[w->pos] = konst;
+    const char *why2 = scratch_place(c, w, src, nsrc, pool_lw, row_lw, rows);
+    if (why2) w->kforce[w->pos] = 0;
+    return why2 ? why : NULL;
+}
+
+int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, const Walk *w, int64_t scr) {
+    const SMap *sp = smap_for(e, src, nsrc, w);
     const SMap s = *sp;
-    int64_t P = s.P;
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
         if (s.kimg[k]) continue; /* in the table */
-        int64_t ns4 = emit_round4(x->num_lw), nid = s.J * ns4 * s.M, r2 = P * ns4;
-        /* every PE's long words into the L1BM */
-        for (int64_t t = 0; t < ns4 / 4; t++) buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", emit_bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
+        int64_t P = s.pk[k], ns4 = emit_round4(x->num_lw), nid = s.J * ns4 * s.M, r2 = P * ns4;
+        /* every PE's long words into the L1BM (of MAB 0 only for a value alike on every MAB) */
+        for (int64_t t = 0; t < ns4 / 4; t++)
+            buf_printf(e->b, "%s $%s%lldv $lb%lld\n", P == 4 ? "l1bmm@0" : "l1bmd", emit_bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
         buf_printf(e->b, "nop/3\n");
         if (s.cross[k]) { /* the needed segments of every L1BM through the L2BM into every L1BM, after the combine's range */
             for (int64_t g = 0; g < s.nseg[k]; g++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(32 * s.seg[k][g]), (long long)(32 * s.J * g));
@@ -933,7 +955,6 @@ static bool moves_data(const MNNode *n) {
 
 MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
                           EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
-    uint64_t local = wk->local[wk->pos];
     int64_t scr = wk->scr[wk->pos], tab = wk->tab[wk->pos];
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
@@ -941,7 +962,7 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     char err[200];
     MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)(ns + 1));
     for (int k = 0; k < ns; k++) layout_parse(src[k]->layout, &ls[k], err, sizeof err);
-    const SMap *smp = smap_for(e, src, ns, local), sm = *smp;
+    const SMap *smp = smap_for(e, src, ns, wk), sm = *smp;
     layout_parse(o->layout, &ld, err, sizeof err);
     int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
     /* an output alike on every L1B and L2B reads alike scratches there: one table for all */
@@ -1050,7 +1071,7 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
             tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), w, 0, 1, gather_entry, &gc[k], pool,
                                      &npool, GATHER_POOL);
         }
-    int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), w->local[w->pos], scr);
+    int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), w, scr);
     emit_scratch_pool(e, scr, at, pool, npool, n->in[0]->dtype != MN_DT_Float);
     const char *tr = tb ? "ln" : "lm";
     for (int oi = 0; oi < 8; oi++) {
@@ -1195,7 +1216,9 @@ static void elementwise(Em *e, const MNNode *n) {
     if (k == EW_INT) { /* integer immediates: 64-bit or 32-bit lanes */
         const char *ip = mn_dtype_bytes(x->dtype) == 8 ? "l" : "i";
         int_seq_of(n, &sq);
-        for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm %s\"%lld\" $ls%d\nnop\n", ip, (long long)sq.k[i], 64 + 2 * i);
+        /* the sequence's constants at GRF1 LW 8 and 12, below a small machine's 32 LW (the
+         * immediates sit at 0 and 4): 1 and 0 for Mul */
+        for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm %s\"%lld\" $ls%d\nnop\n", ip, (long long)sq.k[i], 16 + 8 * i);
         if (xi) buf_printf(e->b, "imm %s\"%lld\" $ls0\nnop\n", ip, (long long)ir_tensor_get_i(x->konst, 0));
         if (yi) buf_printf(e->b, "imm %s\"%lld\" $ls8\nnop\n", ip, (long long)ir_tensor_get_i(y->konst, 0));
     } else {

@@ -26,7 +26,8 @@ typedef struct {
     int *tbank;
     bool *win;  /* an elementwise node emitted as a window op */
     int *trows; /* table rows LM holds at once (fewer than all: loaded window by window) */
-    uint64_t *local; /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
+    uint64_t *local;  /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
+    uint64_t *kforce; /* per scratch: bit k, constant source k carried by the table (no LM0 room for it) */
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);
@@ -58,12 +59,14 @@ typedef struct {
  * values, replicated on every L2B or read only where they sit: a source every output
  * element of the uses reads on its own L1B and L2B gives each L1B its own scratch (no
  * data crosses L1Bs); else one replicated on every L1B is taken from its L1BM, and one
- * spread over the L1Bs of an L2B goes through the L2BM. Returns why not, or NULL with the
- * ranges recorded in the walk. */
+ * spread over the L1Bs of an L2B goes through the L2BM. A 32-bit constant the tree
+ * cannot take (or for which LM0 has no scratch room) takes no scratch: its values ride
+ * in the index table (in LM0 then). Returns why not, or NULL with the ranges recorded in
+ * the walk. */
 const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows,
                               const EmUse *u, int nu);
 /* the sources into the scratch at scr; the constants' LW offset in it is returned */
-int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, uint64_t local, int64_t scr);
+int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, const Walk *w, int64_t scr);
 /* the constants (one per LW, both words; as 32-bit integers for integer data) into the
  * scratch at LW offset at */
 void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool, bool integer);

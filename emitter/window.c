@@ -270,7 +270,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         if (n->nin != 2 || !n->in[1]) return *why = "no exponent", false;
         w->kind = WK_POW;
         norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
-        w->K = 1, w->alpha = 0.5, w->beta = -2, w->eps = -0x1p-149; /* x <= -eps is x < 0: the smallest denormal */
+        w->K = 1, w->alpha = 0.5, w->beta = -2, w->eps = 0x1p24; /* from 2^24 on every float is even */
         return true;
     case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: { /* every operand a row */
         w->kind = n->op == OP_Max ? WK_EW_MAX : n->op == OP_Min ? WK_EW_MIN : n->op == OP_PRelu ? WK_PRELU : n->op == OP_Clip ? WK_CLIP : WK_EW_SUM;
@@ -592,9 +592,9 @@ static void fetch(Batch *b, int row, int64_t w0, bool into_t) {
 /* D = 1 where op's flag is set (fmax: X >= T, fmin: X <= T; X wins ties), else 0:
  * a mask register per group, 15 groups at a time. With k >= 0, T is pool constant k,
  * and with src 'T' the first operand is T. With dst 'a', A keeps its value where the
- * flag is not set. */
+ * flag is not set; with 'z', A becomes 0 where it is set (and keeps it elsewhere). */
 static void flag_of(Batch *b, const char *op, char src, int k, char dst) {
-    if (dst != 'a') each(b, dst == 'A' ? "fpassa K0 A" : "fpassa K0 M");
+    if (dst != 'a' && dst != 'z') each(b, dst == 'A' ? "fpassa K0 A" : "fpassa K0 M");
     for (int64_t j0 = 0; j0 < b->G; j0 += 15) {
         int64_t jn = b->G - j0 < 15 ? b->G - j0 : 15;
         for (int64_t j = j0; j < j0 + jn; j++) {
@@ -605,7 +605,7 @@ static void flag_of(Batch *b, const char *op, char src, int k, char dst) {
                        (long long)(1 + j - j0));
         }
         for (int64_t j = j0; j < j0 + jn; j++)
-            buf_printf(b->e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b->scr + b->pool_at + 7)), (long long)((dst == 'M' ? b->B : 0) + 4 * j),
+            buf_printf(b->e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b->scr + b->pool_at + (dst == 'z' ? 0 : 7))), (long long)((dst == 'M' ? b->B : 0) + 4 * j),
                        (long long)(1 + j - j0));
         if (jn < 2) buf_printf(b->e->b, "nop\n");
     }
@@ -632,7 +632,7 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
                                             pool_cap(&e->c->machine));
         }
     Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos], 0, NULL, R, -1, wk};
-    b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, wk->local[wk->pos], b.scr);
+    b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, wk, b.scr);
     emit_scratch_pool(e, b.scr, b.pool_at, pool, npool, false);
     for (int k = 0; k < 3; k++)
         if (tv[k]) {
@@ -695,13 +695,16 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 }
                 each(&b, "fftoi A A"), each(&b, "zero A/1010");
             } else if (w.kind == WK_POW) {
-                /* N = x < 0 (x <= -smallest denormal), I = y is an integer (y <= floor y),
-                 * parity = y - 2 floor(y / 2); the sign S = 1 - 2 parity I N, and the base
+                /* N = x's sign bit (its bits >= 0 as an integer clear it: -0 counts as
+                 * negative, as IEEE's pow has it, +0 does not), I = y is an integer
+                 * (y <= floor y), parity = c - 2 floor(c / 2) of c = min(|y|, 2^24) (so an
+                 * infinite y is even, not NaN); the sign S = 1 - 2 parity I N, and the base
                  * |x| (1 - 2 N (1 - I)): x itself, so NaN from the log, when x < 0 and y is
                  * not an integer. GRF0 (A, M, T) has one read port: the second operand of
                  * every step is X or a constant. */
-                fetch(&b, w.prow[0], w0, false), flag_of(&b, "fmin", 'X', 5, 'A');
+                fetch(&b, w.prow[0], w0, false), each(&b, "fpassa K7 A"), flag_of(&b, "imax", 'X', 0, 'z');
                 fetch(&b, w.prow[1], w0, false), each(&b, "ffloor X T"), flag_pass(&b, "fmin", 'M');
+                each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), each(&b, "fmin T K5 T"), each(&b, "fpassa T X");
                 each(&b, "fvmul X K3 T"), each(&b, "ffloor T T"), each(&b, "fvmul T K4 T"), each(&b, "fvadd X T T");
                 each(&b, "fpassa A X"), each(&b, "fvmul T X T"), each(&b, "fvmul M X X"), each(&b, "fvmul T X T"), each(&b, "fvadd A -X A");
                 each(&b, "fvmul T K4 T"), each(&b, "fvadd T K7 T"), each(&b, "fvmul A K4 A"), each(&b, "fvadd A K7 A");
@@ -710,6 +713,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 fetch(&b, w.prow[1], w0, false), each(&b, "fvmul X M A"), each(&b, "fexp A A"), each(&b, "fpassa T X"), each(&b, "fvmul X A A");
                 /* y = 0 gives 1 (also for x = 0, where y log|x| is NaN): |y| <= 0 */
                 fetch(&b, w.prow[1], w0, false), each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
+                /* and x = 1 gives 1 (also for a NaN or infinite y): |x - 1| <= 0 */
+                fetch(&b, w.prow[0], w0, false), each(&b, "fvadd X -K7 X"), each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
             } else if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
                 fetch(&b, w.prow[0], w0, false), each(&b, "frelu X X A"), each(&b, "fmin X K0 X");
                 fetch(&b, w.prow[1], w0, true), each(&b, "fvmul X T X"), each(&b, "fvadd X A A");

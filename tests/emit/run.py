@@ -213,10 +213,11 @@ case("gather-pad-runtime-value", [h.make_node("Pad", ["x", "pads", "cv"], ["y"])
 
 # Pow with a tensor exponent: signs of integer powers of negative bases, NaN for other
 # exponents below 0, 0 ** y, x ** 0 = 1 (also 0 ** 0)
-xpw = np.array([-3, -2, -2, -1.5, 0, 0, 0, 2, 0.5, -2, 4, -1, 3, -0.5, 1.5, -4], np.float32)
-ypw = np.array([3, 2, 0.5, -1, 0, 2.5, -2, -2, 3, 0, 0.5, 7, 1.5, -3, 2, 1.25], np.float32)
+# (and 0 ** -1 = inf, infinite exponents, 1 ** nan = 1; (-1) ** inf is NaN here, not 1)
+xpw = np.array([-3, -2, -2, -1.5, 0, 0, 0, 2, 0.5, -2, 4, -1, 3, -0.5, 1.5, -4, 0, 0, 2, 0.5, 2, -2, 1, 1], np.float32)
+ypw = np.array([3, 2, 0.5, -1, 0, 2.5, -2, -2, 3, 0, 0.5, 7, 1.5, -3, 2, 1.25, -1, -3, np.inf, np.inf, -np.inf, np.inf, np.nan, -np.inf], np.float32)
 with np.errstate(invalid="ignore", divide="ignore"):
-    case("window-pow-signs", [h.make_node("Pow", ["x", "y"], ["z"])], [("x", [16]), ("y", [16])], [("z", [16])], dict(x=xpw, y=ypw),
+    case("window-pow-signs", [h.make_node("Pow", ["x", "y"], ["z"])], [("x", [24]), ("y", [24])], [("z", [24])], dict(x=xpw, y=ypw),
          dict(z=np.power(xpw, ypw)))
 # a pool whose input is spread over the L2Bs of mncore2: each L1B reads its own elements
 # (the output laid out on the L1Bs and L2Bs of its input rows)
@@ -271,6 +272,12 @@ with np.errstate(over="ignore"):
 am, wm = f32(4, 64), f32(64, 64)
 case("window-matmul-constant-in-table", [h.make_node("MatMul", ["a", "w"], ["y"])], [("a", [4, 64])], [("y", [4, 64])], dict(a=am), dict(y=am @ wm),
      inits=[nh.from_array(wm, "w")], machine="mncore2", rtol=1e-4, atol=1e-5)
+
+# an integer Mul with the constant first, on tiny (32 GRF1 long words: the immediates
+# and the sequence's constants must not meet)
+xm8 = np.arange(-4, 4, dtype=np.int64)
+case("int64-mul-constant-first-tiny", [h.make_node("Mul", ["k", "x"], ["y"])], [("x", [8])], [("y", [8])], dict(x=xm8), dict(y=3 * xm8),
+     inits=[nh.from_array(np.array(3, np.int64), "k")], types=dict(x=T.INT64, y=T.INT64), rtol=0, atol=0)
 
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))
