@@ -48,7 +48,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance
+.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance real
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -122,6 +122,19 @@ check-san:
 # scheduler; per configuration a JSON file and a summary line
 CONF_DIRS = /usr/share/libonnx-testdata/data/node /usr/share/libonnx-testdata/data/pytorch-converted \
             /usr/share/libonnx-testdata/data/pytorch-operator /usr/share/libonnx-testdata/data/simple
+# Real models (openwakeword-js) and the generated 60-node bench nets, compiled and run on
+# mnemu, against onnxruntime-node's outputs (npm packages into build/real, fetched once;
+# install scripts skipped: the CPU library is inside the package)
+real: test-deps $(BUILD)/mncc $(BUILD)/mnemu
+	@MNCC_EXTRA_PKGS=nodejs sh mk/deps.sh --test
+	@command -v npm >/dev/null || MNCC_EXTRA_PKGS=npm sh mk/deps.sh --test # Debian's nodejs comes without npm
+	@mkdir -p build/real/gen
+	@cp tests/real/package.json build/real/package.json
+	@[ -d build/real/node_modules/onnxruntime-node ] && [ -d build/real/node_modules/openwakeword-js ] || \
+		(cd build/real && npm install --ignore-scripts --no-audit --no-fund --no-package-lock --loglevel=error)
+	@for k in convnet transformer mlp; do $(PYTHON) bench/gen_graph.py $$k 60 build/real/gen/$${k}_60.onnx >/dev/null 2>&1; done
+	@$(PYTHON) tests/real/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/real/node_modules/openwakeword-js/models build/real/gen
+
 conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	@$(PYTHON) tests/conformance/run.py --machine mncore2 --json $(BUILD)/conformance.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/run.py --machine tiny --json $(BUILD)/conformance_tiny.json $(CONF_DIRS) | tail -n 2

@@ -1,0 +1,21 @@
+// Reference outputs for tests/real/run.py: node ref.js MODEL INPUTS.json OUT.json
+// INPUTS.json: [{name, dims, data}] (float32); OUT.json gets the same for every output.
+// onnxruntime runs with all graph optimisations, on the CPU.
+'use strict';
+const fs = require('fs');
+const ort = require('onnxruntime-node');
+
+async function main() {
+  const [model, inPath, outPath] = process.argv.slice(2);
+  const feeds = {};
+  for (const t of JSON.parse(fs.readFileSync(inPath, 'utf8'))) feeds[t.name] = new ort.Tensor('float32', Float32Array.from(t.data), t.dims);
+  const session = await ort.InferenceSession.create(model, { graphOptimizationLevel: 'all', executionProviders: ['cpu'] });
+  const res = await session.run(feeds);
+  const out = session.outputNames.map((n) => ({ name: n, dims: res[n].dims, data: Array.from(res[n].data) }));
+  fs.writeFileSync(outPath, JSON.stringify(out));
+}
+
+main().catch((e) => {
+  console.error('ref.js: ' + e.message);
+  process.exit(1);
+});
