@@ -37,6 +37,7 @@
 #include "ops.h"
 #include "version.h"
 #include "vsm.h"
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -198,11 +199,11 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
  * ones (Int, UInt), as sequences with Y the second operand. A comparison is 1 where a
  * difference is 0 (logical not), so wrapping never decides it: x > y is max(x, y) != y. */
 static bool int_seq_of(const MNNode *n, Seq *q) {
-    memset(q, 0, sizeof *q);
     if (!n->nin || !n->in[0] || !n->out[0] || n->nout != 1) return false;
     MNDtype dt = n->in[0]->dtype;
     bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool, uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
-    if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false;
+    if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false; /* float nodes (most): before touching q's 16 KB */
+    q->nk = 0, q->buf[0] = 0, q->steps = q->buf;
     for (int k = 1; k < n->nin; k++)
         if (!n->in[k] || n->in[k]->dtype != dt) return false;
     const char *p = l64 ? "l" : "i", *u = uns ? "u" : "", *fmt = NULL;
@@ -802,6 +803,15 @@ static int konst_ints(const MNNode *n, int k, const char *attr, int64_t *v, int 
     return a->n;
 }
 
+/* Pad's constant value (its input 2, or the attribute before opset 11); false when it
+ * is computed at run time */
+static bool pad_value(const MNNode *n, double *v) {
+    const MNTensor *cv = n->nin > 2 && n->in[2] ? emit_konst_of(n->in[2]) : NULL;
+    if (n->nin > 2 && n->in[2] && !cv) return false;
+    *v = cv && cv->numel ? ir_tensor_get_f(cv, 0) : ir_attr_float(n, "value", 0);
+    return true;
+}
+
 /* Pad: the padding before each axis, or false */
 static bool pad_begin(const MNNode *n, int64_t *pb) {
     int r = n->in[0]->type.rank;
@@ -884,10 +894,8 @@ static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *e
                 sidx[d] = m < dim ? m : per - m;
             } else if (!strcmp(mode, "wrap")) sidx[d] = ((p % dim) + dim) % dim;
             else if (!strcmp(mode, "constant")) {
-                const MNTensor *cv = n->nin > 2 && n->in[2] ? emit_konst_of(n->in[2]) : NULL;
-                if (n->nin > 2 && n->in[2] && !cv) return false;
-                en->src = -1, en->k = cv && cv->numel ? ir_tensor_get_f(cv, 0) : ir_attr_float(n, "value", 0);
-                return true;
+                en->src = -1;
+                return pad_value(n, &en->k);
             } else
                 return false;
         }
@@ -1120,10 +1128,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
                 if (j < -dim || j >= dim) return "an index out of range";
             }
         }
-        if (n->op == OP_Pad && mn_dtype_bytes(n->in[0]->dtype) == 8 && strcmp(ir_attr_string(n, "mode", "constant"), "constant") == 0) {
-            const MNTensor *cv = n->nin > 2 && n->in[2] ? emit_konst_of(n->in[2]) : NULL; /* table constants fill both words alike */
-            if ((cv && cv->numel && ir_tensor_get_f(cv, 0) != 0) || (!cv && ir_attr_float(n, "value", 0) != 0)) return "a 64-bit pad value other than 0";
-        }
+        double pv = 0; /* table constants fill both words of a long word alike: 64-bit bits of 0 only */
+        if (n->op == OP_Pad && mn_dtype_bytes(n->in[0]->dtype) == 8 && !strcmp(ir_attr_string(n, "mode", "constant"), "constant") && pad_value(n, &pv) &&
+            (pv != 0 || signbit(pv)))
+            return "a 64-bit pad value other than 0";
         if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split) /* every element's source known */
             for (int k = 0; k < n->nout; k++) {
                 const MNValue *o = n->out[k];

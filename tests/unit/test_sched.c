@@ -46,8 +46,9 @@ void test_sched_place(void) {
 }
 
 void test_sim_cache(void) {
-    char dir[] = "/tmp/mncc_unit_cache_XXXXXX"; /* mkdtemp's template: it makes a fresh directory */
-    CHECK(mkdtemp(dir) != NULL);
+    char dir[128]; /* a fresh directory of this process (removed at the end) */
+    snprintf(dir, sizeof dir, "/tmp/mncc_unit_cache_%ld", (long)getpid());
+    CHECK(mkdir(dir, 0700) == 0);
     SimCache sc = {dir, 0, 0, 0, 0};
     SimNode a = {0}, b;
     a.res = SIM_DRAM;
