@@ -27,7 +27,7 @@ COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c
                 compiler/onnx_load.c compiler/infer.c compiler/fold.c compiler/attrs.c \
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
-                compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c emitter/emit.c emitter/window.c \
+                compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c emitter/emit.c emitter/window.c emitter/matmul.c emitter/link.c \
                 emu/emu.c emu/emu_units.c emu/emu_app.c planners/layout.c planners/dtype.c planners/location.c planners/layout_plan.c planners/time_slice.c \
                 scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
@@ -59,6 +59,10 @@ deps: $(BUILD)/.deps-ok
 test-deps:
 	@sh mk/deps.sh --test
 
+# the proto comes with libonnx-dev, which deps installs: on a fresh machine the file is
+# not there yet when make first looks, so it is made by installing the packages
+$(ONNX_PROTO): | $(BUILD)/.deps-ok
+	@test -f $@ || { echo "mncc: $@ is missing (Debian package libonnx-dev; or set ONNX_PROTO=PATH)"; exit 1; }
 $(BUILD)/gen/onnx.pb-c.c $(BUILD)/gen/onnx.pb-c.h: $(ONNX_PROTO) | $(BUILD)/.deps-ok
 	@mkdir -p $(BUILD)/gen
 	protoc-c --c_out=$(BUILD)/gen --proto_path=$(dir $(ONNX_PROTO)) $(ONNX_PROTO)
@@ -142,6 +146,8 @@ conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	    $(PYTHON) tests/conformance/run.py --machine tiny -O scheduler=$$s --json $(BUILD)/conformance_tiny_$$s.json $(CONF_DIRS) | tail -n 2 || exit 1; done
 	@$(PYTHON) tests/conformance/run.py --machine mncore2 -O float_dtype=mixed --json $(BUILD)/conformance_mixed.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/run.py --machine l1b --json $(BUILD)/conformance_l1b.json $(CONF_DIRS) | tail -n 2
+	@$(PYTHON) tests/conformance/run.py --machine mncore2 -O link=merge --json $(BUILD)/conformance_merge.json $(CONF_DIRS) | tail -n 2
+	@$(PYTHON) tests/conformance/run.py --machine tiny -O link=merge --json $(BUILD)/conformance_tiny_merge.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/table.py /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
 	    $(BUILD)/conformance_tiny_spill_opt.json $(BUILD)/conformance_l1b.json > $(BUILD)/conformance_table.md
 	@$(PYTHON) tests/conformance/table.py --passing /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \

@@ -88,13 +88,6 @@ def run(name, path, tmp):
         if vi.name in bind:
             for d, n in zip(vi.type.tensor_type.shape.dim, bind[vi.name]):
                 d.dim_value = n
-    r = subprocess.run([MNCC, path, "-o", cg, "--machine", "mncore2", "--cache-dir", "none"] + extra, capture_output=True, text=True)
-    if r.returncode:
-        return print("%-14s compile failed: %s" % (name, r.stderr.strip().splitlines()[-1:]))
-    rep = json.load(open(os.path.join(cg, "report.json")))
-    passes = " ".join("%s=%.1f" % (p["name"], p["wall_ms"]) for p in rep["passes"])
-    if not os.path.exists(os.path.join(cg, "model.app")):
-        return print("%-14s no model.app (%s)\n  passes (ms): %s" % (name, rep.get("model_app", "")[:120], passes))
     ind = os.path.join(tmp, name + "_in")
     os.makedirs(ind)
     rng = np.random.default_rng(0)
@@ -106,15 +99,35 @@ def run(name, path, tmp):
         x = rng.standard_normal(shape_of(vi)).astype(np.float32)
         open(os.path.join(ind, "input_%d.pb" % k), "wb").write(nh.from_array(x, vi.name).SerializeToString())
         k += 1
-    r = subprocess.run([MNEMU, os.path.join(cg, "model.app"), "--inputs", ind, "-o", os.path.join(tmp, name + "_out"), "--json"], capture_output=True, text=True)
-    if r.returncode:
-        return print("%-14s mnemu failed: %s" % (name, r.stderr.strip()[-200:]))
-    st = json.loads(r.stdout.strip().splitlines()[-1])
+    got = {}
+    for link in ("concat", "merge"):
+        d = cg + "_" + link
+        r = subprocess.run([MNCC, path, "-o", d, "--machine", "mncore2", "--cache-dir", "none", "-O", "link=" + link] + extra, capture_output=True, text=True)
+        if r.returncode:
+            return print("%-14s compile failed: %s" % (name, r.stderr.strip().splitlines()[-1:]))
+        rep = json.load(open(os.path.join(d, "report.json")))
+        passes = " ".join("%s=%.1f" % (p["name"], p["wall_ms"]) for p in rep["passes"])
+        if not os.path.exists(os.path.join(d, "model.app")):
+            return print("%-14s no model.app (%s)\n  passes (ms): %s" % (name, rep.get("model_app", "")[:120], passes))
+        out = os.path.join(tmp, name + "_out_" + link)
+        r = subprocess.run([MNEMU, os.path.join(d, "model.app"), "--inputs", ind, "-o", out, "--json"], capture_output=True, text=True)
+        if r.returncode:
+            return print("%-14s mnemu failed (link=%s): %s" % (name, link, r.stderr.strip()[-200:]))
+        outs = tuple(open(os.path.join(out, f), "rb").read() for f in sorted(os.listdir(out)))
+        got[link] = (json.loads(r.stdout.strip().splitlines()[-1]), passes, rep, outs)
+    st, passes, rep, outs = got["concat"]
     f, b = flops(m), compulsory(m)
     lb = max(f / PEAK, b / BW, 1)
     issue = (st["insns"]["alu"] + st["insns"]["mau"]) / max(st["steps"], 1)
     print("%-14s nodes %4d  cycles %10d  bound %8.0f  ratio %9.1f  ALU+MAU per step %.2f  DRAM %11d B (compulsory %d)"
           % (name, len(m.graph.node), st["cycles"], lb, st["cycles"] / lb, issue, st["dram_bytes"], b))
+    ms, _, mrep, mouts = got["merge"]
+    fig = {}
+    for p in mrep["passes"]:
+        fig.update(p.get("figures", {}))
+    print("  link=merge: cycles %d (%.1f%% fewer than concat, ratio %.1f), %s transfer nodes merged, outputs %s"
+          % (ms["cycles"], 100.0 * (st["cycles"] - ms["cycles"]) / st["cycles"], ms["cycles"] / lb, fig.get("link_merged_pairs", "?"),
+             "identical" if mouts == outs else "DIFFERENT"))
     print("  passes (ms): " + passes)
 
 

@@ -68,7 +68,10 @@ static void summary(const MNCompile *c) {
     }
     double total = 0;
     for (int i = 0; i < c->npasses; i++) total += c->passes[i].wall_ms;
-    printf("  %d passes in %.1f ms; artifacts: report.json l3ir.txt model.onnx out.txt out.json\n", c->npasses, total);
+    printf("  %d passes in %.1f ms; artifacts:", c->npasses, total);
+    for (int i = 0; i < c->nartifacts; i++) printf(" %s", c->artifacts[i]);
+    printf("\n");
+    if (c->app_status && strcmp(c->app_status, "written")) printf("  model.app %s\n", c->app_status);
 }
 
 /* mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app */

@@ -86,6 +86,9 @@ bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) 
         unlink(tmp);
         return false;
     }
+    int k = 0;
+    while (k < c->nartifacts && strcmp(c->artifacts[k], name)) k++;
+    if (k == c->nartifacts && k < (int)(sizeof c->artifacts / sizeof c->artifacts[0])) c->artifacts[c->nartifacts++] = arena_strdup(c->arena, name);
     return true;
 }
 

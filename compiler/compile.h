@@ -43,6 +43,8 @@ typedef struct MNCompile {
     int nodes_loaded, nodes_folded, nodes_dead;
     struct SchedState *sched; /* Node Simulation and schedule results (scheduler/) */
     const char *app_status;   /* model.app: "written", or why not */
+    const char *artifacts[32]; /* the files written into out_dir, in the order first written */
+    int nartifacts;
     /* the Node Simulation cache of this run: run-dependent, so kept out of the
      * deterministic artifacts (report.json "cache") */
     const char *cache_dir;

@@ -411,18 +411,21 @@ bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im,
     if (cmax < 4) return snprintf(err, errlen, "machine %s: L1BM/L2BM too small for a transfer of 4 long words per PE", m->name), false;
     im->C = im->n4 < cmax ? im->n4 : cmax;
     im->tree = (l->bcast & (1u << LV_L1B)) && (l->bcast & (1u << LV_L2B)) && (P * 4) % 64 == 0;
-    im->per_group = im->n4 * P * (im->tree ? 1 : J * L);
+    im->slices = layout_extent(l, LV_TIME);
+    im->per_slice = im->n4 * P * (im->tree ? 1 : J * L);
+    im->per_group = im->per_slice * im->slices;
     return true;
 }
 
-/* the LW offset in its group's image of long word c[ADDR] of the PE at place c */
-static int64_t image_offset(const AppLayoutImage *im, const MNMachine *m, const int64_t *c, int *group) {
+/* the LW offset in its group's image of long word c[ADDR] of the PE at place c: the
+ * slices over time one after another, each the image of one slice */
+int64_t app_image_offset(const AppLayoutImage *im, const MNMachine *m, const int64_t *c, int *group) {
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
     int64_t a = c[LV_ADDR], k = a / im->C, ai = a % im->C, ck = im->n4 - k * im->C < im->C ? im->n4 - k * im->C : im->C;
     int64_t i1 = ai * P + 4 * c[LV_MAB] + c[LV_PE], i2 = i1 / 32 * 32 * J + 32 * c[LV_L1B] + i1 % 32;
     *group = (int)(c[LV_L2B] / L);
-    if (im->tree) return k * im->C * P + i1; /* every L1B and L2B the same */
-    return k * im->C * P * J * L + (c[LV_L2B] % L) * J * P * ck + i2;
+    if (im->tree) return c[LV_TIME] * im->per_slice + k * im->C * P + i1; /* every L1B and L2B the same */
+    return c[LV_TIME] * im->per_slice + k * im->C * P * J * L + (c[LV_L2B] % L) * J * P * ck + i2;
 }
 
 typedef struct {
@@ -481,7 +484,7 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
                 if (k.l.bcast & (1u << lv)) c[lv] = q % counts[lv], q /= counts[lv];
             if (k.im.tree) c[LV_L2B] *= m->l2b_per_group;
             int g;
-            int64_t off = image_offset(&k.im, m, c, &g);
+            int64_t off = app_image_offset(&k.im, m, c, &g);
             img[g * k.im.per_group + off] |= bits << (64 - 8 * k.b * ((int)c[LV_W] + 1));
         }
 
@@ -496,7 +499,7 @@ bool app_decode_layout(const uint64_t *img, const char *d, const char *layout, c
         MNPlace p;
         place_of(&k.l, i, &p); /* the replica at broadcast coordinates 0 */
         int g;
-        int64_t off = image_offset(&k.im, m, p.c, &g);
+        int64_t off = app_image_offset(&k.im, m, p.c, &g);
         uint64_t lw = img[g * k.im.per_group + off] >> (64 - 8 * k.b * ((int)p.c[LV_W] + 1)) & k.mask;
         uint64_t packed = lw << (64 - 8 * k.b); /* as the first slot of a one-element image */
         MNTensor e = *t;

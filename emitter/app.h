@@ -73,8 +73,12 @@ bool app_decode(const uint64_t *lw, const char *mn_dtype, MNTensor *t, char *err
  * broadcasts into every L2BM and from there into every L1BM. */
 typedef struct {
     int64_t n4, C, per_group; /* LW per PE moved, per chunk, and the image LW per group */
+    int64_t slices, per_slice; /* a layout cut over time: the slices' images one after another */
     bool tree;
 } AppLayoutImage;
+/* the image offset (in its group's image, whose number goes to *group) of the long word
+ * at place c */
+int64_t app_image_offset(const AppLayoutImage *im, const MNMachine *m, const int64_t *c, int *group);
 bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im, char *err, size_t errlen);
 /* img: groups * per_group long words */
 bool app_encode_layout(const MNTensor *t, const char *mn_dtype, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen);

@@ -60,55 +60,88 @@ const char *emit_tail_mask(int64_t num_lw, int64_t a) {
 }
 
 /* DRAM (layout image at dram_addr) <-> LM (bank of lmv, at lm_addr), chunk by chunk */
-void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) {
+/* The MV lines of chunk k of a download into L2BM long word off; returns their tag */
+static int mv_down(Em *e, const AppLayoutImage *im, int64_t base, int64_t ck, int64_t off) {
+    const MNMachine *m = &e->c->machine;
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
+    int tag = e->tag = e->tag % 63 + 1; /* the tags are i01..i3f */
+    if (im->tree) /* one copy: into every L2BM of the group */
+        buf_printf(e->b, "mvb2/n%lldi%02x $d%lld $lc%lld\n", (long long)(P * ck), tag, (long long)base, (long long)off);
+    else
+        for (int64_t g = 0; g < L; g++)
+            buf_printf(e->b, "mvp/n%lldi%02x $d%lld $lc%lld@.%lld\n", (long long)(J * P * ck), tag, (long long)(base + g * J * P * ck), (long long)off, (long long)g);
+    return tag;
+}
+
+/* Transfers are pipelined over their chunks: a chunk's MV is issued as soon as its L2BM
+ * buffer is free, so that DRAM latency overlaps the tree moves of the chunk before it.
+ * Two L2BM buffers alternate where the L2BM holds two chunks (a value replicated on
+ * every L2B: one copy per L2BM), else the one buffer is refilled right after it is read.
+ * An upload waits for a chunk's MV only before its buffer is written again, and for
+ * the last ones at the end (so the next node finds DRAM written). */
+static void transfer_at(Em *e, int64_t dram_addr, const MNValue *lmv, bool down);
+void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) { transfer_at(e, dram->addr, lmv, down); }
+
+/* lmv's image from or to DRAM long word dram_addr (of every group) */
+static void transfer_at(Em *e, int64_t dram_addr, const MNValue *lmv, bool down) {
     const MNMachine *m = &e->c->machine;
     AppLayoutImage im;
     MNLayout l;
     image_of(e->c, lmv, &im, &l);
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
     const char *r = emit_bank_reg(lmv);
-    for (int64_t k = 0; k * im.C < im.n4; k++) {
-        int64_t ck = im.n4 - k * im.C < im.C ? im.n4 - k * im.C : im.C, base = dram->addr + k * im.C * P * (im.tree ? 1 : J * L);
-        int tag = e->tag = e->tag % 63 + 1; /* the tags are i01..i3f */
-        if (im.tree && down) { /* one copy: into every L2BM of the group, then every L1BM */
-            buf_printf(e->b, "mvb2/n%lldi%02x $d%lld $lc0\nnop; wait i%02x\n", (long long)(P * ck), tag, (long long)base, tag);
-            for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(64 * s), (long long)(64 * s));
-            buf_printf(e->b, "nop/3\n");
-            for (int64_t t = 0; t < ck / 4; t++)
-                buf_printf(e->b, "l1bmd $lb%lld $%s%lldv%s\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)),
-                           emit_tail_mask(lmv->num_lw, k * im.C + 4 * t));
-            buf_printf(e->b, "nop/3\n");
-            continue;
-        }
-        if (im.tree) { /* every copy alike: L1B 0 of L2B 0 writes it back */
-            for (int64_t t = 0; t < ck / 4; t++)
-                buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)), (long long)(t * 4 * P));
-            buf_printf(e->b, "nop/3\n");
-            for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bm@0 $lb%lld $lc%lld\n", (long long)(64 * s), (long long)(64 * s));
-            buf_printf(e->b, "nop/4\nmvp/n%lldi%02x $lc0@.0 $d%lld\nnop; wait i%02x\n", (long long)(P * ck), tag, (long long)base, tag);
-            continue;
-        }
-        if (down) {
-            for (int64_t g = 0; g < L; g++)
-                buf_printf(e->b, "mvp/n%lldi%02x $d%lld $lc0@.%lld\n", (long long)(J * P * ck), tag, (long long)(base + g * J * P * ck), (long long)g);
+    int64_t nck = (im.n4 + im.C - 1) / im.C, S = P * im.C * (im.tree ? 1 : J); /* L2BM long words per chunk */
+    bool dbl = 2 * S <= m->l2bm_lw && S % 64 == 0;
+#define CK(k) (im.n4 - (k) * im.C < im.C ? im.n4 - (k) * im.C : im.C)
+#define BASE(k) (dram_addr + (k) * im.C * P * (im.tree ? 1 : J * L))
+#define OFF(k) (dbl ? (k) % 2 * S : 0)
+    if (down) {
+        int tag = mv_down(e, &im, BASE(0), CK(0), OFF(0));
+        for (int64_t k = 0; k < nck; k++) {
+            int64_t ck = CK(k), off = OFF(k);
+            int next = 0;
             buf_printf(e->b, "nop; wait i%02x\n", tag);
-            for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(s * 32 * J), (long long)(s * 32));
+            if (dbl && k + 1 < nck) next = mv_down(e, &im, BASE(k + 1), CK(k + 1), OFF(k + 1));
+            if (im.tree) /* every L1BM of the L2B gets the copy */
+                for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
+            else
+                for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(off + s * 32 * J), (long long)(s * 32));
+            if (!dbl && k + 1 < nck) next = mv_down(e, &im, BASE(k + 1), CK(k + 1), OFF(k + 1));
             buf_printf(e->b, "nop/3\n");
             for (int64_t t = 0; t < ck / 4; t++)
                 buf_printf(e->b, "l1bmd $lb%lld $%s%lldv%s\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)),
                            emit_tail_mask(lmv->num_lw, k * im.C + 4 * t));
             buf_printf(e->b, "nop/3\n");
-        } else {
+            tag = next;
+        }
+    } else {
+        int pending[2] = {0, 0}; /* per L2BM buffer, the MV still reading it */
+        for (int64_t k = 0; k < nck; k++) {
+            int64_t ck = CK(k), off = OFF(k);
             for (int64_t t = 0; t < ck / 4; t++)
                 buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)), (long long)(t * 4 * P));
             buf_printf(e->b, "nop/3\n");
-            for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(s * 32), (long long)(s * 32 * J));
+            if (pending[k % 2 * dbl]) buf_printf(e->b, "nop; wait i%02x\n", pending[k % 2 * dbl]);
+            if (im.tree) /* every copy alike: L1B 0 of L2B 0 writes it back */
+                for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bm@0 $lb%lld $lc%lld\n", (long long)(64 * s), (long long)(off + 64 * s));
+            else
+                for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(s * 32), (long long)(off + s * 32 * J));
             buf_printf(e->b, "nop/4\n");
-            for (int64_t g = 0; g < L; g++)
-                buf_printf(e->b, "mvp/n%lldi%02x $lc0@.%lld $d%lld\n", (long long)(J * P * ck), tag, (long long)g, (long long)(base + g * J * P * ck));
-            buf_printf(e->b, "nop; wait i%02x\n", tag);
+            int tag = e->tag = e->tag % 63 + 1;
+            if (im.tree)
+                buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.0 $d%lld\n", (long long)(P * ck), tag, (long long)off, (long long)BASE(k));
+            else
+                for (int64_t g = 0; g < L; g++)
+                    buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.%lld $d%lld\n", (long long)(J * P * ck), tag, (long long)off, (long long)g,
+                               (long long)(BASE(k) + g * J * P * ck));
+            pending[k % 2 * dbl] = tag;
         }
+        for (int64_t k = nck; k < nck + 2; k++) /* the last chunks' MVs, oldest first */
+            if (pending[k % 2 * dbl]) buf_printf(e->b, "nop; wait i%02x\n", pending[k % 2 * dbl]), pending[k % 2 * dbl] = 0;
     }
+#undef CK
+#undef BASE
+#undef OFF
 }
 
 /* ---- elementwise ---- */
@@ -377,8 +410,11 @@ static void walk_init(Walk *w, const MNGraph *g) {
     w->trows = xcalloc((size_t)g->nnodes + 1, sizeof(int));
     w->local = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
+    w->mat = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
 }
-static void walk_free(Walk *w) { free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce); }
+static void walk_free(Walk *w) {
+    free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce), free(w->mat);
+}
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
 static void walk_before(Walk *w, const MNNode *n) {
@@ -1105,6 +1141,95 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
     }
 }
 
+/* ---- Time-Slice pieces: splits and concats ---- */
+
+/* Where piece p (cut from or into whole w along axis ax at start) sits in w's DRAM
+ * image: its own image must be one run of w's, at *delta long words, for every group
+ * and slot alike (a slice over time is; a window at a start that does not fall on a long
+ * word of every PE is not). */
+static bool piece_delta(const MNCompile *c, const MNValue *w, const MNValue *p, int ax, int64_t start, int64_t *delta) {
+    MNLayout lw, lp;
+    AppLayoutImage iw, ip;
+    char err[300];
+    if (!w->layout || !p->layout || w->dtype != p->dtype || !layout_parse(w->layout, &lw, err, sizeof err) || !layout_parse(p->layout, &lp, err, sizeof err) ||
+        !app_layout_image(&lw, &c->machine, &iw, err, sizeof err) || !app_layout_image(&lp, &c->machine, &ip, err, sizeof err) || ip.slices != 1)
+        return false;
+    int64_t ne = ir_shape_numel(&p->type), idx[LAYOUT_MAX_RANK], widx[LAYOUT_MAX_RANK];
+    bool have = false;
+    for (int64_t i = 0; i < ne; i++) {
+        int64_t q = i;
+        for (int d = p->type.rank - 1; d >= 0; d--) idx[d] = q % p->type.dims[d], q /= p->type.dims[d];
+        memcpy(widx, idx, sizeof idx);
+        widx[ax] += start;
+        MNPlace a, b;
+        layout_place(&lp, idx, &a);
+        layout_place(&lw, widx, &b);
+        if (a.c[LV_W] != b.c[LV_W]) return false;
+        if (ip.tree) a.c[LV_L2B] *= c->machine.l2b_per_group;
+        if (iw.tree) b.c[LV_L2B] *= c->machine.l2b_per_group;
+        int ga, gb;
+        int64_t oa = app_image_offset(&ip, &c->machine, a.c, &ga), ob = app_image_offset(&iw, &c->machine, b.c, &gb);
+        if (ga != gb || (have && ob - oa != *delta)) return false;
+        *delta = ob - oa, have = true;
+    }
+    return have && *delta >= 0 && *delta + ip.per_group <= iw.per_group;
+}
+
+static int64_t image_lw(const MNCompile *c, const MNValue *v) {
+    char err[300];
+    return (int64_t)app_layout_image_lw(v->layout, &c->machine, err, sizeof err);
+}
+
+static const char *piece_why(const MNCompile *c, const MNNode *n) {
+    bool split = n->op == OP_MNCoreInputSplit;
+    const MNValue *w = split ? n->in[0] : n->out[0];
+    int ax = (int)ir_attr_int(n, "axis", 0);
+    const MNAttr *st = ir_attr(n, "starts");
+    if (emit_in_lm(w) || w->loc == MN_LOC_IMM || w->loc == MN_LOC_UNKNOWN) return "a whole value not in DRAM";
+    int64_t at = 0, prev_end = 0;
+    for (int k = 0; k < (split ? n->nout : n->nin); k++) {
+        const MNValue *p = split ? n->out[k] : n->in[k];
+        int64_t start = st && st->type == MN_ATTR_INTS && k < st->n ? st->ints[k] : at, delta;
+        at += p->type.dims[ax];
+        if (split && !emit_in_lm(p)) return "a piece not in LM";
+        if (!piece_delta(c, w, p, ax, start, &delta)) return "a piece that is not one run of the whole's DRAM image";
+        if (!split && delta < prev_end) return "pieces whose images overlap";
+        prev_end = delta + image_lw(c, p);
+    }
+    return NULL;
+}
+
+/* n LW from DRAM src to DST in every group, through L2BM (chunks as large as it holds) */
+static void dram_copy(Em *e, int64_t src, int64_t dst, int64_t n) {
+    int64_t cap = e->c->machine.l2bm_lw / 64 * 64;
+    for (int64_t o = 0; o < n; o += cap) {
+        int64_t k = n - o < cap ? n - o : cap;
+        k = (k + 63) / 64 * 64;
+        int t1 = e->tag = e->tag % 63 + 1;
+        buf_printf(e->b, "mvp/n%lldi%02x $d%lld $lc0@.0\nnop; wait i%02x\n", (long long)k, t1, (long long)(src + o), t1);
+        int t2 = e->tag = e->tag % 63 + 1;
+        buf_printf(e->b, "mvp/n%lldi%02x $lc0@.0 $d%lld\nnop; wait i%02x\n", (long long)k, t2, (long long)(dst + o), t2);
+    }
+}
+
+static void pieces(Em *e, const MNNode *n) {
+    bool split = n->op == OP_MNCoreInputSplit;
+    const MNValue *w = split ? n->in[0] : n->out[0];
+    int ax = (int)ir_attr_int(n, "axis", 0);
+    const MNAttr *st = ir_attr(n, "starts");
+    int64_t at = 0;
+    for (int k = 0; k < (split ? n->nout : n->nin); k++) {
+        const MNValue *p = split ? n->out[k] : n->in[k];
+        int64_t start = st && st->type == MN_ATTR_INTS && k < st->n ? st->ints[k] : at, delta = 0;
+        at += p->type.dims[ax];
+        if (!piece_delta(e->c, w, p, ax, start, &delta)) die("piece '%s' of '%s' moved without its place", p->name, w->name);
+        if (emit_in_lm(p))
+            transfer_at(e, w->addr + delta, p, split);
+        else
+            dram_copy(e, p->addr, w->addr + delta, image_lw(e->c, p));
+    }
+}
+
 static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     const char *mn;
     switch (n->op) {
@@ -1146,6 +1271,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
             }
         return gather_why(c, n, w);
     }
+    case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: return piece_why(c, n);
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
         if (x->dtype != y->dtype || !x->layout || !y->layout || strcmp(x->layout, y->layout)) return "a transfer that changes layout";
@@ -1153,6 +1279,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         return NULL;
     }
     default: break;
+    }
+    if ((n->op == OP_MatMul || n->op == OP_Gemm) && !emit_matrix_why(c, n)) {
+        w->mat[w->pos] = true;
+        return NULL;
     }
     if (window_op(n)) return window_why((MNCompile *)c, (MNNode *)n, w);
     Kind k = kind_of(n, &mn);
@@ -1417,17 +1547,22 @@ bool emit_program(MNCompile *c) {
     /* the tables go above every DRAM value the address planner placed */
     Em e = {c, &b, 0, NULL, 0, 0, (c->sched->dram_top + 63) / 64 * 64, NULL};
     buf_printf(&b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
+    size_t *seg = xcalloc((size_t)g->nnodes + 1, sizeof(size_t)); /* where each node's code begins in b */
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
         wk.pos = i;
+        seg[i] = b.len;
         buf_printf(&b, "# %s %s\n", n->op_type, n->name);
         switch (n->op) {
         case OP_MNCoreForget: break;
         case OP_MNCoreDownload: emit_transfer(&e, n->in[0], n->out[0], true); break;
         case OP_MNCoreUpload: emit_transfer(&e, n->out[0], n->in[0], false); break;
         case OP_MNCoreMove: move(&e, n); break;
+        case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: pieces(&e, n); break;
         default:
-            if (window_op(n) || wk.win[i])
+            if (wk.mat[i])
+                emit_matrix(&e, n);
+            else if (window_op(n) || wk.win[i])
                 window_emit(&e, (MNNode *)n, &wk);
             else if (moves_data(n) ||
                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(c, n)))
@@ -1439,6 +1574,18 @@ bool emit_program(MNCompile *c) {
     }
     walk_free(&wk);
     smap_cache_free(&e);
+    seg[g->nnodes] = b.len;
+    MNBuf linked = {0};
+    EmLink lk;
+    emit_link(c, b.data, seg, &linked, &lk);
+    free(seg);
+    buf_free(&b);
+    b = linked;
+    mn_figure(c, "link_merged_pairs", lk.pairs);
+    mn_figure(c, "link_steps_saved", lk.steps_saved);
+    if (c->opt->ival[MN_OPT_link] == MN_LINK_MERGE)
+        mn_log(c, 0, "link: merge joined %d transfer nodes with a compute neighbour, %lld of %lld steps saved", lk.pairs, (long long)lk.steps_saved,
+               (long long)lk.steps_concat);
     char err[600];
     VProgram p = {0};
     if (!vsm_parse("model.vsm", b.data, &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);

@@ -28,6 +28,7 @@ typedef struct {
     int *trows; /* table rows LM holds at once (fewer than all: loaded window by window) */
     uint64_t *local;  /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
     uint64_t *kforce; /* per scratch: bit k, constant source k carried by the table (no LM0 room for it) */
+    bool *mat;        /* a product on the MAB matrix unit (matmul.c) */
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);
@@ -83,6 +84,9 @@ int64_t emit_table_lw(const MNValue *o, int rows);
 void emit_table_load(Em *e, MNValue *tv, const Walk *w);
 
 /* window.c: reductions, Softmax, pools and products computed from a scratch */
+/* matmul.c: NULL when MatMul or Gemm node n runs on the matrix unit as laid out, else why not */
+const char *emit_matrix_why(const MNCompile *c, const MNNode *n);
+void emit_matrix(Em *e, const MNNode *n);
 bool window_op(const MNNode *n);
 bool window_elementwise(const MNNode *n); /* also a window op where the vector path cannot */
 const char *window_why(MNCompile *c, MNNode *n, Walk *w);

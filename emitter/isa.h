@@ -17,6 +17,7 @@
 #ifndef MN_ISA_H
 #define MN_ISA_H
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 enum { P_NONE = 1 << 0, P_D = 1 << 1, P_F = 1 << 2, P_H = 1 << 3, P_L = 1 << 4, P_I = 1 << 5, P_S = 1 << 6 };
@@ -190,5 +191,12 @@ typedef struct {
 enum { MT_R = 1, MT_S = 2, MT_T = 4, MT_M = 8, MT_N = 16, MT_K = 32 };
 
 const char *vsm_prec_letter(int prec); /* "d", "f", ... "" */
+/* word address of operand o in cycle c (uniform over PEs; T-indirect apart) */
+uint32_t vsm_op_addr(const VOperand *o, int c);
+bool vsm_is_pe_mem(int kind); /* LM0, LM1, GRF0, GRF1 */
+/* The issue rules of one step (docs/vsm.md section 6: units, read ports, double
+ * writes, imm and LM0), which the emulator enforces and the linker's merge obeys; false
+ * with the broken rule in why. */
+bool vsm_step_rules(const VStep *s, char *why, size_t n);
 const char *vsm_kind_name(int kind);
 #endif

@@ -182,16 +182,7 @@ static uint32_t *pe_mem(Emu *e, int kind, uint32_t *words) {
     }
 }
 
-/* Word address of operand o in cycle c (uniform over PEs; T-indirect handled apart). */
-static uint32_t op_addr(const VOperand *o, int c) {
-    switch (o->amode) {
-    case A_STRIDE: return o->addr + (uint32_t)(c * o->stride);
-    case A_FLAT: return o->flat[c];
-    default: return o->addr;
-    }
-}
-
-static bool is_pe_mem(int k) { return k == K_LM0 || k == K_LM1 || k == K_GRF0 || k == K_GRF1; }
+static uint32_t op_addr(const VOperand *o, int c) { return vsm_op_addr(o, c); }
 
 static int64_t *raw_slot(Emu *e, int kind, uint32_t addr) {
     if (kind == K_GRF0) return &e->grf_w[0][addr % e->grfw[0]];
@@ -811,69 +802,9 @@ static bool exec_mv(Emu *e, const VExpr *x) {
 
 /* ---- one step ---- */
 
-static bool same_region(const VOperand *a, const VOperand *b) {
-    if (a->amode != b->amode || a->width != b->width) return false;
-    for (int c = 0; c < NCYC; c++)
-        if (op_addr(a, c) != op_addr(b, c)) return false;
-    return true;
-}
-
-static bool check_step_rules(Emu *e, const VStep *s) {
-    int used[U_UNIT_COUNT] = {0};
-    bool has_nop = false, has_imm = false, touches_lm0 = false;
-    for (int i = 0; i < s->nexpr; i++) {
-        const VExpr *x = &s->e[i];
-        const VInsnInfo *in = &vsm_insns[x->insn];
-        VUnit u = in->unit;
-        if (used[u]++) return emu_fail(e, "two %s expressions in one step", in->name);
-        has_nop |= x->insn == VI_nop;
-        has_imm |= x->insn == VI_imm;
-        for (int k = 0; k < x->nsrc; k++) touches_lm0 |= x->src[k].kind == K_LM0;
-        for (int k = 0; k < x->ndst; k++) touches_lm0 |= x->dst[k].kind == K_LM0;
-    }
-    if (has_nop && s->nexpr > 1 + used[U_WAIT]) return emu_fail(e, "nop shares its step only with wait");
-    if (used[U_MV] && s->nexpr > 1) return emu_fail(e, "an MV instruction is a line of its own");
-    if (has_imm && touches_lm0) return emu_fail(e, "a step with imm cannot access LM0");
-    int mau = used[U_MAU] + used[U_MWRITE] + used[U_MREAD];
-    if (mau > 2) return emu_fail(e, "at most two matrix-unit expressions per step");
-    /* each PE memory has one read port: every read of it in a step is the same region */
-    for (int i = 0; i < s->nexpr; i++)
-        for (int k = 0; k < s->e[i].nsrc; k++) {
-            const VOperand *a = &s->e[i].src[k];
-            if (!is_pe_mem(a->kind)) continue;
-            for (int j = i; j < s->nexpr; j++)
-                for (int l = j == i ? k + 1 : 0; l < s->e[j].nsrc; l++) {
-                    const VOperand *o = &s->e[j].src[l];
-                    if (o->kind == a->kind && (!same_region(o, a) || o->amode == A_TIND || a->amode == A_TIND))
-                        return emu_fail(e, "%s is read at two different addresses in one step (one read port)", vsm_kind_name(a->kind));
-                }
-        }
-    /* no two writes of one PE operand; LM read and write regions must coincide */
-    for (int i = 0; i < s->nexpr; i++)
-        for (int k = 0; k < s->e[i].ndst; k++) {
-            const VOperand *d = &s->e[i].dst[k];
-            if (d->kind == K_NOWRITE || d->kind == K_L1BM || d->kind == K_L2BM || d->kind == K_DRAM) continue;
-            for (int j = 0; j < s->nexpr; j++)
-                for (int l = 0; l < s->e[j].ndst; l++) {
-                    if (i == j && k == l) continue;
-                    const VOperand *o = &s->e[j].dst[l];
-                    if (o->kind == d->kind && (d->kind == K_T || d->kind == K_MX || d->kind == K_MY || (d->kind == K_OMR && o->addr == d->addr) ||
-                                               (is_pe_mem(d->kind) && same_region(o, d))))
-                        return emu_fail(e, "%s written twice in one step", vsm_kind_name(d->kind));
-                }
-            if (d->kind == K_LM0 || d->kind == K_LM1)
-                for (int j = 0; j < s->nexpr; j++)
-                    for (int l = 0; l < s->e[j].nsrc; l++) {
-                        const VOperand *o = &s->e[j].src[l];
-                        if (o->kind == d->kind && !same_region(o, d))
-                            return emu_fail(e, "%s is read and written in one step at different addresses", vsm_kind_name(d->kind));
-                    }
-        }
-    return true;
-}
-
 static bool run_step(Emu *e, const VStep *s) {
-    if (!check_step_rules(e, s)) return false;
+    char why[160];
+    if (!vsm_step_rules(s, why, sizeof why)) return emu_fail(e, "%s", why);
     int nres = 0, steps = 1, mwrite_at = -1;
     int64_t wait_until = -1;
     bool fwd_update = true;

@@ -43,7 +43,7 @@ bool sched_address(MNCompile *c) {
         if (!dram_value(x)) continue;
         /* the layout image the transfers move (per group, at the same address in each) */
         char lerr[300];
-        int64_t lw = x->layout && !strstr(x->layout, "_Time:") ? (int64_t)app_layout_image_lw(x->layout, &c->machine, lerr, sizeof lerr) : 0;
+        int64_t lw = x->layout ? (int64_t)app_layout_image_lw(x->layout, &c->machine, lerr, sizeof lerr) : 0;
         if (lw <= 0) lw = (sim_dram_bytes(x) + 7) / 8;
         bool perm = x->is_input || x->is_output || x->konst || first[v] < 0;
         if (perm) {

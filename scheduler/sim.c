@@ -12,8 +12,8 @@
  * The estimates (simulation_mode fake, fast, default) come from the machine
  * description: steps per long word of each unit, the matrix unit's 8x8 product per MAB,
  * DRAM latency and bandwidth, and the tree's distribute bandwidths. fast gives only the
- * two bank variants. best is meant to measure emitted variants on the emulator; until
- * the code emitter exists it falls back to default and says so in the log.
+ * two bank variants. best is meant to time each variant's emitted code; it is not built
+ * yet, falls back to default and says so in the log.
  *
  * Results are cached, content-addressed by the node's signature (op, attributes,
  * shapes, dtypes, layouts, locations, the whole machine, compiler version, mode), so a
@@ -456,7 +456,7 @@ bool sched_node_simulation(MNCompile *c) {
     split_per_piece(c);
     int mode = (int)c->opt->ival[MN_OPT_simulation_mode];
     if (mode == MN_SIM_BEST) {
-        mn_log(c, 1, "simulation_mode=best measures emitted code on the emulator, and the code emitter does not exist yet: using the default estimates");
+        mn_log(c, 1, "simulation_mode=best (timing each variant's emitted code) is not built yet: using the default estimates");
         mode = MN_SIM_DEFAULT;
     }
     if (mode == MN_SIM_FAKE) mode = MN_SIM_DEFAULT; /* the same estimates, every variant */

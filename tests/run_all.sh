@@ -38,5 +38,10 @@ for cmach in $cmachs; do
     run conformance-$cmach /usr/bin/python3 tests/conformance/run.py --mncc "$b/mncc" --mnemu "$b/mnemu" --machine $cmach \
         --json "$b/conformance_check_$cmach.json" "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple"
 done
+# the merge linker: the same tests, transfers interleaved with their compute neighbours
+case $b in *san*) ;; *)
+    run conformance-mncore2-merge /usr/bin/python3 tests/conformance/run.py --mncc "$b/mncc" --mnemu "$b/mnemu" --machine mncore2 -O link=merge \
+        --json "$b/conformance_check_merge.json" "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple" ;;
+esac
 echo "$b: $total_pass passed, $total_fail failed"
 [ $total_fail -eq 0 ]

@@ -4,6 +4,7 @@ and compared with numpy. Each case is one the code emitter once got wrong.
 
 Usage: run.py MNCC MNEMU     (ends with "emit: N passed, M failed")
 """
+import json
 import os
 import subprocess
 import sys
@@ -31,7 +32,7 @@ def check(name, ok, why=""):
         print("FAIL emit %s: %s" % (name, why))
 
 
-def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None):
+def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, vsm_has=None):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "in"))
     ty = lambda n: (types or {}).get(n, T.FLOAT)
@@ -56,6 +57,8 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
         return check(name, True, "")  # rejected is fine; a program must be right
     if not os.path.exists(app):
         return check(name, False, "no model.app")
+    if vsm_has and vsm_has not in open(os.path.join(d, "cg", "model.vsm")).read():
+        return check(name, False, "the program has no " + vsm_has)
     r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res")], capture_output=True, text=True)
     if r.returncode:
         return check(name, False, "mnemu: " + r.stderr.strip()[-300:])
@@ -278,6 +281,54 @@ case("window-matmul-constant-in-table", [h.make_node("MatMul", ["a", "w"], ["y"]
 xm8 = np.arange(-4, 4, dtype=np.int64)
 case("int64-mul-constant-first-tiny", [h.make_node("Mul", ["k", "x"], ["y"])], [("x", [8])], [("y", [8])], dict(x=xm8), dict(y=3 * xm8),
      inits=[nh.from_array(np.array(3, np.int64), "k")], types=dict(x=T.INT64, y=T.INT64), rtol=0, atol=0)
+
+
+# products on the MAB matrix unit: batched A, transposed B, N not a multiple of 8 (the
+# last register block half empty), more rows than GRF0 holds accumulators (tiny), and
+# Gemm on the one-L1B machine
+ab, bb2 = f32(3, 5, 16), f32(16, 10)
+case("matrix-batched-n10", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3, 5, 16])], [("y", [3, 5, 10])], dict(a=ab), dict(y=ab @ bb2),
+     inits=[nh.from_array(bb2, "b")], machine="mncore2", rtol=1e-5, atol=1e-5, vsm_has="fmmul")
+ag, bg = f32(40, 24), f32(12, 24)
+case("matrix-gemm-transb", [h.make_node("Gemm", ["a", "b"], ["y"], transB=1)], [("a", [40, 24])], [("y", [40, 12])], dict(a=ag), dict(y=ag @ bg.T),
+     inits=[nh.from_array(bg, "b")], machine="l1b", rtol=1e-5, atol=1e-5, vsm_has="fmfma")
+at, bt = f32(5000, 16), f32(16, 16)
+case("matrix-many-rows-l1b", [h.make_node("MatMul", ["a", "b"], ["t"]), h.make_node("Relu", ["t"], ["y"])], [("a", [5000, 16])], [("y", [5000, 16])],
+     dict(a=at), dict(y=np.maximum(at @ bt, 0)), inits=[nh.from_array(bt, "b")], machine="l1b", rtol=1e-5, atol=1e-5, vsm_has="fmfma")
+# values larger than tiny's LM, cut over time: the pieces come out of and go back into
+# the DRAM image (slices one after another), some through a spill
+xs = f32(300, 16)
+case("time-slice-split-concat-tiny", [h.make_node("Relu", ["x"], ["t"]), h.make_node("Neg", ["t"], ["u"]), h.make_node("Exp", ["u"], ["y"])],
+     [("x", [300, 16])], [("y", [300, 16])], dict(x=xs), dict(y=np.exp(-np.maximum(xs, 0))), vsm_has="mvp")
+
+
+def link_case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="mncore2", rtol=1e-5, atol=1e-6):
+    """The same model linked by concat and by merge: both right, the merge joining at
+    least one transfer with a compute node, in fewer cycles and with the same outputs."""
+    got = {}
+    for link in ("concat", "merge"):
+        case(name + "-" + link, nodes, inputs, outputs, feeds, ref, inits=inits, machine=machine, opts=["link=" + link], rtol=rtol, atol=atol)
+        d = os.path.join(tmp, name + "-" + link)
+        rep = json.load(open(os.path.join(d, "cg", "report.json")))
+        fig = {}
+        for p in rep["passes"]:
+            fig.update(p.get("figures", {}))
+        r = subprocess.run([MNEMU, os.path.join(d, "cg", "model.app"), "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res2"), "--json"],
+                           capture_output=True, text=True)
+        outs = [open(os.path.join(d, "res2", f), "rb").read() for f in sorted(os.listdir(os.path.join(d, "res2")))] if not r.returncode else None
+        got[link] = (fig.get("link_merged_pairs", 0), json.loads(r.stdout.strip().splitlines()[-1])["cycles"] if not r.returncode else None, outs)
+    (pc, cc, oc), (pm, cm, om) = got["concat"], got["merge"]
+    check(name + "-merged", pc == 0 and pm > 0 and cc and cm and cm < cc and oc == om,
+          "pairs %s/%s, cycles %s/%s (concat/merge), outputs %s" % (pc, pm, cc, cm, "identical" if oc == om else "differ"))
+
+
+# link=merge: the next weight's download runs beside the Relu before it
+xl, w1, w2, w3 = f32(4, 64), f32(64, 64), f32(64, 64), f32(64, 32)
+relu = lambda v: np.maximum(v, 0)
+link_case("link-mlp", [h.make_node("MatMul", ["x", "w1"], ["a1"]), h.make_node("Relu", ["a1"], ["r1"]), h.make_node("MatMul", ["r1", "w2"], ["a2"]),
+                       h.make_node("Relu", ["a2"], ["r2"]), h.make_node("MatMul", ["r2", "w3"], ["y"])],
+          [("x", [4, 64])], [("y", [4, 32])], dict(x=xl), dict(y=relu(relu(xl @ w1) @ w2) @ w3),
+          inits=[nh.from_array(w1, "w1"), nh.from_array(w2, "w2"), nh.from_array(w3, "w3")], rtol=1e-4, atol=1e-4)
 
 subprocess.run(["rm", "-rf", tmp])
 print("emit: %d passed, %d failed" % (passed, failed))

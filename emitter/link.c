@@ -1,0 +1,401 @@
+/* Linker: the per-node VSM segments of Code Emit joined into one program.
+ *
+ * concat (link=concat, the default) puts the segments one after another in schedule
+ * order. Each node's code is spaced for its own hazards and ends drained (its last
+ * writes are readable by the next node's first step), so that order is always correct.
+ *
+ * merge (link=merge) runs a transfer node (a Download or Upload: MV, L2BM and L1BM
+ * lines and the nops that wait for them) together with its compute neighbour in the
+ * schedule (the L1Merge idea: DRAM time hidden behind compute). The pair must be
+ * independent, which is decided from the instructions themselves, not from the values:
+ * the footprints (every PE memory word, T, mask entry, L1BM, L2BM and DRAM long word and
+ * MV tag each segment reads or writes) may not overlap where one of them writes, and
+ * neither may read a forwarding register that the other's units set. Then the two
+ * in-order streams are issued as one: a step of each in one line when the issue rules
+ * allow it (vsm_step_rules, the emulator's own check), one of them alone otherwise; a
+ * nop of one stream hosts a step of the other. Each stream advances by at most one of
+ * its steps per line, so its own hazard distances can only grow. The one hazard between
+ * the streams that disjoint footprints leave, LM's read after a write to any address
+ * of the same LM, is checked line by line. While the transfer stream would wait for an
+ * MV (its completion estimated from the machine's DRAM latency and bandwidth), the
+ * compute stream runs alone. A pair that cannot be proved independent is concatenated.
+ */
+#include "emit.h"
+#include "isa.h"
+#include "ops.h"
+#include "vsm.h"
+#include <stdlib.h>
+#include <string.h>
+
+enum { K_TAG = K_COUNT, NK }; /* MV tags, as one more resource */
+
+typedef struct {
+    int64_t lo, hi;
+} Iv;
+typedef struct {
+    Iv *v;
+    int n, cap;
+} Ivs;
+typedef struct {
+    Ivs r[NK], w[NK];
+    unsigned fw_read, fw_made; /* bit k: forwarding register K_ALUF + k */
+    bool opaque;               /* mask lines, debug lines, noforward, matrix registers */
+} Foot;
+
+typedef struct {
+    const MNMachine *m;
+    int64_t size[NK];
+} Ctx;
+
+static void iv_add(Ivs *s, int64_t lo, int64_t len, int64_t size) {
+    if (len <= 0) return;
+    if (len >= size) lo = 0, len = size;
+    lo %= size;
+    if (lo < 0) lo += size;
+    for (int part = 0; part < 2 && len > 0; part++) {
+        int64_t hi = lo + len < size ? lo + len : size;
+        if (s->n == s->cap) s->v = xrealloc(s->v, sizeof(Iv) * (size_t)(s->cap = s->cap ? 2 * s->cap : 16));
+        s->v[s->n++] = (Iv){lo, hi};
+        len -= hi - lo;
+        lo = 0;
+    }
+}
+
+static int iv_cmp(const void *a, const void *b) {
+    const Iv *x = a, *y = b;
+    return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static void iv_norm(Ivs *s) {
+    if (s->n < 2) return;
+    qsort(s->v, (size_t)s->n, sizeof(Iv), iv_cmp);
+    int k = 0;
+    for (int i = 1; i < s->n; i++)
+        if (s->v[i].lo <= s->v[k].hi) {
+            if (s->v[i].hi > s->v[k].hi) s->v[k].hi = s->v[i].hi;
+        } else
+            s->v[++k] = s->v[i];
+    s->n = k + 1;
+}
+
+static bool iv_meet(const Ivs *a, const Ivs *b) {
+    for (int i = 0, j = 0; i < a->n && j < b->n;) {
+        if (a->v[i].hi <= b->v[j].lo) i++;
+        else if (b->v[j].hi <= a->v[i].lo) j++;
+        else return true;
+    }
+    return false;
+}
+
+/* a PE-side operand */
+static void operand(const Ctx *c, Foot *f, const VOperand *o, bool write) {
+    int k = o->kind;
+    Ivs *s = write ? &f->w[k] : &f->r[k];
+    if (vsm_is_pe_mem(k)) {
+        if (o->amode == A_TIND) {
+            iv_add(s, 0, c->size[k], c->size[k]);
+            iv_add(&f->r[K_T], 0, 1, 1);
+        } else
+            for (int cy = 0; cy < 4; cy++) iv_add(s, vsm_op_addr(o, cy), o->width, c->size[k]);
+    } else if (k == K_T)
+        iv_add(s, 0, 1, 1);
+    else if (k == K_OMR)
+        iv_add(s, o->addr, 1, 32);
+    else if (k >= K_ALUF && k <= K_MREADF)
+        f->fw_read |= 1u << (k - K_ALUF);
+    else if (k == K_MX || k == K_MY)
+        f->opaque = true;
+    if (write && o->mkind == M_ENTRY) iv_add(&f->r[K_OMR], o->mval, 1, 32);
+}
+
+static void expr_foot(const Ctx *c, Foot *f, const VExpr *x) {
+    const VInsnInfo *in = &vsm_insns[x->insn];
+    const VOperand *s = &x->src[0], *d = &x->dst[0];
+    if (x->zkind == M_ENTRY) iv_add(&f->r[K_OMR], x->zval, 1, 32);
+    switch (in->unit) {
+    case U_NOP: return;
+    case U_NOFWD: f->opaque = true; return;
+    case U_WAIT: iv_add(&f->r[K_TAG], x->tag, 1, 256); return;
+    case U_MWRITE:
+    case U_MREAD: f->opaque = true; return;
+    case U_L1BM: {
+        bool down = s->kind == K_L1BM;
+        const VOperand *b = down ? s : d;
+        int64_t W = b->width == 4 ? 2 : 1, ppl = (int64_t)c->m->mab_per_l1b * c->m->pe_per_mab;
+        int64_t span = x->insn == VI_l1bmd ? 4 * ppl * W : x->insn == VI_l1bmp ? 4 * W : 16 * W;
+        iv_add(down ? &f->r[K_L1BM] : &f->w[K_L1BM], b->addr, span, c->size[K_L1BM]);
+        if (down) {
+            for (int i = 0; i < x->ndst; i++) operand(c, f, &x->dst[i], true);
+            f->fw_made |= 1u << (K_LBF - K_ALUF);
+        } else
+            operand(c, f, s, false);
+        return;
+    }
+    case U_L2BM: {
+        bool down = s->kind == K_L2BM;
+        int64_t lc = down ? s->addr : d->addr, lb = down ? d->addr : s->addr, nj = c->m->l1b_per_l2b;
+        int64_t cspan = x->insn == VI_l2bmd ? 32 * nj : 64, bspan = x->insn == VI_l2bmd ? 32 : 64;
+        iv_add(down ? &f->r[K_L2BM] : &f->w[K_L2BM], lc, cspan, c->size[K_L2BM]);
+        iv_add(down ? &f->w[K_L1BM] : &f->r[K_L1BM], lb, bspan, c->size[K_L1BM]);
+        return;
+    }
+    case U_MV: {
+        bool to_dram = d->kind == K_DRAM;
+        const VOperand *dr = to_dram ? d : s, *lc = to_dram ? s : d;
+        iv_add(to_dram ? &f->w[K_DRAM] : &f->r[K_DRAM], dr->addr, x->size, c->size[K_DRAM]);
+        iv_add(to_dram ? &f->r[K_L2BM] : &f->w[K_L2BM], lc->addr, x->size, c->size[K_L2BM]);
+        if (x->tag) iv_add(&f->w[K_TAG], x->tag, 1, 256);
+        return;
+    }
+    case U_MAU:
+        if (x->insn >= VI_mmulu && x->insn <= VI_mfma) f->opaque = true;
+        f->fw_made |= 1u << (K_MAUF - K_ALUF);
+        break;
+    default: f->fw_made |= 1u << (K_ALUF - K_ALUF); break; /* the ALU */
+    }
+    for (int i = 0; i < x->nsrc; i++) operand(c, f, &x->src[i], false);
+    for (int i = 0; i < x->ndst; i++) operand(c, f, &x->dst[i], true);
+}
+
+static void foot_of(const Ctx *c, const VProgram *p, Foot *f) {
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < p->nsteps; i++) {
+        const VStep *s = &p->steps[i];
+        if (s->kind != ST_STEP) f->opaque = true;
+        else
+            for (int k = 0; k < s->nexpr; k++) expr_foot(c, f, &s->e[k]);
+    }
+    for (int k = 0; k < NK; k++) iv_norm(&f->r[k]), iv_norm(&f->w[k]);
+}
+
+static void foot_free(Foot *f) {
+    for (int k = 0; k < NK; k++) free(f->r[k].v), free(f->w[k].v);
+}
+
+static bool independent(const Foot *a, const Foot *b) {
+    if (a->opaque || b->opaque || (a->fw_read & b->fw_made) || (b->fw_read & a->fw_made)) return false;
+    for (int k = 0; k < NK; k++)
+        if (iv_meet(&a->w[k], &b->r[k]) || iv_meet(&a->w[k], &b->w[k]) || iv_meet(&b->w[k], &a->r[k])) return false;
+    return true;
+}
+
+/* one step of a stream (nop/N unrolled) */
+typedef struct {
+    const VStep *s;
+    uint8_t lmr, lmw; /* LM banks read and written (bit 0 LM0, bit 1 LM1) */
+    bool nop;         /* nothing but nop (and wait) */
+    int wait;         /* the tag waited for, -1 */
+    int mv_tag;       /* an MV with that tag (0: untagged), -1 */
+    int64_t mv_n;
+    int cost;
+} Unit;
+typedef struct {
+    Unit *u;
+    int n, i;
+} Stream;
+
+static void stream_of(const VProgram *p, Stream *st) {
+    int n = 0;
+    for (int i = 0; i < p->nsteps; i++) n += (int)p->steps[i].repeat;
+    st->u = xcalloc((size_t)n + 1, sizeof(Unit));
+    st->n = 0, st->i = 0;
+    for (int i = 0; i < p->nsteps; i++) {
+        const VStep *s = &p->steps[i];
+        Unit u = {s, 0, 0, true, -1, -1, 0, 1};
+        int cost = 0;
+        for (int k = 0; k < s->nexpr; k++) {
+            const VExpr *x = &s->e[k];
+            const VInsnInfo *in = &vsm_insns[x->insn];
+            if (in->steps > cost) cost = in->steps;
+            if (in->unit == U_WAIT) u.wait = x->tag;
+            else if (in->unit != U_NOP) u.nop = false;
+            if (in->unit == U_MV) u.mv_tag = x->tag, u.mv_n = x->size;
+            for (int j = 0; j < x->nsrc; j++)
+                if (x->src[j].kind == K_LM0 || x->src[j].kind == K_LM1) u.lmr |= (uint8_t)(1 << (x->src[j].kind == K_LM1));
+            for (int j = 0; j < x->ndst; j++)
+                if (x->dst[j].kind == K_LM0 || x->dst[j].kind == K_LM1) u.lmw |= (uint8_t)(1 << (x->dst[j].kind == K_LM1));
+        }
+        u.cost = cost > 0 ? cost : 1;
+        for (uint32_t r = 0; r < s->repeat; r++) st->u[st->n++] = u;
+    }
+}
+
+/* the line of steps a and b together (either may be NULL); false: the issue rules forbid it */
+static bool combine(const Unit *a, const Unit *b, VStep *out) {
+    memset(out, 0, sizeof *out);
+    out->kind = ST_STEP;
+    out->repeat = 1;
+    const VExpr *nop = NULL;
+    for (int side = 0; side < 2; side++) {
+        const Unit *u = side ? b : a;
+        if (!u) continue;
+        out->line = u->s->line;
+        for (int k = 0; k < u->s->nexpr; k++) {
+            const VExpr *x = &u->s->e[k];
+            if (x->insn == VI_nop) {
+                nop = x;
+                continue;
+            }
+            if (out->nexpr == VSM_MAX_EXPR) return false;
+            out->e[out->nexpr++] = *x;
+        }
+    }
+    bool busy = false;
+    for (int k = 0; k < out->nexpr; k++) busy |= out->e[k].insn != VI_wait;
+    if (!busy && nop) { /* only nops and waits: one nop hosts the waits */
+        if (out->nexpr == VSM_MAX_EXPR) return false;
+        out->e[out->nexpr++] = *nop;
+    }
+    char why[160];
+    return vsm_step_rules(out, why, sizeof why);
+}
+
+typedef struct {
+    const Ctx *c;
+    Stream x[2];       /* 0: the transfer node, 1: the compute node */
+    int64_t t, cyc;    /* steps and estimated cycles so far */
+    int64_t lastw[2][2]; /* per stream and LM bank: the step of its last write */
+    int64_t done[256];   /* estimated completion cycle of the MV per tag */
+    int64_t last_mv;
+    VStep *out;
+    int nout, capout;
+} Merge;
+
+/* may stream k's next step issue at step t, given the other stream's LM writes */
+static bool clear(const Merge *g, int k, const Unit *u) {
+    for (int b = 0; b < 2; b++)
+        if ((u->lmr >> b & 1) && g->t - g->lastw[!k][b] <= g->c->m->lm_raw_steps) return false;
+    return true;
+}
+
+static void issue(Merge *g, const Unit *a, const Unit *b, const VStep *line) {
+    if (g->nout == g->capout) g->out = xrealloc(g->out, sizeof(VStep) * (size_t)(g->capout = g->capout ? 2 * g->capout : 256));
+    g->out[g->nout++] = *line;
+    const MNMachine *m = g->c->m;
+    int cost = 1;
+    for (int k = 0; k < 2; k++) {
+        const Unit *u = k ? b : a;
+        if (!u) continue;
+        if (u->cost > cost) cost = u->cost;
+        for (int bk = 0; bk < 2; bk++)
+            if (u->lmw >> bk & 1) g->lastw[k][bk] = g->t;
+        if (u->mv_tag >= 0) {
+            if (g->cyc - g->last_mv < (int64_t)m->mv_issue_steps * m->cycles_per_step) g->cyc = g->last_mv + (int64_t)m->mv_issue_steps * m->cycles_per_step;
+            g->last_mv = g->cyc;
+            g->done[u->mv_tag] = g->cyc + m->dram_latency_cycles + (int64_t)((double)u->mv_n / m->bw_dram_l2bm + 0.999);
+        }
+    }
+    g->t += cost;
+    g->cyc += (int64_t)cost * m->cycles_per_step;
+    for (int k = 0; k < 2; k++) {
+        const Unit *u = k ? b : a;
+        if (u && u->wait >= 0 && g->done[u->wait] > g->cyc) g->cyc = g->done[u->wait];
+    }
+}
+
+static void merge_streams(Merge *g) {
+    static const VStep idle = {.kind = ST_STEP, .nexpr = 1, .repeat = 1, .e = {{.insn = VI_nop}}};
+    Stream *A = &g->x[0], *B = &g->x[1];
+    VStep line;
+    while (A->i < A->n || B->i < B->n) {
+        const Unit *a = A->i < A->n ? &A->u[A->i] : NULL, *b = B->i < B->n ? &B->u[B->i] : NULL;
+        bool ca = a && clear(g, 0, a), cb = b && clear(g, 1, b);
+        /* the transfer would stall on its MV: the compute step goes alone */
+        bool stalls = a && a->wait >= 0 && g->done[a->wait] > g->cyc + (int64_t)g->c->m->cycles_per_step;
+        if (b && cb && stalls) {
+            combine(NULL, b, &line);
+            issue(g, NULL, b, &line);
+            B->i++;
+        } else if (a && b && ca && cb && combine(a, b, &line)) {
+            issue(g, a, b, &line);
+            A->i++, B->i++;
+        } else if (a && ca) {
+            combine(a, NULL, &line);
+            issue(g, a, NULL, &line);
+            A->i++;
+        } else if (b && cb) {
+            combine(NULL, b, &line);
+            issue(g, NULL, b, &line);
+            B->i++;
+        } else
+            issue(g, NULL, NULL, &idle); /* an LM write of one stream is not readable yet */
+    }
+}
+
+static bool pure_nop(const VStep *s) { return s->kind == ST_STEP && s->nexpr == 1 && s->e[0].insn == VI_nop; }
+
+static void print_steps(MNBuf *out, const VStep *s, int n) {
+    for (int i = 0; i < n;) {
+        int k = i;
+        uint32_t r = 0;
+        while (k < n && pure_nop(&s[k])) r += s[k++].repeat;
+        if (r) {
+            buf_printf(out, r > 1 ? "nop/%u\n" : "nop\n", r);
+            i = k;
+            continue;
+        }
+        vsm_print_step(out, &s[i++]);
+    }
+}
+
+static bool is_transfer(const MNNode *n) { return n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload; }
+
+static bool parse_seg(const char *text, size_t lo, size_t hi, VProgram *p) {
+    char *s = xmalloc(hi - lo + 1);
+    memcpy(s, text + lo, hi - lo);
+    s[hi - lo] = 0;
+    char err[300];
+    bool ok = vsm_parse("segment", s, p, err, sizeof err);
+    free(s);
+    if (!ok) die("emitted VSM does not assemble: %s", err);
+    return ok;
+}
+
+void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
+    const MNGraph *g = c->g;
+    memset(st, 0, sizeof *st);
+    bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
+    buf_append(out, text, seg[0]);
+    Ctx cx = {&c->machine, {0}};
+    const MNMachine *m = &c->machine;
+    cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw, cx.size[K_GRF1] = 2 * m->grf1_lw;
+    cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw;
+    /* the segments with code, and their programs */
+    int n = g->nnodes, *live = xcalloc((size_t)n + 1, sizeof(int)), nl = 0;
+    VProgram *prog = xcalloc((size_t)n + 1, sizeof(VProgram));
+    for (int i = 0; i < n; i++) {
+        parse_seg(text, seg[i], seg[i + 1], &prog[i]);
+        for (int k = 0; k < prog[i].nsteps; k++) st->steps_concat += prog[i].steps[k].repeat;
+        if (prog[i].nsteps) live[nl++] = i;
+    }
+    int next = 0; /* segments before this one are written */
+    for (int li = 0; li < nl; li++) {
+        int i = live[li], j = li + 1 < nl ? live[li + 1] : -1;
+        if (!merge || j < 0 || is_transfer(g->nodes[i]) == is_transfer(g->nodes[j])) continue;
+        Foot fi, fj;
+        foot_of(&cx, &prog[i], &fi);
+        foot_of(&cx, &prog[j], &fj);
+        bool ok = independent(&fi, &fj);
+        foot_free(&fi), foot_free(&fj);
+        if (!ok) continue;
+        int tr = is_transfer(g->nodes[i]) ? i : j, cp = tr == i ? j : i;
+        Merge mg = {&cx, {{0}}, 0, 0, {{-1000, -1000}, {-1000, -1000}}, {0}, -1000000, NULL, 0, 0};
+        stream_of(&prog[tr], &mg.x[0]);
+        stream_of(&prog[cp], &mg.x[1]);
+        merge_streams(&mg);
+        /* what lies before the pair, then the pair in one piece, then the comments between */
+        for (int k = next; k < i; k++) buf_append(out, text + seg[k], seg[k + 1] - seg[k]);
+        buf_printf(out, "# merged: %s %s (%d steps) + %s %s (%d steps) -> %lld steps\n", g->nodes[tr]->op_type, g->nodes[tr]->name, mg.x[0].n,
+                   g->nodes[cp]->op_type, g->nodes[cp]->name, mg.x[1].n, (long long)mg.t);
+        print_steps(out, mg.out, mg.nout);
+        for (int k = i + 1; k < j; k++) buf_append(out, text + seg[k], seg[k + 1] - seg[k]);
+        st->pairs++;
+        st->steps_saved += mg.x[0].n + mg.x[1].n - mg.t;
+        free(mg.x[0].u), free(mg.x[1].u), free(mg.out);
+        next = j + 1;
+        li++;
+    }
+    for (int k = next; k < n; k++) buf_append(out, text + seg[k], seg[k + 1] - seg[k]);
+    for (int i = 0; i < n; i++) vsm_program_free(&prog[i]);
+    free(prog), free(live);
+}

@@ -1,0 +1,198 @@
+/* MatMul and Gemm on the MAB matrix unit (float32).
+ *
+ * fmwrite loads an 8 x 8 block of B into each MAB's matrix register (rows R..R+3 from
+ * the 4 cycles of a step, each PE giving two floats of a row), and fmmul / fmfma
+ * multiply it by 4 rows of A a step (each row's 8 K values are the two floats of each of
+ * the MAB's 4 PEs), giving 8 outputs per row on those same PEs. So this path needs the
+ * layouts the layout planner demands for the matrix unit (planners/layout_plan.c): A and
+ * the output with K and N packed over W and the 4 PEs like a canonical last dimension,
+ * the rows on the same MAB, L1B and L2B in A and in the output; B (K, N) with K packed
+ * the same way and replicated on every MAB. Then every MAB computes its own rows and no
+ * data crosses PEs. It is checked element by element from the layouts; a node that does
+ * not meet it takes the vector path (window.c).
+ *
+ * Row i of the register holds the B column whose output the canonical packing puts on
+ * PE i / 2, slot i % 2 (column 8 nb + 4 (i % 2) + i / 2 of block nb), so results land
+ * in the output's layout directly. Partial sums over the K blocks accumulate in GRF0, a
+ * chunk of rows at a time: an LM accumulator would need two idle steps between an
+ * output's write and its next read (LM read-after-write is per bank), GRF's is per word.
+ * K must be a multiple of 8: a packed K's padding slots hold whatever their long words
+ * held (a layout never promises zeros there), and a product would add them in.
+ */
+#include "emit_impl.h"
+#include "layout.h"
+#include "ops.h"
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    const MNValue *a, *b, *y;
+    int64_t K, N, kb, nb, rows;
+    bool transb;
+    int64_t nslot;
+    int64_t *aA; /* [slot * kb + j]: A's long word of K block j for the slot's rows */
+    int64_t *aY; /* [slot * nb + j] */
+    int64_t *aB; /* [j * N + n]: B's long word of K block j, column n */
+} MatPlan;
+
+static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB); }
+
+static bool parse(const MNCompile *c, const MNValue *v, MNLayout *l) {
+    char err[200];
+    (void)c;
+    return v->layout && layout_parse(v->layout, l, err, sizeof err) && layout_extent(l, LV_TIME) <= 1;
+}
+
+static const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
+
+/* the placement of element k of a packed dimension: PE k % 4, slot (k / 4) % 2 */
+static bool packed(const MNPlace *p, int64_t k) { return p->c[LV_PE] == k % 4 && p->c[LV_W] == (k / 4) % 2; }
+static bool same_tree(const MNPlace *a, const MNPlace *b) {
+    return a->c[LV_MAB] == b->c[LV_MAB] && a->c[LV_L1B] == b->c[LV_L1B] && a->c[LV_L2B] == b->c[LV_L2B];
+}
+
+/* the long word of each block of 8 along the last axis (at index idx[last], the row's
+ * other indices set), packed, on the MAB, L1B and L2B of t0, inside nlw; false if not */
+static bool row_blocks(const MNLayout *l, int64_t *idx, int last, int64_t n, const MNPlace *t0, int64_t nlw, int64_t *blk) {
+    for (int64_t k = 0; k < n; k++) {
+        MNPlace q;
+        idx[last] = k;
+        layout_place(l, idx, &q);
+        if (!packed(&q, k) || !same_tree(&q, t0) || q.c[LV_ADDR] >= nlw) return false;
+        if (k % 8 == 0) blk[k / 8] = q.c[LV_ADDR];
+        else if (blk[k / 8] != q.c[LV_ADDR]) return false;
+    }
+    return true;
+}
+
+static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
+    memset(p, 0, sizeof *p);
+    if (n->nout != 1 || n->nin < 2) return "not a product";
+    if (n->op == OP_Gemm) {
+        if (ir_attr_int(n, "transA", 0)) return "a transposed A";
+        if (ir_attr_float(n, "alpha", 1.0) != 1.0) return "alpha";
+        if (n->nin > 2 && n->in[2] && ir_attr_float(n, "beta", 1.0) != 0.0) return "a bias";
+        p->transb = ir_attr_int(n, "transB", 0);
+    }
+    p->a = n->in[0], p->b = n->in[1], p->y = n->out[0];
+    const MNValue *vs[3] = {p->a, p->b, p->y};
+    for (int i = 0; i < 3; i++)
+        if (!emit_in_lm(vs[i]) || vs[i]->dtype != MN_DT_Float) return "not float LM values";
+    int ra = p->a->type.rank, ry = p->y->type.rank;
+    if (p->b->type.rank != 2 || ra < 2 || ry != ra) return "a B of rank other than 2";
+    p->K = p->a->type.dims[ra - 1], p->N = p->y->type.dims[ry - 1];
+    if (p->K % 8 || p->K == 0 || p->N == 0) return "K not a multiple of 8";
+    p->kb = p->K / 8, p->nb = (p->N + 7) / 8;
+    p->rows = 1;
+    for (int d = 0; d < ra - 1; d++) p->rows *= p->a->type.dims[d];
+    MNLayout la, lb, ly;
+    if (!parse(c, p->a, &la) || !parse(c, p->b, &lb) || !parse(c, p->y, &ly)) return "sliced or unparsed layouts";
+    if ((lb.bcast & TREE) != TREE) return "B not on every MAB";
+    if ((la.bcast & TREE) != (ly.bcast & TREE)) return "A and the output replicated differently";
+    /* B: K packed, one long word per (K block, column) */
+    p->aB = xmalloc(sizeof(int64_t) * (size_t)(p->kb * p->N));
+    for (int64_t k = 0; k < p->K; k++)
+        for (int64_t col = 0; col < p->N; col++) {
+            int64_t idx[2] = {p->transb ? col : k, p->transb ? k : col};
+            MNPlace q;
+            layout_place(&lb, idx, &q);
+            int64_t *s = &p->aB[k / 8 * p->N + col];
+            if (!packed(&q, k)) return "B's K not packed";
+            if (k % 8 == 0) *s = q.c[LV_ADDR];
+            else if (*s != q.c[LV_ADDR]) return "B's K not packed";
+        }
+    /* rows: A's and the output's long words per block, on the same MAB, L1B and L2B;
+     * one slot per distinct output address (every MAB runs the same addresses) */
+    int64_t nY = p->y->num_lw, nA = p->a->num_lw;
+    int64_t *slot_of = xmalloc(sizeof(int64_t) * (size_t)(nY + 1));
+    for (int64_t i = 0; i < nY; i++) slot_of[i] = -1;
+    int64_t *ta = xmalloc(sizeof(int64_t) * (size_t)p->kb), *ty = xmalloc(sizeof(int64_t) * (size_t)p->nb);
+    const char *why = NULL;
+    int64_t cap = 0;
+    for (int64_t r = 0; r < p->rows && !why; r++) {
+        int64_t idx[LAYOUT_MAX_RANK], rem = r;
+        for (int d = ra - 2; d >= 0; d--) idx[d] = rem % p->a->type.dims[d], rem /= p->a->type.dims[d];
+        MNPlace t0;
+        idx[ra - 1] = 0;
+        layout_place(&la, idx, &t0);
+        if (!row_blocks(&la, idx, ra - 1, p->K, &t0, nA, ta)) why = "A's K not packed";
+        else if (!row_blocks(&ly, idx, ra - 1, p->N, &t0, nY, ty)) why = "the output's N not packed like A's rows";
+        if (why) break;
+        int64_t s = slot_of[ty[0]];
+        if (s < 0) {
+            if (p->nslot == cap) {
+                cap = cap ? 2 * cap : 64;
+                p->aA = xrealloc(p->aA, sizeof(int64_t) * (size_t)(cap * p->kb));
+                p->aY = xrealloc(p->aY, sizeof(int64_t) * (size_t)(cap * p->nb));
+            }
+            s = p->nslot++;
+            memcpy(&p->aA[s * p->kb], ta, sizeof(int64_t) * (size_t)p->kb);
+            memcpy(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb);
+            for (int64_t j = 0; j < p->nb && !why; j++) {
+                if (slot_of[ty[j]] >= 0 && slot_of[ty[j]] != s) why = "rows sharing output addresses";
+                slot_of[ty[j]] = s;
+            }
+        } else if (memcmp(&p->aA[s * p->kb], ta, sizeof(int64_t) * (size_t)p->kb) || memcmp(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb))
+            why = "rows whose A and output addresses differ between MABs";
+    }
+    free(slot_of), free(ta), free(ty);
+    return why;
+}
+
+const char *emit_matrix_why(const MNCompile *c, const MNNode *n) {
+    if (n->op != OP_MatMul && n->op != OP_Gemm) return "not a product";
+    MatPlan p;
+    const char *why = plan(c, n, &p);
+    plan_free(&p);
+    return why;
+}
+
+/* 4 long-word addresses of an operand as word addresses, the last repeated past n */
+static void flat(MNBuf *b, const char *reg, int64_t base, const int64_t *lw, int n, int64_t stride) {
+    buf_printf(b, "$%s[", reg);
+    for (int c = 0; c < 4; c++) buf_printf(b, "%s%lld", c ? "," : "", (long long)(2 * (base + lw[(c < n ? c : n - 1) * stride])));
+    buf_printf(b, "]");
+}
+
+void emit_matrix(Em *e, const MNNode *n) {
+    MatPlan p;
+    if (plan(e->c, n, &p)) die("emit_matrix: a node the matrix unit does not take");
+    const char *ra = emit_bank_reg(p.a), *rb = emit_bank_reg(p.b), *ry = emit_bank_reg(p.y);
+    int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
+    if (G > 256) G = 256;
+    bool lm_shared = p.y->loc == p.a->loc || p.y->loc == p.b->loc;
+    for (int64_t s0 = 0; s0 < p.nslot; s0 += G) {
+        int64_t ns = p.nslot - s0 < G ? p.nslot - s0 : G;
+        for (int64_t j = 0; j < p.nb; j++) {
+            for (int64_t kb = 0; kb < p.kb; kb++) {
+                for (int R = 0; R < 8; R += 4) { /* register rows R..R+3: columns 8j + 4 (i % 2) + i / 2 */
+                    int64_t a4[4];
+                    for (int cy = 0; cy < 4; cy++) {
+                        int64_t i = R + cy, col = 8 * j + 4 * (i % 2) + i / 2;
+                        a4[cy] = p.aB[kb * p.N + (col < p.N ? col : p.N - 1)];
+                    }
+                    buf_printf(e->b, "fmwrite ");
+                    flat(e->b, rb, p.b->addr, a4, 4, 1);
+                    buf_printf(e->b, " $lx%d\n", R);
+                }
+                for (int64_t g = 0; g < ns; g += 4) {
+                    int k = ns - g < 4 ? (int)(ns - g) : 4;
+                    buf_printf(e->b, kb ? "fmfma $lx " : "fmmul $lx ");
+                    flat(e->b, ra, p.a->addr, &p.aA[(s0 + g) * p.kb + kb], k, p.kb);
+                    if (kb) buf_printf(e->b, " $lr%lldv", (long long)(2 * g));
+                    buf_printf(e->b, " $lr%lldv\n", (long long)(2 * g));
+                }
+            }
+            buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
+            for (int64_t g = 0; g < ns; g += 4) {
+                int k = ns - g < 4 ? (int)(ns - g) : 4;
+                buf_printf(e->b, "lpassa $lr%lldv ", (long long)(2 * g));
+                flat(e->b, ry, p.y->addr, &p.aY[(s0 + g) * p.nb + j], k, p.nb);
+                buf_printf(e->b, "\n");
+            }
+            if (lm_shared) buf_printf(e->b, "nop/2\n"); /* the outputs' bank is read again 3 steps after its write */
+        }
+    }
+    buf_printf(e->b, "nop/3\n");
+    plan_free(&p);
+}
