@@ -100,9 +100,9 @@ def run(name, path, tmp):
         open(os.path.join(ind, "input_%d.pb" % k), "wb").write(nh.from_array(x, vi.name).SerializeToString())
         k += 1
     got = {}
-    for link in ("concat", "merge"):
+    for link, opt in (("concat", "link=concat"), ("merge", "link=merge"), ("best", "simulation_mode=best")):
         d = cg + "_" + link
-        r = subprocess.run([MNCC, path, "-o", d, "--machine", "mncore2", "--cache-dir", "none", "-O", "link=" + link] + extra, capture_output=True, text=True)
+        r = subprocess.run([MNCC, path, "-o", d, "--machine", "mncore2", "--cache-dir", "none", "-O", opt] + extra, capture_output=True, text=True)
         if r.returncode:
             return print("%-14s compile failed: %s" % (name, r.stderr.strip().splitlines()[-1:]))
         rep = json.load(open(os.path.join(d, "report.json")))
@@ -128,6 +128,16 @@ def run(name, path, tmp):
     print("  link=merge: cycles %d (%.1f%% fewer than concat, ratio %.1f), %s transfer nodes merged, outputs %s"
           % (ms["cycles"], 100.0 * (st["cycles"] - ms["cycles"]) / st["cycles"], ms["cycles"] / lb, fig.get("link_merged_pairs", "?"),
              "identical" if mouts == outs else "DIFFERENT"))
+    bs, bpasses, brep, bouts = got["best"]
+    bfig = {}
+    for p in brep["passes"]:
+        bfig.update(p.get("figures", {}))
+    print("  simulation_mode=best: cycles %d (%+.1f%% against default), %s nodes timed from their code; node_simulation %s" %
+          (bs["cycles"], 100.0 * (bs["cycles"] - st["cycles"]) / st["cycles"], bfig.get("nodes_timed_from_code", "?"),
+           [p["wall_ms"] for p in brep["passes"] if p["name"] == "node_simulation"][0]))
+    for k, (s2, _, _, _) in got.items():
+        if s2["cycles"] != s2.get("model_cycles"):
+            print("  %s: mnemu's timing model predicts %s cycles, the run took %d" % (k, s2.get("model_cycles"), s2["cycles"]))
     print("  passes (ms): " + passes)
 
 
@@ -141,7 +151,12 @@ def main():
     for f in sorted(os.listdir(os.path.join(ROOT, "examples"))):
         if f.endswith(".onnx"):
             models.append((f[:-5], os.path.join(ROOT, "examples", f)))
+    real = os.path.join(ROOT, "build", "real", "node_modules", "openwakeword-js", "models")  # fetched by make real
+    if os.path.isdir(real):
+        models += [(f[:-5], os.path.join(real, f)) for f in sorted(os.listdir(real)) if f.endswith(".onnx")]
     print("figures: mncore2, peak %d FLOP/cycle (float matrix unit), DRAM %d B/cycle" % (PEAK, BW))
+    if not os.path.isdir(real):
+        print("(the wake-word models of openwakeword-js are measured too once make real has fetched them)")
     for name, p in models:
         run(name, p, tmp)
     subprocess.run(["rm", "-rf", tmp])

@@ -41,9 +41,9 @@ static char *slurp(const char *path, size_t *len) {
 static void print_stats(const char *machine, double clock, const EmuStats *s, double secs, bool json) {
     static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
     if (json) {
-        printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, "
+        printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"model_cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, "
                "\"lm0_peak_lw\": %lld, \"lm1_peak_lw\": %lld, \"insns\": {",
-               machine, (long long)s->steps, (long long)s->cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops,
+               machine, (long long)s->steps, (long long)s->cycles, (long long)s->model_cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops,
                (long long)s->lm_peak_lw[0], (long long)s->lm_peak_lw[1]);
         for (int u = 0; u < U_UNIT_COUNT; u++) printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
         printf("}, \"wall_seconds\": %.6f}\n", secs);

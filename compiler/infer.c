@@ -1258,3 +1258,14 @@ bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen) {
     }
     return true;
 }
+
+/* mncc's im2col (planners/conv_lower.c): [N*OH*OW, C*KH*KW rounded up to 8] from X */
+bool infer_im2col(MNInfer *c, MNNode *n) {
+    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 4, 4) || !need_float(c, n, 0)) return false;
+    const MNAttr *ks = ir_attr(n, "kernel_shape"), *os = ir_attr(n, "out_shape");
+    if (!ks || !os || ks->type != MN_ATTR_INTS || os->type != MN_ATTR_INTS || ks->n != 2 || os->n != 3)
+        return infer_fail(c, n, NULL, "kernel_shape and out_shape are required");
+    const MNType *x = T(n, 0);
+    int64_t dims[2] = {os->ints[0] * os->ints[1] * os->ints[2], (x->dims[1] * ks->ints[0] * ks->ints[1] + 7) / 8 * 8};
+    return set_out(c, n, 0, x->elem, 2, dims);
+}

@@ -142,6 +142,7 @@
     OP(MNCoreInputSplit, 0, 0, same_as_input0, none)              \
     OP(MNCoreOutputConcat, 0, 0, same_as_input0, none)            \
     OP(MNCoreOutputSum, 0, 0, same_as_input0, none)               \
+    OP(MNCoreIm2col, 0, 0, im2col, none)                          \
     /* made by the scheduler: LM bookkeeping */                    \
     OP(MNCoreForget, 0, 0, same_as_input0, none)                  \
     OP(MNCoreMove, 0, 0, same_as_input0, none)

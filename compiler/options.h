@@ -12,8 +12,9 @@
     X(memory_limit_mb, INT, "8192", "", "memory one compilation may use, in MiB (0 = no limit)")                  \
     X(float_dtype, ENUM, "float", "float|mixed", "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half") \
     X(layout_planner, ENUM, "lpz", "lpz|naive", "lpz: demand-driven with gene hints; naive: canonical layouts, a switch at every mismatch") \
-    X(simulation_mode, ENUM, "default", "fake|fast|default|best", "Node Simulation: fake/fast/default estimate from the machine (fast: one variant per LM bank; default/fake: every variant); best would time emitted code per variant (not built yet: falls back to default, with a warning)") \
+    X(simulation_mode, ENUM, "default", "fake|fast|default|best", "Node Simulation: fake/fast/default estimate from the machine (fast: one variant per LM bank; default/fake: every variant); best: every variant timed from its emitted code on the emulator's timing model (nodes not emitted alone keep the default estimates)") \
     X(scheduler, ENUM, "reuse_consecutive", "always_from_dram|reuse_consecutive|spill_opt|auto_recompute_sa", "always_from_dram: every result to DRAM and back; reuse_consecutive: keep a value in LM for a consumer that follows at once; spill_opt: evict the farthest next use when LM is full; auto_recompute_sa: simulated annealing over order, spills and recomputation") \
+    X(conv_lowering, ENUM, "im2col", "window|im2col", "window: Conv as a window op on the vector unit; im2col: an ungrouped float 2-D Conv whose C*KH*KW is a multiple of 8 as an im2col gather, a Gemm on the MAB matrix unit and a transpose") \
     X(link, ENUM, "concat", "concat|merge", "linking of the per-node code: concat, one node after another; merge, a Download or Upload interleaved with an independent compute neighbour (DRAM time hidden behind compute)") \
     X(num_threads, INT, "1", "", "threads for Node Simulation (results identical for any count)") \
     X(seed, INT, "1", "", "random seed of auto_recompute_sa") \
@@ -61,6 +62,7 @@ enum { MN_FLOAT_DTYPE_FLOAT, MN_FLOAT_DTYPE_MIXED };
 enum { MN_LAYOUT_PLANNER_LPZ, MN_LAYOUT_PLANNER_NAIVE };
 enum { MN_SIM_FAKE, MN_SIM_FAST, MN_SIM_DEFAULT, MN_SIM_BEST };
 enum { MN_LINK_CONCAT, MN_LINK_MERGE };
+enum { MN_CONV_WINDOW, MN_CONV_IM2COL };
 enum { MN_SCHED_ALWAYS_FROM_DRAM, MN_SCHED_REUSE_CONSECUTIVE, MN_SCHED_SPILL_OPT, MN_SCHED_AUTO_RECOMPUTE_SA };
 /* the name of an option's current value ("mixed", or the number as text) */
 const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n);

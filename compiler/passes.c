@@ -168,6 +168,7 @@ static const MNPass pipeline[] = {
     {"load", pass_load, 0},
     {"static_shapes", pass_static_shapes, 1},
     {"dce", pass_dce, 1},
+    {"conv_lowering", plan_conv_lowering, 1},
     {"dtype", plan_dtype, 2},
     {"location_initial", plan_location_initial, 2},
     {"layout", plan_layout, 3},

@@ -403,16 +403,20 @@ bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im,
     if (P % 8 || m->pe_per_mab != 4 || (J * P * 4) % 64)
         return snprintf(err, errlen, "machine %s: the transfers need 4 PEs per MAB, a multiple of 8 PEs per L1B and 16 per L2B (DRAM moves multiples of 64 long words)", m->name), false;
     int64_t n = layout_num_lw(l, m->address_alignment_lw);
-    im->n4 = (n + 3) / 4 * 4;
-    if (im->n4 == 0) im->n4 = 4;
+    im->tree = (l->bcast & (1u << LV_L1B)) && (l->bcast & (1u << LV_L2B)) && (P * 4) % 64 == 0;
     int64_t cmax = m->l2bm_lw / (J * P);
     if (m->l1bm_lw / P < cmax) cmax = m->l1bm_lw / P;
     cmax = cmax / 4 * 4;
     if (cmax < 4) return snprintf(err, errlen, "machine %s: L1BM/L2BM too small for a transfer of 4 long words per PE", m->name), false;
+    int64_t mmax = (m->l2bm_lw / 2 < m->l1bm_lw ? m->l2bm_lw / 2 : m->l1bm_lw) / 4 / 16 * 16; /* two buffers in L2BM */
+    im->mab = im->tree && (l->bcast & (1u << LV_MAB)) && m->mab_per_l1b > 1 && mmax >= 16;
+    int64_t q = im->mab ? 16 : 4;
+    im->n4 = (n + q - 1) / q * q;
+    if (im->n4 == 0) im->n4 = q;
+    if (im->mab) cmax = mmax;
     im->C = im->n4 < cmax ? im->n4 : cmax;
-    im->tree = (l->bcast & (1u << LV_L1B)) && (l->bcast & (1u << LV_L2B)) && (P * 4) % 64 == 0;
     im->slices = layout_extent(l, LV_TIME);
-    im->per_slice = im->n4 * P * (im->tree ? 1 : J * L);
+    im->per_slice = im->n4 * (im->mab ? 4 : P) * (im->tree ? 1 : J * L);
     im->per_group = im->per_slice * im->slices;
     return true;
 }
@@ -424,6 +428,7 @@ int64_t app_image_offset(const AppLayoutImage *im, const MNMachine *m, const int
     int64_t a = c[LV_ADDR], k = a / im->C, ai = a % im->C, ck = im->n4 - k * im->C < im->C ? im->n4 - k * im->C : im->C;
     int64_t i1 = ai * P + 4 * c[LV_MAB] + c[LV_PE], i2 = i1 / 32 * 32 * J + 32 * c[LV_L1B] + i1 % 32;
     *group = (int)(c[LV_L2B] / L);
+    if (im->mab) return c[LV_TIME] * im->per_slice + 4 * a + c[LV_PE]; /* every MAB, L1B and L2B the same */
     if (im->tree) return c[LV_TIME] * im->per_slice + k * im->C * P + i1; /* every L1B and L2B the same */
     return c[LV_TIME] * im->per_slice + k * im->C * P * J * L + (c[LV_L2B] % L) * J * P * ck + i2;
 }
@@ -468,6 +473,7 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
     int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b, 0, 0};
     int ek = elem_kind(d);
     if (k.im.tree) counts[LV_L1B] = 1, counts[LV_L2B] = m->groups; /* one copy per group: L2B 0 of each */
+    if (k.im.mab) counts[LV_MAB] = 1;                                  /* ... and MAB 0 */
     for (int64_t i = 0; i < t->numel; i++) {
         MNPlace p;
         place_of(&k.l, i, &p);

@@ -26,7 +26,10 @@ typedef struct {
     size_t zstd_len;
 } AppTensor;
 
-typedef struct {
+/* an operand relative to a value: the operand's address (in its unit: words for LM,
+ * long words for DRAM; the first of an address list) is addend plus the value's address
+ * in that unit */
+typedef struct AppReloc {
     uint32_t line, expr, operand;
     const char *symbol;
     int64_t addend;
@@ -70,11 +73,14 @@ bool app_decode(const uint64_t *lw, const char *mn_dtype, MNTensor *t, char *err
  * MAB, then PE) hand them out. Broadcast levels are replicated in the image; PEs
  * beyond a level's extent get zeros. A value replicated on every L1B and L2B (tree) is
  * held once per group: chunk k is the P*Ck long words of one L1B, which the transfer
- * broadcasts into every L2BM and from there into every L1BM. */
+ * broadcasts into every L2BM and from there into every L1BM. One replicated on every MAB
+ * too (mab: a matrix unit's weights) is held once per group for the 4 PEs of one MAB
+ * (chunk k: 4*Ck long words, n4 and C multiples of 16), which the L1BM hands to the PEs
+ * of every MAB at once (l1bmm): 16 times less DRAM and tree traffic. */
 typedef struct {
     int64_t n4, C, per_group; /* LW per PE moved, per chunk, and the image LW per group */
     int64_t slices, per_slice; /* a layout cut over time: the slices' images one after another */
-    bool tree;
+    bool tree, mab;
 } AppLayoutImage;
 /* the image offset (in its group's image, whose number goes to *group) of the long word
  * at place c */

@@ -37,6 +37,7 @@
 #include "ops.h"
 #include "version.h"
 #include "vsm.h"
+#include "emu.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,16 +61,33 @@ const char *emit_tail_mask(int64_t num_lw, int64_t a) {
 }
 
 /* DRAM (layout image at dram_addr) <-> LM (bank of lmv, at lm_addr), chunk by chunk */
-/* The MV lines of chunk k of a download into L2BM long word off; returns their tag */
-static int mv_down(Em *e, const AppLayoutImage *im, int64_t base, int64_t ck, int64_t off) {
+/* Addresses of graph values are written relative to the value ({id}): the linker adds
+ * the address the address planner gave it and records the relocation. A copy standing
+ * for a node's scratch or table rows in LM is not a graph value: absolute. */
+static bool graph_value(const Em *e, const MNValue *v) { return v->id >= 0 && v->id < e->c->g->nvalues && e->c->g->values[v->id] == v; }
+const char *emit_at(const Em *e, const MNValue *v, int64_t lw, char *buf) {
+    if (graph_value(e, v)) snprintf(buf, 40, "{%d}%lld", v->id, (long long)(2 * lw));
+    else snprintf(buf, 40, "%lld", (long long)(2 * (v->addr + lw)));
+    return buf;
+}
+static const char *dram_at(const Em *e, const MNValue *v, int64_t lw, char *buf) {
+    if (graph_value(e, v)) snprintf(buf, 40, "{%d}%lld", v->id, (long long)lw);
+    else snprintf(buf, 40, "%lld", (long long)(v->addr + lw));
+    return buf;
+}
+
+/* The MV lines of chunk k of a download (DRAM long word base of value dv) into L2BM
+ * long word off; returns their tag */
+static int mv_down(Em *e, const AppLayoutImage *im, const MNValue *dv, int64_t base, int64_t ck, int64_t off) {
     const MNMachine *m = &e->c->machine;
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
     int tag = e->tag = e->tag % 63 + 1; /* the tags are i01..i3f */
+    char d[40];
     if (im->tree) /* one copy: into every L2BM of the group */
-        buf_printf(e->b, "mvb2/n%lldi%02x $d%lld $lc%lld\n", (long long)(P * ck), tag, (long long)base, (long long)off);
+        buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)((im->mab ? 4 : P) * ck), tag, dram_at(e, dv, base, d), (long long)off);
     else
         for (int64_t g = 0; g < L; g++)
-            buf_printf(e->b, "mvp/n%lldi%02x $d%lld $lc%lld@.%lld\n", (long long)(J * P * ck), tag, (long long)(base + g * J * P * ck), (long long)off, (long long)g);
+            buf_printf(e->b, "mvp/n%lldi%02x $d%s $lc%lld@.%lld\n", (long long)(J * P * ck), tag, dram_at(e, dv, base + g * J * P * ck, d), (long long)off, (long long)g);
     return tag;
 }
 
@@ -79,61 +97,64 @@ static int mv_down(Em *e, const AppLayoutImage *im, int64_t base, int64_t ck, in
  * every L2B: one copy per L2BM), else the one buffer is refilled right after it is read.
  * An upload waits for a chunk's MV only before its buffer is written again, and for
  * the last ones at the end (so the next node finds DRAM written). */
-static void transfer_at(Em *e, int64_t dram_addr, const MNValue *lmv, bool down);
-void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) { transfer_at(e, dram->addr, lmv, down); }
+static void transfer_at(Em *e, const MNValue *dv, int64_t doff, const MNValue *lmv, bool down);
+void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down) { transfer_at(e, dram, 0, lmv, down); }
 
-/* lmv's image from or to DRAM long word dram_addr (of every group) */
-static void transfer_at(Em *e, int64_t dram_addr, const MNValue *lmv, bool down) {
+/* lmv's image from or to long word doff of DRAM value dv's (in every group) */
+static void transfer_at(Em *e, const MNValue *dv, int64_t doff, const MNValue *lmv, bool down) {
     const MNMachine *m = &e->c->machine;
     AppLayoutImage im;
     MNLayout l;
     image_of(e->c, lmv, &im, &l);
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
     const char *r = emit_bank_reg(lmv);
-    int64_t nck = (im.n4 + im.C - 1) / im.C, S = P * im.C * (im.tree ? 1 : J); /* L2BM long words per chunk */
+    int64_t U = im.mab ? 4 : P; /* image long words per LM long word in an L1B (tree) */
+    int64_t nck = (im.n4 + im.C - 1) / im.C, S = im.tree ? U * im.C : P * im.C * J; /* L2BM long words per chunk */
     bool dbl = 2 * S <= m->l2bm_lw && S % 64 == 0;
 #define CK(k) (im.n4 - (k) * im.C < im.C ? im.n4 - (k) * im.C : im.C)
-#define BASE(k) (dram_addr + (k) * im.C * P * (im.tree ? 1 : J * L))
+#define BASE(k) (doff + (k) * im.C * (im.tree ? U : P * J * L))
 #define OFF(k) (dbl ? (k) % 2 * S : 0)
     if (down) {
-        int tag = mv_down(e, &im, BASE(0), CK(0), OFF(0));
+        int tag = mv_down(e, &im, dv, BASE(0), CK(0), OFF(0));
+        char a[40];
         for (int64_t k = 0; k < nck; k++) {
             int64_t ck = CK(k), off = OFF(k);
             int next = 0;
             buf_printf(e->b, "nop; wait i%02x\n", tag);
-            if (dbl && k + 1 < nck) next = mv_down(e, &im, BASE(k + 1), CK(k + 1), OFF(k + 1));
+            if (dbl && k + 1 < nck) next = mv_down(e, &im, dv, BASE(k + 1), CK(k + 1), OFF(k + 1));
             if (im.tree) /* every L1BM of the L2B gets the copy */
-                for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
+                for (int64_t s = 0; s < U * ck / 64; s++) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
             else
                 for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(off + s * 32 * J), (long long)(s * 32));
-            if (!dbl && k + 1 < nck) next = mv_down(e, &im, BASE(k + 1), CK(k + 1), OFF(k + 1));
+            if (!dbl && k + 1 < nck) next = mv_down(e, &im, dv, BASE(k + 1), CK(k + 1), OFF(k + 1));
             buf_printf(e->b, "nop/3\n");
-            for (int64_t t = 0; t < ck / 4; t++)
-                buf_printf(e->b, "l1bmd $lb%lld $%s%lldv%s\n", (long long)(t * 4 * P), r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)),
+            for (int64_t t = 0; t < ck / 4; t++) /* mab: every MAB takes the same 16 long words */
+                buf_printf(e->b, "%s $lb%lld $%s%sv%s\n", im.mab ? "l1bmm" : "l1bmd", (long long)(t * 4 * U), r, emit_at(e, lmv, k * im.C + 4 * t, a),
                            emit_tail_mask(lmv->num_lw, k * im.C + 4 * t));
             buf_printf(e->b, "nop/3\n");
             tag = next;
         }
     } else {
         int pending[2] = {0, 0}; /* per L2BM buffer, the MV still reading it */
+        char a[40], d[40];
         for (int64_t k = 0; k < nck; k++) {
             int64_t ck = CK(k), off = OFF(k);
-            for (int64_t t = 0; t < ck / 4; t++)
-                buf_printf(e->b, "l1bmd $%s%lldv $lb%lld\n", r, (long long)(2 * (lmv->addr + k * im.C + 4 * t)), (long long)(t * 4 * P));
+            for (int64_t t = 0; t < ck / 4; t++) /* mab: MAB 0's copy */
+                buf_printf(e->b, "%s $%s%sv $lb%lld\n", im.mab ? "l1bmm@0" : "l1bmd", r, emit_at(e, lmv, k * im.C + 4 * t, a), (long long)(t * 4 * U));
             buf_printf(e->b, "nop/3\n");
             if (pending[k % 2 * dbl]) buf_printf(e->b, "nop; wait i%02x\n", pending[k % 2 * dbl]);
             if (im.tree) /* every copy alike: L1B 0 of L2B 0 writes it back */
-                for (int64_t s = 0; s < P * ck / 64; s++) buf_printf(e->b, "l2bm@0 $lb%lld $lc%lld\n", (long long)(64 * s), (long long)(off + 64 * s));
+                for (int64_t s = 0; s < U * ck / 64; s++) buf_printf(e->b, "l2bm@0 $lb%lld $lc%lld\n", (long long)(64 * s), (long long)(off + 64 * s));
             else
                 for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(s * 32), (long long)(off + s * 32 * J));
             buf_printf(e->b, "nop/4\n");
             int tag = e->tag = e->tag % 63 + 1;
             if (im.tree)
-                buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.0 $d%lld\n", (long long)(P * ck), tag, (long long)off, (long long)BASE(k));
+                buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.0 $d%s\n", (long long)(U * ck), tag, (long long)off, dram_at(e, dv, BASE(k), d));
             else
                 for (int64_t g = 0; g < L; g++)
-                    buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.%lld $d%lld\n", (long long)(J * P * ck), tag, (long long)off, (long long)g,
-                               (long long)(BASE(k) + g * J * P * ck));
+                    buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.%lld $d%s\n", (long long)(J * P * ck), tag, (long long)off, (long long)g,
+                               dram_at(e, dv, BASE(k) + g * J * P * ck, d));
             pending[k % 2 * dbl] = tag;
         }
         for (int64_t k = nck; k < nck + 2; k++) /* the last chunks' MVs, oldest first */
@@ -747,8 +768,9 @@ int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, const Walk
         if (s.kimg[k]) continue; /* in the table */
         int64_t P = s.pk[k], ns4 = emit_round4(x->num_lw), nid = s.J * ns4 * s.M, r2 = P * ns4;
         /* every PE's long words into the L1BM (of MAB 0 only for a value alike on every MAB) */
+        char at[40];
         for (int64_t t = 0; t < ns4 / 4; t++)
-            buf_printf(e->b, "%s $%s%lldv $lb%lld\n", P == 4 ? "l1bmm@0" : "l1bmd", emit_bank_reg(x), (long long)(2 * (x->addr + 4 * t)), (long long)(t * 4 * P));
+            buf_printf(e->b, "%s $%s%sv $lb%lld\n", P == 4 ? "l1bmm@0" : "l1bmd", emit_bank_reg(x), emit_at(e, x, 4 * t, at), (long long)(t * 4 * P));
         buf_printf(e->b, "nop/3\n");
         if (s.cross[k]) { /* the needed segments of every L1BM through the L2BM into every L1BM, after the combine's range */
             for (int64_t g = 0; g < s.nseg[k]; g++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(32 * s.seg[k][g]), (long long)(32 * s.J * g));
@@ -913,6 +935,24 @@ static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *e
         }
         return true;
     }
+    case OP_MNCoreIm2col: { /* row (n, oh, ow), column (c, kh, kw): X[n, c, oh sh + kh dh - pt, ow sw + kw dw - pl], 0 off the image */
+        const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *dl = ir_attr(n, "dilations"), *pd = ir_attr(n, "pads"),
+                     *os = ir_attr(n, "out_shape");
+        if (!ks || !st || !dl || !pd || !os || ks->n != 2 || st->n != 2 || dl->n != 2 || pd->n != 4 || os->n != 3 || q != 4) return false;
+        int64_t OH = os->ints[1], OW = os->ints[2], KH = ks->ints[0], KW = ks->ints[1], row = idx[0], col = idx[1];
+        if (col >= x->type.dims[1] * KH * KW) { /* the zero columns up to a multiple of 8 */
+            en->src = -1, en->k = 0;
+            return true;
+        }
+        int64_t ih = row / OW % OH * st->ints[0] + col / KW % KH * dl->ints[0] - pd->ints[0];
+        int64_t iw = row % OW * st->ints[1] + col % KW * dl->ints[1] - pd->ints[1];
+        if (ih < 0 || ih >= x->type.dims[2] || iw < 0 || iw >= x->type.dims[3]) {
+            en->src = -1, en->k = 0;
+            return true;
+        }
+        sidx[0] = row / (OW * OH), sidx[1] = col / (KW * KH), sidx[2] = ih, sidx[3] = iw;
+        return true;
+    }
     case OP_Pad: {
         int64_t pb[LAYOUT_MAX_RANK];
         if (!pad_begin(n, pb)) return false;
@@ -991,7 +1031,7 @@ static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *e
 static bool moves_data(const MNNode *n) {
     switch (n->op) {
     case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
-    case OP_DepthToSpace: case OP_SpaceToDepth:
+    case OP_DepthToSpace: case OP_SpaceToDepth: case OP_MNCoreIm2col:
         return true;
     default: return false;
     }
@@ -1134,7 +1174,8 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
             buf_printf(e->b, "nop/2\n");
             for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
                 int64_t la = w0 / 2 + a;
-                buf_printf(e->b, "lpassa $ls%lldv $%s%lldv%s\n", (long long)(2 * a), emit_bank_reg(o), (long long)(2 * (o->addr + la)), emit_tail_mask(nd, la));
+                char at[40];
+                buf_printf(e->b, "lpassa $ls%lldv $%s%sv%s\n", (long long)(2 * a), emit_bank_reg(o), emit_at(e, o, la, at), emit_tail_mask(nd, la));
             }
             buf_printf(e->b, "nop/3\n");
         }
@@ -1152,7 +1193,8 @@ static bool piece_delta(const MNCompile *c, const MNValue *w, const MNValue *p, 
     AppLayoutImage iw, ip;
     char err[300];
     if (!w->layout || !p->layout || w->dtype != p->dtype || !layout_parse(w->layout, &lw, err, sizeof err) || !layout_parse(p->layout, &lp, err, sizeof err) ||
-        !app_layout_image(&lw, &c->machine, &iw, err, sizeof err) || !app_layout_image(&lp, &c->machine, &ip, err, sizeof err) || ip.slices != 1)
+        !app_layout_image(&lw, &c->machine, &iw, err, sizeof err) || !app_layout_image(&lp, &c->machine, &ip, err, sizeof err) || ip.slices != 1 ||
+        lw.bcast != lp.bcast) /* the places checked are the copies at broadcast coordinate 0: the same levels replicated */
         return false;
     int64_t ne = ir_shape_numel(&p->type), idx[LAYOUT_MAX_RANK], widx[LAYOUT_MAX_RANK];
     bool have = false;
@@ -1199,16 +1241,18 @@ static const char *piece_why(const MNCompile *c, const MNNode *n) {
     return NULL;
 }
 
-/* n LW from DRAM src to DST in every group, through L2BM (chunks as large as it holds) */
-static void dram_copy(Em *e, int64_t src, int64_t dst, int64_t n) {
+/* n LW from DRAM value src's image to long word at of value dst's, in every group,
+ * through L2BM (chunks as large as it holds) */
+static void dram_copy(Em *e, const MNValue *src, const MNValue *dst, int64_t at, int64_t n) {
+    char d[40];
     int64_t cap = e->c->machine.l2bm_lw / 64 * 64;
     for (int64_t o = 0; o < n; o += cap) {
         int64_t k = n - o < cap ? n - o : cap;
-        k = (k + 63) / 64 * 64;
+        if (k % 64) die("DRAM copy of %lld long words: images are multiples of 64", (long long)k);
         int t1 = e->tag = e->tag % 63 + 1;
-        buf_printf(e->b, "mvp/n%lldi%02x $d%lld $lc0@.0\nnop; wait i%02x\n", (long long)k, t1, (long long)(src + o), t1);
+        buf_printf(e->b, "mvp/n%lldi%02x $d%s $lc0@.0\nnop; wait i%02x\n", (long long)k, t1, dram_at(e, src, o, d), t1);
         int t2 = e->tag = e->tag % 63 + 1;
-        buf_printf(e->b, "mvp/n%lldi%02x $lc0@.0 $d%lld\nnop; wait i%02x\n", (long long)k, t2, (long long)(dst + o), t2);
+        buf_printf(e->b, "mvp/n%lldi%02x $lc0@.0 $d%s\nnop; wait i%02x\n", (long long)k, t2, dram_at(e, dst, at + o, d), t2);
     }
 }
 
@@ -1224,9 +1268,9 @@ static void pieces(Em *e, const MNNode *n) {
         at += p->type.dims[ax];
         if (!piece_delta(e->c, w, p, ax, start, &delta)) die("piece '%s' of '%s' moved without its place", p->name, w->name);
         if (emit_in_lm(p))
-            transfer_at(e, w->addr + delta, p, split);
+            transfer_at(e, w, delta, p, split);
         else
-            dram_copy(e, p->addr, w->addr + delta, image_lw(e->c, p));
+            dram_copy(e, p, w, delta, image_lw(e->c, p));
     }
 }
 
@@ -1236,7 +1280,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     case OP_MNCoreForget: return NULL;
     case OP_MNCoreLayoutSwitch: return rename_why(c, n, w);
     case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
-    case OP_DepthToSpace: case OP_SpaceToDepth: {
+    case OP_DepthToSpace: case OP_SpaceToDepth: case OP_MNCoreIm2col: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
         if (n->op == OP_Gather) { /* every index known and in range */
             const MNTensor *kt = emit_konst_of(n->in[1]);
@@ -1257,7 +1301,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         if (n->op == OP_Pad && mn_dtype_bytes(n->in[0]->dtype) == 8 && !strcmp(ir_attr_string(n, "mode", "constant"), "constant") && pad_value(n, &pv) &&
             (pv != 0 || signbit(pv)))
             return "a 64-bit pad value other than 0";
-        if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split) /* every element's source known */
+        if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split || n->op == OP_MNCoreIm2col) /* every element's source known */
             for (int k = 0; k < n->nout; k++) {
                 const MNValue *o = n->out[k];
                 if (!o) return "an output left out";
@@ -1275,7 +1319,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
         if (x->dtype != y->dtype || !x->layout || !y->layout || strcmp(x->layout, y->layout)) return "a transfer that changes layout";
-        if (x->layout && strstr(x->layout, "_Time:")) return "a transfer of a time-sliced value";
+        if (strstr(x->layout, "_Time:") || strstr(y->layout, "_Time:")) return "a transfer of a time-sliced value (its pieces move by splits and concats)";
         return NULL;
     }
     default: break;
@@ -1323,11 +1367,13 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
 
 /* the operand text for the long words v gives output long words [a, a+4): map NULL is
  * the identity; four addresses that do not follow each other are listed per cycle */
-static void opnd(char *s, size_t n, const MNValue *v, int64_t a, const int64_t *map) {
-    int64_t w[4];
-    for (int i = 0; i < 4; i++) w[i] = 2 * (v->addr + (map ? map[a + i] : a + i));
-    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6) snprintf(s, n, "$%s%lldv", emit_bank_reg(v), (long long)w[0]);
-    else snprintf(s, n, "$%s[%lld,%lld,%lld,%lld]", emit_bank_reg(v), (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
+static void opnd(const Em *e, char *s, size_t n, const MNValue *v, int64_t a, const int64_t *map) {
+    int64_t w[4], base = graph_value(e, v) ? 0 : v->addr;
+    for (int i = 0; i < 4; i++) w[i] = 2 * (base + (map ? map[a + i] : a + i));
+    char rel[24] = "";
+    if (!base && graph_value(e, v)) snprintf(rel, sizeof rel, "{%d}", v->id);
+    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6) snprintf(s, n, "$%s%s%lldv", emit_bank_reg(v), rel, (long long)w[0]);
+    else snprintf(s, n, "$%s%s[%lld,%lld,%lld,%lld]", emit_bank_reg(v), rel, (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
 }
 
 static double imm_of(const MNValue *v) { return ir_tensor_get_f(v->konst, 0); }
@@ -1372,13 +1418,13 @@ static void elementwise(Em *e, const MNNode *n) {
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
         if (xi) snprintf(X, sizeof X, "$ls0");
-        else opnd(X, sizeof X, x, a, xm);
+        else opnd(e, X, sizeof X, x, a, xm);
         if (nin == 2) {
             if (yi) snprintf(Y, sizeof Y, "$ls8");
-            else opnd(Y, sizeof Y, y, a, ym);
+            else opnd(e, Y, sizeof Y, y, a, ym);
         }
         char OA[96], FINAL[112];
-        opnd(OA, sizeof OA, o, a, NULL);
+        opnd(e, OA, sizeof OA, o, a, NULL);
         same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && strcmp(X, Y);
         /* a step may read and write one bank only in the same region: else via GRF0 */
         bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, OA)) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, OA));
@@ -1437,7 +1483,7 @@ static void move(Em *e, const MNNode *n) {
     image_of(e->c, n->in[0], &im, &l);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[64], O[64];
-        opnd(X, sizeof X, n->in[0], a, NULL), opnd(O, sizeof O, n->out[0], a, NULL);
+        opnd(e, X, sizeof X, n->in[0], a, NULL), opnd(e, O, sizeof O, n->out[0], a, NULL);
         buf_printf(e->b, "lpassa %s %s%s\n", X, O, emit_tail_mask(n->out[0]->num_lw, a));
     }
     buf_printf(e->b, "nop/2\n");
@@ -1493,6 +1539,105 @@ static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, 
         t->zstd = z, t->zstd_len = got; /* every group's part, one after another */
     }
     return true;
+}
+
+/* node n's code, at the walk's position (why_not accepted it there) */
+static void emit_node(Em *e, const MNNode *n, const Walk *wk) {
+    switch (n->op) {
+    case OP_MNCoreForget: break;
+    case OP_MNCoreDownload: emit_transfer(e, n->in[0], n->out[0], true); break;
+    case OP_MNCoreUpload: emit_transfer(e, n->out[0], n->in[0], false); break;
+    case OP_MNCoreMove: move(e, n); break;
+    case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: pieces(e, n); break;
+    default:
+        if (wk->mat[wk->pos])
+            emit_matrix(e, n);
+        else if (window_op(n) || wk->win[wk->pos])
+            window_emit(e, (MNNode *)n, wk);
+        else if (moves_data(n) ||
+                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(e->c, n)))
+            gather(e, n, wk);
+        else
+            elementwise(e, n);
+        break;
+    }
+}
+
+/* Node Simulation's best mode: node n alone, its LM inputs at the bottom of the banks
+ * bank[k] names (LM0 0, LM1 1), its LM outputs after them in out_bank (-1: output 0
+ * over input 0), nothing else resident; the cycles of its code on the emulator's timing
+ * model, or -1 when it cannot be emitted so (or does not fit). */
+int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_bank) {
+    enum { MAXV = 64 };
+    if (n->nin + n->nout > MAXV) return -1;
+    MNValue vals[MAXV], **vp = ARENA_ARRAY(c->arena, MNValue *, MAXV);
+    MNValue *ins[MAXV], *outs[MAXV];
+    const MNValue *orig[MAXV];
+    bool isin[MAXV] = {0};
+    int nv = 0;
+    int64_t used[2] = {0, 0}, cap[2] = {c->machine.lm0_lw, c->machine.lm1_lw}, al = c->machine.address_alignment_lw > 0 ? c->machine.address_alignment_lw : 1;
+    for (int side = 0; side < 2; side++)
+        for (int k = 0; k < (side ? n->nout : n->nin); k++) {
+            const MNValue *v = side ? n->out[k] : n->in[k];
+            MNValue **slot = side ? &outs[k] : &ins[k];
+            if (!v) {
+                *slot = NULL;
+                continue;
+            }
+            int j = 0; /* a value read twice is one copy */
+            while (j < nv && orig[j] != v) j++;
+            if (j == nv) {
+                orig[nv] = v;
+                isin[nv] = !side;
+                vals[nv] = *v;
+                vals[nv].id = nv;
+                vp[nv] = &vals[nv];
+                MNValue *x = &vals[nv++];
+                if (x->addr < 0) x->addr = 0; /* DRAM not placed yet: any address times the same */
+                if (x->loc_kind == MN_LOC_KIND_LM) {
+                    int b = side ? (out_bank < 0 ? ins[0] && emit_in_lm(ins[0]) ? ins[0]->loc == MN_LOC_LM1 : 0 : out_bank) : bank[k];
+                    x->loc = b ? MN_LOC_LM1 : MN_LOC_LM0;
+                    if (side && k == 0 && out_bank < 0 && ins[0] && emit_in_lm(ins[0]))
+                        x->addr = ins[0]->addr;
+                    else {
+                        x->addr = used[b];
+                        used[b] += (x->num_lw + al - 1) / al * al;
+                        if (used[b] > cap[b]) return -1;
+                    }
+                }
+            }
+            *slot = &vals[j];
+        }
+    MNNode m = *n;
+    m.in = ins, m.out = outs;
+    MNNode *mp = &m;
+    MNGraph g = *c->g; /* its own value list and name table: the tables emission adds stay out of the real graph */
+    g.nodes = &mp, g.nnodes = 1, g.cap_nodes = 1, g.values = vp, g.nvalues = nv, g.cap_values = MAXV;
+    g.table_cap = 256, g.table = ARENA_ARRAY(c->arena, MNValue *, g.table_cap);
+    MNCompile cc = *c;
+    cc.g = &g;
+    Walk wk;
+    walk_init(&wk, &g);
+    wk.pos = 0;
+    for (int k = 0; k < nv; k++) /* the inputs are resident before the node */
+        if (emit_in_lm(&vals[k]) && isin[k])
+            wk.at[k] = wk.n, wk.list[wk.n++] = k;
+    walk_before(&wk, &m);
+    int64_t cyc = -1;
+    if (!why_not(&cc, &m, &wk)) {
+        MNBuf b = {0};
+        Em e = {&cc, &b, 0, NULL, 0, 0, 0, NULL};
+        emit_node(&e, &m, &wk);
+        smap_cache_free(&e);
+        VProgram p = {0};
+        char err[600];
+        if (!vsm_parse_relative("measure.vsm", b.data ? b.data : "", &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+        cyc = emu_program_cycles(&p, &c->machine);
+        vsm_program_free(&p);
+        buf_free(&b);
+    }
+    walk_free(&wk);
+    return cyc;
 }
 
 bool emit_program(MNCompile *c) {
@@ -1553,24 +1698,7 @@ bool emit_program(MNCompile *c) {
         wk.pos = i;
         seg[i] = b.len;
         buf_printf(&b, "# %s %s\n", n->op_type, n->name);
-        switch (n->op) {
-        case OP_MNCoreForget: break;
-        case OP_MNCoreDownload: emit_transfer(&e, n->in[0], n->out[0], true); break;
-        case OP_MNCoreUpload: emit_transfer(&e, n->out[0], n->in[0], false); break;
-        case OP_MNCoreMove: move(&e, n); break;
-        case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: pieces(&e, n); break;
-        default:
-            if (wk.mat[i])
-                emit_matrix(&e, n);
-            else if (window_op(n) || wk.win[i])
-                window_emit(&e, (MNNode *)n, &wk);
-            else if (moves_data(n) ||
-                ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(c, n)))
-                gather(&e, n, &wk);
-            else
-                elementwise(&e, n);
-            break;
-        }
+        emit_node(&e, n, &wk);
     }
     walk_free(&wk);
     smap_cache_free(&e);
@@ -1589,6 +1717,14 @@ bool emit_program(MNCompile *c) {
     char err[600];
     VProgram p = {0};
     if (!vsm_parse("model.vsm", b.data, &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+    for (int i = 0; i < lk.nrelocs; i++) { /* each relocation names an operand at its value's address plus the addend */
+        const AppReloc *r = &lk.relocs[i];
+        const MNValue *v = ir_value_lookup(g, r->symbol);
+        const VExpr *x = r->line < (uint32_t)p.nsteps && r->expr < p.steps[r->line].nexpr ? &p.steps[r->line].e[r->expr] : NULL;
+        const VOperand *o = x && r->operand < (uint32_t)(x->nsrc + x->ndst) ? (r->operand < x->nsrc ? &x->src[r->operand] : &x->dst[r->operand - x->nsrc]) : NULL;
+        if (!v || !o || (int64_t)(o->amode == A_FLAT ? o->flat[0] : o->addr) != r->addend + (o->kind == K_DRAM ? 1 : 2) * v->addr)
+            die("relocation %d (%s at line %u) does not match the program", i, r->symbol, r->line);
+    }
     MNApp app = {0};
     Arena *a = c->arena;
     app.compiler = "mncc";
@@ -1618,6 +1754,11 @@ bool emit_program(MNCompile *c) {
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
     app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */
+    app.relocs = ARENA_ARRAY(a, AppReloc, lk.nrelocs + 1);
+    if (lk.nrelocs) memcpy(app.relocs, lk.relocs, sizeof(AppReloc) * (size_t)lk.nrelocs);
+    app.nrelocs = lk.nrelocs;
+    mn_figure(c, "relocations", lk.nrelocs);
+    free(lk.relocs);
     bool ok = true;
     for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, a, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
     for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, a, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);

@@ -3,6 +3,10 @@
 #define MN_EMIT_H
 #include "compile.h"
 bool emit_program(MNCompile *c);
+/* Node Simulation's best mode: the cycles of node n's code emitted alone, with its LM
+ * input k in bank[k] (0 LM0, 1 LM1) and its outputs in out_bank (-1: output 0 over
+ * input 0), on the emulator's timing model; -1 when it cannot be emitted so. */
+int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_bank);
 
 /* The linker (link.c): header text[0, seg[0]) and node i's segment text[seg[i],
  * seg[i + 1]) joined into out by the strategy of option link. */
@@ -10,6 +14,8 @@ typedef struct {
     int pairs;                 /* transfer nodes merged with a compute neighbour */
     int64_t steps_concat;      /* steps of the segments one after another */
     int64_t steps_saved;       /* steps the merged pairs took fewer */
+    struct AppReloc *relocs;   /* every operand that was relative to a value (malloc'd) */
+    int nrelocs, caprelocs;
 } EmLink;
 void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st);
 #endif

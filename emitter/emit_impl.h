@@ -32,6 +32,10 @@ typedef struct {
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);
+/* LM long word lw of v as an operand address: "{id}word" relative to a graph value (the
+ * linker resolves it and records the relocation), absolute words for a copy that stands
+ * for a scratch or table rows; buf holds 40 characters */
+const char *emit_at(const Em *e, const MNValue *v, int64_t lw, char *buf);
 const char *emit_tail_mask(int64_t num_lw, int64_t a);
 int64_t emit_round4(int64_t x);
 void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down);

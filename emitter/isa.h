@@ -152,6 +152,11 @@ typedef struct {
     uint16_t flat[4];
     uint8_t mkind, mval; /* write mask on a destination: M_PATTERN bits or M_ENTRY */
     int16_t group, l2b;  /* upper-memory selectors (@g.l2b); -1: all / default */
+    /* relocation: sym = 1 + the id of the value whose address the operand's addresses are
+     * relative to ($lm{12}8: word 8 of value 12), which the linker adds (LM operands in
+     * words, DRAM in long words) and then records in reloc (the same id) for the app's
+     * relocation table; 0: absolute */
+    uint32_t sym, reloc;
 } VOperand;
 
 typedef struct {

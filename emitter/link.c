@@ -1,11 +1,16 @@
 /* Linker: the per-node VSM segments of Code Emit joined into one program.
  *
+ * Segments are relocatable: their operands address graph values relative to the value
+ * ($lm{id}word, $d{id}lw); the linker adds the addresses the address planner chose and
+ * records each such operand in model.app's relocation table (docs/vsm.md section 9).
+ * Node-local scratch ranges and the index tables' LM rows stay absolute.
+ *
  * concat (link=concat, the default) puts the segments one after another in schedule
  * order. Each node's code is spaced for its own hazards and ends drained (its last
  * writes are readable by the next node's first step), so that order is always correct.
  *
- * merge (link=merge) runs a transfer node (a Download or Upload: MV, L2BM and L1BM
- * lines and the nops that wait for them) together with its compute neighbour in the
+ * merge (link=merge) runs a transfer node (a Download, Upload, or a Time-Slice split or
+ * concat: MV, L2BM and L1BM lines and the nops that wait for them) together with its compute neighbour in the
  * schedule (the L1Merge idea: DRAM time hidden behind compute). The pair must be
  * independent, which is decided from the instructions themselves, not from the values:
  * the footprints (every PE memory word, T, mask entry, L1BM, L2BM and DRAM long word and
@@ -21,6 +26,8 @@
  * compute stream runs alone. A pair that cannot be proved independent is concatenated.
  */
 #include "emit.h"
+#include "app.h"
+#include "emu.h"
 #include "isa.h"
 #include "ops.h"
 #include "vsm.h"
@@ -194,7 +201,7 @@ typedef struct {
     int n, i;
 } Stream;
 
-static void stream_of(const VProgram *p, Stream *st) {
+static void stream_of(const VProgram *p, const int cost_of[VI_COUNT][8], Stream *st) {
     int n = 0;
     for (int i = 0; i < p->nsteps; i++) n += (int)p->steps[i].repeat;
     st->u = xcalloc((size_t)n + 1, sizeof(Unit));
@@ -206,7 +213,8 @@ static void stream_of(const VProgram *p, Stream *st) {
         for (int k = 0; k < s->nexpr; k++) {
             const VExpr *x = &s->e[k];
             const VInsnInfo *in = &vsm_insns[x->insn];
-            if (in->steps > cost) cost = in->steps;
+            int ic = cost_of[x->insn][x->prec == P_NONE ? 0 : __builtin_ctz(x->prec)];
+            if (ic > cost) cost = ic;
             if (in->unit == U_WAIT) u.wait = x->tag;
             else if (in->unit != U_NOP) u.nop = false;
             if (in->unit == U_MV) u.mv_tag = x->tag, u.mv_n = x->size;
@@ -322,30 +330,90 @@ static void merge_streams(Merge *g) {
     }
 }
 
+
+/* The output: lines of text, one per step, and the relocation of every operand that
+ * was relative to a value (line = the step's index in the program). */
+typedef struct {
+    const MNGraph *g;
+    MNBuf *out;
+    uint32_t line;
+    EmLink *st;
+} Out;
+
+static void put_step(Out *o, const VStep *s) {
+    for (int k = 0; k < s->nexpr; k++) {
+        const VExpr *x = &s->e[k];
+        for (int j = 0; j < x->nsrc + x->ndst; j++) {
+            const VOperand *op = j < x->nsrc ? &x->src[j] : &x->dst[j - x->nsrc];
+            if (!op->reloc) continue;
+            const MNValue *v = o->g->values[op->reloc - 1];
+            int64_t unit = op->kind == K_DRAM ? 1 : 2;
+            EmLink *st = o->st;
+            if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppReloc) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
+            st->relocs[st->nrelocs++] = (AppReloc){o->line, (uint32_t)k, (uint32_t)j, v->name, (int64_t)(op->amode == A_FLAT ? op->flat[0] : op->addr) - unit * v->addr};
+        }
+    }
+    vsm_print_step(o->out, s);
+    o->line++;
+}
+
 static bool pure_nop(const VStep *s) { return s->kind == ST_STEP && s->nexpr == 1 && s->e[0].insn == VI_nop; }
 
-static void print_steps(MNBuf *out, const VStep *s, int n) {
+/* a merged stream, runs of plain nops as one nop/N */
+static void put_steps(Out *o, const VStep *s, int n) {
     for (int i = 0; i < n;) {
         int k = i;
         uint32_t r = 0;
         while (k < n && pure_nop(&s[k])) r += s[k++].repeat;
         if (r) {
-            buf_printf(out, r > 1 ? "nop/%u\n" : "nop\n", r);
+            VStep nop = s[i];
+            nop.repeat = r;
+            put_step(o, &nop);
             i = k;
             continue;
         }
-        vsm_print_step(out, &s[i++]);
+        put_step(o, &s[i++]);
     }
 }
 
-static bool is_transfer(const MNNode *n) { return n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload; }
+/* a node's segment: its header, then its steps */
+static void put_node(Out *o, const MNNode *n, const VProgram *p) {
+    buf_printf(o->out, "# %s %s\n", n->op_type, n->name);
+    for (int i = 0; i < p->nsteps; i++) put_step(o, &p->steps[i]);
+}
+
+/* operands relative to a value get the value's address (LM in words, DRAM in long words) */
+static void resolve(const MNGraph *g, VProgram *p) {
+    for (int i = 0; i < p->nsteps; i++)
+        for (int k = 0; k < p->steps[i].nexpr; k++) {
+            VExpr *x = &p->steps[i].e[k];
+            for (int j = 0; j < x->nsrc + x->ndst; j++) {
+                VOperand *op = j < x->nsrc ? &x->src[j] : &x->dst[j - x->nsrc];
+                if (!op->sym) continue;
+                if (op->sym > (uint32_t)g->nvalues) die("relocation to value %u of %d", op->sym - 1, g->nvalues);
+                const MNValue *v = g->values[op->sym - 1];
+                if (v->addr < 0) die("relocation to '%s', which has no address", v->name);
+                int64_t add = (op->kind == K_DRAM ? 1 : 2) * v->addr;
+                op->addr += (uint32_t)add;
+                for (int c = 0; op->amode == A_FLAT && c < 4; c++) {
+                    if (op->flat[c] + add > 0xffff) die("relocated address of '%s' beyond 16 bits", v->name);
+                    op->flat[c] = (uint16_t)(op->flat[c] + add);
+                }
+                op->reloc = op->sym, op->sym = 0;
+            }
+        }
+}
+
+static bool is_transfer(const MNNode *n) {
+    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload || n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat;
+}
 
 static bool parse_seg(const char *text, size_t lo, size_t hi, VProgram *p) {
     char *s = xmalloc(hi - lo + 1);
     memcpy(s, text + lo, hi - lo);
     s[hi - lo] = 0;
     char err[300];
-    bool ok = vsm_parse("segment", s, p, err, sizeof err);
+    bool ok = vsm_parse_relative("segment", s, p, err, sizeof err);
     free(s);
     if (!ok) die("emitted VSM does not assemble: %s", err);
     return ok;
@@ -356,6 +424,7 @@ void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *o
     memset(st, 0, sizeof *st);
     bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
     buf_append(out, text, seg[0]);
+    Out o = {g, out, 0, st};
     Ctx cx = {&c->machine, {0}};
     const MNMachine *m = &c->machine;
     cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw, cx.size[K_GRF1] = 2 * m->grf1_lw;
@@ -365,13 +434,18 @@ void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *o
     VProgram *prog = xcalloc((size_t)n + 1, sizeof(VProgram));
     for (int i = 0; i < n; i++) {
         parse_seg(text, seg[i], seg[i + 1], &prog[i]);
+        resolve(g, &prog[i]);
         for (int k = 0; k < prog[i].nsteps; k++) st->steps_concat += prog[i].steps[k].repeat;
         if (prog[i].nsteps) live[nl++] = i;
     }
+    int cost[VI_COUNT][8]; /* the machine's instruction costs: the LM distances are counted in its steps */
+    emu_cost_table(m, cost);
     int next = 0; /* segments before this one are written */
+    bool masked = false; /* a mask statement stays in force past its segment: no footprint covers that */
     for (int li = 0; li < nl; li++) {
         int i = live[li], j = li + 1 < nl ? live[li + 1] : -1;
-        if (!merge || j < 0 || is_transfer(g->nodes[i]) == is_transfer(g->nodes[j])) continue;
+        for (int k = 0; k < prog[i].nsteps; k++) masked |= prog[i].steps[k].kind == ST_MASK;
+        if (!merge || masked || j < 0 || is_transfer(g->nodes[i]) == is_transfer(g->nodes[j])) continue;
         Foot fi, fj;
         foot_of(&cx, &prog[i], &fi);
         foot_of(&cx, &prog[j], &fj);
@@ -380,22 +454,22 @@ void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *o
         if (!ok) continue;
         int tr = is_transfer(g->nodes[i]) ? i : j, cp = tr == i ? j : i;
         Merge mg = {&cx, {{0}}, 0, 0, {{-1000, -1000}, {-1000, -1000}}, {0}, -1000000, NULL, 0, 0};
-        stream_of(&prog[tr], &mg.x[0]);
-        stream_of(&prog[cp], &mg.x[1]);
+        stream_of(&prog[tr], cost, &mg.x[0]);
+        stream_of(&prog[cp], cost, &mg.x[1]);
         merge_streams(&mg);
-        /* what lies before the pair, then the pair in one piece, then the comments between */
-        for (int k = next; k < i; k++) buf_append(out, text + seg[k], seg[k + 1] - seg[k]);
+        /* what lies before the pair, then the pair in one piece, then the (empty) nodes between */
+        for (int k = next; k < i; k++) put_node(&o, g->nodes[k], &prog[k]);
         buf_printf(out, "# merged: %s %s (%d steps) + %s %s (%d steps) -> %lld steps\n", g->nodes[tr]->op_type, g->nodes[tr]->name, mg.x[0].n,
                    g->nodes[cp]->op_type, g->nodes[cp]->name, mg.x[1].n, (long long)mg.t);
-        print_steps(out, mg.out, mg.nout);
-        for (int k = i + 1; k < j; k++) buf_append(out, text + seg[k], seg[k + 1] - seg[k]);
+        put_steps(&o, mg.out, mg.nout);
+        for (int k = i + 1; k < j; k++) put_node(&o, g->nodes[k], &prog[k]);
         st->pairs++;
         st->steps_saved += mg.x[0].n + mg.x[1].n - mg.t;
         free(mg.x[0].u), free(mg.x[1].u), free(mg.out);
         next = j + 1;
         li++;
     }
-    for (int k = next; k < n; k++) buf_append(out, text + seg[k], seg[k + 1] - seg[k]);
+    for (int k = next; k < n; k++) put_node(&o, g->nodes[k], &prog[k]);
     for (int i = 0; i < n; i++) vsm_program_free(&prog[i]);
     free(prog), free(live);
 }

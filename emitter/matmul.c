@@ -17,7 +17,9 @@
  * chunk of rows at a time: an LM accumulator would need two idle steps between an
  * output's write and its next read (LM read-after-write is per bank), GRF's is per word.
  * K must be a multiple of 8: a packed K's padding slots hold whatever their long words
- * held (a layout never promises zeros there), and a product would add them in.
+ * held (a layout never promises zeros there), and a product would add them in. A Gemm's
+ * bias over N (beta 1), packed like the output and on every MAB, is added to the sums
+ * before they are stored.
  */
 #include "emit_impl.h"
 #include "layout.h"
@@ -26,16 +28,17 @@
 #include <string.h>
 
 typedef struct {
-    const MNValue *a, *b, *y;
+    const MNValue *a, *b, *y, *c; /* c: a Gemm's bias over N (beta 1), or NULL */
     int64_t K, N, kb, nb, rows;
     bool transb;
     int64_t nslot;
     int64_t *aA; /* [slot * kb + j]: A's long word of K block j for the slot's rows */
     int64_t *aY; /* [slot * nb + j] */
     int64_t *aB; /* [j * N + n]: B's long word of K block j, column n */
+    int64_t *aC; /* [j]: the bias's long word of N block j */
 } MatPlan;
 
-static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB); }
+static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
 
 static bool parse(const MNCompile *c, const MNValue *v, MNLayout *l) {
     char err[200];
@@ -71,7 +74,11 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     if (n->op == OP_Gemm) {
         if (ir_attr_int(n, "transA", 0)) return "a transposed A";
         if (ir_attr_float(n, "alpha", 1.0) != 1.0) return "alpha";
-        if (n->nin > 2 && n->in[2] && ir_attr_float(n, "beta", 1.0) != 0.0) return "a bias";
+        double beta = ir_attr_float(n, "beta", 1.0);
+        if (n->nin > 2 && n->in[2] && beta != 0.0) {
+            if (beta != 1.0) return "a scaled bias";
+            p->c = n->in[2];
+        }
         p->transb = ir_attr_int(n, "transB", 0);
     }
     p->a = n->in[0], p->b = n->in[1], p->y = n->out[0];
@@ -101,6 +108,20 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
             if (k % 8 == 0) *s = q.c[LV_ADDR];
             else if (*s != q.c[LV_ADDR]) return "B's K not packed";
         }
+    /* a bias over N: packed like the output's N, on every MAB, L1B and L2B */
+    if (p->c) {
+        MNLayout lc;
+        const MNValue *cv = p->c;
+        int rc = cv->type.rank;
+        if (!emit_in_lm(cv) || cv->dtype != MN_DT_Float || rc < 1 || cv->type.dims[rc - 1] != p->N || ir_shape_numel(&cv->type) != p->N ||
+            !parse(c, cv, &lc) || (lc.bcast & TREE) != TREE)
+            return "a bias other than one row on every MAB";
+        p->aC = xmalloc(sizeof(int64_t) * (size_t)p->nb);
+        int64_t idx[LAYOUT_MAX_RANK] = {0};
+        MNPlace t0;
+        layout_place(&lc, idx, &t0);
+        if (!row_blocks(&lc, idx, rc - 1, p->N, &t0, cv->num_lw, p->aC)) return "a bias not packed like the output";
+    }
     /* rows: A's and the output's long words per block, on the same MAB, L1B and L2B;
      * one slot per distinct output address (every MAB runs the same addresses) */
     int64_t nY = p->y->num_lw, nA = p->a->num_lw;
@@ -147,20 +168,19 @@ const char *emit_matrix_why(const MNCompile *c, const MNNode *n) {
     return why;
 }
 
-/* 4 long-word addresses of an operand as word addresses, the last repeated past n */
-static void flat(MNBuf *b, const char *reg, int64_t base, const int64_t *lw, int n, int64_t stride) {
-    buf_printf(b, "$%s[", reg);
-    for (int c = 0; c < 4; c++) buf_printf(b, "%s%lld", c ? "," : "", (long long)(2 * (base + lw[(c < n ? c : n - 1) * stride])));
+/* 4 long words of value v as word addresses relative to it, the last repeated past n */
+static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t stride) {
+    buf_printf(b, "$%s{%d}[", emit_bank_reg(v), v->id);
+    for (int c = 0; c < 4; c++) buf_printf(b, "%s%lld", c ? "," : "", (long long)(2 * lw[(c < n ? c : n - 1) * stride]));
     buf_printf(b, "]");
 }
 
 void emit_matrix(Em *e, const MNNode *n) {
     MatPlan p;
     if (plan(e->c, n, &p)) die("emit_matrix: a node the matrix unit does not take");
-    const char *ra = emit_bank_reg(p.a), *rb = emit_bank_reg(p.b), *ry = emit_bank_reg(p.y);
     int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
     if (G > 256) G = 256;
-    bool lm_shared = p.y->loc == p.a->loc || p.y->loc == p.b->loc;
+    bool lm_shared = p.y->loc == p.a->loc || p.y->loc == p.b->loc || (p.c && p.y->loc == p.c->loc);
     for (int64_t s0 = 0; s0 < p.nslot; s0 += G) {
         int64_t ns = p.nslot - s0 < G ? p.nslot - s0 : G;
         for (int64_t j = 0; j < p.nb; j++) {
@@ -172,22 +192,28 @@ void emit_matrix(Em *e, const MNNode *n) {
                         a4[cy] = p.aB[kb * p.N + (col < p.N ? col : p.N - 1)];
                     }
                     buf_printf(e->b, "fmwrite ");
-                    flat(e->b, rb, p.b->addr, a4, 4, 1);
+                    flat(e->b, p.b, a4, 4, 1);
                     buf_printf(e->b, " $lx%d\n", R);
                 }
                 for (int64_t g = 0; g < ns; g += 4) {
                     int k = ns - g < 4 ? (int)(ns - g) : 4;
                     buf_printf(e->b, kb ? "fmfma $lx " : "fmmul $lx ");
-                    flat(e->b, ra, p.a->addr, &p.aA[(s0 + g) * p.kb + kb], k, p.kb);
+                    flat(e->b, p.a, &p.aA[(s0 + g) * p.kb + kb], k, p.kb);
                     if (kb) buf_printf(e->b, " $lr%lldv", (long long)(2 * g));
                     buf_printf(e->b, " $lr%lldv\n", (long long)(2 * g));
                 }
             }
             buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
+            if (p.c) {
+                for (int64_t g = 0; g < ns; g += 4) /* the bias's long word of block j, in every cycle */
+                    buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)(2 * g), emit_bank_reg(p.c), p.c->id, (long long)(2 * p.aC[j]),
+                               (long long)(2 * g));
+                buf_printf(e->b, "nop\n");
+            }
             for (int64_t g = 0; g < ns; g += 4) {
                 int k = ns - g < 4 ? (int)(ns - g) : 4;
                 buf_printf(e->b, "lpassa $lr%lldv ", (long long)(2 * g));
-                flat(e->b, ry, p.y->addr, &p.aY[(s0 + g) * p.nb + j], k, p.nb);
+                flat(e->b, p.y, &p.aY[(s0 + g) * p.nb + j], k, p.nb);
                 buf_printf(e->b, "\n");
             }
             if (lm_shared) buf_printf(e->b, "nop/2\n"); /* the outputs' bank is read again 3 steps after its write */

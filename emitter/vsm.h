@@ -7,6 +7,9 @@
 
 /* Parse VSM text. On error returns false with "NAME:LINE: message" in err. */
 bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_t errlen);
+/* the same, accepting addresses relative to a value ($lm{12}8: the emitter's per-node
+ * code, which the linker resolves; see VOperand.sym) */
+bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen);
 void vsm_program_free(VProgram *p);
 /* Canonical text of one line / a whole program (the disassembler). */
 void vsm_print_step(MNBuf *b, const VStep *s);

@@ -17,6 +17,7 @@ static void u32(MNBuf *b, uint32_t v) { put(b, &v, 4); }
 static void u64(MNBuf *b, uint64_t v) { put(b, &v, 8); }
 
 static void enc_operand(MNBuf *b, const VOperand *o) {
+    if (o->sym) die("vsm_encode: an operand still relative to value %u (link first)", o->sym - 1);
     u8(b, o->kind), u8(b, o->width), u8(b, o->amode), u8(b, o->neg);
     u16(b, (uint16_t)o->stride), u32(b, o->addr);
     for (int i = 0; i < 4; i++) u16(b, o->flat[i]);

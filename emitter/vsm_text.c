@@ -16,6 +16,7 @@ typedef struct {
     int line;
     char *err;
     size_t errlen;
+    bool relative; /* operands may be relative to a value ({id}: per-node code before linking) */
 } Ctx;
 
 static bool perr(Ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -138,6 +139,15 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     if (o->kind == K_LM0 && *s == 't') {
         o->amode = A_TIND;
         s++;
+    }
+    if (*s == '{') { /* relative to a value's address, which the linker fills in */
+        uint32_t id;
+        s++;
+        if (!c->relative) return perr(c, "'%s': an address relative to a value ({id}) appears only in mncc's code before linking", tok);
+        if ((o->kind != K_LM0 && o->kind != K_LM1 && o->kind != K_DRAM) || o->amode == A_TIND || !parse_uint(&s, &id) || *s != '}' || id >= 0x7fffffff)
+            return perr(c, "a relocation {value} is an LM or DRAM address's ('%s')", tok);
+        s++;
+        o->sym = id + 1;
     }
     if (*s == '[') {
         if (o->amode == A_TIND) return perr(c, "T-indirect takes a base address, not a list");
@@ -432,9 +442,13 @@ static bool push_step(VProgram *p, const VStep *s) {
     return true;
 }
 
-bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_t errlen) {
+static bool parse_text(const char *name, const char *text, VProgram *p, char *err, size_t errlen, bool relative);
+bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_t errlen) { return parse_text(name, text, p, err, errlen, false); }
+bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen) { return parse_text(name, text, p, err, errlen, true); }
+
+static bool parse_text(const char *name, const char *text, VProgram *p, char *err, size_t errlen, bool relative) {
     memset(p, 0, sizeof *p);
-    Ctx c = {name, 0, err, errlen};
+    Ctx c = {name, 0, err, errlen, relative};
     const char *line = text;
     while (line && *line) {
         const char *nl = strchr(line, '\n');
@@ -558,6 +572,7 @@ static void print_operand(MNBuf *b, const VOperand *o) {
         return;
     }
     if (o->amode == A_TIND) buf_printf(b, "t");
+    if (o->sym) buf_printf(b, "{%u}", o->sym - 1);
     if (o->amode == A_FLAT) buf_printf(b, "[%u,%u,%u,%u]", o->flat[0], o->flat[1], o->flat[2], o->flat[3]);
     else buf_printf(b, "%u", o->addr);
     if (o->amode == A_STRIDE || (o->amode == A_TIND && o->stride)) {

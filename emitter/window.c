@@ -800,7 +800,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         buf_printf(e->b, "nop\n");
         for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
             int64_t la = w0 / 2 + a;
-            buf_printf(e->b, "lpassa $lr%lldv $%s%lldv%s\n", (long long)(2 * a), emit_bank_reg(o), (long long)(2 * (o->addr + la)), emit_tail_mask(o->num_lw, la));
+            char at[40];
+            buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(2 * a), emit_bank_reg(o), emit_at(e, o, la, at), emit_tail_mask(o->num_lw, la));
         }
         buf_printf(e->b, "nop/3\n");
     }

@@ -86,15 +86,7 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     L->ia = zalloc(8 * np), L->ib = zalloc(8 * np), L->io = zalloc(8 * np);
     L->fa = zalloc(8 * np), L->fb = zalloc(8 * np), L->fc = zalloc(8 * np), L->fo = zalloc(8 * np);
     L->lf = zalloc(np);
-    for (int i = 0; i < VI_COUNT; i++)
-        for (int b = 0; b < 8; b++) {
-            int st = vsm_insns[i].steps;
-            char name[40];
-            snprintf(name, sizeof name, "%s%s", vsm_prec_letter(1 << b), vsm_insns[i].name);
-            for (int k = 0; k < m->nsteps_override; k++)
-                if (!strcmp(m->steps_override[k].name, name) && m->steps_override[k].steps > st) st = m->steps_override[k].steps;
-            e->insn_steps[i][b] = st;
-        }
+    emu_cost_table(m, e->insn_steps);
     e->last_mv_step = INT64_MIN / 2;
     e->mask_entry = 0;
     e->mask_width = 2;
@@ -1171,6 +1163,7 @@ bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen) {
     e->err = err;
     e->errlen = errlen;
     err[0] = 0;
+    e->st.model_cycles += emu_program_cycles(p, &e->m); /* what the timing model alone predicts */
     for (int i = 0; i < p->nsteps; i++) {
         const VStep *s = &p->steps[i];
         e->cur = s;

@@ -13,6 +13,7 @@ typedef struct {
     int64_t insns[U_UNIT_COUNT];
     int64_t dram_bytes, pe_element_ops;
     int64_t lm_peak_lw[2]; /* highest long word written by the program in LM0 / LM1, plus one */
+    int64_t model_cycles;  /* the cycles emu_program_cycles predicts (equal to cycles for a run to the end) */
 } EmuStats;
 
 Emu *emu_new(const MNMachine *m, char *err, size_t errlen);
@@ -26,6 +27,11 @@ bool emu_set_strict(Emu *e);
 void emu_set_trace(Emu *e, MNBuf *t);
 bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen);
 const EmuStats *emu_stats(const Emu *e);
+/* emu_time.c: the cost of every instruction and precision on machine m (the table,
+ * raised by its description), and the cycles program p takes there (the count a run
+ * reports: its timing does not depend on the data) */
+void emu_cost_table(const MNMachine *m, int tab[VI_COUNT][8]);
+int64_t emu_program_cycles(const VProgram *p, const MNMachine *m);
 /* Host access to DRAM (long words of one group), for loading inputs and reading outputs. */
 bool emu_dram_write(Emu *e, int group, uint64_t lw_addr, const uint64_t *data, size_t n);
 bool emu_dram_read(Emu *e, int group, uint64_t lw_addr, uint64_t *data, size_t n);

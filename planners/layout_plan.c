@@ -146,6 +146,9 @@ static int window_leading(MNGraph *g, MNNode *n) {
     case OP_InstanceNormalization:
         return 2;
     case OP_Conv: case OP_ConvTranspose: case OP_LRN: return 1;
+    case OP_MatMul: case OP_Gemm: /* the matrix unit gives each MAB the output rows of its rows of A */
+        if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0)) return 0;
+        return n->nout && n->out[0] && n->out[0]->type.rank == r ? r - 1 : 0;
     case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
         a = ir_attr_int(n, "axis", g->opset >= 13 ? -1 : 1);
         break;

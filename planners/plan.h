@@ -5,6 +5,7 @@
 #include "layout.h"
 
 bool plan_dtype(MNCompile *c);
+bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
 bool plan_location_initial(MNCompile *c);
 bool plan_layout(MNCompile *c);
 

@@ -12,8 +12,9 @@
  * The estimates (simulation_mode fake, fast, default) come from the machine
  * description: steps per long word of each unit, the matrix unit's 8x8 product per MAB,
  * DRAM latency and bandwidth, and the tree's distribute bandwidths. fast gives only the
- * two bank variants. best is meant to time each variant's emitted code; it is not built
- * yet, falls back to default and says so in the log.
+ * two bank variants. best times each variant's emitted code on the emulator's timing
+ * model (emit_measure: the node alone, its inputs at the bottom of the banks); a node
+ * the emitter cannot take alone keeps the estimates.
  *
  * Results are cached, content-addressed by the node's signature (op, attributes,
  * shapes, dtypes, layouts, locations, the whole machine, compiler version, mode), so a
@@ -21,6 +22,7 @@
  * num_threads simulates nodes on several threads, each writing only its own records,
  * so the results do not depend on the thread count. */
 #include "scheduler.h"
+#include "emit.h"
 #include "ops.h"
 #include "plan.h"
 #include "version.h"
@@ -123,7 +125,7 @@ static SimResource resource_of(const MNNode *n) {
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: return SIM_DRAM;
     case OP_MNCoreLayoutSwitch: case OP_MNCoreMove: case OP_Transpose: case OP_Gather: case OP_GatherElements: case OP_Concat:
     case OP_Slice: case OP_Pad: case OP_Tile: case OP_DepthToSpace: case OP_SpaceToDepth: case OP_Split: case OP_Expand:
-    case OP_Resize: case OP_Upsample:
+    case OP_Resize: case OP_Upsample: case OP_MNCoreIm2col:
         return SIM_TREE;
     default: return SIM_COMPUTE;
     }
@@ -451,14 +453,46 @@ static void split_per_piece(MNCompile *c) {
     if (cuts) mn_log(c, 0, "node simulation: %d split pieces, each cut just before its first reader", cuts);
 }
 
+/* best: each variant's cycles from its emitted code on the emulator's timing model (LM
+ * inputs in alternate banks, the first opposite the output; for the bank-conflict
+ * figure all in one bank). The double-buffered variants are not emitted differently,
+ * so they take the plain variant's cycles (and keep their extra LM: never preferred).
+ * False when the node cannot be emitted alone (it keeps the estimates). */
+static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
+    enum { MAXIN = 64 };
+    int alt[MAXIN], one[MAXIN];
+    if (n->nin > MAXIN) return false;
+    int64_t plain[2][2] = {{-1, -1}, {-1, -1}};
+    bool any = false;
+    for (int pass = 0; pass < 2; pass++)
+        for (int k = 0; k < sn->nvar; k++) {
+            SimVariant *v = &sn->var[k];
+            if (v->fast != (pass == 1)) continue;
+            if (v->fast) {
+                if (v->out_bank >= 0 && plain[v->out_bank][0] >= 0) v->cycles = plain[v->out_bank][0], v->cycles_conflict = plain[v->out_bank][1];
+                continue;
+            }
+            int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0;
+            for (int j = 0; j < n->nin; j++) {
+                alt[j] = (start + nl) % 2, one[j] = start;
+                nl += in_lm(n->in[j]);
+            }
+            int64_t cyc = emit_measure(c, n, alt, v->out_bank);
+            if (cyc < 0) continue;
+            int64_t cc = nl > 1 ? emit_measure(c, n, one, v->out_bank) : cyc;
+            v->cycles = cyc, v->cycles_conflict = cc >= 0 ? cc : cyc;
+            if (v->out_bank >= 0) plain[v->out_bank][0] = v->cycles, plain[v->out_bank][1] = v->cycles_conflict;
+            any = true;
+        }
+    return any;
+}
+
 bool sched_node_simulation(MNCompile *c) {
     MNGraph *g = c->g;
     split_per_piece(c);
     int mode = (int)c->opt->ival[MN_OPT_simulation_mode];
-    if (mode == MN_SIM_BEST) {
-        mn_log(c, 1, "simulation_mode=best (timing each variant's emitted code) is not built yet: using the default estimates");
-        mode = MN_SIM_DEFAULT;
-    }
+    bool best = mode == MN_SIM_BEST;
+    if (best) mode = MN_SIM_DEFAULT; /* the estimates first: what cannot be emitted alone keeps them */
     if (mode == MN_SIM_FAKE) mode = MN_SIM_DEFAULT; /* the same estimates, every variant */
     SchedState *st = ARENA_NEW(c->arena, SchedState);
     c->sched = st;
@@ -493,6 +527,13 @@ bool sched_node_simulation(MNCompile *c) {
     qsort(uniq, (size_t)nu, sizeof(int), cmp_int);
     for (int t = 0; t < nt; t++) w[t].nuniq = nu;
     run_threads(w, nt, 1);
+    if (best) { /* one thread: emission allocates in the compile's arena */
+        int timed = 0;
+        for (int k = 0; k < nu; k++) timed += time_variants(c, g->nodes[uniq[k]], &st->sim[g->nodes[uniq[k]]->sim]);
+        mn_figure(c, "nodes_timed_from_code", timed);
+        mn_log(c, 0, "node simulation (best): %d of %d distinct nodes timed from their emitted code%s", timed, nu,
+               timed < nu ? "; the others (not emitted alone) keep the estimates" : "");
+    }
     for (int i = 0; i < nn; i++)
         if (rep[i] != i) st->sim[g->nodes[i]->sim] = st->sim[g->nodes[rep[i]]->sim];
     for (int t = 0; t < nt; t++) {

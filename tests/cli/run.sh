@@ -156,7 +156,15 @@ expect cache-dir-empty 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ce" --cache-dir ""
 sed 's/"l1bm_pe_distribute": 64/"l1bm_pe_distribute": 0.5/' "$root/presets/machines/tiny.json" > "$tmp/slowtree.json"
 expect fractional-bandwidth 0 "$mncc" "$g/ok_opset9.onnx" -o "$tmp/fb" --machine "$tmp/slowtree.json" --verify
 expect sim-best 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/sb" -O simulation_mode=best
-grep -q 'warning: simulation_mode=best' "$tmp/sb/out.txt" && ok sim-best-warns || bad sim-best-warns "no warning for the fallback"
+[ "$(fig "$tmp/sb/report.json" node_simulation nodes_timed_from_code)" -gt 0 ] && grep -q 'node simulation (best): [1-9]' "$tmp/sb/out.txt" &&
+    ok sim-best-timed || bad sim-best-timed "best mode timed no node from its code"
+# per-node code is relative to its values; the linker resolves it and model.app lists
+# every relocation (mndump prints them); a program text with one left is refused
+expect reloc-app 0 "$mncc" "$root/examples/mlp.onnx" -o "$tmp/rl" --input-shape x=4,4,4
+"$(dirname "$mncc")/mndump" "$tmp/rl/model.app" | grep -q '^reloc .* -> W1+0$' && ok reloc-listed || bad reloc-listed "no relocation of W1 in model.app"
+printf 'lpassa $lm{3}0v $ln0v\n' > "$tmp/rel.vsm"
+expect reloc-unlinked 1 "$(dirname "$mncc")/mnemu" --vsm "$tmp/rel.vsm"
+grep -q 'relative to a value' "$tmp/err" || bad reloc-unlinked-text "$(cat "$tmp/err")"
 expect sim-fast 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/sf" -O simulation_mode=fast --verify
 [ "$(fig "$tmp/sf/report.json" node_simulation variants)" -lt "$(fig "$tmp/a/report.json" node_simulation variants)" ] && ok sim-fast-fewer ||
     bad sim-fast-fewer "fast mode does not simulate fewer variants"

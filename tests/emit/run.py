@@ -59,9 +59,12 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
         return check(name, False, "no model.app")
     if vsm_has and vsm_has not in open(os.path.join(d, "cg", "model.vsm")).read():
         return check(name, False, "the program has no " + vsm_has)
-    r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res")], capture_output=True, text=True)
+    r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res"), "--json"], capture_output=True, text=True)
     if r.returncode:
         return check(name, False, "mnemu: " + r.stderr.strip()[-300:])
+    st = json.loads(r.stdout.strip().splitlines()[-1])
+    if st["cycles"] != st["model_cycles"]:  # Node Simulation's best mode times code with the model alone
+        return check(name, False, "the timing model predicts %d cycles, the run took %d" % (st["model_cycles"], st["cycles"]))
     for i, (n, _) in enumerate(outputs):
         got = nh.to_array(onnx.load_tensor(os.path.join(d, "res", "output_%d.pb" % i)))
         if not np.allclose(got, ref[n], rtol=rtol, atol=atol, equal_nan=True):
@@ -204,6 +207,22 @@ yc = conv_ref(xc, wc, bc, 2, 2, 2, 2)
 case("window-conv-groups", [h.make_node("Conv", ["x", "w", "b"], ["y"], group=2, strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2])],
      [("x", [1, 4, 7, 7])], [("y", list(yc.shape))], dict(x=xc), dict(y=yc), inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine="l1b",
      rtol=1e-4, atol=1e-5)
+# conv_lowering=im2col: the Conv as an im2col gather (zero columns up to a multiple of
+# 8 of C*KH*KW = 27 and 18), a Gemm with its bias on the matrix unit, and a transpose
+xi, wi, bi = f32(1, 3, 9, 9), f32(5, 3, 3, 3), f32(5)
+yi = conv_ref(xi, wi, bi, 1, 2, 1, 1)
+case("conv-im2col-stride-pad", [h.make_node("Conv", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1])], [("x", [1, 3, 9, 9])],
+     [("y", list(yi.shape))], dict(x=xi), dict(y=yi), inits=[nh.from_array(wi, "w"), nh.from_array(bi, "b")], machine="mncore2", rtol=1e-4, atol=1e-5,
+     opts=["conv_lowering=im2col"], vsm_has="fmfma")
+xj, wj, bj = f32(1, 2, 8, 8), f32(4, 2, 3, 3), np.zeros(4, np.float32)
+yj = conv_ref(xj, wj, bj, 1, 1, 2, 2)
+case("conv-im2col-dilated-l1b", [h.make_node("Conv", ["x", "w"], ["y"], dilations=[2, 2], pads=[2, 2, 2, 2])], [("x", [1, 2, 8, 8])],
+     [("y", list(yj.shape))], dict(x=xj), dict(y=yj), inits=[nh.from_array(wj, "w")], machine="l1b", rtol=1e-4, atol=1e-5,
+     opts=["conv_lowering=im2col", "link=merge"], vsm_has="fmfma")
+# best mode times the Conv alone, index tables and all (kept out of the real graph)
+case("window-conv-best", [h.make_node("Conv", ["x", "w", "b"], ["y"], group=2, strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2])],
+     [("x", [1, 4, 7, 7])], [("y", list(yc.shape))], dict(x=xc), dict(y=yc), inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine="l1b",
+     rtol=1e-4, atol=1e-5, opts=["simulation_mode=best"])
 # review cases: Pad reflecting an axis of one element repeats it; a Pad value computed at
 # run time is not a constant the table can name (rejected, never a wrong answer)
 xr = f32(3, 1)
@@ -292,6 +311,10 @@ case("matrix-batched-n10", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3
 ag, bg = f32(40, 24), f32(12, 24)
 case("matrix-gemm-transb", [h.make_node("Gemm", ["a", "b"], ["y"], transB=1)], [("a", [40, 24])], [("y", [40, 12])], dict(a=ag), dict(y=ag @ bg.T),
      inits=[nh.from_array(bg, "b")], machine="l1b", rtol=1e-5, atol=1e-5, vsm_has="fmfma")
+# a Gemm's bias over N (as the wake-word models have) added on the matrix unit's path
+ag2, bg2, cg2 = f32(6, 32), f32(24, 32), f32(24)
+case("matrix-gemm-bias", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [6, 32])], [("y", [6, 24])], dict(a=ag2),
+     dict(y=ag2 @ bg2.T + cg2), inits=[nh.from_array(bg2, "b"), nh.from_array(cg2, "c")], machine="mncore2", rtol=1e-5, atol=1e-5, vsm_has="fvadd")
 at, bt = f32(5000, 16), f32(16, 16)
 case("matrix-many-rows-l1b", [h.make_node("MatMul", ["a", "b"], ["t"]), h.make_node("Relu", ["t"], ["y"])], [("a", [5000, 16])], [("y", [5000, 16])],
      dict(a=at), dict(y=np.maximum(at @ bt, 0)), inits=[nh.from_array(bt, "b")], machine="l1b", rtol=1e-5, atol=1e-5, vsm_has="fmfma")
@@ -321,6 +344,16 @@ def link_case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="mncor
     check(name + "-merged", pc == 0 and pm > 0 and cc and cm and cm < cc and oc == om,
           "pairs %s/%s, cycles %s/%s (concat/merge), outputs %s" % (pc, pm, cc, cm, "identical" if oc == om else "differ"))
 
+
+# simulation_mode=best: Node Simulation times every variant from its emitted code
+xb, wb = f32(8, 32), f32(32, 16)
+case("best-mode", [h.make_node("MatMul", ["x", "w"], ["t"]), h.make_node("Sigmoid", ["t"], ["u"]), h.make_node("Mul", ["u", "t"], ["y"])],
+     [("x", [8, 32])], [("y", [8, 16])], dict(x=xb), dict(y=(xb @ wb) / (1 + np.exp(-(xb @ wb)))), inits=[nh.from_array(wb, "w")],
+     machine="mncore2", opts=["simulation_mode=best"], rtol=1e-4, atol=1e-5, vsm_has="fmfma")
+fig = {}
+for p in json.load(open(os.path.join(tmp, "best-mode", "cg", "report.json")))["passes"]:
+    fig.update(p.get("figures", {}))
+check("best-mode-timed", fig.get("nodes_timed_from_code", 0) >= 3, "nodes timed from code: %s" % fig.get("nodes_timed_from_code"))
 
 # link=merge: the next weight's download runs beside the Relu before it
 xl, w1, w2, w3 = f32(4, 64), f32(64, 64), f32(64, 64), f32(64, 32)
