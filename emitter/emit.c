@@ -7,7 +7,16 @@
  * chunk by chunk as the L1BM and L2BM capacities allow, and an upload the same chain of
  * combines backwards. Broadcast levels are replicated in the image rather than
  * broadcast on the way, which costs DRAM traffic but keeps one transfer program for
- * every layout.
+ * every layout; the exceptions are values alike on every L1B and L2B (one copy per
+ * group, broadcast by mvb2 and l2bmb) and, among those, values alike on every MAB too
+ * (one copy for 4 PEs, handed to every MAB by l1bmm). A transfer is pipelined over its
+ * chunks (the next chunk's MV issued while this one moves down the tree).
+ *
+ * Each node's code is a segment of its own whose operands address graph values
+ * relative to them ($lm{id}8); the linker (link.c) resolves and joins the segments.
+ * MatMul and Gemm laid out for the matrix unit go to matmul.c; a Conv arrives lowered
+ * to an im2col gather and a Gemm (planners/conv_lower.c). Time-Slice splits and concats
+ * are transfers of slices at their offset in the whole value's DRAM image.
  *
  * Compute nodes are emitted per group of 4 long words (one per cycle of a step). Each
  * step obeys the hazards the emulator enforces (docs/vsm.md section 6): one read port

@@ -16,9 +16,13 @@
  * zero columns up to one. Only ungrouped
  * float 2-D convolutions with constant weights are lowered, and only when Xc and Wc fit
  * comfortably (a quarter of LM per PE, spread over the machine; Wc replicated on every
- * MAB): a lowering that could not be placed would lose a model the window op compiles.
+ * MAB) and Yc and its NHWC reshape are small enough to be gathered within an L2B
+ * (gather_fits): a lowering that could not be placed or emitted would lose a model the
+ * window op compiles. That check is made on canonical layouts, an estimate of what the
+ * layout planner chooses.
  * It is the default; conv_lowering=window leaves every Conv a window op. */
 #include "plan.h"
+#include "layout.h"
 #include "ops.h"
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +48,22 @@ static MNValue *value(MNGraph *g, const char *name, int32_t elem, int rank, cons
     return v;
 }
 
+/* Would a float value of these dims, laid out canonically, be read by a gather: on one
+ * L2B (or alike on all; data does not cross L2Bs), the long words of every PE of the
+ * L1Bs it spans in half of LM0 (the gather's scratch)? The lowering's Reshape and
+ * Transpose read Yc and its NHWC form so (Xc is read by the product alone, on the matrix
+ * unit); a lowering whose pieces the emitter could not take would lose a model. */
+static bool gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *dims) {
+    MNType t = {0};
+    ir_type_set(g, &t, ONNX_FLOAT32, rank, dims);
+    MNLayout l;
+    if (!plan_layout_canonical(&t, MN_DT_Float, m, &l)) return false;
+    bool one_l2b = layout_extent(&l, LV_L2B) == 1 || (l.bcast & (1u << LV_L2B));
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, lw = (layout_num_lw(&l, m->address_alignment_lw) + 3) / 4 * 4;
+    int64_t J = l.bcast & (1u << LV_L1B) ? 1 : layout_extent(&l, LV_L1B); /* spread over L1Bs: every L1B's words through the L2BM */
+    return one_l2b && J * P * lw <= m->lm0_lw / 2;
+}
+
 /* the nodes replacing conv n (appended to the graph), or false when it stays a window op */
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
@@ -65,6 +85,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     Arena *a = g->arena;
     const char *base = n->name;
     int64_t dxc[2] = {rows, K}, dwc[2] = {OC, K}, dyc[2] = {rows, OC}, dy4[4] = {N, OH, OW, OC}, dsh[1] = {4};
+    if (!gather_fits(g, m, 2, dyc) || !gather_fits(g, m, 4, dy4)) return false;
     MNValue *xc = value(g, arena_printf(a, "%s_im2col", base), ONNX_FLOAT32, 2, dxc);
     MNNode *im = ir_node_new(g, "MNCoreIm2col", 1, 1);
     im->name = arena_printf(a, "%s_im2col", base), im->domain = "mncore";

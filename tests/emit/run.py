@@ -219,6 +219,28 @@ yj = conv_ref(xj, wj, bj, 1, 1, 2, 2)
 case("conv-im2col-dilated-l1b", [h.make_node("Conv", ["x", "w"], ["y"], dilations=[2, 2], pads=[2, 2, 2, 2])], [("x", [1, 2, 8, 8])],
      [("y", list(yj.shape))], dict(x=xj), dict(y=yj), inits=[nh.from_array(wj, "w")], machine="l1b", rtol=1e-4, atol=1e-5,
      opts=["conv_lowering=im2col", "link=merge"], vsm_has="fmfma")
+# a Conv whose lowered Reshape/Transpose would not fit a gather's scratch stays a window
+# op (review case: the lowering once lost this model's model.app)
+
+
+def conv_nd(x, w, b, st, dl, pd):
+    xp = np.pad(x, ((0, 0), (0, 0), (pd[0], pd[2]), (pd[1], pd[3])))
+    n, c, hh, ww = xp.shape
+    oc, _, kh, kw = w.shape
+    oh, ow = (hh - dl[0] * (kh - 1) - 1) // st[0] + 1, (ww - dl[1] * (kw - 1) - 1) // st[1] + 1
+    y = np.zeros((n, oc, oh, ow), np.float64)
+    for i in range(kh):
+        for j in range(kw):
+            patch = xp[:, :, i * dl[0]:i * dl[0] + st[0] * (oh - 1) + 1:st[0], j * dl[1]:j * dl[1] + st[1] * (ow - 1) + 1:st[1]]
+            y += np.einsum("nchw,oc->nohw", patch, w[:, :, i, j])
+    return (y + b.reshape(1, -1, 1, 1)).astype(np.float32)
+
+
+xk, wk, bk = f32(2, 15, 13, 8), f32(25, 15, 2, 4), f32(25)
+yk = conv_nd(xk, wk, bk, (1, 1), (2, 1), (0, 0, 0, 2))
+case("conv-im2col-too-big-stays-window", [h.make_node("Conv", ["x", "w", "b"], ["y"], dilations=[2, 1], kernel_shape=[2, 4], pads=[0, 0, 0, 2])],
+     [("x", [2, 15, 13, 8])], [("y", list(yk.shape))], dict(x=xk), dict(y=yk), inits=[nh.from_array(wk, "w"), nh.from_array(bk, "b")], machine="l1b",
+     rtol=1e-4, atol=1e-4)
 # best mode times the Conv alone, index tables and all (kept out of the real graph)
 case("window-conv-best", [h.make_node("Conv", ["x", "w", "b"], ["y"], group=2, strides=[2, 2], dilations=[2, 2], pads=[2, 2, 2, 2])],
      [("x", [1, 4, 7, 7])], [("y", list(yc.shape))], dict(x=xc), dict(y=yc), inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine="l1b",
