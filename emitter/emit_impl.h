@@ -5,6 +5,7 @@
 #include "compile.h"
 #include "buf.h"
 #include "layout.h"
+#include "app.h"
 
 typedef struct {
     MNCompile *c;
@@ -32,6 +33,12 @@ typedef struct {
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);
+bool emit_image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, MNLayout *l);
+/* transfer.c: is v a value of the graph (not a copy standing for a scratch or table rows)? */
+bool emit_graph_value(const Em *e, const MNValue *v);
+/* Time-Slice splits and concats: NULL when node n's pieces can move as transfers */
+const char *emit_piece_why(const MNCompile *c, const MNNode *n);
+void emit_pieces(Em *e, const MNNode *n);
 /* LM long word lw of v as an operand address: "{id}word" relative to a graph value (the
  * linker resolves it and records the relocation), absolute words for a copy that stands
  * for a scratch or table rows; buf holds 40 characters */

@@ -32,7 +32,7 @@ def check(name, ok, why=""):
         print("FAIL emit %s: %s" % (name, why))
 
 
-def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, vsm_has=None):
+def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, on_matrix=False, sliced=False):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "in"))
     ty = lambda n: (types or {}).get(n, T.FLOAT)
@@ -57,14 +57,20 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
         return check(name, True, "")  # rejected is fine; a program must be right
     if not os.path.exists(app):
         return check(name, False, "no model.app")
-    if vsm_has and vsm_has not in open(os.path.join(d, "cg", "model.vsm")).read():
-        return check(name, False, "the program has no " + vsm_has)
+    if sliced:  # the case is about Time-Slice pieces: the planner must have cut something
+        figs = {}
+        for p in json.load(open(os.path.join(d, "cg", "report.json")))["passes"]:
+            figs.update(p.get("figures", {}))
+        if not figs.get("slices"):
+            return check(name, False, "nothing was time-sliced")
     r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res"), "--json"], capture_output=True, text=True)
     if r.returncode:
         return check(name, False, "mnemu: " + r.stderr.strip()[-300:])
     st = json.loads(r.stdout.strip().splitlines()[-1])
     if st["cycles"] != st["model_cycles"]:  # Node Simulation's best mode times code with the model alone
         return check(name, False, "the timing model predicts %d cycles, the run took %d" % (st["model_cycles"], st["cycles"]))
+    if on_matrix and not st["insns"]["mwrite"]:  # the run loaded the MAB matrix registers
+        return check(name, False, "the products did not run on the matrix unit")
     for i, (n, _) in enumerate(outputs):
         got = nh.to_array(onnx.load_tensor(os.path.join(d, "res", "output_%d.pb" % i)))
         if not np.allclose(got, ref[n], rtol=rtol, atol=atol, equal_nan=True):
@@ -213,12 +219,12 @@ xi, wi, bi = f32(1, 3, 9, 9), f32(5, 3, 3, 3), f32(5)
 yi = conv_ref(xi, wi, bi, 1, 2, 1, 1)
 case("conv-im2col-stride-pad", [h.make_node("Conv", ["x", "w", "b"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1])], [("x", [1, 3, 9, 9])],
      [("y", list(yi.shape))], dict(x=xi), dict(y=yi), inits=[nh.from_array(wi, "w"), nh.from_array(bi, "b")], machine="mncore2", rtol=1e-4, atol=1e-5,
-     opts=["conv_lowering=im2col"], vsm_has="fmfma")
+     opts=["conv_lowering=im2col"], on_matrix=True)
 xj, wj, bj = f32(1, 2, 8, 8), f32(4, 2, 3, 3), np.zeros(4, np.float32)
 yj = conv_ref(xj, wj, bj, 1, 1, 2, 2)
 case("conv-im2col-dilated-l1b", [h.make_node("Conv", ["x", "w"], ["y"], dilations=[2, 2], pads=[2, 2, 2, 2])], [("x", [1, 2, 8, 8])],
      [("y", list(yj.shape))], dict(x=xj), dict(y=yj), inits=[nh.from_array(wj, "w")], machine="l1b", rtol=1e-4, atol=1e-5,
-     opts=["conv_lowering=im2col", "link=merge"], vsm_has="fmfma")
+     opts=["conv_lowering=im2col", "link=merge"], on_matrix=True)
 # a Conv whose lowered Reshape/Transpose would not fit a gather's scratch stays a window
 # op (review case: the lowering once lost this model's model.app)
 
@@ -329,22 +335,22 @@ case("int64-mul-constant-first-tiny", [h.make_node("Mul", ["k", "x"], ["y"])], [
 # Gemm on the one-L1B machine
 ab, bb2 = f32(3, 5, 16), f32(16, 10)
 case("matrix-batched-n10", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3, 5, 16])], [("y", [3, 5, 10])], dict(a=ab), dict(y=ab @ bb2),
-     inits=[nh.from_array(bb2, "b")], machine="mncore2", rtol=1e-5, atol=1e-5, vsm_has="fmmul")
+     inits=[nh.from_array(bb2, "b")], machine="mncore2", rtol=1e-5, atol=1e-5, on_matrix=True)
 ag, bg = f32(40, 24), f32(12, 24)
 case("matrix-gemm-transb", [h.make_node("Gemm", ["a", "b"], ["y"], transB=1)], [("a", [40, 24])], [("y", [40, 12])], dict(a=ag), dict(y=ag @ bg.T),
-     inits=[nh.from_array(bg, "b")], machine="l1b", rtol=1e-5, atol=1e-5, vsm_has="fmfma")
+     inits=[nh.from_array(bg, "b")], machine="l1b", rtol=1e-5, atol=1e-5, on_matrix=True)
 # a Gemm's bias over N (as the wake-word models have) added on the matrix unit's path
 ag2, bg2, cg2 = f32(6, 32), f32(24, 32), f32(24)
 case("matrix-gemm-bias", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [6, 32])], [("y", [6, 24])], dict(a=ag2),
-     dict(y=ag2 @ bg2.T + cg2), inits=[nh.from_array(bg2, "b"), nh.from_array(cg2, "c")], machine="mncore2", rtol=1e-5, atol=1e-5, vsm_has="fvadd")
+     dict(y=ag2 @ bg2.T + cg2), inits=[nh.from_array(bg2, "b"), nh.from_array(cg2, "c")], machine="mncore2", rtol=1e-5, atol=1e-5, on_matrix=True)
 at, bt = f32(5000, 16), f32(16, 16)
 case("matrix-many-rows-l1b", [h.make_node("MatMul", ["a", "b"], ["t"]), h.make_node("Relu", ["t"], ["y"])], [("a", [5000, 16])], [("y", [5000, 16])],
-     dict(a=at), dict(y=np.maximum(at @ bt, 0)), inits=[nh.from_array(bt, "b")], machine="l1b", rtol=1e-5, atol=1e-5, vsm_has="fmfma")
+     dict(a=at), dict(y=np.maximum(at @ bt, 0)), inits=[nh.from_array(bt, "b")], machine="l1b", rtol=1e-5, atol=1e-5, on_matrix=True)
 # values larger than tiny's LM, cut over time: the pieces come out of and go back into
 # the DRAM image (slices one after another), some through a spill
 xs = f32(300, 16)
 case("time-slice-split-concat-tiny", [h.make_node("Relu", ["x"], ["t"]), h.make_node("Neg", ["t"], ["u"]), h.make_node("Exp", ["u"], ["y"])],
-     [("x", [300, 16])], [("y", [300, 16])], dict(x=xs), dict(y=np.exp(-np.maximum(xs, 0))), vsm_has="mvp")
+     [("x", [300, 16])], [("y", [300, 16])], dict(x=xs), dict(y=np.exp(-np.maximum(xs, 0))), sliced=True)
 
 
 def link_case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="mncore2", rtol=1e-5, atol=1e-6):
@@ -371,7 +377,7 @@ def link_case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="mncor
 xb, wb = f32(8, 32), f32(32, 16)
 case("best-mode", [h.make_node("MatMul", ["x", "w"], ["t"]), h.make_node("Sigmoid", ["t"], ["u"]), h.make_node("Mul", ["u", "t"], ["y"])],
      [("x", [8, 32])], [("y", [8, 16])], dict(x=xb), dict(y=(xb @ wb) / (1 + np.exp(-(xb @ wb)))), inits=[nh.from_array(wb, "w")],
-     machine="mncore2", opts=["simulation_mode=best"], rtol=1e-4, atol=1e-5, vsm_has="fmfma")
+     machine="mncore2", opts=["simulation_mode=best"], rtol=1e-4, atol=1e-5, on_matrix=True)
 fig = {}
 for p in json.load(open(os.path.join(tmp, "best-mode", "cg", "report.json")))["passes"]:
     fig.update(p.get("figures", {}))
