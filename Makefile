@@ -48,7 +48,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance real
+.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance readme-presets real install
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -153,6 +153,8 @@ conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	@$(PYTHON) tests/conformance/table.py --passing /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
 	    $(BUILD)/conformance_tiny_spill_opt.json $(BUILD)/conformance_l1b.json > $(BUILD)/conformance_readme.md
 	@echo "conformance: per-op table in $(BUILD)/conformance_table.md; README's in $(BUILD)/conformance_readme.md (make readme-conformance)"
+readme-presets:
+	@$(PYTHON) -c 'import sys, subprocess; r = open("README.md").read(); t = subprocess.run([sys.executable, "mk/presets_table.py"], check=True, capture_output=True, text=True).stdout; a, b = "<!-- preset table: make readme-presets -->", "<!-- end of preset table -->"; i, j = r.index(a) + len(a), r.index(b); open("README.md", "w").write(r[:i] + "\n" + t + r[j:])'
 readme-conformance: $(BUILD)/conformance_readme.md
 	@$(PYTHON) -c 'import sys; r = open("README.md").read(); t = open(sys.argv[1]).read(); a, b = "<!-- conformance table: make conformance readme-conformance -->", "<!-- end of conformance table -->"; i, j = r.index(a) + len(a), r.index(b); open("README.md", "w").write(r[:i] + "\n" + t + r[j:])' $(BUILD)/conformance_readme.md
 
@@ -164,6 +166,18 @@ bench: $(BUILD)/mncc $(BUILD)/mnemu
 	@bash bench/run.sh
 	@bash bench/emu_speed.sh
 	@sh bench/layout_compare.sh
+
+# make install PREFIX=DIR: the three programs, the presets and machine files (which the
+# installed mncc finds beside itself, in PREFIX/share/mncc/presets) and the man page
+PREFIX ?= /usr/local
+PRESET_FILES = $(wildcard presets/*.json)
+MACHINE_FILES = $(wildcard presets/machines/*.json)
+install: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mncc/presets/machines $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(PRESET_FILES) $(DESTDIR)$(PREFIX)/share/mncc/presets/
+	install -m 644 $(MACHINE_FILES) $(DESTDIR)$(PREFIX)/share/mncc/presets/machines/
+	install -m 644 docs/mncc.1 $(DESTDIR)$(PREFIX)/share/man/man1/mncc.1
 
 clean:
 	rm -rf build

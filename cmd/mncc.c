@@ -22,21 +22,26 @@ static void usage(FILE *f) {
             "  --input-shape NAME=D,D    bind the shape of a graph input (repeatable)\n"
             "  --input-value NAME=F.pb   freeze a graph input to the tensor in F.pb (folds\n"
             "                            everything computable from it)\n"
-            "  --machine NAME|PATH       target machine (presets/machines/NAME.json; default mncore2)\n"
+            "  --preset NAME|PATH        options from a preset (presets/NAME.json: O0 .. O4, debug)\n"
+            "  --option-json FILE        options from a JSON file ({\"key\": value, ...})\n"
+            "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
+            "  --KEY-NAME VALUE          the same as -O KEY_NAME=VALUE (--KEY-NAME alone for a\n"
+            "                            boolean), e.g. --scheduler spill_opt, --dump-all\n"
+            "                            The command line wins over --option-json, which wins\n"
+            "                            over --preset, whatever their order.\n"
             "  --cache-dir DIR|none      Node Simulation cache (default $XDG_CACHE_HOME/mncc/sim,\n"
             "                            else ~/.cache/mncc/sim)\n"
-            "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
-            "  --dump-after PASS[,PASS]  write layout.PASS.txt after the named passes\n"
-            "  --dump-all                write layout.PASS.txt after every pass\n"
-            "  --verify                  check the graph's invariants after every pass\n"
             "  --summary                 print a short summary on success\n"
             "  --list-ops                print the supported ONNX ops and opset ranges\n"
             "  --help, --version\n"
             "\n"
             "compiler options (-O):\n");
     for (int i = 0; i < MN_OPT_COUNT; i++) {
-        fprintf(f, "  %-22s %s (default %s", mn_opt_info[i].name, mn_opt_info[i].help, mn_opt_info[i].dflt);
+        fprintf(f, "  %-22s %s (", mn_opt_info[i].name, mn_opt_info[i].help);
+        if (mn_opt_info[i].dflt[0]) fprintf(f, "default %s", mn_opt_info[i].dflt);
+        else fprintf(f, "default none");
         if (mn_opt_info[i].values[0]) fprintf(f, "; one of %s", mn_opt_info[i].values);
+        else if (!strcmp(mn_opt_info[i].type, "BOOL")) fprintf(f, "; true or false");
         fprintf(f, ")\n");
     }
     int n;
@@ -44,6 +49,17 @@ static void usage(FILE *f) {
     fprintf(f, "\npasses:");
     for (int i = 0; i < n; i++) fprintf(f, " %s", p[i]);
     fprintf(f, "\n");
+}
+
+/* "--key=value" up to the '=' (one at a time: the buffer is reused) */
+static const char *xstrndup_tmp(const char *a) {
+    static char b[256];
+    const char *eq = strchr(a, '=');
+    size_t n = eq ? (size_t)(eq - a) : strlen(a);
+    if (n >= sizeof b) n = sizeof b - 1;
+    memcpy(b, a, n);
+    b[n] = 0;
+    return b;
 }
 
 static int usage_error(const char *fmt, const char *arg) {
@@ -110,9 +126,12 @@ int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "asm")) return cmd_asm(argc, argv);
     MNOptions opt;
     opt_init(&opt);
-    const char *model = NULL, *out = NULL;
+    const char *model = NULL, *out = NULL, *preset = NULL, *option_json = NULL;
+    const char **cli = xcalloc((size_t)argc, sizeof(char *)); /* key=value, applied last */
+    char **owned = xcalloc((size_t)argc, sizeof(char *));
+    int ncli = 0;
     bool want_summary = false;
-    char err[1024];
+    char err[2048];
     int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -147,26 +166,34 @@ int main(int argc, char **argv) {
                 goto done;
             }
         } else if (ARG("-O")) {
-            if (!opt_set(&opt, val, err, sizeof err)) {
-                rc = usage_error("%s", err);
-                goto done;
-            }
-        } else if (ARG("--dump-after")) {
-            opt_add_dump_after(&opt, val);
-        } else if (ARG("--machine")) {
-            opt.machine = val;
+            cli[ncli++] = val;
+        } else if (ARG("--preset")) {
+            preset = val;
+        } else if (ARG("--option-json")) {
+            option_json = val;
         } else if (ARG("--cache-dir")) {
             if (!*val) {
                 rc = usage_error("%s", "--cache-dir needs a directory, or none");
                 goto done;
             }
             opt.cache_dir = val;
-        } else if (!strcmp(a, "--verify")) {
-            opt.verify = true;
-        } else if (!strcmp(a, "--dump-all")) {
-            opt.dump_all = true;
         } else if (!strcmp(a, "--summary")) {
             want_summary = true;
+        } else if (a[0] == '-' && a[1] == '-' && opt_flag(strchr(a, '=') ? xstrndup_tmp(a) : a) >= 0) {
+            /* a long flag naming an option: --key-name VALUE, --key-name=VALUE, or a
+             * boolean alone */
+            const char *eq = strchr(a, '=');
+            int k = opt_flag(eq ? xstrndup_tmp(a) : a);
+            const char *v = eq ? eq + 1 : !strcmp(mn_opt_info[k].type, "BOOL") ? "true" : i + 1 < argc ? argv[++i] : NULL;
+            if (!v) {
+                rc = usage_error("%s needs a value", a);
+                goto done;
+            }
+            size_t n = strlen(mn_opt_info[k].name) + strlen(v) + 2;
+            owned[ncli] = xmalloc(n);
+            snprintf(owned[ncli], n, "%s=%s", mn_opt_info[k].name, v);
+            cli[ncli] = owned[ncli];
+            ncli++;
         } else if (a[0] == '-' && a[1]) {
             rc = usage_error("unknown option '%s'", a);
             goto done;
@@ -177,6 +204,15 @@ int main(int argc, char **argv) {
             model = a;
 #undef ARG
     }
+    if ((preset && !opt_load_preset(&opt, preset, err, sizeof err)) || (option_json && !opt_load_json(&opt, option_json, err, sizeof err))) {
+        rc = usage_error("%s", err);
+        goto done;
+    }
+    for (int i = 0; i < ncli; i++)
+        if (!opt_set(&opt, cli[i], err, sizeof err)) {
+            rc = usage_error("%s", err);
+            goto done;
+        }
     if (!model) {
         rc = usage_error("%s", "no model given");
         goto done;
@@ -187,13 +223,17 @@ int main(int argc, char **argv) {
     }
     int np;
     const char *const *passes = mn_pass_names(&np);
-    for (int i = 0; i < opt.ndump_after; i++) {
+    for (const char *p = opt.sval[MN_OPT_dump_after]; p && *p;) {
+        const char *comma = strchr(p, ',');
+        int l = comma ? (int)(comma - p) : (int)strlen(p);
         bool found = false;
-        for (int k = 0; k < np; k++) found |= !strcmp(passes[k], opt.dump_after[i]);
+        for (int k = 0; k < np; k++) found |= (int)strlen(passes[k]) == l && !strncmp(passes[k], p, (size_t)l);
         if (!found) {
-            rc = usage_error("--dump-after: unknown pass '%s' (see --help for the pass names)", opt.dump_after[i]);
+            snprintf(err, sizeof err, "dump_after: unknown pass '%.*s' (see --help for the pass names)", l, p);
+            rc = usage_error("%s", err);
             goto done;
         }
+        p = comma ? comma + 1 : NULL;
     }
     MNCompile c;
     rc = mn_compile(&c, model, out, &opt);
@@ -201,6 +241,8 @@ int main(int argc, char **argv) {
     else if (want_summary) summary(&c);
     mn_compile_free(&c);
 done:
+    for (int i = 0; i < argc; i++) free(owned[i]);
+    free(owned), free(cli);
     opt_free(&opt);
     return rc;
 }

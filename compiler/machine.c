@@ -126,6 +126,35 @@ static char *slurp(const char *path, size_t max) {
     return b;
 }
 
+void mn_data_path(const char *rel, char *path, size_t n) {
+    const char *env = getenv("MNCC_PRESETS");
+    if (env) {
+        snprintf(path, n, "%s/%s", env, rel);
+        return;
+    }
+    char exe[PATH_MAX - 256];
+    ssize_t k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) {
+        snprintf(path, n, "presets/%s", rel);
+        return;
+    }
+    exe[k] = 0;
+    char *s = strrchr(exe, '/');
+    if (s) *s = 0;
+    /* installed (PREFIX/bin -> PREFIX/share/mncc/presets), or build/mncc and
+     * build/san/mncc in the source tree */
+    static const char *const up[] = {"/../share/mncc/presets", "/../presets", "/../../presets"};
+    for (size_t i = 0; i < sizeof up / sizeof up[0]; i++) {
+        snprintf(path, n, "%s%s/%s", exe, up[i], rel);
+        char real[PATH_MAX];
+        if (!access(path, R_OK)) {
+            if (realpath(path, real) && strlen(real) < n) snprintf(path, n, "%s", real);
+            return;
+        }
+    }
+    snprintf(path, n, "%s/../presets/%s", exe, rel);
+}
+
 bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {
     char path[PATH_MAX + 128];
     if (strlen(name) > 200) {
@@ -134,20 +163,9 @@ bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {
     }
     if (strchr(name, '/') || strstr(name, ".json")) snprintf(path, sizeof path, "%s", name);
     else {
-        /* presets/ beside the program's build directory, or MNCC_PRESETS */
-        const char *env = getenv("MNCC_PRESETS");
-        char exe[PATH_MAX - 256];
-        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-        if (env) snprintf(path, sizeof path, "%s/machines/%s.json", env, name);
-        else if (n > 0) {
-            exe[n] = 0;
-            char *s = strrchr(exe, '/');
-            if (s) *s = 0;
-            /* build/mncc or build/san/mncc -> repo/presets */
-            snprintf(path, sizeof path, "%s/../presets/machines/%s.json", exe, name);
-            if (access(path, R_OK)) snprintf(path, sizeof path, "%s/../../presets/machines/%s.json", exe, name);
-        } else
-            snprintf(path, sizeof path, "presets/machines/%s.json", name);
+        char rel[256];
+        snprintf(rel, sizeof rel, "machines/%s.json", name);
+        mn_data_path(rel, path, sizeof path);
     }
     char *text = slurp(path, 1 << 20);
     if (!text) {

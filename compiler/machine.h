@@ -25,6 +25,10 @@ typedef struct MNMachine {
     int n_l2b, n_l1b, n_mab, n_pe;
 } MNMachine;
 
+/* presets/REL as the program finds it: under $MNCC_PRESETS, else beside the program
+ * (PREFIX/share/mncc/presets when installed, the source tree's presets/ when run from
+ * build/); path is filled even when no such file exists */
+void mn_data_path(const char *rel, char *path, size_t n);
 /* NAME (a file presets/machines/NAME.json next to the program) or a path to a .json. */
 bool machine_load(const char *name_or_path, MNMachine *m, char *err, size_t errlen);
 bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, size_t errlen);

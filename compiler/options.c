@@ -1,4 +1,7 @@
 #include "options.h"
+#include "buf.h"
+#include "machine.h"
+#include <cjson/cJSON.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,7 +36,15 @@ static int enum_index(const char *values, const char *v, size_t vl) {
     return -1;
 }
 
+static bool is_type(int i, const char *t) { return !strcmp(mn_opt_info[i].type, t); }
+
 static bool parse_value(int i, const char *v, int64_t *out) {
+    if (is_type(i, "STRING")) return *out = 0, true;
+    if (is_type(i, "BOOL")) {
+        if (!strcmp(v, "true") || !strcmp(v, "1")) return *out = 1, true;
+        if (!strcmp(v, "false") || !strcmp(v, "0")) return *out = 0, true;
+        return false;
+    }
     if (!strcmp(mn_opt_info[i].type, "ENUM")) {
         int k = enum_index(mn_opt_info[i].values, v, strlen(v));
         if (k < 0) return false;
@@ -44,7 +55,9 @@ static bool parse_value(int i, const char *v, int64_t *out) {
 }
 
 const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n) {
-    if (!strcmp(mn_opt_info[id].type, "ENUM")) {
+    if (is_type(id, "STRING")) snprintf(buf, n, "%s", o->sval[id] ? o->sval[id] : "");
+    else if (is_type(id, "BOOL")) snprintf(buf, n, "%s", o->ival[id] ? "true" : "false");
+    else if (!strcmp(mn_opt_info[id].type, "ENUM")) {
         const char *p = mn_opt_info[id].values;
         for (int64_t k = 0; k < o->ival[id] && strchr(p, '|'); k++) p = strchr(p, '|') + 1;
         const char *bar = strchr(p, '|');
@@ -56,8 +69,10 @@ const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n) {
 
 void opt_init(MNOptions *o) {
     memset(o, 0, sizeof *o);
-    for (int i = 0; i < MN_OPT_COUNT; i++)
+    for (int i = 0; i < MN_OPT_COUNT; i++) {
         if (!parse_value(i, mn_opt_info[i].dflt, &o->ival[i])) die("bad default for option %s", mn_opt_info[i].name);
+        if (is_type(i, "STRING")) o->sval[i] = xstrdup(mn_opt_info[i].dflt);
+    }
 }
 
 void opt_free(MNOptions *o) {
@@ -65,28 +80,165 @@ void opt_free(MNOptions *o) {
     free(o->shapes);
     for (int i = 0; i < o->nvalues; i++) free((char *)o->values[i].name), free((char *)o->values[i].path);
     free(o->values);
-    for (int i = 0; i < o->ndump_after; i++) free(o->dump_after[i]);
-    free(o->dump_after);
+    for (int i = 0; i < MN_OPT_COUNT; i++) free(o->sval[i]), free(o->from[i]);
+    free(o->preset), free(o->option_file);
 }
 
-bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen) {
+bool opt_set_from(MNOptions *o, const char *kv, MNOptSource src, const char *file, char *err, size_t errlen) {
     const char *eq = strchr(kv, '=');
     size_t kl = eq ? (size_t)(eq - kv) : strlen(kv);
+    const char *where = src == MN_SRC_CMDLINE ? "" : file;
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         if (strlen(mn_opt_info[i].name) != kl || strncmp(mn_opt_info[i].name, kv, kl)) continue;
-        if (!eq || !parse_value(i, eq + 1, &o->ival[i])) {
-            if (!strcmp(mn_opt_info[i].type, "ENUM"))
-                snprintf(err, errlen, "option %s: '%s' is not one of %s", mn_opt_info[i].name, eq ? eq + 1 : "", mn_opt_info[i].values);
+        int64_t v;
+        if (!eq || !parse_value(i, eq + 1, &v)) {
+            const char *got = eq ? eq + 1 : "";
+            if (is_type(i, "ENUM"))
+                snprintf(err, errlen, "%s%soption %s: '%s' is not one of %s", where, *where ? ": " : "", mn_opt_info[i].name, got, mn_opt_info[i].values);
+            else if (is_type(i, "BOOL"))
+                snprintf(err, errlen, "%s%soption %s: expected true or false, got '%s'", where, *where ? ": " : "", mn_opt_info[i].name, got);
+            else if (is_type(i, "STRING"))
+                snprintf(err, errlen, "%s%soption %s needs a value (%s=TEXT)", where, *where ? ": " : "", mn_opt_info[i].name, mn_opt_info[i].name);
             else
-                snprintf(err, errlen, "option %s: expected a non-negative integer, got '%s'", mn_opt_info[i].name, eq ? eq + 1 : "");
+                snprintf(err, errlen, "%s%soption %s: expected a non-negative integer, got '%s'", where, *where ? ": " : "", mn_opt_info[i].name, got);
             return false;
         }
-        o->src[i] = MN_SRC_CMDLINE;
+        o->ival[i] = v;
+        if (is_type(i, "STRING")) free(o->sval[i]), o->sval[i] = xstrdup(eq + 1);
+        o->src[i] = src;
+        free(o->from[i]);
+        o->from[i] = file ? xstrdup(file) : NULL;
         return true;
     }
-    size_t n = (size_t)snprintf(err, errlen, "unknown option '%.*s'; valid options:", (int)kl, kv);
+    size_t n = (size_t)snprintf(err, errlen, "%s%sunknown option '%.*s'; valid options:", where, *where ? ": " : "", (int)kl, kv);
     for (int i = 0; i < MN_OPT_COUNT && n < errlen; i++) n += (size_t)snprintf(err + n, errlen - n, " %s", mn_opt_info[i].name);
     return false;
+}
+
+bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen) { return opt_set_from(o, kv, MN_SRC_CMDLINE, NULL, err, errlen); }
+
+int opt_flag(const char *flag) {
+    if (strncmp(flag, "--", 2)) return -1;
+    for (int i = 0; i < MN_OPT_COUNT; i++) {
+        const char *a = flag + 2, *b = mn_opt_info[i].name;
+        while (*a && *b && (*a == *b || (*a == '-' && *b == '_'))) a++, b++;
+        if (!*a && !*b) return i;
+    }
+    return -1;
+}
+
+const char *opt_source_text(const MNOptions *o, int i, char *buf, size_t n) {
+    switch (o->src[i]) {
+    case MN_SRC_PRESET: snprintf(buf, n, "preset %s", o->from[i] ? o->from[i] : ""); break;
+    case MN_SRC_OPTION_FILE: snprintf(buf, n, "option file %s", o->from[i] ? o->from[i] : ""); break;
+    case MN_SRC_CMDLINE: snprintf(buf, n, "command line"); break;
+    default: snprintf(buf, n, "default"); break;
+    }
+    return buf;
+}
+
+bool opt_dump_after_has(const MNOptions *o, const char *pass) {
+    const char *p = o->sval[MN_OPT_dump_after];
+    size_t pl = strlen(pass);
+    while (p && *p) {
+        const char *c = strchr(p, ',');
+        size_t l = c ? (size_t)(c - p) : strlen(p);
+        if (l == pl && !strncmp(p, pass, l)) return true;
+        p = c ? c + 1 : NULL;
+    }
+    return false;
+}
+
+void opt_preset_path(const char *name, char *path, size_t n) {
+    if (strchr(name, '/') || strstr(name, ".json")) {
+        snprintf(path, n, "%s", name);
+        return;
+    }
+    char rel[300];
+    snprintf(rel, sizeof rel, "%.250s.json", name);
+    mn_data_path(rel, path, n);
+}
+
+static char *slurp_text(const char *path, char *err, size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno)), NULL;
+    MNBuf b = {0};
+    char chunk[4096];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 20)) buf_append(&b, chunk, k);
+    bool bad = ferror(f) || b.len >= (1u << 20);
+    fclose(f);
+    if (bad) {
+        buf_free(&b);
+        return snprintf(err, errlen, "%s: cannot read (or larger than 1 MiB)", path), NULL;
+    }
+    buf_append(&b, "", 1);
+    return b.data;
+}
+
+/* every member of object obj as key=value from source src */
+static bool apply_object(MNOptions *o, const cJSON *obj, MNOptSource src, const char *file, char *err, size_t errlen) {
+    for (const cJSON *it = obj->child; it; it = it->next) {
+        char kv[1200];
+        if (cJSON_IsString(it)) snprintf(kv, sizeof kv, "%s=%s", it->string, it->valuestring);
+        else if (cJSON_IsBool(it)) snprintf(kv, sizeof kv, "%s=%s", it->string, cJSON_IsTrue(it) ? "true" : "false");
+        else if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble == (double)(int64_t)it->valuedouble)
+            snprintf(kv, sizeof kv, "%s=%lld", it->string, (long long)it->valuedouble);
+        else return snprintf(err, errlen, "%s: option %s: expected a string, a boolean or a non-negative integer", file, it->string), false;
+        if (!opt_set_from(o, kv, src, file, err, errlen)) return false;
+    }
+    return true;
+}
+
+static bool load_preset(MNOptions *o, const char *name, int depth, char *err, size_t errlen) {
+    char path[4200];
+    opt_preset_path(name, path, sizeof path);
+    if (depth > 8) return snprintf(err, errlen, "preset %s: more than 8 presets deep in \"base\" (a cycle?)", name), false;
+    char *text = slurp_text(path, err, errlen);
+    if (!text) {
+        if (!strchr(name, '/') && !strstr(name, ".json")) snprintf(err, errlen, "preset '%s' not found (looked for %s)", name, path);
+        return false;
+    }
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    bool ok = false;
+    const cJSON *opts = j ? cJSON_GetObjectItemCaseSensitive(j, "options") : NULL, *base = j ? cJSON_GetObjectItemCaseSensitive(j, "base") : NULL;
+    if (!cJSON_IsObject(j)) snprintf(err, errlen, "%s: not a JSON object", path);
+    else if (opts && !cJSON_IsObject(opts)) snprintf(err, errlen, "%s: \"options\" is not an object", path);
+    else if (base && !cJSON_IsString(base)) snprintf(err, errlen, "%s: \"base\" is not a preset name", path);
+    else {
+        ok = true;
+        for (const cJSON *it = j->child; it && ok; it = it->next)
+            if (strcmp(it->string, "options") && strcmp(it->string, "base") && strcmp(it->string, "description"))
+                ok = false, snprintf(err, errlen, "%s: unknown key '%s' (a preset has description, base and options)", path, it->string);
+        if (ok && base) ok = load_preset(o, base->valuestring, depth + 1, err, errlen);
+        /* a value is said to come from the preset the user named, by its file */
+        if (ok && opts) ok = apply_object(o, opts, MN_SRC_PRESET, path, err, errlen);
+    }
+    cJSON_Delete(j);
+    return ok;
+}
+
+bool opt_load_preset(MNOptions *o, const char *name, char *err, size_t errlen) {
+    free(o->preset);
+    o->preset = xstrdup(name);
+    return load_preset(o, name, 0, err, errlen);
+}
+
+bool opt_load_json(MNOptions *o, const char *path, char *err, size_t errlen) {
+    free(o->option_file);
+    o->option_file = xstrdup(path);
+    char *text = slurp_text(path, err, errlen);
+    if (!text) return false;
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    const cJSON *opts = j ? cJSON_GetObjectItemCaseSensitive(j, "options") : NULL;
+    bool ok = false;
+    if (!cJSON_IsObject(j)) snprintf(err, errlen, "%s: not a JSON object", path);
+    else if (opts && !cJSON_IsObject(opts)) snprintf(err, errlen, "%s: \"options\" is not an object", path);
+    else ok = apply_object(o, opts ? opts : j, MN_SRC_OPTION_FILE, path, err, errlen);
+    cJSON_Delete(j);
+    return ok;
 }
 
 bool opt_add_input_shape(MNOptions *o, const char *spec, char *err, size_t errlen) {
@@ -131,16 +283,6 @@ bool opt_add_input_shape(MNOptions *o, const char *spec, char *err, size_t errle
     s.name = name;
     o->shapes = xrealloc(o->shapes, sizeof(MNInputShape) * (size_t)(o->nshapes + 1));
     o->shapes[o->nshapes++] = s;
-    return true;
-}
-
-bool opt_add_dump_after(MNOptions *o, const char *list) {
-    char *copy = xstrdup(list), *save = NULL;
-    for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        o->dump_after = xrealloc(o->dump_after, sizeof(char *) * (size_t)(o->ndump_after + 1));
-        o->dump_after[o->ndump_after++] = xstrdup(t);
-    }
-    free(copy);
     return true;
 }
 

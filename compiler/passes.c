@@ -196,10 +196,7 @@ static double now_ms(void) {
 }
 
 static bool wants_dump(const MNOptions *o, const char *pass) {
-    if (o->dump_all) return true;
-    for (int i = 0; i < o->ndump_after; i++)
-        if (!strcmp(o->dump_after[i], pass)) return true;
-    return false;
+    return o->ival[MN_OPT_dump_all] || opt_dump_after_has(o, pass);
 }
 
 static bool dump_graph(MNCompile *c, const char *file) {
@@ -225,7 +222,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         }
     }
     char merr[600];
-    if (!machine_load(opt->machine ? opt->machine : "mncore2", &c->machine, merr, sizeof merr)) {
+    if (!machine_load(opt->sval[MN_OPT_machine], &c->machine, merr, sizeof merr)) {
         diag_error(&c->diag, DIAG_INVALID, "%s", merr);
         if (out_dir) mn_report_write(c);
         return 1;
@@ -244,7 +241,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         r->ok = ok;
         r->nodes = c->g ? ir_node_count_live(c->g) : 0;
         r->values = c->g ? c->g->nvalues : 0;
-        if (ok && opt->verify && c->g) {
+        if (ok && opt->ival[MN_OPT_verify] && c->g) {
             char verr[600];
             if (!ir_verify(c->g, &c->machine, pipeline[i].stage, verr, sizeof verr)) {
                 /* our bug, not the model's: say so, and which pass broke it */

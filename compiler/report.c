@@ -40,17 +40,21 @@ bool mn_report_write(MNCompile *c) {
     if (c->machine.name[0]) {
         cJSON *m = cJSON_AddObjectToObject(r, "machine");
         cJSON_AddStringToObject(m, "name", c->machine.name);
+        cJSON_AddStringToObject(m, "source", c->machine.source);
         cJSON_AddNumberToObject(m, "pes", c->machine.n_pe);
         cJSON_AddNumberToObject(m, "lm_lw", (double)c->machine.lm0_lw);
     }
     cJSON *opts = cJSON_AddObjectToObject(r, "options");
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         cJSON *o = cJSON_AddObjectToObject(opts, mn_opt_info[i].name);
-        char vb[64];
-        if (!strcmp(mn_opt_info[i].type, "ENUM")) cJSON_AddStringToObject(o, "value", opt_value_text(c->opt, i, vb, sizeof vb));
-        else cJSON_AddNumberToObject(o, "value", (double)c->opt->ival[i]);
-        cJSON_AddStringToObject(o, "source", c->opt->src[i] == MN_SRC_CMDLINE ? "command line" : "default");
+        char vb[4200], sb[4300];
+        if (!strcmp(mn_opt_info[i].type, "INT")) cJSON_AddNumberToObject(o, "value", (double)c->opt->ival[i]);
+        else if (!strcmp(mn_opt_info[i].type, "BOOL")) cJSON_AddBoolToObject(o, "value", c->opt->ival[i] != 0);
+        else cJSON_AddStringToObject(o, "value", opt_value_text(c->opt, i, vb, sizeof vb));
+        cJSON_AddStringToObject(o, "source", opt_source_text(c->opt, i, sb, sizeof sb));
     }
+    if (c->opt->preset) cJSON_AddStringToObject(r, "preset", c->opt->preset);
+    if (c->opt->option_file) cJSON_AddStringToObject(r, "option_file", c->opt->option_file);
     cJSON *shapes = cJSON_AddObjectToObject(r, "input_shapes");
     for (int i = 0; i < c->opt->nshapes; i++) {
         cJSON *a = cJSON_AddArrayToObject(shapes, c->opt->shapes[i].name);

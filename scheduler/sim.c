@@ -493,7 +493,8 @@ bool sched_node_simulation(MNCompile *c) {
     int mode = (int)c->opt->ival[MN_OPT_simulation_mode];
     bool best = mode == MN_SIM_BEST;
     if (best) mode = MN_SIM_DEFAULT; /* the estimates first: what cannot be emitted alone keeps them */
-    if (mode == MN_SIM_FAKE) mode = MN_SIM_DEFAULT; /* the same estimates, every variant */
+    bool fake = mode == MN_SIM_FAKE;
+    if (fake) mode = MN_SIM_FAST; /* the fewest variants, and no cache to read or write */
     SchedState *st = ARENA_NEW(c->arena, SchedState);
     c->sched = st;
     st->nsim = g->nnodes;
@@ -503,7 +504,7 @@ bool sched_node_simulation(MNCompile *c) {
     if (nt < 1) nt = 1;
     if (nt > 64) nt = 64;
     if (nt > g->nnodes) nt = g->nnodes > 0 ? g->nnodes : 1;
-    c->cache_dir = cache_dir(c);
+    c->cache_dir = fake ? NULL : cache_dir(c);
     int nn = g->nnodes;
     MNBuf mtext = {0};
     sig_machine(&c->machine, mode, &mtext);

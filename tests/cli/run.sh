@@ -209,6 +209,52 @@ sed 's/"lm0": 64,//' "$root/presets/machines/tiny.json" > "$tmp/missing.json"
 expect machine-missing-key 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mm" --machine "$tmp/missing.json"
 grep -q "missing key 'memory_lw.lm0'" "$tmp/err" || bad machine-missing-key-text "$(cat "$tmp/err")"
 
+# presets and option files: precedence (command line > option file > preset, whatever
+# the order), sources in report.json, long flags, errors that list the valid values
+opt_of() { /usr/bin/python3 -c 'import json,sys; o=json.load(open(sys.argv[1]))["options"][sys.argv[2]]; print(o["value"], "|", o["source"])' "$1" "$2"; }
+expect preset-O3 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/p3" --preset O3
+opt_of "$tmp/p3/report.json" scheduler | grep -q '^auto_recompute_sa | preset .*/presets/O3.json$' && ok preset-source ||
+    bad preset-source "$(opt_of "$tmp/p3/report.json" scheduler)"
+opt_of "$tmp/p3/report.json" simulation_mode | grep -q '^default | preset .*/presets/O2.json$' && ok preset-base-source ||
+    bad preset-base-source "$(opt_of "$tmp/p3/report.json" simulation_mode)"
+printf '{"scheduler": "spill_opt", "seed": 5}\n' > "$tmp/opts.json"
+expect preset-override 0 "$mncc" -O scheduler=reuse_consecutive "$g/ok_cnn.onnx" --option-json "$tmp/opts.json" -o "$tmp/po" --preset O3 --sa-steps 7
+[ "$(opt_of "$tmp/po/report.json" scheduler)" = "reuse_consecutive | command line" ] &&
+    [ "$(opt_of "$tmp/po/report.json" seed)" = "5 | option file $tmp/opts.json" ] &&
+    [ "$(opt_of "$tmp/po/report.json" sa_steps)" = "7 | command line" ] &&
+    [ "$(opt_of "$tmp/po/report.json" fold_max_elems)" = "4194304 | default" ] && ok preset-precedence ||
+    bad preset-precedence "$(opt_of "$tmp/po/report.json" scheduler); $(opt_of "$tmp/po/report.json" seed)"
+expect preset-debug 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pd" --preset debug
+[ -f "$tmp/pd/layout.emit.txt" ] && [ -f "$tmp/pd/layout.load.txt" ] && [ "$(opt_of "$tmp/pd/report.json" verify)" = "True | preset $root/presets/debug.json" ] &&
+    ok preset-debug-dumps || bad preset-debug-dumps "$(ls "$tmp/pd")"
+expect preset-unknown 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pu" --preset O9
+grep -q "preset 'O9' not found" "$tmp/err" || bad preset-unknown-text "$(cat "$tmp/err")"
+printf '{"options": {"link": "glue"}}\n' > "$tmp/badpreset.json"
+expect preset-bad-value 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --preset "$tmp/badpreset.json"
+grep -q "badpreset.json: option link: 'glue' is not one of concat|merge" "$tmp/err" || bad preset-bad-value-text "$(cat "$tmp/err")"
+printf '{"nosuch": 1}\n' > "$tmp/badopts.json"
+expect option-json-bad-key 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --option-json "$tmp/badopts.json"
+grep -q "unknown option 'nosuch'; valid options: fold_max_elems" "$tmp/err" || bad option-json-bad-key-text "$(cat "$tmp/err")"
+expect long-flag-bool-value 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --verify=maybe
+expect long-flag-needs-value 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --scheduler
+/usr/bin/python3 "$root/mk/presets_table.py" > "$tmp/presets.md"
+if [ "$(grep -cxF -f "$tmp/presets.md" "$root/README.md")" -eq "$(wc -l < "$tmp/presets.md")" ]; then ok readme-preset-table
+else bad readme-preset-table "README's preset table differs from mk/presets_table.py (make readme-presets)"; fi
+
+# make install: the installed mncc finds its presets and machines without the source
+# tree (run from elsewhere, MNCC_PRESETS unset); the man page renders without warnings
+bdir=$(dirname "$mncc")
+if make -s -C "$root" install PREFIX="$tmp/inst" BUILD="$bdir" ${MNCC_SAN:+SAN=1} >"$tmp/out" 2>&1; then ok install
+else bad install "$(tail -5 "$tmp/out")"; fi
+cp "$g/ok_cnn.onnx" "$tmp/inst/m.onnx"
+(cd / && env -u MNCC_PRESETS "$tmp/inst/bin/mncc" "$tmp/inst/m.onnx" -o "$tmp/inst/out" --preset O2 --machine tiny >"$tmp/out" 2>&1) &&
+    opt_of "$tmp/inst/out/report.json" scheduler | grep -q "^spill_opt | preset $tmp/inst/share/mncc/presets/O2.json$" &&
+    grep -q "\"source\":[[:space:]]*\"$tmp/inst/share/mncc/presets/machines/tiny.json\"" "$tmp/inst/out/report.json" 2>/dev/null; r=$?
+[ $r -eq 0 ] && ok installed-presets || bad installed-presets "$(cat "$tmp/out") $(opt_of "$tmp/inst/out/report.json" scheduler 2>&1)"
+[ -x "$tmp/inst/bin/mnemu" ] && [ -x "$tmp/inst/bin/mndump" ] && ok installed-tools || bad installed-tools "$(ls "$tmp/inst/bin")"
+if groff -man -Tutf8 -ww -z "$tmp/inst/share/man/man1/mncc.1" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then ok man-page
+else bad man-page "$(head -3 "$tmp/err")"; fi
+
 # deps.sh: the path that prints the command, and the path that installs
 MNCC_NO_INSTALL=1 MNCC_EXTRA_PKGS=mncc-no-such-package expect deps-print 1 sh "$root/mk/deps.sh"
 grep -q 'apt-get install -y --no-install-recommends mncc-no-such-package' "$tmp/err" || bad deps-print-text "$(cat "$tmp/err")"

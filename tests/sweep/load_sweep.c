@@ -139,9 +139,9 @@ int main(int argc, char **argv) {
     MNOptions opt, mixed;
     opt_init(&opt);
     opt_init(&mixed);
-    opt.verify = mixed.verify = true;
+    opt.ival[MN_OPT_verify] = mixed.ival[MN_OPT_verify] = 1;
     mixed.ival[MN_OPT_float_dtype] = MN_FLOAT_DTYPE_MIXED;
-    mixed.machine = "tiny"; /* the second run also plans for the small machine */
+    free(mixed.sval[MN_OPT_machine]), mixed.sval[MN_OPT_machine] = xstrdup("tiny"); /* the second run also plans for the small machine */
     mixed.ival[MN_OPT_scheduler] = MN_SCHED_SPILL_OPT; /* where LM is tight: evictions, moves */
     opt.ival[MN_OPT_sa_steps] = mixed.ival[MN_OPT_sa_steps] = 200;
     int nmodel = 0;

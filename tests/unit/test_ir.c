@@ -3,6 +3,10 @@
 #include "unit.h"
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 void test_arena(void) {
     Arena *a = arena_new(1 << 20);
@@ -123,7 +127,53 @@ void test_options(void) {
     CHECK(!opt_add_input_shape(&o, "x=1,,2", err, sizeof err));
     CHECK(!opt_add_input_shape(&o, "y=-1", err, sizeof err));
     CHECK(!opt_add_input_shape(&o, "noeq", err, sizeof err));
+    /* booleans, strings and long flags */
+    CHECK(opt_set(&o, "verify=true", err, sizeof err) && o.ival[MN_OPT_verify] == 1);
+    CHECK(!opt_set(&o, "verify=yes", err, sizeof err) && strstr(err, "true or false"));
+    CHECK(opt_set(&o, "machine=tiny", err, sizeof err) && !strcmp(o.sval[MN_OPT_machine], "tiny"));
+    CHECK(!opt_set(&o, "scheduler=fastest", err, sizeof err) && strstr(err, "always_from_dram|reuse_consecutive"));
+    CHECK_EQ_I(opt_flag("--dump-all"), MN_OPT_dump_all);
+    CHECK_EQ_I(opt_flag("--simulation-mode"), MN_OPT_simulation_mode);
+    CHECK_EQ_I(opt_flag("--nosuch"), -1);
+    CHECK_EQ_I(opt_flag("-dump-all"), -1);
+    CHECK(opt_set(&o, "dump_after=load,emit", err, sizeof err) && opt_dump_after_has(&o, "emit") && opt_dump_after_has(&o, "load"));
+    CHECK(!opt_dump_after_has(&o, "lo") && !opt_dump_after_has(&o, "dtype"));
     opt_free(&o);
+
+    /* a preset building on another, then an option file: each value says where it came from */
+    char dir[] = "/tmp/mncc_presetXXXXXX", a[300], b[300], j[300], bad[300], cyc[300];
+    CHECK(mkdtemp(dir) != NULL);
+    snprintf(a, sizeof a, "%s/a.json", dir), snprintf(b, sizeof b, "%s/b.json", dir), snprintf(j, sizeof j, "%s/o.json", dir);
+    snprintf(bad, sizeof bad, "%s/bad.json", dir), snprintf(cyc, sizeof cyc, "%s/cyc.json", dir);
+    FILE *f = fopen(a, "w");
+    fprintf(f, "{\"options\": {\"scheduler\": \"spill_opt\", \"seed\": 7, \"verify\": true}}");
+    fclose(f);
+    f = fopen(b, "w");
+    fprintf(f, "{\"description\": \"x\", \"base\": \"%s\", \"options\": {\"seed\": 9}}", a);
+    fclose(f);
+    f = fopen(j, "w");
+    fprintf(f, "{\"sa_steps\": 5, \"link\": \"merge\"}");
+    fclose(f);
+    f = fopen(bad, "w");
+    fprintf(f, "{\"options\": {\"link\": \"glue\"}}");
+    fclose(f);
+    f = fopen(cyc, "w");
+    fprintf(f, "{\"base\": \"%s\"}", cyc);
+    fclose(f);
+    opt_init(&o);
+    CHECK(opt_load_preset(&o, b, err, sizeof err));
+    CHECK(o.ival[MN_OPT_scheduler] == MN_SCHED_SPILL_OPT && o.ival[MN_OPT_seed] == 9 && o.ival[MN_OPT_verify] == 1);
+    CHECK(o.src[MN_OPT_seed] == MN_SRC_PRESET && !strcmp(o.from[MN_OPT_seed], b) && !strcmp(o.from[MN_OPT_scheduler], a));
+    CHECK(opt_load_json(&o, j, err, sizeof err) && o.ival[MN_OPT_sa_steps] == 5 && o.src[MN_OPT_link] == MN_SRC_OPTION_FILE);
+    CHECK(opt_set(&o, "seed=3", err, sizeof err) && o.src[MN_OPT_seed] == MN_SRC_CMDLINE && o.from[MN_OPT_seed] == NULL);
+    char sb[400];
+    CHECK(!strcmp(opt_source_text(&o, MN_OPT_fold_max_elems, sb, sizeof sb), "default"));
+    CHECK(!strncmp(opt_source_text(&o, MN_OPT_scheduler, sb, sizeof sb), "preset /tmp/", 12));
+    CHECK(!opt_load_preset(&o, bad, err, sizeof err) && strstr(err, "bad.json") && strstr(err, "concat|merge"));
+    CHECK(!opt_load_preset(&o, cyc, err, sizeof err) && strstr(err, "deep"));
+    CHECK(!opt_load_preset(&o, "no_such_preset", err, sizeof err) && strstr(err, "not found"));
+    opt_free(&o);
+    remove(a), remove(b), remove(j), remove(bad), remove(cyc), rmdir(dir);
 }
 
 /* The verifier rejects a split whose pieces do not tile the value, and a sum whose terms
