@@ -24,7 +24,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-ini
 LDLIBS_ALL = $(SANFLAGS) -pthread -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(LDLIBS)
 
 COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c compiler/ops.c \
-                compiler/onnx_load.c compiler/infer.c compiler/fold.c compiler/attrs.c \
+                compiler/onnx_load.c compiler/onnx_write.c compiler/infer.c compiler/fold.c compiler/attrs.c \
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
                 compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c emitter/emit.c emitter/transfer.c emitter/window.c emitter/matmul.c emitter/link.c \

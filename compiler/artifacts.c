@@ -55,10 +55,11 @@ bool mn_art_prepare_dir(MNCompile *c) {
     return true;
 }
 
-bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) {
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp%ld", c->out_dir, name, (long)getpid());
+bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) {
+    char tmp[4200];
+    const char *slash = strrchr(path, '/');
+    if (slash) snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp%ld", (int)(slash - path), path, slash + 1, (long)getpid());
+    else snprintf(tmp, sizeof tmp, ".%s.tmp%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) return io_fail(c, "cannot write", tmp);
     const char *p = data;
@@ -86,6 +87,13 @@ bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) 
         unlink(tmp);
         return false;
     }
+    return true;
+}
+
+bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
+    if (!mn_art_write_path(c, path, data, len)) return false;
     int k = 0;
     while (k < c->nartifacts && strcmp(c->artifacts[k], name)) k++;
     if (k == c->nartifacts && k < (int)(sizeof c->artifacts / sizeof c->artifacts[0])) c->artifacts[c->nartifacts++] = arena_strdup(c->arena, name);

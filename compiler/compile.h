@@ -64,6 +64,10 @@ void mn_figure(MNCompile *c, const char *name, int64_t value);
 bool mn_art_prepare_dir(MNCompile *c);
 bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len);
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
+/* the same atomic write to any path (not listed among the codegen dir's artifacts) */
+bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len);
+/* onnx_write.c: graph g as an ONNX model (strip: large constants without data) */
+bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out);
 /* report.c */
 bool mn_report_write(MNCompile *c);
 /* l3ir.c */

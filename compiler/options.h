@@ -30,7 +30,9 @@
     X(machine, STRING, "mncore2", "", "target machine: a name under presets/machines, or a path to a machine file") \
     X(verify, BOOL, "false", "", "check the graph's invariants after every pass") \
     X(dump_all, BOOL, "false", "", "write layout.PASS.txt after every pass") \
-    X(dump_after, STRING, "", "", "write layout.PASS.txt after the named passes (comma-separated)")
+    X(dump_after, STRING, "", "", "write layout.PASS.txt after the named passes (comma-separated)") \
+    X(compress_dumps, BOOL, "false", "", "write the final graph as l3ir_stripped.onnx.zst (zstd) instead of l3ir_stripped.onnx") \
+    X(out_onnx, STRING, "", "", "also write the graph as it enters the planners (after dce) as ONNX to this path")
 
 typedef enum {
 #define X(name, type, dflt, values, help) MN_OPT_##name,

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <zstd.h>
 #include <time.h>
 
 typedef bool (*MNPassFn)(MNCompile *c);
@@ -207,6 +208,23 @@ static bool dump_graph(MNCompile *c, const char *file) {
     return ok;
 }
 
+/* l3ir_stripped.onnx, or its zstd frame with compress_dumps */
+static bool write_stripped(MNCompile *c) {
+    MNBuf b = {0};
+    bool ok = onnx_write_model(c, c->g, true, &b);
+    if (ok && c->opt->ival[MN_OPT_compress_dumps]) {
+        size_t cap = ZSTD_compressBound(b.len);
+        void *z = xmalloc(cap ? cap : 1);
+        size_t got = ZSTD_compress(z, cap, b.data ? b.data : "", b.len, 3);
+        if (ZSTD_isError(got)) die("zstd: %s", ZSTD_getErrorName(got));
+        ok = mn_art_write(c, "l3ir_stripped.onnx.zst", z, got);
+        free(z);
+    } else if (ok)
+        ok = mn_art_write(c, "l3ir_stripped.onnx", b.data ? b.data : "", b.len);
+    buf_free(&b);
+    return ok;
+}
+
 int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt) {
     memset(c, 0, sizeof *c);
     c->model_path = model_path;
@@ -252,11 +270,16 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         }
         if (!ok) mn_log(c, 2, "%s", c->diag.msg);
         if (ok && out_dir && !before && wants_dump(opt, r->name)) ok = dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
+        if (ok && !strcmp(r->name, "dce") && opt->sval[MN_OPT_out_onnx][0]) { /* the graph the planners receive */
+            MNBuf b = {0};
+            ok = onnx_write_model(c, c->g, false, &b) && mn_art_write_path(c, opt->sval[MN_OPT_out_onnx], b.data ? b.data : "", b.len);
+            buf_free(&b);
+        }
         if (out_dir && !mn_report_write(c)) ok = false;
     }
     if (ok) {
         c->cur_pass = "artifacts";
-        if (out_dir) ok = dump_graph(c, "l3ir.txt");
+        if (out_dir) ok = dump_graph(c, "l3ir.txt") && write_stripped(c);
         c->finished = ok;
     }
     if (out_dir) ok = mn_report_write(c) && ok;

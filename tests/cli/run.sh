@@ -80,7 +80,7 @@ print(json.dumps(strip(json.load(open(sys.argv[1]))), indent=1, sort_keys=True))
 strip_report "$tmp/a/report.json" > "$tmp/ra"
 strip_report "$tmp/b/report.json" > "$tmp/rb"
 cmp -s "$tmp/ra" "$tmp/rb" && ok determinism-report || bad determinism-report "report.json differs beyond wall_ms and cache"
-for f in simulation_result.json trace.json; do
+for f in simulation_result.json trace.json l3ir_stripped.onnx model.app model.vsm; do
     cmp -s "$tmp/a/$f" "$tmp/b/$f" || bad determinism "$f differs between two runs"
 done
 
@@ -240,6 +240,43 @@ expect long-flag-needs-value 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --scheduler
 /usr/bin/python3 "$root/mk/presets_table.py" > "$tmp/presets.md"
 if [ "$(grep -cxF -f "$tmp/presets.md" "$root/README.md")" -eq "$(wc -l < "$tmp/presets.md")" ]; then ok readme-preset-table
 else bad readme-preset-table "README's preset table differs from mk/presets_table.py (make readme-presets)"; fi
+
+# dumps: the final graph as ONNX (python3-onnx loads and checks it), zstd-compressed on
+# request, and the graph entering the planners at out_onnx=PATH
+expect dump-onnx 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/do" -O out_onnx="$tmp/do_in.onnx"
+/usr/bin/python3 - "$tmp/do/l3ir_stripped.onnx" "$tmp/do_in.onnx" "$g/ok_cnn.onnx" >"$tmp/out" 2>&1 <<'PY' && ok dump-onnx-valid || bad dump-onnx-valid "$(tail -3 "$tmp/out")"
+import sys, onnx
+m = onnx.load(sys.argv[1]); onnx.checker.check_model(m)
+assert {o.domain: o.version for o in m.opset_import}.get("mncore") == 1
+assert any(n.domain == "mncore" and n.op_type == "MNCoreDownload" for n in m.graph.node)
+docs = {v.name: v.doc_string for v in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output)}
+assert all(d.startswith("mncore:") and "layout=PadLayout" in d and "loc=" in d for d in docs.values()), docs
+stripped = [v.name for v in m.graph.input if "data stripped" in v.doc_string]
+assert stripped and all(t.name not in stripped for t in m.graph.initializer)
+assert all(len(t.raw_data) <= 16 * 8 for t in m.graph.initializer)
+assert dict((e.key, e.value) for e in m.metadata_props)["mncore.stripped_constants"] == str(len(stripped))
+i = onnx.load(sys.argv[2]); onnx.checker.check_model(i)
+src = onnx.load(sys.argv[3])
+assert [n.op_type for n in i.graph.node] == [n.op_type for n in src.graph.node], [n.op_type for n in i.graph.node]
+assert all(n.domain == "" for n in i.graph.node) and not any(o.domain == "mncore" for o in i.opset_import)
+assert sum(len(t.raw_data) for t in i.graph.initializer) > 0  # not stripped
+PY
+expect dump-onnx-zst 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/dz" --compress-dumps
+[ -f "$tmp/dz/l3ir_stripped.onnx.zst" ] && [ ! -f "$tmp/dz/l3ir_stripped.onnx" ] &&
+/usr/bin/python3 - "$tmp/dz/l3ir_stripped.onnx.zst" "$tmp/do/l3ir_stripped.onnx" >"$tmp/out" 2>&1 <<'PY' && ok dump-onnx-zst-valid || bad dump-onnx-zst-valid "$(tail -3 "$tmp/out")"
+import ctypes, sys, onnx
+z = ctypes.CDLL("libzstd.so.1")
+z.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+z.ZSTD_decompress.restype = ctypes.c_size_t
+src = open(sys.argv[1], "rb").read()
+n = z.ZSTD_getFrameContentSize(src, len(src))
+out = ctypes.create_string_buffer(n)
+assert z.ZSTD_decompress(out, n, src, len(src)) == n
+assert out.raw == open(sys.argv[2], "rb").read()
+onnx.checker.check_model(onnx.load_from_string(out.raw))
+PY
+expect dump-onnx-bad-path 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/db" -O out_onnx="$tmp/nodir/x.onnx"
+grep -q "cannot write" "$tmp/err" && [ "$(json_status "$tmp/db/report.json")" = error ] && ok dump-onnx-bad-path-text || bad dump-onnx-bad-path-text "$(cat "$tmp/err")"
 
 # make install: the installed mncc finds its presets and machines without the source
 # tree (run from elsewhere, MNCC_PRESETS unset); the man page renders without warnings
