@@ -31,7 +31,7 @@ COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c
                 emu/emu.c emu/emu_units.c emu/emu_time.c emu/emu_app.c planners/layout.c planners/dtype.c planners/conv_lower.c planners/location.c planners/layout_plan.c planners/time_slice.c \
                 scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
-MNCC_SRCS     = cmd/mncc.c
+MNCC_SRCS     = cmd/mncc.c cmd/batch.c
 MNEMU_SRCS    = cmd/mnemu.c
 MNDUMP_SRCS   = cmd/mndump.c
 UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infer.c tests/unit/test_layout.c tests/unit/test_sched.c

@@ -12,10 +12,15 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: mncc MODEL.onnx -o DIR [options]\n"
             "       mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app\n"
+            "       mncc batch LIST|DIR -o OUTROOT [-j N] [--shard K/N] [--quiet] [options]\n"
             "       mncc --list-ops | --help | --version\n"
             "\n"
             "Compiles an ONNX model for the MN-Core-style accelerator into the codegen\n"
             "directory DIR (report.json, l3ir.txt, model.onnx, out.txt, out.json).\n"
+            "mncc batch compiles every .onnx under DIR, or the models of a LIST file (a\n"
+            "line: PATH [options] [--name NAME]), into OUTROOT/NAME/ in N processes, and\n"
+            "writes OUTROOT/summary.json and OUTROOT/junit.xml; --shard K/N takes a stable\n"
+            "K-th of N parts; up-to-date outputs are skipped; exit 1 if any model failed.\n"
             "\n"
             "options:\n"
             "  -o DIR                    output (codegen) directory\n"
@@ -122,8 +127,11 @@ static int cmd_asm(int argc, char **argv) {
     return 0;
 }
 
+int mncc_batch(int argc, char **argv); /* batch.c */
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "asm")) return cmd_asm(argc, argv);
+    if (argc > 1 && !strcmp(argv[1], "batch")) return mncc_batch(argc, argv);
     MNOptions opt;
     opt_init(&opt);
     const char *model = NULL, *out = NULL, *preset = NULL, *option_json = NULL;

@@ -1,6 +1,7 @@
 #include "buf.h"
 #include "diag.h"
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,4 +55,22 @@ void buf_json_string(MNBuf *b, const char *s) {
             buf_append(b, p, 1);
     }
     buf_append(b, "\"", 1);
+}
+
+char *buf_read_file(const char *path, size_t max, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    MNBuf b = {0};
+    char chunk[65536];
+    size_t k;
+    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && (!max || b.len <= max)) buf_append(&b, chunk, k);
+    bool bad = ferror(f) || (max && b.len > max);
+    fclose(f);
+    if (bad) {
+        buf_free(&b);
+        return NULL;
+    }
+    buf_append(&b, "", 1);
+    if (len) *len = b.len - 1;
+    return b.data;
 }

@@ -11,4 +11,7 @@ void buf_append(MNBuf *b, const void *p, size_t n);
 void buf_free(MNBuf *b);
 /* s as a JSON string literal, quotes included (for artifacts too large for a cJSON tree) */
 void buf_json_string(MNBuf *b, const char *s);
+/* the whole file, NUL-terminated (its length in *len when len is set); NULL when it
+ * cannot be read or is larger than max bytes (0: no bound) */
+char *buf_read_file(const char *path, size_t max, size_t *len);
 #endif

@@ -1,4 +1,5 @@
 #include "machine.h"
+#include "buf.h"
 #include "diag.h"
 #include <cjson/cJSON.h>
 #include <limits.h>
@@ -116,16 +117,6 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
     return true;
 }
 
-static char *slurp(const char *path, size_t max) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *b = xmalloc(max + 1);
-    size_t n = fread(b, 1, max, f);
-    fclose(f);
-    b[n] = 0;
-    return b;
-}
-
 void mn_data_path(const char *rel, char *path, size_t n) {
     const char *env = getenv("MNCC_PRESETS");
     if (env) {
@@ -167,7 +158,7 @@ bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {
         snprintf(rel, sizeof rel, "machines/%s.json", name);
         mn_data_path(rel, path, sizeof path);
     }
-    char *text = slurp(path, 1 << 20);
+    char *text = buf_read_file(path, 1 << 20, NULL);
     if (!text) {
         snprintf(err, errlen, "machine '%s': cannot read %s", name, path);
         return false;

@@ -160,20 +160,10 @@ void opt_preset_path(const char *name, char *path, size_t n) {
 }
 
 static char *slurp_text(const char *path, char *err, size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno)), NULL;
-    MNBuf b = {0};
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len < (1u << 20)) buf_append(&b, chunk, k);
-    bool bad = ferror(f) || b.len >= (1u << 20);
-    fclose(f);
-    if (bad) {
-        buf_free(&b);
-        return snprintf(err, errlen, "%s: cannot read (or larger than 1 MiB)", path), NULL;
-    }
-    buf_append(&b, "", 1);
-    return b.data;
+    errno = 0;
+    char *t = buf_read_file(path, 1u << 20, NULL);
+    if (!t) snprintf(err, errlen, "%s: cannot read (or larger than 1 MiB): %s", path, errno ? strerror(errno) : "too large");
+    return t;
 }
 
 /* every member of object obj as key=value from source src */

@@ -30,19 +30,6 @@ static void results_text(const SimNode *sn, MNBuf *b) {
     }
 }
 
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    MNBuf b = {0};
-    char tmp[4096];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof tmp, f)) > 0) buf_append(&b, tmp, n);
-    fclose(f);
-    buf_append(&b, "", 1);
-    *len = b.len - 1;
-    return b.data;
-}
-
 static bool get_int(const cJSON *o, int64_t *v) {
     if (!cJSON_IsNumber(o) || !(o->valuedouble >= -1e15 && o->valuedouble <= 1e15)) return false; /* NaN too */
     *v = (int64_t)o->valuedouble;
@@ -53,7 +40,7 @@ bool sim_cache_get(SimCache *sc, const char *sig, uint64_t key, SimNode *out) {
     char path[4400];
     path_of(sc, key, path, sizeof path, false);
     size_t len;
-    char *text = read_all(path, &len);
+    char *text = buf_read_file(path, 0, &len);
     if (!text) {
         sc->misses++;
         return false;

@@ -278,6 +278,66 @@ PY
 expect dump-onnx-bad-path 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/db" -O out_onnx="$tmp/nodir/x.onnx"
 grep -q "cannot write" "$tmp/err" && [ "$(json_status "$tmp/db/report.json")" = error ] && ok dump-onnx-bad-path-text || bad dump-onnx-bad-path-text "$(cat "$tmp/err")"
 
+# mncc batch: a directory and a list, parallel jobs, shards, up-to-date skips, the
+# summary and JUnit files; one failing model does not stop the others
+mkdir -p "$tmp/zoo/sub"
+cp "$g/ok_cnn.onnx" "$g/ok_opset9.onnx" "$tmp/zoo/" && cp "$g/ok_transformer.onnx" "$g/bad_shape_mismatch.onnx" "$tmp/zoo/sub/"
+expect batch-dir 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bd" -j 2
+batch_check() { # batch_check OUTROOT EXPECTED-NAMES-AND-STATUSES
+    /usr/bin/python3 - "$1" "$2" <<'PY'
+import json, sys, xml.dom.minidom as x
+s = json.load(open(sys.argv[1] + "/summary.json"))
+got = " ".join("%s=%s" % (r["name"], r["status"].replace(" ", "_")) for r in s["results"])
+assert got == sys.argv[2], got
+d = x.parse(sys.argv[1] + "/junit.xml")
+cases = d.getElementsByTagName("testcase")
+assert [c.getAttribute("name") for c in cases] == [r["name"] for r in s["results"]]
+fails = [c for c in cases if c.getElementsByTagName("failure")]
+assert d.getElementsByTagName("testsuite")[0].getAttribute("failures") == str(len(fails)) == str(s["failed"])
+for c, r in zip(cases, s["results"]):
+    f = c.getElementsByTagName("failure")
+    assert bool(f) == (r["status"] == "failed") and (not f or f[0].getAttribute("message") == r["error"])
+PY
+}
+batch_check "$tmp/bd" "ok_cnn=ok ok_opset9=ok sub_bad_shape_mismatch=failed sub_ok_transformer=ok" && ok batch-summary || bad batch-summary "see above"
+grep -q "cannot be broadcast" "$tmp/bd/junit.xml" && [ "$(json_status "$tmp/bd/sub_ok_transformer/report.json")" = ok ] && ok batch-failure-message || bad batch-failure-message "$(cat "$tmp/bd/junit.xml")"
+grep -q 'mncc batch: \[[0-9]/4\] failed sub_bad_shape_mismatch' "$tmp/err" && ok batch-progress-lines || bad batch-progress-lines "$(cat "$tmp/err")"
+expect batch-again 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bd" -j 2
+batch_check "$tmp/bd" "ok_cnn=up_to_date ok_opset9=up_to_date sub_bad_shape_mismatch=failed sub_ok_transformer=up_to_date" && ok batch-up-to-date || bad batch-up-to-date "see above"
+expect batch-new-options 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bd" --quiet -O scheduler=spill_opt
+[ ! -s "$tmp/err" ] && batch_check "$tmp/bd" "ok_cnn=ok ok_opset9=ok sub_bad_shape_mismatch=failed sub_ok_transformer=ok" && ok batch-options-recompile || bad batch-options-recompile "$(cat "$tmp/err")"
+[ "$(opt_of "$tmp/bd/ok_cnn/report.json" scheduler)" = "spill_opt | command line" ] && ok batch-options-passed || bad batch-options-passed "$(opt_of "$tmp/bd/ok_cnn/report.json" scheduler)"
+expect batch-j1 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bj" -j 1 -O scheduler=spill_opt
+nd=0
+for m in ok_cnn ok_opset9 sub_ok_transformer; do
+    for f in l3ir.txt model.app model.vsm l3ir_stripped.onnx; do
+        [ -f "$tmp/bj/$m/$f" ] || [ -f "$tmp/bd/$m/$f" ] || continue
+        cmp -s "$tmp/bj/$m/$f" "$tmp/bd/$m/$f" || { nd=$((nd + 1)); bad batch-deterministic "$m/$f differs between -j 1 and -j 2"; }
+    done
+done
+[ $nd -eq 0 ] && ok batch-deterministic
+printf '# a zoo\nok_cnn.onnx --machine tiny\nok_mlp.onnx --input-shape x=2,8 --name mlp2   # per-model options\n\nok_mlp.onnx --input-shape x=3,8 --scheduler spill_opt --name mlp3\n' > "$tmp/zoo/list.txt"
+cp "$g/ok_mlp.onnx" "$tmp/zoo/"
+expect batch-list 0 "$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bl"
+batch_check "$tmp/bl" "ok_cnn=ok mlp2=ok mlp3=ok" && grep -q '"name":[[:space:]]*"tiny"' "$tmp/bl/ok_cnn/report.json" &&
+    [ "$(opt_of "$tmp/bl/mlp3/report.json" scheduler)" = "spill_opt | command line" ] && ok batch-list-options || bad batch-list-options "see above"
+printf 'ok_mlp.onnx --name a\nok_cnn.onnx --name a\n' > "$tmp/zoo/dup.txt"
+expect batch-list-dup 1 "$mncc" batch "$tmp/zoo/dup.txt" -o "$tmp/bu"
+grep -q "dup.txt:2: model name 'a' used twice" "$tmp/err" || bad batch-list-dup-text "$(cat "$tmp/err")"
+all=""
+for k in 1 2 3; do
+    "$mncc" batch "$tmp/zoo" -o "$tmp/bs$k" --shard $k/3 --quiet >/dev/null 2>&1
+    all="$all $(/usr/bin/python3 -c 'import json,sys; print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["results"]))' "$tmp/bs$k/summary.json")"
+done
+[ "$(echo $all | tr ' ' '\n' | sort | tr '\n' ' ')" = "ok_cnn ok_mlp ok_opset9 sub_bad_shape_mismatch sub_ok_transformer " ] && ok batch-shards || bad batch-shards "shards hold: $all"
+# on a terminal: one redrawn status line with the running compile's pass
+if command -v script >/dev/null; then
+    script -qec "'$mncc' batch '$tmp/zoo/list.txt' -o '$tmp/bt' -j 1" /dev/null > "$tmp/out" 2>&1
+    grep -q "$(printf '\r\033\\[K')\[[0-3]/3\] 0 failed" "$tmp/out" && grep -q "3 models, 3 compiled" "$tmp/out" && ok batch-terminal || bad batch-terminal "$(tr '\r' '\n' < "$tmp/out" | tail -3)"
+else bad batch-terminal "no script(1) to run a terminal"; fi
+expect batch-bad-shard 2 "$mncc" batch "$tmp/zoo" -o "$tmp/bx" --shard 4/3
+expect batch-no-out 2 "$mncc" batch "$tmp/zoo"
+
 # make install: the installed mncc finds its presets and machines without the source
 # tree (run from elsewhere, MNCC_PRESETS unset); the man page renders without warnings
 bdir=$(dirname "$mncc")
