@@ -70,6 +70,9 @@ bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t 
 bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out);
 /* report.c */
 bool mn_report_write(MNCompile *c);
+void *mn_report_json(MNCompile *c); /* report.json's tree (a cJSON *, the caller deletes it) */
+/* dashboard.c: dashboard.html in the codegen dir, also for a failed compile */
+bool mn_dashboard_write(MNCompile *c);
 /* l3ir.c */
 void ir_print_l3ir(MNBuf *b, const MNGraph *g);
 /* verify.c: the invariants after a pass of the given stage (0 loaded, 1 static

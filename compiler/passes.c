@@ -242,7 +242,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     char merr[600];
     if (!machine_load(opt->sval[MN_OPT_machine], &c->machine, merr, sizeof merr)) {
         diag_error(&c->diag, DIAG_INVALID, "%s", merr);
-        if (out_dir) mn_report_write(c);
+        if (out_dir) mn_dashboard_write(c), mn_report_write(c);
         return 1;
     }
     mn_log(c, 0, "machine %s: %d PEs, LM %lld long words", c->machine.name, c->machine.n_pe, (long long)c->machine.lm0_lw);
@@ -282,6 +282,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         if (out_dir) ok = dump_graph(c, "l3ir.txt") && write_stripped(c);
         c->finished = ok;
     }
+    if (out_dir && !mn_dashboard_write(c)) ok = false; /* also for a failed compile: it shows the error */
     if (out_dir) ok = mn_report_write(c) && ok;
     if (!ok && !diag_failed(&c->diag)) die("compile failed without a diagnostic");
     return ok ? 0 : 1;

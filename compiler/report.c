@@ -23,8 +23,7 @@ static bool write_json(MNCompile *c, const char *name, cJSON *j) {
     return ok;
 }
 
-bool mn_report_write(MNCompile *c) {
-    if (!c->out_dir) return true;
+void *mn_report_json(MNCompile *c) {
     cJSON *r = cJSON_CreateObject();
     cJSON_AddStringToObject(r, "compiler", "mncc");
     cJSON_AddStringToObject(r, "compiler_version", mncc_version);
@@ -109,6 +108,12 @@ bool mn_report_write(MNCompile *c) {
         cJSON_AddNumberToObject(k, "corrupt", (double)c->cache_corrupt);
         cJSON_AddNumberToObject(k, "write_failures", (double)c->cache_write_failures);
     }
+    return r;
+}
+
+bool mn_report_write(MNCompile *c) {
+    if (!c->out_dir) return true;
+    cJSON *r = mn_report_json(c);
     bool ok = write_json(c, "report.json", r);
     cJSON_Delete(r);
 

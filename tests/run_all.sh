@@ -30,6 +30,7 @@ run roundtrip "$b/vsm_roundtrip" $(ls tests/vsm/*.vsm tests/app/*.vsm 2>/dev/nul
 run app sh tests/app/run.sh "$b"
 [ -f tests/vsm/run.sh ] && run vsm sh tests/vsm/run.sh "$b/mnemu"
 run emit /usr/bin/python3 tests/emit/run.py "$b/mncc" "$b/mnemu"
+run dashboard sh tests/dashboard/run.sh "$b/mncc"
 # compiled models against the ONNX references, through mncc and mnemu: mncore2 in the
 # plain build; under the sanitizers the 16-PE machine (slicing, spilling) and one L1B
 # (where the most ops are emitted)
