@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -37,6 +38,7 @@ static void usage(FILE *f) {
             "  --cache-dir DIR|none      Node Simulation cache (default $XDG_CACHE_HOME/mncc/sim,\n"
             "                            else ~/.cache/mncc/sim)\n"
             "  --summary                 print a short summary on success\n"
+            "  --quiet                   no status line (on a terminal: the pass running)\n"
             "  --list-ops                print the supported ONNX ops and opset ranges\n"
             "  --help, --version\n"
             "\n"
@@ -138,7 +140,7 @@ int main(int argc, char **argv) {
     const char **cli = xcalloc((size_t)argc, sizeof(char *)); /* key=value, applied last */
     char **owned = xcalloc((size_t)argc, sizeof(char *));
     int ncli = 0;
-    bool want_summary = false;
+    bool want_summary = false, quiet = false;
     char err[2048];
     int rc = 2;
     for (int i = 1; i < argc; i++) {
@@ -187,6 +189,8 @@ int main(int argc, char **argv) {
             opt.cache_dir = val;
         } else if (!strcmp(a, "--summary")) {
             want_summary = true;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
         } else if (a[0] == '-' && a[1] == '-' && opt_flag(strchr(a, '=') ? xstrndup_tmp(a) : a) >= 0) {
             /* a long flag naming an option: --key-name VALUE, --key-name=VALUE, or a
              * boolean alone */
@@ -243,6 +247,7 @@ int main(int argc, char **argv) {
         }
         p = comma ? comma + 1 : NULL;
     }
+    opt.progress = !quiet && isatty(2); /* the pass running, on a terminal */
     MNCompile c;
     rc = mn_compile(&c, model, out, &opt);
     if (rc) fprintf(stderr, "mncc: error: %s\n", c.diag.msg);

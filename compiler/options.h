@@ -64,6 +64,7 @@ typedef struct MNOptions {
     int nvalues;
     char *preset;      /* --preset as given (owned), NULL: none */
     char *option_file; /* --option-json (owned) */
+    bool progress;         /* a status line on stderr: the pass running (a terminal's) */
     const char *cache_dir; /* --cache-dir; NULL: $XDG_CACHE_HOME/mncc (or ~/.cache/mncc) when
                               writing a codegen dir, none for in-memory compiles; "none": off */
 } MNOptions;

@@ -249,6 +249,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     bool ok = true;
     for (int i = 0; i < NPASSES && ok; i++) {
         c->cur_pass = pipeline[i].name;
+        if (opt->progress) fprintf(stderr, "\r\033[Kmncc: pass %d/%d %s", i + 1, NPASSES, pipeline[i].name);
         bool before = !strcmp(pipeline[i].name, "time_slice");
         if (before && out_dir && wants_dump(opt, pipeline[i].name) && !dump_graph(c, "layout.time_slice.txt")) break;
         double t0 = now_ms();
@@ -282,6 +283,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         if (out_dir) ok = dump_graph(c, "l3ir.txt") && write_stripped(c);
         c->finished = ok;
     }
+    if (opt->progress) fprintf(stderr, "\r\033[K");
     if (out_dir && !mn_dashboard_write(c)) ok = false; /* also for a failed compile: it shows the error */
     if (out_dir) ok = mn_report_write(c) && ok;
     if (!ok && !diag_failed(&c->diag)) die("compile failed without a diagnostic");
