@@ -6,14 +6,16 @@
 #include "version.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <cjson/cJSON.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static void usage(FILE *f) {
     fprintf(f,
             "usage: mncc MODEL.onnx -o DIR [options]\n"
             "       mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app\n"
-            "       mncc batch LIST|DIR -o OUTROOT [-j N] [--shard K/N] [--quiet] [options]\n"
+            "       mncc batch LIST|DIR -o OUTROOT [-j N] [--shard K/N] [--timeout S] [--quiet] [options]\n"
             "       mncc --list-ops | --help | --version\n"
             "\n"
             "Compiles an ONNX model for the MN-Core-style accelerator into the codegen\n"
@@ -21,7 +23,8 @@ static void usage(FILE *f) {
             "mncc batch compiles every .onnx under DIR, or the models of a LIST file (a\n"
             "line: PATH [options] [--name NAME]), into OUTROOT/NAME/ in N processes, and\n"
             "writes OUTROOT/summary.json and OUTROOT/junit.xml; --shard K/N takes a stable\n"
-            "K-th of N parts; up-to-date outputs are skipped; exit 1 if any model failed.\n"
+            "K-th of N parts; --timeout S stops a compile after S seconds; up-to-date\n"
+            "outputs are skipped; exit 1 if any model failed.\n"
             "\n"
             "options:\n"
             "  -o DIR                    output (codegen) directory\n"
@@ -32,12 +35,15 @@ static void usage(FILE *f) {
             "  --option-json FILE        options from a JSON file ({\"key\": value, ...})\n"
             "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
             "  --KEY-NAME VALUE          the same as -O KEY_NAME=VALUE (--KEY-NAME alone for a\n"
-            "                            boolean), e.g. --scheduler spill_opt, --dump-all\n"
+            "                            boolean true, --KEY-NAME=false), e.g. --scheduler\n"
+            "                            spill_opt, --dump-all\n"
             "                            The command line wins over --option-json, which wins\n"
             "                            over --preset, whatever their order.\n"
             "  --cache-dir DIR|none      Node Simulation cache (default $XDG_CACHE_HOME/mncc/sim,\n"
             "                            else ~/.cache/mncc/sim)\n"
             "  --summary                 print a short summary on success\n"
+            "  --if-changed              do nothing when DIR holds a complete compile of the\n"
+            "                            same model, options, machine and compiler\n"
             "  --quiet                   no status line (on a terminal: the pass running)\n"
             "  --list-ops                print the supported ONNX ops and opset ranges\n"
             "  --help, --version\n"
@@ -131,6 +137,66 @@ static int cmd_asm(int argc, char **argv) {
 
 int mncc_batch(int argc, char **argv); /* batch.c */
 
+static uint64_t fnv_file(const char *path, bool *found) {
+    size_t n = 0;
+    char *t = buf_read_file(path, 0, &n);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; t && i < n; i++) h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
+    if (found) *found = t != NULL;
+    free(t);
+    return h;
+}
+
+/* What decides a compile's output, for --if-changed: this program's own bytes (a new
+ * build is a new compiler), the model's bytes, every option's effective value (so a
+ * preset or option file counts by what it sets), the machine file's bytes, the input
+ * shapes and frozen inputs. */
+static char *compile_stamp(const char *model, const MNOptions *o) {
+    MNBuf k = {0};
+    buf_printf(&k, "mncc %s %016llx\n", mncc_version, (unsigned long long)fnv_file("/proc/self/exe", NULL));
+    bool found;
+    buf_printf(&k, "model %016llx\n", (unsigned long long)fnv_file(model, &found));
+    for (int i = 0; i < MN_OPT_COUNT; i++) {
+        char v[4200];
+        if (i == MN_OPT_verify || i == MN_OPT_num_threads) continue; /* do not change the output */
+        buf_printf(&k, "option %s=%s\n", mn_opt_info[i].name, opt_value_text(o, i, v, sizeof v));
+    }
+    const char *mach = o->sval[MN_OPT_machine];
+    char path[4200];
+    if (strchr(mach, '/') || strstr(mach, ".json")) snprintf(path, sizeof path, "%s", mach);
+    else {
+        char rel[300];
+        snprintf(rel, sizeof rel, "machines/%.250s.json", mach);
+        mn_data_path(rel, path, sizeof path);
+    }
+    buf_printf(&k, "machine %016llx\n", (unsigned long long)fnv_file(path, NULL));
+    for (int i = 0; i < o->nshapes; i++) {
+        buf_printf(&k, "shape %s", o->shapes[i].name);
+        for (int d = 0; d < o->shapes[i].rank; d++) buf_printf(&k, " %lld", (long long)o->shapes[i].dims[d]);
+        buf_printf(&k, "\n");
+    }
+    for (int i = 0; i < o->nvalues; i++) buf_printf(&k, "value %s %016llx\n", o->values[i].name, (unsigned long long)fnv_file(o->values[i].path, NULL));
+    return k.data;
+}
+
+/* DIR holds a complete compile (report.json says ok) with this stamp */
+static bool stamp_matches(const char *dir, const char *stamp) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/compile.stamp", dir);
+    char *old = buf_read_file(path, 0, NULL);
+    bool same = old && !strcmp(old, stamp);
+    free(old);
+    if (!same) return false;
+    snprintf(path, sizeof path, "%s/report.json", dir);
+    char *r = buf_read_file(path, 0, NULL);
+    cJSON *j = r ? cJSON_Parse(r) : NULL;
+    free(r);
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(j, "status");
+    bool ok = cJSON_IsString(st) && !strcmp(st->valuestring, "ok");
+    cJSON_Delete(j);
+    return ok;
+}
+
 int main(int argc, char **argv) {
     if (argc > 1 && !strcmp(argv[1], "asm")) return cmd_asm(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "batch")) return mncc_batch(argc, argv);
@@ -140,8 +206,8 @@ int main(int argc, char **argv) {
     const char **cli = xcalloc((size_t)argc, sizeof(char *)); /* key=value, applied last */
     char **owned = xcalloc((size_t)argc, sizeof(char *));
     int ncli = 0;
-    bool want_summary = false, quiet = false;
-    char err[2048];
+    bool want_summary = false, quiet = false, if_changed = false;
+    char err[8192];
     int rc = 2;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -178,8 +244,16 @@ int main(int argc, char **argv) {
         } else if (ARG("-O")) {
             cli[ncli++] = val;
         } else if (ARG("--preset")) {
+            if (preset) {
+                rc = usage_error("%s", "--preset given twice (a preset builds on another with \"base\")");
+                goto done;
+            }
             preset = val;
         } else if (ARG("--option-json")) {
+            if (option_json) {
+                rc = usage_error("%s", "--option-json given twice");
+                goto done;
+            }
             option_json = val;
         } else if (ARG("--cache-dir")) {
             if (!*val) {
@@ -191,6 +265,8 @@ int main(int argc, char **argv) {
             want_summary = true;
         } else if (!strcmp(a, "--quiet")) {
             quiet = true;
+        } else if (!strcmp(a, "--if-changed")) {
+            if_changed = true;
         } else if (a[0] == '-' && a[1] == '-' && opt_flag(strchr(a, '=') ? xstrndup_tmp(a) : a) >= 0) {
             /* a long flag naming an option: --key-name VALUE, --key-name=VALUE, or a
              * boolean alone */
@@ -220,11 +296,21 @@ int main(int argc, char **argv) {
         rc = usage_error("%s", err);
         goto done;
     }
-    for (int i = 0; i < ncli; i++)
-        if (!opt_set(&opt, cli[i], err, sizeof err)) {
+    for (int i = 0; i < ncli; i++) {
+        const char *kv = cli[i];
+        char *both = NULL;
+        if (!strncmp(kv, "dump_after=", 11) && opt.src[MN_OPT_dump_after] == MN_SRC_CMDLINE && opt.sval[MN_OPT_dump_after][0]) { /* repeated: the passes add up */
+            both = xmalloc(strlen(kv) + strlen(opt.sval[MN_OPT_dump_after]) + 2);
+            sprintf(both, "dump_after=%s,%s", opt.sval[MN_OPT_dump_after], kv + 11);
+            kv = both;
+        }
+        bool ok = opt_set(&opt, kv, err, sizeof err);
+        free(both);
+        if (!ok) {
             rc = usage_error("%s", err);
             goto done;
         }
+    }
     if (!model) {
         rc = usage_error("%s", "no model given");
         goto done;
@@ -247,11 +333,44 @@ int main(int argc, char **argv) {
         }
         p = comma ? comma + 1 : NULL;
     }
+    /* a machine by name must be one of presets/machines: say which there are */
+    const char *mach = opt.sval[MN_OPT_machine];
+    if (!strchr(mach, '/') && !strstr(mach, ".json")) {
+        char rel[300], path[4200];
+        snprintf(rel, sizeof rel, "machines/%.250s.json", mach);
+        mn_data_path(rel, path, sizeof path);
+        if (access(path, R_OK)) {
+            char *sl = strrchr(path, '/'), names[1024];
+            if (sl) *sl = 0;
+            opt_list_json(path, names, sizeof names);
+            snprintf(err, sizeof err, "unknown machine '%s' (no %s/%s.json); machines:%s", mach, path, mach, names);
+            rc = usage_error("%s", err);
+            goto done;
+        }
+    }
+    struct stat s_in, s_out; /* out_onnx must not overwrite the model it reads */
+    if (opt.sval[MN_OPT_out_onnx][0] && !stat(model, &s_in) && !stat(opt.sval[MN_OPT_out_onnx], &s_out) && s_in.st_dev == s_out.st_dev && s_in.st_ino == s_out.st_ino) {
+        rc = usage_error("out_onnx=%s is the model being compiled", opt.sval[MN_OPT_out_onnx]);
+        goto done;
+    }
+    char *stamp = if_changed ? compile_stamp(model, &opt) : NULL;
+    if (stamp && stamp_matches(out, stamp)) {
+        if (!quiet) fprintf(stderr, "mncc: %s is up to date\n", out);
+        free(stamp);
+        rc = 0;
+        goto done;
+    }
     opt.progress = !quiet && isatty(2); /* the pass running, on a terminal */
     MNCompile c;
     rc = mn_compile(&c, model, out, &opt);
     if (rc) fprintf(stderr, "mncc: error: %s\n", c.diag.msg);
     else if (want_summary) summary(&c);
+    if (!rc && stamp) { /* written last: only a complete compile is up to date */
+        char path[4200];
+        snprintf(path, sizeof path, "%s/compile.stamp", out);
+        if (!mn_art_write_path(&c, path, stamp, strlen(stamp))) rc = 1, fprintf(stderr, "mncc: error: %s\n", c.diag.msg);
+    }
+    free(stamp);
     mn_compile_free(&c);
 done:
     for (int i = 0; i < argc; i++) free(owned[i]);

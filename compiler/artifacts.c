@@ -14,7 +14,7 @@
 
 static const char *const known_artifacts[] = {
     "model.onnx", "l3ir.txt", "out.txt", "out.json", "model.app", "model.vsm", "l3ir_stripped.onnx",
-    "l3ir_stripped.onnx.zst", "simulation_result.json", "trace.json", "dashboard.html",
+    "l3ir_stripped.onnx.zst", "simulation_result.json", "trace.json", "dashboard.html", "compile.stamp",
 };
 
 static bool io_fail(MNCompile *c, const char *what, const char *path) {

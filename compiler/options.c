@@ -2,6 +2,7 @@
 #include "buf.h"
 #include "machine.h"
 #include <cjson/cJSON.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,8 @@ static int enum_index(const char *values, const char *v, size_t vl) {
     }
     return -1;
 }
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
 
 static bool is_type(int i, const char *t) { return !strcmp(mn_opt_info[i].type, t); }
 
@@ -169,24 +172,60 @@ static char *slurp_text(const char *path, char *err, size_t errlen) {
 /* every member of object obj as key=value from source src */
 static bool apply_object(MNOptions *o, const cJSON *obj, MNOptSource src, const char *file, char *err, size_t errlen) {
     for (const cJSON *it = obj->child; it; it = it->next) {
-        char kv[1200];
-        if (cJSON_IsString(it)) snprintf(kv, sizeof kv, "%s=%s", it->string, it->valuestring);
-        else if (cJSON_IsBool(it)) snprintf(kv, sizeof kv, "%s=%s", it->string, cJSON_IsTrue(it) ? "true" : "false");
-        else if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble == (double)(int64_t)it->valuedouble)
-            snprintf(kv, sizeof kv, "%s=%lld", it->string, (long long)it->valuedouble);
+        MNBuf kv = {0};
+        if (cJSON_IsString(it)) buf_printf(&kv, "%s=%s", it->string, it->valuestring);
+        else if (cJSON_IsBool(it)) buf_printf(&kv, "%s=%s", it->string, cJSON_IsTrue(it) ? "true" : "false");
+        else if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble < 9.2e18 && it->valuedouble == (double)(int64_t)it->valuedouble)
+            buf_printf(&kv, "%s=%lld", it->string, (long long)it->valuedouble);
         else return snprintf(err, errlen, "%s: option %s: expected a string, a boolean or a non-negative integer", file, it->string), false;
-        if (!opt_set_from(o, kv, src, file, err, errlen)) return false;
+        bool ok = opt_set_from(o, kv.data, src, file, err, errlen);
+        buf_free(&kv);
+        if (!ok) return false;
     }
     return true;
 }
 
-static bool load_preset(MNOptions *o, const char *name, int depth, char *err, size_t errlen) {
+/* from: the preset naming this one as its base ("" for the user's): a relative path
+ * is relative to that preset's folder */
+/* the NAME of every NAME.json in dir, space-separated, into buf */
+void opt_list_json(const char *dir, char *buf, size_t n) {
+    DIR *d = opendir(dir);
+    char *names[256];
+    int k = 0;
+    struct dirent *e;
+    while (d && (e = readdir(d)) && k < 256) {
+        size_t l = strlen(e->d_name);
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".json")) { names[k] = xstrdup(e->d_name); names[k++][l - 5] = 0; }
+    }
+    if (d) closedir(d);
+    qsort(names, (size_t)k, sizeof(char *), cmp_str);
+    size_t at = 0;
+    buf[0] = 0;
+    for (int i = 0; i < k; i++) {
+        if (at < n) at += (size_t)snprintf(buf + at, n - at, " %s", names[i]);
+        free(names[i]);
+    }
+    if (!k && n > 5) snprintf(buf, n, " (none)");
+}
+
+static bool load_preset(MNOptions *o, const char *name, const char *from, int depth, char *err, size_t errlen) {
     char path[4200];
-    opt_preset_path(name, path, sizeof path);
+    const char *slash = strrchr(from, '/');
+    if ((strchr(name, '/') || strstr(name, ".json")) && name[0] != '/' && slash)
+        snprintf(path, sizeof path, "%.*s/%s", (int)(slash - from), from, name);
+    else
+        opt_preset_path(name, path, sizeof path);
     if (depth > 8) return snprintf(err, errlen, "preset %s: more than 8 presets deep in \"base\" (a cycle?)", name), false;
     char *text = slurp_text(path, err, errlen);
     if (!text) {
-        if (!strchr(name, '/') && !strstr(name, ".json")) snprintf(err, errlen, "preset '%s' not found (looked for %s)", name, path);
+        if (!strchr(name, '/') && !strstr(name, ".json")) {
+            size_t n = (size_t)snprintf(err, errlen, "preset '%s' not found (looked for %s); shipped presets:", name, path);
+            char dir[4200];
+            snprintf(dir, sizeof dir, "%s", path);
+            char *sl = strrchr(dir, '/');
+            if (sl) *sl = 0;
+            opt_list_json(dir, err + (n < errlen ? n : errlen - 1), n < errlen ? errlen - n : 1);
+        }
         return false;
     }
     cJSON *j = cJSON_Parse(text);
@@ -201,8 +240,8 @@ static bool load_preset(MNOptions *o, const char *name, int depth, char *err, si
         for (const cJSON *it = j->child; it && ok; it = it->next)
             if (strcmp(it->string, "options") && strcmp(it->string, "base") && strcmp(it->string, "description"))
                 ok = false, snprintf(err, errlen, "%s: unknown key '%s' (a preset has description, base and options)", path, it->string);
-        if (ok && base) ok = load_preset(o, base->valuestring, depth + 1, err, errlen);
-        /* a value is said to come from the preset the user named, by its file */
+        if (ok && base) ok = load_preset(o, base->valuestring, path, depth + 1, err, errlen);
+        /* a value is said to come from the preset file that sets it (a base's own) */
         if (ok && opts) ok = apply_object(o, opts, MN_SRC_PRESET, path, err, errlen);
     }
     cJSON_Delete(j);
@@ -212,7 +251,7 @@ static bool load_preset(MNOptions *o, const char *name, int depth, char *err, si
 bool opt_load_preset(MNOptions *o, const char *name, char *err, size_t errlen) {
     free(o->preset);
     o->preset = xstrdup(name);
-    return load_preset(o, name, 0, err, errlen);
+    return load_preset(o, name, "", 0, err, errlen);
 }
 
 bool opt_load_json(MNOptions *o, const char *path, char *err, size_t errlen) {
@@ -226,7 +265,13 @@ bool opt_load_json(MNOptions *o, const char *path, char *err, size_t errlen) {
     bool ok = false;
     if (!cJSON_IsObject(j)) snprintf(err, errlen, "%s: not a JSON object", path);
     else if (opts && !cJSON_IsObject(opts)) snprintf(err, errlen, "%s: \"options\" is not an object", path);
-    else ok = apply_object(o, opts ? opts : j, MN_SRC_OPTION_FILE, path, err, errlen);
+    else {
+        ok = true;
+        for (const cJSON *it = j->child; opts && it && ok; it = it->next) /* beside "options": nothing that would be ignored */
+            if (strcmp(it->string, "options") && strcmp(it->string, "description"))
+                ok = false, snprintf(err, errlen, "%s: unknown key '%s' beside \"options\" (an option file has options and description)", path, it->string);
+        if (ok) ok = apply_object(o, opts ? opts : j, MN_SRC_OPTION_FILE, path, err, errlen);
+    }
     cJSON_Delete(j);
     return ok;
 }

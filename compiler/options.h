@@ -97,6 +97,8 @@ bool opt_load_preset(MNOptions *o, const char *name, char *err, size_t errlen);
 /* An option file (--option-json): a JSON object of options, or one with an "options"
  * object, as MLSDK's option files */
 bool opt_load_json(MNOptions *o, const char *path, char *err, size_t errlen);
+/* the NAME of every NAME.json in dir, each after a space, into buf (" (none)") */
+void opt_list_json(const char *dir, char *buf, size_t n);
 /* where a preset NAME lives (path filled even when it does not exist) */
 void opt_preset_path(const char *name, char *path, size_t n);
 /* the source of option i as report.json says it: "default", "preset O2 (PATH)", ... */

@@ -197,8 +197,10 @@ expect memory-limit-enough 0 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit
 # machine descriptions: by name, by path, and clean errors for bad ones
 expect machine-tiny 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mt" --machine tiny
 grep -q '"name":[[:space:]]*"tiny"' "$tmp/mt/report.json" || bad machine-in-report "report.json does not name the machine"
-expect machine-unknown 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mu" --machine nosuchmachine
-grep -q "machine 'nosuchmachine': cannot read" "$tmp/err" || bad machine-unknown-text "$(cat "$tmp/err")"
+expect machine-unknown 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mu" --machine nosuchmachine
+grep -q "unknown machine 'nosuchmachine'.*machines: l1b mncore2 tiny" "$tmp/err" || bad machine-unknown-text "$(cat "$tmp/err")"
+expect machine-missing-file 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mu" --machine "$tmp/nosuch.json"
+grep -q "cannot read" "$tmp/err" || bad machine-missing-file-text "$(cat "$tmp/err")"
 sed 's/"clock_mhz": 750/"clock_mhz": 750, "clock_ghz": 1/' "$root/presets/machines/tiny.json" > "$tmp/badkey.json"
 expect machine-bad-key 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mb" --machine "$tmp/badkey.json"
 grep -q "unknown key 'clock_ghz'" "$tmp/err" || bad machine-bad-key-text "$(cat "$tmp/err")"
@@ -237,6 +239,28 @@ expect option-json-bad-key 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --option-json
 grep -q "unknown option 'nosuch'; valid options: fold_max_elems" "$tmp/err" || bad option-json-bad-key-text "$(cat "$tmp/err")"
 expect long-flag-bool-value 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --verify=maybe
 expect long-flag-needs-value 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --scheduler
+expect preset-twice 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --preset O1 --preset O2
+mkdir -p "$tmp/pr"
+printf '{"options": {"seed": 11}}\n' > "$tmp/pr/sib.json"
+printf '{"base": "sib.json"}\n' > "$tmp/pr/child.json"
+expect preset-relative-base 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/prb" --preset "$tmp/pr/child.json"
+[ "$(opt_of "$tmp/prb/report.json" seed)" = "11 | preset $tmp/pr/sib.json" ] && ok preset-relative-base-value || bad preset-relative-base-value "$(opt_of "$tmp/prb/report.json" seed)"
+printf '{"options": {"seed": 3}, "seed": 4}\n' > "$tmp/mixed.json"
+expect option-json-mixed 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pb" --option-json "$tmp/mixed.json"
+long=$(printf './%.0s' $(seq 1 800)) # a 1600-character path to the same place
+printf '{"out_onnx": "%s/%sin.onnx"}\n' "$tmp" "$long" > "$tmp/long.json"
+expect option-json-long 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/pl" --option-json "$tmp/long.json"
+[ -f "$tmp/in.onnx" ] && [ "$(opt_of "$tmp/pl/report.json" out_onnx | cut -d' ' -f1 | wc -c)" -gt 1600 ] && ok option-json-long-value || bad option-json-long-value "value cut short"
+expect dump-after-twice 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/da" --dump-after dce --dump-after layout -O dump_after=load
+[ -f "$tmp/da/layout.dce.txt" ] && [ -f "$tmp/da/layout.layout.txt" ] && [ -f "$tmp/da/layout.load.txt" ] && ok dump-after-adds-up || bad dump-after-adds-up "$(ls "$tmp/da")"
+cp "$g/ok_cnn.onnx" "$tmp/self.onnx"
+expect out-onnx-is-model 2 "$mncc" "$tmp/self.onnx" -o "$tmp/pb" -O out_onnx="$tmp/self.onnx"
+cmp -s "$g/ok_cnn.onnx" "$tmp/self.onnx" && ok out-onnx-kept-model || bad out-onnx-kept-model "the model was overwritten"
+expect if-changed-first 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ic" --if-changed
+expect if-changed-again 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ic" --if-changed
+grep -q "is up to date" "$tmp/err" && ok if-changed-skips || bad if-changed-skips "$(cat "$tmp/err")"
+expect if-changed-option 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ic" --if-changed --seed 9
+grep -q "is up to date" "$tmp/err" && bad if-changed-option-recompiles "an option change was not noticed" || ok if-changed-option-recompiles
 /usr/bin/python3 "$root/mk/presets_table.py" > "$tmp/presets.md"
 if [ "$(grep -cxF -f "$tmp/presets.md" "$root/README.md")" -eq "$(wc -l < "$tmp/presets.md")" ]; then ok readme-preset-table
 else bad readme-preset-table "README's preset table differs from mk/presets_table.py (make readme-presets)"; fi
@@ -339,6 +363,43 @@ if command -v script >/dev/null; then
     script -qec "'$mncc' '$g/ok_cnn.onnx' -o '$tmp/st' --quiet" /dev/null > "$tmp/out" 2>&1
     [ ! -s "$tmp/out" ] && ok single-terminal-quiet || bad single-terminal-quiet "$(od -c "$tmp/out" | head -3)"
 else bad batch-terminal "no script(1) to run a terminal"; fi
+# up to date means the same compiler, model, effective options and machine file: an
+# edit to a machine file named by -O, or to a preset's base, compiles again
+cp "$root/presets/machines/tiny.json" "$tmp/zm.json"
+printf '{"options": {"seed": 2}}\n' > "$tmp/zbase.json"
+printf '{"base": "zbase.json", "options": {"sa_steps": 3}}\n' > "$tmp/zchild.json"
+"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+batch_check "$tmp/bz" "ok_cnn=up_to_date mlp2=up_to_date mlp3=up_to_date" && ok batch-stamp-same || bad batch-stamp-same "see above"
+sed -i 's/"clock_mhz": 750/"clock_mhz": 500/' "$tmp/zm.json"
+"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+batch_check "$tmp/bz" "ok_cnn=up_to_date mlp2=ok mlp3=ok" && ok batch-stamp-machine || bad batch-stamp-machine "see above (ok_cnn names its own machine)"
+printf '{"options": {"seed": 4}}\n' > "$tmp/zbase.json"
+"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+batch_check "$tmp/bz" "ok_cnn=ok mlp2=ok mlp3=ok" && ok batch-stamp-base-preset || bad batch-stamp-base-preset "see above"
+# names: clashes get a suffix from their own path; --name cannot leave OUTROOT; quotes
+mkdir -p "$tmp/zc/a/b" "$tmp/zc/a_b" "$tmp/zc/s p"
+cp "$g/ok_cnn.onnx" "$tmp/zc/a/b/c.onnx"; cp "$g/ok_cnn.onnx" "$tmp/zc/a_b/c.onnx"; cp "$g/ok_cnn.onnx" "$tmp/zc/a_b_c.onnx"
+ln -s .. "$tmp/zc/a/up"
+"$mncc" batch "$tmp/zc" -o "$tmp/bc" --quiet
+/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; n=[x["name"] for x in r]; assert len(r)==3 and len(set(n))==3 and all(x["status"]=="ok" for x in r), n' "$tmp/bc/summary.json" &&
+    ok batch-name-clash || bad batch-name-clash "$(cat "$tmp/bc/summary.json")"
+cp "$g/ok_cnn.onnx" "$tmp/zc/s p/m#1.onnx"
+printf '"s p/m#1.onnx" --name spaced # a comment\n' > "$tmp/zc/q.txt"
+expect batch-list-quotes 0 "$mncc" batch "$tmp/zc/q.txt" -o "$tmp/bq"
+batch_check "$tmp/bq" "spaced=ok" && ok batch-list-quotes-name || bad batch-list-quotes-name "see above"
+printf 'a_b_c.onnx --name ..\n' > "$tmp/zc/esc.txt"
+expect batch-name-escape 1 "$mncc" batch "$tmp/zc/esc.txt" -o "$tmp/be"
+grep -q "esc.txt:1: --name needs a name without '/'" "$tmp/err" || bad batch-name-escape-text "$(cat "$tmp/err")"
+# a compile that hangs is stopped by --timeout; the others finish
+printf 'ok_cnn.onnx\nok_mlp.onnx --input-shape x=2,8 --scheduler auto_recompute_sa --sa-steps 100000000000 --name hang\n' > "$tmp/zoo/hang.txt"
+expect batch-timeout 1 "$mncc" batch "$tmp/zoo/hang.txt" -o "$tmp/bh" --timeout 2
+batch_check "$tmp/bh" "ok_cnn=ok hang=failed" && grep -q "timed out after 2 s" "$tmp/bh/junit.xml" && ok batch-timeout-reported || bad batch-timeout-reported "$(cat "$tmp/bh/junit.xml")"
+# SIGTERM stops the running compiles, and the summary is still written
+"$mncc" batch "$tmp/zoo/hang.txt" -o "$tmp/bk" -j 1 --quiet & bpid=$!
+sleep 2; kill -TERM $bpid; wait $bpid; rc=$?
+sleep 0.2
+[ $rc -eq 143 ] && [ -f "$tmp/bk/summary.json" ] && ! pgrep -f "$tmp/bk/hang" >/dev/null && ok batch-sigterm || bad batch-sigterm "exit $rc; $(pgrep -af "$tmp/bk/hang")"
 expect batch-bad-shard 2 "$mncc" batch "$tmp/zoo" -o "$tmp/bx" --shard 4/3
 expect batch-no-out 2 "$mncc" batch "$tmp/zoo"
 
