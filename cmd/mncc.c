@@ -2,6 +2,7 @@
  * 2 usage error. */
 #include "app_asm.h"
 #include "compile.h"
+#include "emit.h"
 #include "ops.h"
 #include "version.h"
 #include <stdio.h>
@@ -224,9 +225,14 @@ int main(int argc, char **argv) {
             rc = 0;
             goto done;
         } else if (!strcmp(a, "--list-ops")) {
-            printf("%-24s %s\n", "op", "opsets");
-            for (int k = 1; k < OP_COUNT; k++)
-                if (mn_ops[k].since > 0) printf("%-24s %d-%d\n", mn_ops[k].name, mn_ops[k].since, mn_ops[k].max); /* not mncc's own nodes */
+            printf("%-24s %-8s %s\n", "op", "opsets", "code emitted for");
+            for (int k = 1; k < OP_COUNT; k++) /* not mncc's own nodes */
+                if (mn_ops[k].since > 0) {
+                    char r[32];
+                    snprintf(r, sizeof r, "%d-%d", mn_ops[k].since, mn_ops[k].max);
+                    const char *d = emit_op_dtypes(k);
+                    printf("%-24s %-8s %s\n", mn_ops[k].name, r, d ? d : "- (planned, no model.app yet)");
+                }
             rc = 0;
             goto done;
         } else if (ARG("-o")) {

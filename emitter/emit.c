@@ -1155,6 +1155,43 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     return NULL;
 }
 
+/* The element types of the data the emitter has code for, per op, by the path the op
+ * takes in vector_why and window_why above (mncc --list-ops prints it; tests/cli checks
+ * every claim of the elementwise and gather ops by compiling and running one). The
+ * planners take every type with an MN dtype; an op not listed is planned but gets no
+ * model.app. */
+const char *emit_op_dtypes(int op) {
+    static const char *wide = "float double int32 int64 uint32 uint64 bool"; /* 32- and 64-bit: moved whole */
+    switch (op) {
+    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad: case OP_DepthToSpace:
+    case OP_SpaceToDepth: case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze:
+        return wide;
+    case OP_Identity: return "float double";
+    case OP_Gather: return "float double int32 int64 uint32 uint64 bool (known indices); float (indices computed at run time)";
+    case OP_Add: case OP_Sub: case OP_Max: case OP_Min: case OP_Mul: return "float double int32 int64 uint32 uint64";
+    case OP_Neg: return "float double int32 int64";
+    case OP_Abs: return "float int32 int64";
+    case OP_And: case OP_Or: case OP_Xor: case OP_Not: return "bool";
+    case OP_BitShift: return "uint32 uint64";
+    case OP_Equal: case OP_Greater: case OP_Less: case OP_GreaterOrEqual: case OP_LessOrEqual: return "float int64 uint64";
+    case OP_Dropout: return "float double (inference)";
+    case OP_Cast: case OP_CastLike: return "between types kept alike on the machine (float16 as float)";
+    case OP_MatMul: case OP_Gemm: case OP_Conv: case OP_ConvTranspose: return "float";
+    default: break;
+    }
+    MNNode n = {.op = op};
+    if (window_op(&n) || window_elementwise(&n)) return "float";
+    switch (op) {
+    case OP_Relu: case OP_Exp: case OP_Log: case OP_Reciprocal: case OP_Div: case OP_Sigmoid: case OP_Sqrt: case OP_LeakyRelu: case OP_Clip:
+    case OP_Pow: case OP_Tanh: case OP_Softplus: case OP_Floor: case OP_Ceil: case OP_HardSigmoid: case OP_HardSwish: case OP_Elu: case OP_Selu:
+    case OP_Sign: case OP_Softsign:
+        return "float";
+    case OP_Shape: case OP_Size: case OP_Constant: case OP_ConstantOfShape: case OP_Range:
+        return "(folded to a constant when its inputs are known, as static shapes make them)";
+    default: return NULL;
+    }
+}
+
 /* Why node n cannot be emitted here (NULL: it can). An elementwise op that the vector
  * path cannot take (operands laid out otherwise, more than two, bounds computed at run
  * time) may still be a window op, each operand a row. */

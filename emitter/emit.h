@@ -3,6 +3,8 @@
 #define MN_EMIT_H
 #include "compile.h"
 bool emit_program(MNCompile *c);
+/* the element types the emitter has code for with op (NULL: none yet) */
+const char *emit_op_dtypes(int op);
 /* Node Simulation's best mode: the cycles of node n's code emitted alone, with its LM
  * input k in bank[k] (0 LM0, 1 LM1) and its outputs in out_bank (-1: output 0 over
  * input 0), on the emulator's timing model; -1 when it cannot be emitted so. */

@@ -28,7 +28,7 @@ expect help 0 "$mncc" --help
 grep -q 'usage: mncc' "$tmp/out" && grep -q 'fold_max_elems' "$tmp/out" || bad help-text "no usage or option table"
 expect list-ops 0 "$mncc" --list-ops
 grep -q '^Conv ' "$tmp/out" || bad list-ops-text "Conv missing"
-"$mncc" --list-ops | tail -n +2 | awk '{printf "| %s | %s |\n", $1, $2}' > "$tmp/ops"
+"$mncc" --list-ops | tail -n +2 | sed -E 's/^([^ ]+) +([^ ]+) +(.*)$/| \1 | \2 | \3 |/' > "$tmp/ops"
 if grep -qxF -f "$tmp/ops" "$root/README.md" && [ "$(grep -cxF -f "$tmp/ops" "$root/README.md")" -eq "$(wc -l < "$tmp/ops")" ]; then
     ok readme-op-table
 else bad readme-op-table "README's op table differs from mncc --list-ops"; fi

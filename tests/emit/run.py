@@ -391,6 +391,90 @@ link_case("link-mlp", [h.make_node("MatMul", ["x", "w1"], ["a1"]), h.make_node("
           [("x", [4, 64])], [("y", [4, 32])], dict(x=xl), dict(y=relu(relu(xl @ w1) @ w2) @ w3),
           inits=[nh.from_array(w1, "w1"), nh.from_array(w2, "w2"), nh.from_array(w3, "w3")], rtol=1e-4, atol=1e-4)
 
-subprocess.run(["rm", "-rf", tmp])
+# every claim of `mncc --list-ops` for the elementwise and data-movement ops: one model
+# per op and element type, compiled and run against numpy
+NP = {"float": (np.float32, T.FLOAT), "double": (np.float64, T.DOUBLE), "int32": (np.int32, T.INT32), "int64": (np.int64, T.INT64),
+      "uint32": (np.uint32, T.UINT32), "uint64": (np.uint64, T.UINT64), "bool": (np.bool_, T.BOOL)}
+claims = {}
+for line in subprocess.run([MNCC, "--list-ops"], capture_output=True, text=True).stdout.splitlines()[1:]:
+    f = line.split()
+    claims[f[0]] = list(dict.fromkeys(t.strip(";") for t in f[2:] if t.strip(";") in NP)) if len(f) > 2 and not f[2].startswith("-") else []
+rng = np.random.default_rng(7)
+
+
+def data(t, shape, lo=-20, hi=20):
+    dt = NP[t][0]
+    if t == "bool":
+        return rng.random(shape) < 0.5
+    if t.startswith("uint"):
+        lo = 0
+    if t in ("float", "double"):
+        return rng.uniform(lo, hi, shape).astype(dt)
+    return rng.integers(lo, hi, shape).astype(dt)
+
+
+def i64(name, v):
+    return nh.from_array(np.array(v, np.int64), name)
+
+
+unary = {"Abs": np.abs, "Neg": np.negative, "Not": np.logical_not, "Identity": lambda v: v}
+binary = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Max": np.maximum, "Min": np.minimum, "And": np.logical_and,
+          "Or": np.logical_or, "Xor": np.logical_xor, "Equal": np.equal, "Less": np.less, "Greater": np.greater,
+          "LessOrEqual": np.less_equal, "GreaterOrEqual": np.greater_equal}
+cmp_ops = {"Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"}
+S = [2, 4, 8]
+for op, fn in unary.items():
+    for t in claims.get(op, []):
+        x = data(t, S)
+        case("claim-%s-%s" % (op, t), [h.make_node(op, ["x"], ["y"])], [("x", S)], [("y", S)], dict(x=x), dict(y=fn(x)),
+             types={"x": NP[t][1], "y": NP[t][1]}, atol=0, rtol=0, machine="l1b")
+for op, fn in binary.items():
+    for t in claims.get(op, []):
+        x, y = data(t, S), data(t, S)
+        if op in cmp_ops:
+            y[0] = x[0]  # equal elements too
+        ot = T.BOOL if op in cmp_ops else NP[t][1]
+        case("claim-%s-%s" % (op, t), [h.make_node(op, ["x", "y"], ["z"])], [("x", S), ("y", S)], [("z", S)], dict(x=x, y=y), dict(z=fn(x, y)),
+             types={"x": NP[t][1], "y": NP[t][1], "z": ot}, atol=0, rtol=0, machine="l1b")
+for t in claims.get("BitShift", []):
+    x, y = data(t, S, 0, 1000), data(t, S, 0, 8)
+    for dr in ("LEFT", "RIGHT"):
+        ref = np.left_shift(x, y) if dr == "LEFT" else np.right_shift(x, y)
+        case("claim-BitShift-%s-%s" % (dr, t), [h.make_node("BitShift", ["x", "y"], ["z"], direction=dr)], [("x", S), ("y", S)], [("z", S)],
+             dict(x=x, y=y), dict(z=ref), types={"x": NP[t][1], "y": NP[t][1], "z": NP[t][1]}, atol=0, rtol=0, machine="l1b")
+# data movement: each op with constant parameters, as exported models have them
+moves = {
+    "Transpose": (lambda: [h.make_node("Transpose", ["x"], ["y"], perm=[2, 0, 1])], [], [8, 2, 4], lambda x: x.transpose(2, 0, 1)),
+    "Reshape": (lambda: [h.make_node("Reshape", ["x", "s"], ["y"])], [i64("s", [4, 16])], [4, 16], lambda x: x.reshape(4, 16)),
+    "Flatten": (lambda: [h.make_node("Flatten", ["x"], ["y"], axis=1)], [], [2, 32], lambda x: x.reshape(2, 32)),
+    "Squeeze": (lambda: [h.make_node("Unsqueeze", ["x", "a"], ["u"]), h.make_node("Squeeze", ["u", "a"], ["y"])], [i64("a", [1])], S, lambda x: x),
+    "Unsqueeze": (lambda: [h.make_node("Unsqueeze", ["x", "a"], ["y"])], [i64("a", [0])], [1] + S, lambda x: x[None]),
+    "Concat": (lambda: [h.make_node("Concat", ["x", "x"], ["y"], axis=1)], [], [2, 8, 8], lambda x: np.concatenate([x, x], 1)),
+    "Split": (lambda: [h.make_node("Split", ["x", "p"], ["y", "z"], axis=2)], [i64("p", [3, 5])], [2, 4, 3], lambda x: x[:, :, :3]),
+    "Slice": (lambda: [h.make_node("Slice", ["x", "b", "e", "a"], ["y"])], [i64("b", [1]), i64("e", [7]), i64("a", [2])], [2, 4, 6], lambda x: x[:, :, 1:7]),
+    "Gather": (lambda: [h.make_node("Gather", ["x", "i"], ["y"], axis=2)], [i64("i", [3, 0, 7])], [2, 4, 3], lambda x: x[:, :, [3, 0, 7]]),
+    "Pad": (lambda: [h.make_node("Pad", ["x", "p"], ["y"])], [i64("p", [0, 0, 1, 0, 0, 2])], [2, 4, 11], lambda x: np.pad(x, [(0, 0), (0, 0), (1, 2)])),
+    "Expand": (lambda: [h.make_node("Expand", ["x", "s"], ["y"])], [i64("s", [2, 2, 4, 8])], [2, 2, 4, 8], lambda x: np.broadcast_to(x, [2, 2, 4, 8])),
+    "Tile": (lambda: [h.make_node("Tile", ["x", "r"], ["y"])], [i64("r", [1, 2, 1])], [2, 8, 8], lambda x: np.tile(x, [1, 2, 1])),
+    "DepthToSpace": (lambda: [h.make_node("DepthToSpace", ["x"], ["y"], blocksize=2)], [], [1, 1, 4, 4], None),
+    "SpaceToDepth": (lambda: [h.make_node("SpaceToDepth", ["x"], ["y"], blocksize=2)], [], [1, 4, 2, 2], None),
+}
+for op, (nodes, inits, oshape, fn) in moves.items():
+    for t in claims.get(op, []):
+        if op in ("DepthToSpace", "SpaceToDepth"):
+            ish = [1, 4, 2, 2] if op == "DepthToSpace" else [1, 1, 4, 4]
+            x = data(t, ish)
+            if op == "DepthToSpace":  # DCR: (b, c, h, w) -> (h*b, w*b)
+                ref = x.reshape(1, 2, 2, 1, 2, 2).transpose(0, 3, 4, 1, 5, 2).reshape(1, 1, 4, 4)
+            else:
+                ref = x.reshape(1, 1, 2, 2, 2, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 4, 2, 2)
+        else:
+            x = data(t, S)
+            ref = fn(x)
+        outs = [("y", oshape)]
+        ty = {"x": NP[t][1], "y": NP[t][1], "z": NP[t][1], "u": NP[t][1]}
+        case("claim-%s-%s" % (op, t), nodes(), [("x", list(x.shape))], outs, dict(x=x), dict(y=ref), inits=inits, types=ty, atol=0, rtol=0, machine="l1b")
+
+subprocess.run(["rm", "-rf", tmp]) if not os.environ.get("MNCC_KEEP") else print(tmp)
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
