@@ -9,7 +9,14 @@ CC      ?= cc
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
 PYTHON  ?= /usr/bin/python3
 
-ifeq ($(SAN),1)
+ifeq ($(FUZZ),1)
+# libFuzzer harnesses (make fuzz): every object built with clang for coverage and
+# ASan+UBSan; the harnesses link libFuzzer's main
+CC       = clang
+BUILD   ?= build/fuzz
+SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT      = -O1 -g
+else ifeq ($(SAN),1)
 BUILD   ?= build/san
 SANFLAGS = -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 OPT      = -O1 -g
@@ -38,6 +45,7 @@ UNIT_SRCS     = tests/unit/unit_main.c tests/unit/test_ir.c tests/unit/test_infe
 SWEEP_SRCS    = tests/sweep/load_sweep.c
 MUTATE_SRCS   = tests/sweep/mutate.c
 RT_SRCS       = tests/vsm/roundtrip.c
+FUZZ_TARGETS  = onnx app vsm config
 
 LIB_OBJS   = $(COMPILER_SRCS:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/gen/onnx.pb-c.o
 MNCC_OBJS  = $(MNCC_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -48,7 +56,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance readme-presets real install
+.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance readme-presets real install fuzz
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -99,6 +107,9 @@ $(BUILD)/mutate: $(MUTATE_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
 $(BUILD)/vsm_roundtrip: $(RT_OBJS) $(BUILD)/libmncc.a
 	$(CC) -o $@ $^ $(LDLIBS_ALL)
+
+$(BUILD)/fuzz_%: $(BUILD)/obj/tests/fuzz/fuzz_%.o $(BUILD)/libmncc.a
+	$(CC) -fsanitize=fuzzer -o $@ $^ $(LDLIBS_ALL)
 
 # the emulator's per-PE loops (emu_units.c above all) are the hot path: let the
 # compiler vectorise them fully
@@ -166,6 +177,16 @@ bench: $(BUILD)/mncc $(BUILD)/mnemu
 	@bash bench/run.sh
 	@bash bench/emu_speed.sh
 	@sh bench/layout_compare.sh
+
+# make fuzz [FUZZ_SECONDS=60]: each libFuzzer harness (tests/fuzz/) from a seed corpus
+# of the test models, apps, programs and machine files, for FUZZ_SECONDS each; a crash
+# is kept under build/fuzz/crashes/ and fails the run (tests/fuzz/regress/ holds the
+# ones found, replayed by make check)
+FUZZ_SECONDS ?= 60
+fuzz:
+	@MNCC_EXTRA_PKGS="clang libclang-rt-14-dev" sh mk/deps.sh
+	@$(MAKE) --no-print-directory FUZZ=1 BUILD=build/fuzz $(FUZZ_TARGETS:%=build/fuzz/fuzz_%)
+	@sh tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # make install PREFIX=DIR: the three programs, the presets and machine files (which the
 # installed mncc finds beside itself, in PREFIX/share/mncc/presets) and the man page

@@ -58,7 +58,7 @@ bool infer_norm_axis(MNInfer *c, MNNode *n, int64_t axis, int rank, int *out) {
         if (!(rank == 0 && (axis == 0 || axis == -1)))
             return infer_fail(c, n, n->in[0], "axis %lld out of range for rank %d", (long long)axis, rank);
     }
-    *out = (int)(axis < 0 ? axis + rank : axis);
+    *out = rank == 0 ? 0 : (int)(axis < 0 ? axis + rank : axis); /* a scalar's one "axis" */
     return true;
 }
 
@@ -655,7 +655,7 @@ static bool reduce_axes(MNInfer *c, MNNode *n, bool *mask) {
     if (from_input ? !ints_input(c, n, 1, "axes", &ax) : !ints_attr(c, n, "axes", &ax)) return false;
     if (!from_input && n->nin > 1) return infer_fail(c, n, NULL, "takes axes as an attribute at opset %lld", (long long)c->opset);
     bool noop = ir_attr_int(n, "noop_with_empty_axes", 0) != 0;
-    for (int i = 0; i < rank; i++) mask[i] = ax.n == 0 && !noop;
+    for (int i = 0; i < MN_MAX_RANK; i++) mask[i] = i < rank && ax.n == 0 && !noop;
     for (int i = 0; i < ax.n; i++) {
         int a = 0;
         if (!infer_norm_axis(c, n, ax.v[i], rank, &a)) return false;

@@ -541,6 +541,88 @@ static bool load_graph(Loader *L, const Onnx__ModelProto *m) {
     return topo_sort(L) && check_supported(L);
 }
 
+/* ---- nesting depth, before protobuf-c sees the bytes ----
+ *
+ * protobuf-c unpacks nested messages by recursion, so a file of a few MB that nests
+ * graphs in node attributes (or types in sequence types) a million levels deep would
+ * overflow the stack. The messages that can nest without bound are walked here first,
+ * without recursion, and a file nested deeper than MAX_NESTING is refused. Only the
+ * fields that lead to one of these messages are followed; everything else is skipped
+ * by its wire length. */
+enum { MAX_NESTING = 64 };
+typedef enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_VALUEINFO, PB_TYPE, PB_TYPE_ELEM, PB_TYPE_MAP, PB_TRAINING, PB_FUNCTION, PB_NONE } PbMsg;
+
+/* the message field f of a t holds, PB_NONE when it is not one of the nesting ones */
+static PbMsg pb_child(PbMsg t, uint64_t f) {
+    switch (t) {
+    case PB_MODEL: return f == 7 ? PB_GRAPH : f == 20 ? PB_TRAINING : f == 25 ? PB_FUNCTION : PB_NONE;
+    case PB_GRAPH: return f == 1 ? PB_NODE : f == 11 || f == 12 || f == 13 ? PB_VALUEINFO : PB_NONE;
+    case PB_NODE: return f == 5 ? PB_ATTR : PB_NONE;
+    case PB_ATTR: return f == 6 || f == 11 ? PB_GRAPH : f == 14 || f == 15 ? PB_TYPE : PB_NONE;
+    case PB_VALUEINFO: return f == 2 ? PB_TYPE : PB_NONE;
+    case PB_TYPE: return f == 4 || f == 9 ? PB_TYPE_ELEM : f == 5 ? PB_TYPE_MAP : PB_NONE; /* sequence, optional; map */
+    case PB_TYPE_ELEM: return f == 1 ? PB_TYPE : PB_NONE;
+    case PB_TYPE_MAP: return f == 2 ? PB_TYPE : PB_NONE;
+    case PB_TRAINING: return f == 1 || f == 2 ? PB_GRAPH : PB_NONE;
+    case PB_FUNCTION: return f == 7 ? PB_NODE : PB_NONE;
+    default: return PB_NONE;
+    }
+}
+
+static bool pb_varint(const uint8_t *b, size_t end, size_t *at, uint64_t *v) {
+    *v = 0;
+    for (int sh = 0; sh < 64; sh += 7) {
+        if (*at >= end) return false;
+        uint8_t c = b[(*at)++];
+        *v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80)) return true;
+    }
+    return false;
+}
+
+/* the deepest nesting of the unbounded messages, or -1 when it passes MAX_NESTING;
+ * malformed bytes stop the walk (protobuf-c then says what is wrong) */
+static int pb_depth(const uint8_t *b, size_t len) {
+    struct {
+        PbMsg t;
+        size_t end;
+    } st[MAX_NESTING + 1];
+    int sp = 0, deepest = 0;
+    st[0].t = PB_MODEL, st[0].end = len;
+    size_t at = 0;
+    while (sp >= 0) {
+        if (at >= st[sp].end) {
+            at = st[sp].end;
+            sp--;
+            continue;
+        }
+        uint64_t key, v;
+        if (!pb_varint(b, st[sp].end, &at, &key)) return deepest;
+        switch (key & 7) {
+        case 0:
+            if (!pb_varint(b, st[sp].end, &at, &v)) return deepest;
+            break;
+        case 1: at += 8; break;
+        case 5: at += 4; break;
+        case 2: {
+            if (!pb_varint(b, st[sp].end, &at, &v) || v > st[sp].end - at) return deepest;
+            PbMsg c = pb_child(st[sp].t, key >> 3);
+            if (c == PB_NONE) {
+                at += v;
+                break;
+            }
+            if (sp == MAX_NESTING) return -1;
+            sp++;
+            st[sp].t = c, st[sp].end = at + v;
+            if (sp > deepest) deepest = sp;
+            break;
+        }
+        default: return deepest; /* groups (3, 4) are not in ONNX's messages */
+        }
+    }
+    return deepest;
+}
+
 MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t len, MNDiag *d) {
     Loader L = {.a = a, .d = d, .path = path};
     const char *slash = strrchr(path, '/');
@@ -548,6 +630,10 @@ MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t
     if (slash == path) L.dir = arena_strdup(a, "/");
     if (len == 0) {
         fail(&L, DIAG_INVALID, "file is empty, not an ONNX model");
+        return NULL;
+    }
+    if (pb_depth(buf, len) < 0) {
+        fail(&L, DIAG_RESOURCE, "messages nested more than %d deep (graphs in node attributes, or types in sequence types): refused", MAX_NESTING);
         return NULL;
     }
     ProtobufCAllocator alloc = {pb_alloc, pb_free, a};

@@ -153,8 +153,8 @@ bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, s
     if (ok) {
         app->code_format = rd_str(a, &pg, PG_format, &ok);
         app->code_version = fb_u32(&pg, PG_version);
-        const uint8_t *d;
-        uint32_t n;
+        const uint8_t *d = NULL;
+        uint32_t n = 0;
         ok = ok && fb_vec(&pg, PG_code, 1, &d, &n);
         app->code = d;
         app->code_len = n;

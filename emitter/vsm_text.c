@@ -169,7 +169,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     if (*s == 'v') {
         s++;
         uint32_t k = 1;
-        if (isdigit((unsigned char)*s) && (!parse_uint(&s, &k) || k * (uint32_t)o->width > 32767)) return perr(c, "bad stride in '%s'", tok);
+        if (isdigit((unsigned char)*s) && (!parse_uint(&s, &k) || !k || k * (uint32_t)o->width > 32767)) return perr(c, "bad stride in '%s' (1 to %d)", tok, 32767 / (int)o->width);
         if (o->amode == A_FLAT) return perr(c, "an address list cannot also stride");
         o->stride = (int16_t)(k * (uint32_t)o->width);
         if (o->amode != A_TIND) o->amode = A_STRIDE;

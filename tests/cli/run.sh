@@ -194,6 +194,33 @@ expect memory-limit 1 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=2
 grep -q "memory limit" "$tmp/err" || bad memory-limit-text "$(cat "$tmp/err")"
 expect memory-limit-enough 0 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=64
 
+# nesting without bound (graphs in If attributes, sequence types in sequence types) is
+# refused before protobuf-c's recursive decoder sees it, not a stack overflow
+/usr/bin/python3 - "$tmp" <<'PY'
+import sys
+def varint(n):
+    out = b""
+    while True:
+        b, n = n & 0x7f, n >> 7
+        if n: out += bytes([b | 0x80])
+        else: return out + bytes([b])
+def field(num, payload): return varint(num << 3 | 2) + varint(len(payload)) + payload
+opset = field(8, field(1, b"") + varint(2 << 3) + varint(13))
+g = b""
+for i in range(200000):  # GraphProto.node -> NodeProto.attribute -> AttributeProto.g
+    g = field(1, field(4, b"If") + field(5, field(1, b"then_branch") + varint(20 << 3) + varint(5) + field(6, g)))
+open(sys.argv[1] + "/deep_graph.onnx", "wb").write(varint(1 << 3) + varint(8) + field(7, g) + opset)
+t = field(1, varint(1 << 3) + varint(1))  # TypeProto.tensor_type{elem_type}
+for i in range(200000):  # TypeProto.sequence_type -> Sequence.elem_type
+    t = field(4, field(1, t))
+vi = field(1, b"x") + field(2, t)
+open(sys.argv[1] + "/deep_type.onnx", "wb").write(varint(1 << 3) + varint(8) + field(7, field(11, vi)) + opset)
+PY
+for k in graph type; do
+    expect "deep-$k" 1 "$mncc" "$tmp/deep_$k.onnx" -o "$tmp/deep"
+    grep -q "nested more than 64 deep" "$tmp/err" || bad "deep-$k-text" "$(cat "$tmp/err")"
+done
+
 # machine descriptions: by name, by path, and clean errors for bad ones
 expect machine-tiny 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mt" --machine tiny
 grep -q '"name":[[:space:]]*"tiny"' "$tmp/mt/report.json" || bad machine-in-report "report.json does not name the machine"
