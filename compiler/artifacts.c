@@ -4,6 +4,7 @@
  * compile into the same directory are removed first so that a failed compile cannot
  * leave a stale, complete-looking set behind. */
 #include "compile.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -45,6 +46,15 @@ bool mn_art_prepare_dir(MNCompile *c) {
         snprintf(path, sizeof path, "%s/%s", c->out_dir, known_artifacts[i]);
         if (unlink(path) && errno != ENOENT) return io_fail(c, "cannot remove stale artifact", path);
     }
+    /* temporary files of a compile that was killed before it could rename them */
+    DIR *d = opendir(c->out_dir);
+    struct dirent *e;
+    while (d && (e = readdir(d)))
+        if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp")) {
+            snprintf(path, sizeof path, "%s/%s", c->out_dir, e->d_name);
+            unlink(path);
+        }
+    if (d) closedir(d);
     /* layout.<pass>.txt dumps of an earlier run */
     int n;
     const char *const *names = mn_pass_names(&n);
@@ -64,6 +74,10 @@ bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t 
     if (fd < 0) return io_fail(c, "cannot write", tmp);
     const char *p = data;
     size_t left = len;
+    /* fault injection for the tests: MNCC_FAIL_WRITE=NAME makes the write of the file
+     * named NAME stop halfway with ENOSPC, as a full disk would */
+    const char *inject = getenv("MNCC_FAIL_WRITE");
+    if (inject && *inject && !strcmp(inject, slash ? slash + 1 : path)) left = len / 2;
     while (left) {
         ssize_t w = write(fd, p, left);
         if (w < 0 && errno == EINTR) continue;
@@ -76,6 +90,13 @@ bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t 
         }
         p += w;
         left -= (size_t)w;
+    }
+    if (inject && *inject && !strcmp(inject, slash ? slash + 1 : path)) {
+        errno = ENOSPC;
+        io_fail(c, "cannot write", path);
+        close(fd);
+        unlink(tmp);
+        return false;
     }
     if (close(fd)) {
         io_fail(c, "cannot write", path);
@@ -116,4 +137,17 @@ bool mn_art_copy_file(MNCompile *c, const char *name, const char *src) {
     ok = mn_art_write(c, name, b.data ? b.data : "", b.len);
     buf_free(&b);
     return ok;
+}
+
+bool mn_art_remove(MNCompile *c, const char *name) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
+    if (unlink(path)) return false;
+    for (int k = 0; k < c->nartifacts; k++)
+        if (!strcmp(c->artifacts[k], name)) {
+            memmove(&c->artifacts[k], &c->artifacts[k + 1], sizeof(c->artifacts[0]) * (size_t)(c->nartifacts - k - 1));
+            c->nartifacts--;
+            break;
+        }
+    return true;
 }

@@ -64,6 +64,8 @@ void mn_figure(MNCompile *c, const char *name, int64_t value);
 bool mn_art_prepare_dir(MNCompile *c);
 bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len);
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
+/* a written artifact taken back (a failed compile leaves no model.app); false if none */
+bool mn_art_remove(MNCompile *c, const char *name);
 /* the same atomic write to any path (not listed among the codegen dir's artifacts) */
 bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len);
 /* onnx_write.c: graph g as an ONNX model (strip: large constants without data) */

@@ -285,6 +285,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     }
     if (opt->progress) fprintf(stderr, "\r\033[K");
     if (out_dir && !mn_dashboard_write(c)) ok = false; /* also for a failed compile: it shows the error */
+    if (!ok && out_dir && mn_art_remove(c, "model.app")) c->app_status = "removed: the compile failed after writing it";
     if (out_dir) ok = mn_report_write(c) && ok;
     if (!ok && !diag_failed(&c->diag)) die("compile failed without a diagnostic");
     return ok ? 0 : 1;

@@ -144,7 +144,8 @@ expect cache-unwritable 0 "$mncc" "$m" -o "$tmp/c4" --machine tiny --cache-dir "
 [ "$(cachefig "$tmp/c4/report.json" write_failures)" -ge 1 ] && cmp -s "$tmp/c1/l3ir.txt" "$tmp/c4/l3ir.txt" &&
     ok cache-unwritable-same || bad cache-unwritable-same "write_failures $(cachefig "$tmp/c4/report.json" write_failures)"
 expect threads-3 0 "$mncc" "$m" -o "$tmp/c5" --machine tiny --cache-dir none -O num_threads=3
-for f in simulation_result.json l3ir.txt trace.json; do
+for f in simulation_result.json l3ir.txt trace.json model.app model.vsm l3ir_stripped.onnx; do
+    [ -f "$tmp/c1/$f" ] || [ -f "$tmp/c5/$f" ] || continue
     cmp -s "$tmp/c1/$f" "$tmp/c5/$f" || bad threads-same "$f differs with num_threads=3"
 done
 rm -rf "$tmp/cc"
@@ -168,6 +169,32 @@ grep -q 'relative to a value' "$tmp/err" || bad reloc-unlinked-text "$(cat "$tmp
 expect sim-fast 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/sf" -O simulation_mode=fast --verify
 [ "$(fig "$tmp/sf/report.json" node_simulation variants)" -lt "$(fig "$tmp/a/report.json" node_simulation variants)" ] && ok sim-fast-fewer ||
     bad sim-fast-fewer "fast mode does not simulate fewer variants"
+
+# faults: a write that fails halfway (a full disk, injected with MNCC_FAIL_WRITE) is one
+# error line, leaves no model.app and no temporary file, and report.json says error
+for f in model.app l3ir.txt dashboard.html l3ir_stripped.onnx; do
+    MNCC_FAIL_WRITE=$f expect "disk-full-$f" 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/df"
+    [ "$(wc -l < "$tmp/err")" -eq 1 ] && grep -q "cannot write '$tmp/df/$f': No space left on device" "$tmp/err" && [ ! -f "$tmp/df/model.app" ] &&
+        [ -z "$(ls -A "$tmp/df" | grep '^\.')" ] && [ "$(json_status "$tmp/df/report.json")" = error ] && ok "disk-full-$f-clean" ||
+        bad "disk-full-$f-clean" "$(cat "$tmp/err"); $(ls -A "$tmp/df" | tr '\n' ' ')"
+done
+MNCC_FAIL_WRITE=report.json expect disk-full-report 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/dr"
+[ ! -f "$tmp/dr/report.json" ] && [ ! -f "$tmp/dr/model.app" ] && ok disk-full-report-absent || bad disk-full-report-absent "$(ls -A "$tmp/dr")"
+expect disk-full-then-ok 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/df"
+[ "$(json_status "$tmp/df/report.json")" = ok ] && [ -f "$tmp/df/model.app" ] && ok disk-full-recovers || bad disk-full-recovers "second compile"
+# a compile killed at any moment (SIGKILL) leaves no half-written model.app, and the
+# next compile into the same directory succeeds and clears the litter
+kill_args="$root/examples/mlp.onnx --input-shape x=64,4,4 --cache-dir none -O scheduler=auto_recompute_sa -O sa_steps=20000 -O simulation_mode=best"
+for delay in 0.05 0.2 0.4 0.8; do
+    "$mncc" $kill_args -o "$tmp/kill" >/dev/null 2>&1 & kp=$!
+    sleep $delay; kill -KILL $kp 2>/dev/null; wait $kp 2>/dev/null
+    if [ -f "$tmp/kill/model.app" ] && ! "$(dirname "$mncc")/mndump" "$tmp/kill/model.app" >/dev/null 2>&1; then bad "sigkill-$delay" "a broken model.app was left"
+    else ok "sigkill-$delay"; fi
+    [ "$(json_status "$tmp/kill/report.json" 2>/dev/null)" = ok ] && [ ! -f "$tmp/kill/model.app" ] && bad "sigkill-$delay-report" "report ok without model.app"
+done
+touch "$tmp/kill/.model.app.tmp99999"
+expect sigkill-recompile 0 "$mncc" $kill_args -o "$tmp/kill"
+[ "$(json_status "$tmp/kill/report.json")" = ok ] && [ -f "$tmp/kill/model.app" ] && [ -z "$(ls -A "$tmp/kill" | grep '^\.')" ] && ok sigkill-recompile-clean || bad sigkill-recompile-clean "$(ls -A "$tmp/kill")"
 
 # a failed compile into the same directory removes the stale artifacts
 expect compile-fail-same-dir 1 "$mncc" "$g/bad_shape_mismatch.onnx" -o "$tmp/a"
