@@ -173,15 +173,22 @@ static bool read_list(const char *list, Jobs *js, char *err, size_t errlen) {
             char **args = xcalloc((size_t)nt + 1, sizeof(char *));
             int na = 0;
             for (int i = 1; i < nt && ok; i++) {
-                if (strcmp(tok[i], "--name")) {
+                if (!strcmp(tok[i], "-o") || !strncmp(tok[i], "-o", 2) || !strcmp(tok[i], "--if-changed")) {
+                    snprintf(err, errlen, "%s:%d: '%s' in a LIST: every output goes to OUTROOT/NAME (use --name)", list, lineno + 1, tok[i]);
+                    ok = false;
+                    break;
+                }
+                bool eq = !strncmp(tok[i], "--name=", 7);
+                if (strcmp(tok[i], "--name") && !eq) {
                     args[na++] = xstrdup(tok[i]);
                     continue;
                 }
-                if (i + 1 >= nt || !good_name(tok[i + 1])) {
+                const char *nm = eq ? tok[i] + 7 : i + 1 < nt ? tok[++i] : "";
+                if (!good_name(nm)) {
                     snprintf(err, errlen, "%s:%d: --name needs a name without '/' that does not start with '.'", list, lineno + 1);
                     ok = false;
                 } else
-                    snprintf(name, sizeof name, "%s", tok[++i]);
+                    snprintf(name, sizeof name, "%s", nm);
             }
             if (!*name) {
                 snprintf(name, sizeof name, "%s", tok[0]);

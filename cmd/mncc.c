@@ -138,25 +138,14 @@ static int cmd_asm(int argc, char **argv) {
 
 int mncc_batch(int argc, char **argv); /* batch.c */
 
-static uint64_t fnv_file(const char *path, bool *found) {
-    size_t n = 0;
-    char *t = buf_read_file(path, 0, &n);
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; t && i < n; i++) h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
-    if (found) *found = t != NULL;
-    free(t);
-    return h;
-}
-
 /* What decides a compile's output, for --if-changed: this program's own bytes (a new
  * build is a new compiler), the model's bytes, every option's effective value (so a
  * preset or option file counts by what it sets), the machine file's bytes, the input
  * shapes and frozen inputs. */
 static char *compile_stamp(const char *model, const MNOptions *o) {
     MNBuf k = {0};
-    buf_printf(&k, "mncc %s %016llx\n", mncc_version, (unsigned long long)fnv_file("/proc/self/exe", NULL));
-    bool found;
-    buf_printf(&k, "model %016llx\n", (unsigned long long)fnv_file(model, &found));
+    buf_printf(&k, "mncc %s %016llx\n", mncc_version, (unsigned long long)mn_file_hash("/proc/self/exe"));
+    buf_printf(&k, "model %016llx\n", (unsigned long long)mn_file_hash(model));
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         char v[4200];
         if (i == MN_OPT_verify || i == MN_OPT_num_threads) continue; /* do not change the output */
@@ -170,13 +159,13 @@ static char *compile_stamp(const char *model, const MNOptions *o) {
         snprintf(rel, sizeof rel, "machines/%.250s.json", mach);
         mn_data_path(rel, path, sizeof path);
     }
-    buf_printf(&k, "machine %016llx\n", (unsigned long long)fnv_file(path, NULL));
+    buf_printf(&k, "machine %016llx\n", (unsigned long long)mn_file_hash(path));
     for (int i = 0; i < o->nshapes; i++) {
         buf_printf(&k, "shape %s", o->shapes[i].name);
         for (int d = 0; d < o->shapes[i].rank; d++) buf_printf(&k, " %lld", (long long)o->shapes[i].dims[d]);
         buf_printf(&k, "\n");
     }
-    for (int i = 0; i < o->nvalues; i++) buf_printf(&k, "value %s %016llx\n", o->values[i].name, (unsigned long long)fnv_file(o->values[i].path, NULL));
+    for (int i = 0; i < o->nvalues; i++) buf_printf(&k, "value %s %016llx\n", o->values[i].name, (unsigned long long)mn_file_hash(o->values[i].path));
     return k.data;
 }
 
@@ -185,7 +174,17 @@ static bool stamp_matches(const char *dir, const char *stamp) {
     char path[4200];
     snprintf(path, sizeof path, "%s/compile.stamp", dir);
     char *old = buf_read_file(path, 0, NULL);
-    bool same = old && !strcmp(old, stamp);
+    size_t sl = strlen(stamp);
+    bool same = old && !strncmp(old, stamp, sl);
+    /* then the external data files the compile read, each with the hash it had */
+    for (char *l = same ? old + sl : NULL; l && *l && same;) {
+        char *nl = strchr(l, '\n');
+        if (nl) *nl = 0;
+        unsigned long long h;
+        int at = 0;
+        same = sscanf(l, "external %16llx %n", &h, &at) == 1 && at > 0 && mn_file_hash(l + at) == h;
+        l = nl ? nl + 1 : NULL;
+    }
     free(old);
     if (!same) return false;
     snprintf(path, sizeof path, "%s/report.json", dir);
@@ -360,6 +359,7 @@ int main(int argc, char **argv) {
         goto done;
     }
     char *stamp = if_changed ? compile_stamp(model, &opt) : NULL;
+    opt.stamp = stamp;
     if (stamp && stamp_matches(out, stamp)) {
         if (!quiet) fprintf(stderr, "mncc: %s is up to date\n", out);
         free(stamp);
@@ -371,11 +371,6 @@ int main(int argc, char **argv) {
     rc = mn_compile(&c, model, out, &opt);
     if (rc) fprintf(stderr, "mncc: error: %s\n", c.diag.msg);
     else if (want_summary) summary(&c);
-    if (!rc && stamp) { /* written last: only a complete compile is up to date */
-        char path[4200];
-        snprintf(path, sizeof path, "%s/compile.stamp", out);
-        if (!mn_art_write_path(&c, path, stamp, strlen(stamp))) rc = 1, fprintf(stderr, "mncc: error: %s\n", c.diag.msg);
-    }
     free(stamp);
     mn_compile_free(&c);
 done:

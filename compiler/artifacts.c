@@ -39,6 +39,19 @@ static bool mkdir_p(const char *dir) {
     return ok && stat(dir, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+/* ".NAME.tmpPID" of an artifact NAME that mn_art_write makes: nothing else is ours */
+static bool own_temp(const char *f) {
+    if (f[0] != '.') return false;
+    const char *t = strstr(f, ".tmp");
+    if (!t || !t[4]) return false;
+    for (const char *p = t + 4; *p; p++)
+        if (*p < '0' || *p > '9') return false;
+    size_t n = (size_t)(t - f - 1);
+    for (size_t i = 0; i < sizeof known_artifacts / sizeof known_artifacts[0]; i++)
+        if (strlen(known_artifacts[i]) == n && !strncmp(f + 1, known_artifacts[i], n)) return true;
+    return n > 11 && !strncmp(f + 1, "layout.", 7) && !strncmp(f + 1 + n - 4, ".txt", 4);
+}
+
 bool mn_art_prepare_dir(MNCompile *c) {
     if (!mkdir_p(c->out_dir)) return io_fail(c, "cannot create output directory", c->out_dir);
     char path[4096];
@@ -50,7 +63,7 @@ bool mn_art_prepare_dir(MNCompile *c) {
     DIR *d = opendir(c->out_dir);
     struct dirent *e;
     while (d && (e = readdir(d)))
-        if (e->d_name[0] == '.' && strstr(e->d_name, ".tmp")) {
+        if (own_temp(e->d_name)) {
             snprintf(path, sizeof path, "%s/%s", c->out_dir, e->d_name);
             unlink(path);
         }

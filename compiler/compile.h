@@ -57,6 +57,8 @@ typedef struct MNCompile {
 int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt);
 void mn_compile_free(MNCompile *c);
 void mn_log(MNCompile *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* FNV-1a of a file's bytes (0 when it cannot be read), for compile.stamp */
+uint64_t mn_file_hash(const char *path);
 /* Record a figure of the running pass (report.json passes[].figures). */
 void mn_figure(MNCompile *c, const char *name, int64_t value);
 

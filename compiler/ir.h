@@ -118,6 +118,8 @@ typedef struct MNGraph {
     MNValue **table;
     size_t table_cap;
     int anon_counter;
+    const char **ext_files; /* the external data files read (resolved paths), for compile.stamp */
+    int next_files;
 } MNGraph;
 
 MNGraph *ir_graph_new(Arena *a, const char *file);

@@ -135,6 +135,7 @@ void mn_data_path(const char *rel, char *path, size_t n) {
     /* installed (PREFIX/bin -> PREFIX/share/mncc/presets), or build/mncc and
      * build/san/mncc in the source tree */
     static const char *const up[] = {"/../share/mncc/presets", "/../presets", "/../../presets"};
+    int first_dir = -1; /* no such file: name it in the first presets directory there is */
     for (size_t i = 0; i < sizeof up / sizeof up[0]; i++) {
         snprintf(path, n, "%s%s/%s", exe, up[i], rel);
         char real[PATH_MAX];
@@ -142,8 +143,13 @@ void mn_data_path(const char *rel, char *path, size_t n) {
             if (realpath(path, real) && strlen(real) < n) snprintf(path, n, "%s", real);
             return;
         }
+        snprintf(path, n, "%s%s", exe, up[i]);
+        if (first_dir < 0 && !access(path, R_OK)) first_dir = (int)i;
     }
-    snprintf(path, n, "%s/../presets/%s", exe, rel);
+    char dir[PATH_MAX];
+    snprintf(path, n, "%s%s", exe, up[first_dir < 0 ? 1 : first_dir]);
+    if (realpath(path, dir) && strlen(dir) + strlen(rel) + 2 < n) snprintf(path, n, "%s/%s", dir, rel);
+    else snprintf(path, n, "%s%s/%s", exe, up[first_dir < 0 ? 1 : first_dir], rel);
 }
 
 bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {

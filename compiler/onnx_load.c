@@ -96,6 +96,16 @@ static bool read_external(Loader *L, const Onnx__TensorProto *tp, const char *wh
         return fail(L, DIAG_INVALID, "%s: external data location '%s' resolves outside the model directory", what, loc);
     FILE *f = fopen(real_file, "rb");
     if (!f) return fail(L, DIAG_INVALID, "%s: external data file '%s' cannot be opened: %s", what, full, strerror(errno));
+    if (L->g) { /* remembered once each: what the compile read besides the model */
+        int k = 0;
+        while (k < L->g->next_files && strcmp(L->g->ext_files[k], real_file)) k++;
+        if (k == L->g->next_files) {
+            const char **nf = ARENA_ARRAY(L->a, const char *, k + 1);
+            if (k) memcpy(nf, L->g->ext_files, sizeof(char *) * (size_t)k);
+            nf[k] = arena_strdup(L->a, real_file);
+            L->g->ext_files = nf, L->g->next_files = k + 1;
+        }
+    }
     struct stat st;
     bool ok = fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode);
     if (!ok) {

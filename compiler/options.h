@@ -65,6 +65,7 @@ typedef struct MNOptions {
     char *preset;      /* --preset as given (owned), NULL: none */
     char *option_file; /* --option-json (owned) */
     bool progress;         /* a status line on stderr: the pass running (a terminal's) */
+    const char *stamp;     /* --if-changed: compile.stamp's first part, written last (NULL: none) */
     const char *cache_dir; /* --cache-dir; NULL: $XDG_CACHE_HOME/mncc (or ~/.cache/mncc) when
                               writing a codegen dir, none for in-memory compiles; "none": off */
 } MNOptions;

@@ -208,6 +208,26 @@ static bool dump_graph(MNCompile *c, const char *file) {
     return ok;
 }
 
+/* compile.stamp (--if-changed): the driver's key, then every external data file the
+ * model read with the hash of its bytes, which the next check hashes again */
+uint64_t mn_file_hash(const char *path) {
+    size_t n = 0;
+    char *t = buf_read_file(path, 0, &n);
+    uint64_t h = t ? 0xcbf29ce484222325ull : 0;
+    for (size_t i = 0; t && i < n; i++) h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
+    free(t);
+    return h;
+}
+
+static bool write_stamp(MNCompile *c) {
+    MNBuf b = {0};
+    buf_printf(&b, "%s", c->opt->stamp);
+    for (int i = 0; c->g && i < c->g->next_files; i++) buf_printf(&b, "external %016llx %s\n", (unsigned long long)mn_file_hash(c->g->ext_files[i]), c->g->ext_files[i]);
+    bool ok = mn_art_write(c, "compile.stamp", b.data, b.len);
+    buf_free(&b);
+    return ok;
+}
+
 /* l3ir_stripped.onnx, or its zstd frame with compress_dumps */
 static bool write_stripped(MNCompile *c) {
     MNBuf b = {0};
@@ -251,7 +271,10 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         c->cur_pass = pipeline[i].name;
         if (opt->progress) fprintf(stderr, "\r\033[Kmncc: pass %d/%d %s", i + 1, NPASSES, pipeline[i].name);
         bool before = !strcmp(pipeline[i].name, "time_slice");
-        if (before && out_dir && wants_dump(opt, pipeline[i].name) && !dump_graph(c, "layout.time_slice.txt")) break;
+        if (before && out_dir && wants_dump(opt, pipeline[i].name) && !dump_graph(c, "layout.time_slice.txt")) {
+            ok = false;
+            break;
+        }
         double t0 = now_ms();
         ok = pipeline[i].fn(c);
         MNPassRecord *r = &c->passes[c->npasses++]; /* figures were added to it while it ran */
@@ -281,6 +304,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     if (ok) {
         c->cur_pass = "artifacts";
         if (out_dir) ok = dump_graph(c, "l3ir.txt") && write_stripped(c);
+        if (ok && out_dir && opt->stamp) ok = write_stamp(c);
         c->finished = ok;
     }
     if (opt->progress) fprintf(stderr, "\r\033[K");

@@ -180,10 +180,22 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
     case OP_Or: if (!logical) return false; fmt = "lor X Y O"; break;
     case OP_Xor: if (!logical) return false; fmt = "lxor X Y O"; break;
     case OP_Not: if (!logical) return false; fmt = "llnot X O"; break;
-    case OP_BitShift:
+    case OP_BitShift: { /* the machine shifts by y mod the width; ONNX gives 0 from the width on:
+                         * the result is anded with 0 - (y < W), all ones or none (W at $ls16,
+                         * 0 at $ls24; one GRF1 operand a step) */
         if (!uns) return false;
-        fmt = strcmp(ir_attr_string(n, "direction", ""), "LEFT") ? "uPlsr X Y O" : "Plsl X Y O";
+        bool left = !strcmp(ir_attr_string(n, "direction", ""), "LEFT");
+        const MNValue *y = n->in[1];
+        if (y && y->loc_kind == MN_LOC_KIND_IMM && y->konst) { /* a constant shift: known to be below the width, or 0 */
+            uint64_t k = (uint64_t)ir_tensor_get_i(y->konst, 0);
+            fmt = k >= (uint64_t)(l64 ? 64 : 32) ? "Psub X X O" : left ? "Plsl X Y O" : "uPlsr X Y O";
+            break;
+        }
+        fmt = left ? "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nPlsl X Y T2\nPand T2 T1 O"
+                   : "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nuPlsr X Y T2\nPand T2 T1 O";
+        q->nk = 2, q->k[0] = l64 ? 64 : 32, q->k[1] = 0;
         break;
+    }
     case OP_Equal: fmt = "Psub X Y T1\nllnot T1 O", cmp = true; break;
     case OP_Greater: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;
     case OP_Less: fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;

@@ -178,6 +178,21 @@ for f in model.app l3ir.txt dashboard.html l3ir_stripped.onnx; do
         [ -z "$(ls -A "$tmp/df" | grep '^\.')" ] && [ "$(json_status "$tmp/df/report.json")" = error ] && ok "disk-full-$f-clean" ||
         bad "disk-full-$f-clean" "$(cat "$tmp/err"); $(ls -A "$tmp/df" | tr '\n' ' ')"
 done
+MNCC_FAIL_WRITE=layout.time_slice.txt expect disk-full-dump-before 1 "$mncc" "$g/ok_cnn_tiny.onnx" -o "$tmp/dt" --dump-after time_slice
+[ ! -f "$tmp/dt/l3ir.txt" ] && [ "$(json_status "$tmp/dt/report.json")" = error ] && ok disk-full-dump-before-stops || bad disk-full-dump-before-stops "$(ls "$tmp/dt")"
+MNCC_FAIL_WRITE=compile.stamp expect disk-full-stamp 1 "$mncc" "$g/ok_cnn_tiny.onnx" -o "$tmp/ds" --if-changed
+[ ! -f "$tmp/ds/model.app" ] && [ "$(json_status "$tmp/ds/report.json")" = error ] && ok disk-full-stamp-clean || bad disk-full-stamp-clean "$(ls "$tmp/ds")"
+mkdir -p "$tmp/own" && touch "$tmp/own/.notes.tmpl" "$tmp/own/.env.tmp" "$tmp/own/.model.app.tmp4242"
+expect own-temp-only 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/own"
+[ "$(ls -A "$tmp/own" | grep '^\.' | sort | tr '\n' ' ')" = ".env.tmp .notes.tmpl " ] && ok own-temp-only-kept || bad own-temp-only-kept "$(ls -A "$tmp/own" | grep '^\.')"
+# --if-changed counts the external data files the model reads
+mkdir -p "$tmp/ext" && cp "$g/ok_external_data.onnx" "$g/ok_external_data.bin" "$tmp/ext/"
+"$mncc" "$tmp/ext/ok_external_data.onnx" -o "$tmp/exo" --if-changed --quiet
+expect ext-same 0 "$mncc" "$tmp/ext/ok_external_data.onnx" -o "$tmp/exo" --if-changed
+grep -q "is up to date" "$tmp/err" && ok ext-same-skipped || bad ext-same-skipped "$(cat "$tmp/err")"
+printf 'X' | dd of="$tmp/ext/ok_external_data.bin" bs=1 seek=17 conv=notrunc 2>/dev/null
+expect ext-changed 0 "$mncc" "$tmp/ext/ok_external_data.onnx" -o "$tmp/exo" --if-changed
+grep -q "is up to date" "$tmp/err" && bad ext-changed-recompiled "an edit of the external data was not noticed" || ok ext-changed-recompiled
 MNCC_FAIL_WRITE=report.json expect disk-full-report 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/dr"
 [ ! -f "$tmp/dr/report.json" ] && [ ! -f "$tmp/dr/model.app" ] && ok disk-full-report-absent || bad disk-full-report-absent "$(ls -A "$tmp/dr")"
 expect disk-full-then-ok 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/df"
@@ -454,6 +469,9 @@ batch_check "$tmp/bh" "ok_cnn=ok hang=failed" && grep -q "timed out after 2 s" "
 sleep 2; kill -TERM $bpid; wait $bpid; rc=$?
 sleep 0.2
 [ $rc -eq 143 ] && [ -f "$tmp/bk/summary.json" ] && ! pgrep -f "$tmp/bk/hang" >/dev/null && ok batch-sigterm || bad batch-sigterm "exit $rc; $(pgrep -af "$tmp/bk/hang")"
+printf 'ok_cnn.onnx -o %s/escaped\n' "$tmp" > "$tmp/zoo/esc-o.txt"
+expect batch-list-no-o 1 "$mncc" batch "$tmp/zoo/esc-o.txt" -o "$tmp/beo"
+grep -q "esc-o.txt:1: '-o' in a LIST" "$tmp/err" && [ ! -d "$tmp/escaped" ] && ok batch-list-no-o-text || bad batch-list-no-o-text "$(cat "$tmp/err")"
 expect batch-bad-shard 2 "$mncc" batch "$tmp/zoo" -o "$tmp/bx" --shard 4/3
 expect batch-no-out 2 "$mncc" batch "$tmp/zoo"
 
