@@ -247,14 +247,32 @@ def varint(n):
         if n: out += bytes([b | 0x80])
         else: return out + bytes([b])
 def field(num, payload): return varint(num << 3 | 2) + varint(len(payload)) + payload
+def nest(depth, wrap, core=b""):
+    # wrap(n) -> [(head, field number, tail)...] around an inner message of n bytes, outermost
+    # first; sizes are computed inside out, then the bytes written once (linear, not quadratic)
+    sizes, n = [], len(core)
+    for _ in range(depth):
+        sizes.append(n)
+        for head, num, tail in reversed(wrap):
+            n = len(head) + len(varint(num << 3 | 2)) + len(varint(n)) + n + len(tail)
+    parts, tails = [], []
+    for n in reversed(sizes):
+        m = n
+        lens = []
+        for head, num, tail in reversed(wrap):
+            lens.append(m)
+            m = len(head) + len(varint(num << 3 | 2)) + len(varint(m)) + m + len(tail)
+        for (head, num, tail), ln in zip(wrap, reversed(lens)):
+            parts.append(head + varint(num << 3 | 2) + varint(ln))
+            tails.append(tail)
+    return b"".join(parts) + core + b"".join(reversed(tails))
 opset = field(8, field(1, b"") + varint(2 << 3) + varint(13))
-g = b""
-for i in range(200000):  # GraphProto.node -> NodeProto.attribute -> AttributeProto.g
-    g = field(1, field(4, b"If") + field(5, field(1, b"then_branch") + varint(20 << 3) + varint(5) + field(6, g)))
+# GraphProto.node(1) -> NodeProto.attribute(5) -> AttributeProto.g(6), 200000 deep
+attr_head = field(1, b"then_branch") + varint(20 << 3) + varint(5)
+g = nest(200000, [(b"", 1, b""), (field(4, b"If"), 5, b""), (attr_head, 6, b"")])
 open(sys.argv[1] + "/deep_graph.onnx", "wb").write(varint(1 << 3) + varint(8) + field(7, g) + opset)
-t = field(1, varint(1 << 3) + varint(1))  # TypeProto.tensor_type{elem_type}
-for i in range(200000):  # TypeProto.sequence_type -> Sequence.elem_type
-    t = field(4, field(1, t))
+# TypeProto.sequence_type(4) -> Sequence.elem_type(1), 200000 deep
+t = nest(200000, [(b"", 4, b""), (b"", 1, b"")], field(1, varint(1 << 3) + varint(1)))
 vi = field(1, b"x") + field(2, t)
 open(sys.argv[1] + "/deep_type.onnx", "wb").write(varint(1 << 3) + varint(8) + field(7, field(11, vi)) + opset)
 PY
