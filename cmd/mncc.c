@@ -153,12 +153,7 @@ static char *compile_stamp(const char *model, const MNOptions *o) {
     }
     const char *mach = o->sval[MN_OPT_machine];
     char path[4200];
-    if (strchr(mach, '/') || strstr(mach, ".json")) snprintf(path, sizeof path, "%s", mach);
-    else {
-        char rel[300];
-        snprintf(rel, sizeof rel, "machines/%.250s.json", mach);
-        mn_data_path(rel, path, sizeof path);
-    }
+    machine_path(mach, path, sizeof path);
     buf_printf(&k, "machine %016llx\n", (unsigned long long)mn_file_hash(path));
     for (int i = 0; i < o->nshapes; i++) {
         buf_printf(&k, "shape %s", o->shapes[i].name);
@@ -341,9 +336,8 @@ int main(int argc, char **argv) {
     /* a machine by name must be one of presets/machines: say which there are */
     const char *mach = opt.sval[MN_OPT_machine];
     if (!strchr(mach, '/') && !strstr(mach, ".json")) {
-        char rel[300], path[4200];
-        snprintf(rel, sizeof rel, "machines/%.250s.json", mach);
-        mn_data_path(rel, path, sizeof path);
+        char path[4200];
+        machine_path(mach, path, sizeof path);
         if (access(path, R_OK)) {
             char *sl = strrchr(path, '/'), names[1024];
             if (sl) *sl = 0;

@@ -152,18 +152,23 @@ void mn_data_path(const char *rel, char *path, size_t n) {
     else snprintf(path, n, "%s%s/%s", exe, up[first_dir < 0 ? 1 : first_dir], rel);
 }
 
+void machine_path(const char *name, char *path, size_t n) {
+    if (strchr(name, '/') || strstr(name, ".json")) {
+        snprintf(path, n, "%s", name);
+        return;
+    }
+    char rel[300];
+    snprintf(rel, sizeof rel, "machines/%.250s.json", name);
+    mn_data_path(rel, path, n);
+}
+
 bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {
     char path[PATH_MAX + 128];
     if (strlen(name) > 200) {
         snprintf(err, errlen, "machine name too long");
         return false;
     }
-    if (strchr(name, '/') || strstr(name, ".json")) snprintf(path, sizeof path, "%s", name);
-    else {
-        char rel[256];
-        snprintf(rel, sizeof rel, "machines/%s.json", name);
-        mn_data_path(rel, path, sizeof path);
-    }
+    machine_path(name, path, sizeof path);
     char *text = buf_read_file(path, 1 << 20, NULL);
     if (!text) {
         snprintf(err, errlen, "machine '%s': cannot read %s", name, path);

@@ -29,6 +29,8 @@ typedef struct MNMachine {
  * (PREFIX/share/mncc/presets when installed, the source tree's presets/ when run from
  * build/); path is filled even when no such file exists */
 void mn_data_path(const char *rel, char *path, size_t n);
+/* the file machine NAME|PATH is read from (filled even when it does not exist) */
+void machine_path(const char *name, char *path, size_t n);
 /* NAME (a file presets/machines/NAME.json next to the program) or a path to a .json. */
 bool machine_load(const char *name_or_path, MNMachine *m, char *err, size_t errlen);
 bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, size_t errlen);
