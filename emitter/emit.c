@@ -944,6 +944,13 @@ static bool moves_data(const MNNode *n) {
     }
 }
 
+static uint64_t table_hash(const int32_t *d, int64_t n, const char *layout) {
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (const char *p = layout; *p; p++) h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
+    for (int64_t i = 0; i < n; i++) h = (h ^ (uint32_t)d[i]) * 0x100000001b3ull, h ^= h >> 29;
+    return h;
+}
+
 MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
                           EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
     int64_t scr = wk->scr[wk->pos], tab = wk->tab[wk->pos];
@@ -973,8 +980,9 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     lt.shape[5] = 2, lt.nsub[5] = 1, lt.sub[5][0] = (MNSubaxis){2, 1, LV_W};
     lt.rank = 6;
     MNGraph *g = c->g;
-    MNTensor *t = ir_tensor_new(g->arena, ONNX_INT32, 6, dims);
-    for (int64_t i = 0; i < t->numel; i += 2 * nt) { /* PE by PE, destination word by word */
+    int64_t numel = dims[0] * dims[1] * dims[2] * dims[3] * dims[4] * dims[5];
+    int32_t *tb = xmalloc(sizeof(int32_t) * (size_t)numel); /* into the arena only when no alike table is there */
+    for (int64_t i = 0; i < numel; i += 2 * nt) { /* PE by PE, destination word by word */
         int64_t q = i / (2 * nt), pe, mab, l1, l2;
         pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
         for (int64_t w = 0; w < nw; w++) {
@@ -1016,19 +1024,35 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
                         word = 2 * (sm.base[ns] + j);
                     }
                 }
-                ir_tensor_set_i(t, i + 2 * (r * nw + w), carry ? hi : word);
-                ir_tensor_set_i(t, i + 2 * (r * nw + w) + 1, word);
+                tb[i + 2 * (r * nw + w)] = (int32_t)(carry ? hi : word);
+                tb[i + 2 * (r * nw + w) + 1] = (int32_t)word;
             }
         }
     }
     free(ls);
+    /* Nodes of one shape at one scratch position build the same table (a conv net's
+     * layers: a thousand tables, four distinct). One copy serves them all: the host
+     * encodes and the program loads each distinct table once. */
+    MNBuf lb = {0};
+    layout_print(&lt, &lb);
+    uint64_t h = table_hash(tb, numel, lb.data);
+    for (int i = 0; i < e->ntables; i++) {
+        const MNValue *u = e->tables[i];
+        if (e->table_hash[i] == h && u->konst->numel == numel && !strcmp(u->layout, lb.data) &&
+            !memcmp(u->konst->data, tb, sizeof(int32_t) * (size_t)numel)) {
+            buf_free(&lb);
+            free(tb);
+            return e->tables[i];
+        }
+    }
+    MNTensor *t = ir_tensor_new(g->arena, ONNX_INT32, 6, dims);
+    memcpy(t->data, tb, sizeof(int32_t) * (size_t)numel);
+    free(tb);
     MNValue *v = ir_value_new(g, row0 ? arena_printf(g->arena, "%s_%s_gather_table_%d", n->name, o->name, row0)
                                       : arena_printf(g->arena, "%s_%s_gather_table", n->name, o->name));
     ir_type_set(g, &v->type, ONNX_INT32, 6, dims);
     v->konst = t;
     v->dtype = MN_DT_Int;
-    MNBuf lb = {0};
-    layout_print(&lt, &lb);
     v->layout = arena_strdup(g->arena, lb.data);
     buf_free(&lb);
     v->num_lw = nt;
@@ -1037,6 +1061,8 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     app_layout_image(&lt, m, &im, err, sizeof err);
     v->addr = e->dram_top;
     e->dram_top += (im.per_group + 63) / 64 * 64;
+    int nt0 = e->ntables;
+    ARENA_PUSH(g->arena, e->table_hash, nt0, e->table_hash_cap, h);
     ARENA_PUSH(g->arena, e->tables, e->ntables, e->ntables_cap, v);
     return v;
 }
@@ -1478,7 +1504,7 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     int64_t cyc = -1;
     if (!why_not(&cc, &m, &wk)) {
         MNBuf b = {0};
-        Em e = {&cc, &b, 0, NULL, 0, 0, 0, NULL};
+        Em e = {.c = &cc, .b = &b};
         emit_node(&e, &m, &wk);
         smap_cache_free(&e);
         VProgram p = {0};
@@ -1542,7 +1568,7 @@ bool emit_program(MNCompile *c) {
     buf_free(&why);
     MNBuf b = {0};
     /* the tables go above every DRAM value the address planner placed */
-    Em e = {c, &b, 0, NULL, 0, 0, (c->sched->dram_top + 63) / 64 * 64, NULL};
+    Em e = {.c = c, .b = &b, .dram_top = (c->sched->dram_top + 63) / 64 * 64};
     buf_printf(&b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
     size_t *seg = xcalloc((size_t)g->nnodes + 1, sizeof(size_t)); /* where each node's code begins in b */
     for (int i = 0; i < g->nnodes; i++) {

@@ -12,7 +12,8 @@ typedef struct {
     MNBuf *b;
     int tag;
     MNValue **tables; /* index tables: parameters the host writes */
-    int ntables, ntables_cap;
+    uint64_t *table_hash; /* tables[i]'s contents hashed, to share one among alike nodes */
+    int ntables, ntables_cap, table_hash_cap;
     int64_t dram_top; /* DRAM above every planned value, for the tables */
     void *smap;       /* the scratch map of the node being emitted, built once (emit.c) */
 } Em;

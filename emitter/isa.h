@@ -180,7 +180,8 @@ typedef struct {
     uint8_t kind;
     uint8_t nexpr;
     uint32_t repeat; /* nop/N */
-    VExpr e[VSM_MAX_EXPR];
+    VExpr *e;        /* nexpr of them: a step holds only the expressions it has (a program
+                      * of a million steps, mostly of one or two, would take 3 KB a step) */
     /* ST_MASK: mask[l|ll]<letters> <entry> */
     uint8_t mask_targets, mask_width, mask_entry;
     const char *text; /* ST_DEBUG: the command line */
@@ -190,6 +191,8 @@ typedef struct {
 typedef struct {
     VStep *steps;
     int nsteps, cap;
+    VExpr **blk; /* the steps' expressions, in blocks that never move */
+    int nblk, blk_used;
 } VProgram;
 
 /* mask-statement target letters */

@@ -230,7 +230,9 @@ static void stream_of(const VProgram *p, const int cost_of[VI_COUNT][8], Stream 
 
 /* the line of steps a and b together (either may be NULL); false: the issue rules forbid it */
 static bool combine(const Unit *a, const Unit *b, VStep *out) {
+    VExpr *ex = out->e; /* the caller's VSM_MAX_EXPR */
     memset(out, 0, sizeof *out);
+    out->e = ex;
     out->kind = ST_STEP;
     out->repeat = 1;
     const VExpr *nop = NULL;
@@ -265,8 +267,7 @@ typedef struct {
     int64_t lastw[2][2]; /* per stream and LM bank: the step of its last write */
     int64_t done[256];   /* estimated completion cycle of the MV per tag */
     int64_t last_mv;
-    VStep *out;
-    int nout, capout;
+    VProgram out;
 } Merge;
 
 /* may stream k's next step issue at step t, given the other stream's LM writes */
@@ -277,8 +278,7 @@ static bool clear(const Merge *g, int k, const Unit *u) {
 }
 
 static void issue(Merge *g, const Unit *a, const Unit *b, const VStep *line) {
-    if (g->nout == g->capout) g->out = xrealloc(g->out, sizeof(VStep) * (size_t)(g->capout = g->capout ? 2 * g->capout : 256));
-    g->out[g->nout++] = *line;
+    vsm_push_step(&g->out, line);
     const MNMachine *m = g->c->m;
     int cost = 1;
     for (int k = 0; k < 2; k++) {
@@ -302,9 +302,11 @@ static void issue(Merge *g, const Unit *a, const Unit *b, const VStep *line) {
 }
 
 static void merge_streams(Merge *g) {
-    static const VStep idle = {.kind = ST_STEP, .nexpr = 1, .repeat = 1, .e = {{.insn = VI_nop}}};
+    static VExpr nop = {.insn = VI_nop};
+    static const VStep idle = {.kind = ST_STEP, .nexpr = 1, .repeat = 1, .e = &nop};
     Stream *A = &g->x[0], *B = &g->x[1];
-    VStep line;
+    VExpr ex[VSM_MAX_EXPR];
+    VStep line = {.e = ex};
     while (A->i < A->n || B->i < B->n) {
         const Unit *a = A->i < A->n ? &A->u[A->i] : NULL, *b = B->i < B->n ? &B->u[B->i] : NULL;
         bool ca = a && clear(g, 0, a), cb = b && clear(g, 1, b);
@@ -453,7 +455,7 @@ void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *o
         foot_free(&fi), foot_free(&fj);
         if (!ok) continue;
         int tr = is_transfer(g->nodes[i]) ? i : j, cp = tr == i ? j : i;
-        Merge mg = {&cx, {{0}}, 0, 0, {{-1000, -1000}, {-1000, -1000}}, {0}, -1000000, NULL, 0, 0};
+        Merge mg = {.c = &cx, .lastw = {{-1000, -1000}, {-1000, -1000}}, .last_mv = -1000000};
         stream_of(&prog[tr], cost, &mg.x[0]);
         stream_of(&prog[cp], cost, &mg.x[1]);
         merge_streams(&mg);
@@ -461,11 +463,11 @@ void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *o
         for (int k = next; k < i; k++) put_node(&o, g->nodes[k], &prog[k]);
         buf_printf(out, "# merged: %s %s (%d steps) + %s %s (%d steps) -> %lld steps\n", g->nodes[tr]->op_type, g->nodes[tr]->name, mg.x[0].n,
                    g->nodes[cp]->op_type, g->nodes[cp]->name, mg.x[1].n, (long long)mg.t);
-        put_steps(&o, mg.out, mg.nout);
+        put_steps(&o, mg.out.steps, mg.out.nsteps);
         for (int k = i + 1; k < j; k++) put_node(&o, g->nodes[k], &prog[k]);
         st->pairs++;
         st->steps_saved += mg.x[0].n + mg.x[1].n - mg.t;
-        free(mg.x[0].u), free(mg.x[1].u), free(mg.out);
+        free(mg.x[0].u), free(mg.x[1].u), vsm_program_free(&mg.out);
         next = j + 1;
         li++;
     }

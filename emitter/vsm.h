@@ -11,6 +11,8 @@ bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_
  * code, which the linker resolves; see VOperand.sym) */
 bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen);
 void vsm_program_free(VProgram *p);
+/* Appends a copy of step s with its expressions (s->e may point anywhere). */
+void vsm_push_step(VProgram *p, const VStep *s);
 /* Canonical text of one line / a whole program (the disassembler). */
 void vsm_print_step(MNBuf *b, const VStep *s);
 void vsm_print(MNBuf *b, const VProgram *p);

@@ -114,8 +114,11 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
     p->cap = (int)n + 1;
     p->steps = xcalloc((size_t)p->cap, sizeof(VStep));
     for (uint32_t i = 0; i < n; i++) {
-        VStep *s = &p->steps[p->nsteps];
+        VStep st, *s = &st;
+        VExpr ex[VSM_MAX_EXPR];
         memset(s, 0, sizeof *s);
+        memset(ex, 0, sizeof ex);
+        s->e = ex;
         s->kind = g8(&r);
         s->line = (int)i + 1; /* the line of the canonical text (vsm_print) */
         bool ok = !r.bad;
@@ -128,7 +131,7 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 t[tl] = 0;
                 ok = strlen(t) == tl;
                 s->text = t;
-                p->nsteps++;
+                vsm_push_step(p, s);
                 if (!ok) break;
                 continue;
             }
@@ -159,7 +162,7 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
             vsm_program_free(p);
             return false;
         }
-        p->nsteps++;
+        vsm_push_step(p, s);
     }
     if (p->nsteps != (int)n || r.p != r.end) {
         snprintf(err, errlen, "corrupt GPFNBin: %s", p->nsteps != (int)n ? "bad debug record" : "trailing bytes");

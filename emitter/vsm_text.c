@@ -433,12 +433,29 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     return true;
 }
 
-static bool push_step(VProgram *p, const VStep *s) {
+enum { EXPR_BLOCK = 4096 };
+
+void vsm_push_step(VProgram *p, const VStep *s) {
     if (p->nsteps == p->cap) {
         p->cap = p->cap ? p->cap * 2 : 64;
         p->steps = xrealloc(p->steps, sizeof(VStep) * (size_t)p->cap);
     }
-    p->steps[p->nsteps++] = *s;
+    VStep *t = &p->steps[p->nsteps++];
+    *t = *s;
+    t->e = NULL;
+    if (!s->nexpr) return;
+    if (!p->nblk || p->blk_used + s->nexpr > EXPR_BLOCK) {
+        p->blk = xrealloc(p->blk, sizeof(VExpr *) * (size_t)(p->nblk + 1));
+        p->blk[p->nblk++] = xmalloc(sizeof(VExpr) * EXPR_BLOCK);
+        p->blk_used = 0;
+    }
+    t->e = p->blk[p->nblk - 1] + p->blk_used;
+    p->blk_used += s->nexpr;
+    memcpy(t->e, s->e, sizeof(VExpr) * s->nexpr);
+}
+
+static bool push_step(VProgram *p, const VStep *s) {
+    vsm_push_step(p, s);
     return true;
 }
 
@@ -464,7 +481,10 @@ static bool parse_text(const char *name, const char *text, VProgram *p, char *er
         while (isspace((unsigned char)*s)) s++;
         for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);) *--e = 0;
         VStep st;
+        VExpr ex[VSM_MAX_EXPR];
         memset(&st, 0, sizeof st);
+        memset(ex, 0, sizeof ex);
+        st.e = ex;
         st.line = c.line;
         bool ok = true;
         if (!*s) {
@@ -536,6 +556,8 @@ void vsm_program_free(VProgram *p) {
     for (int i = 0; i < p->nsteps; i++)
         if (p->steps[i].kind == ST_DEBUG) free((char *)p->steps[i].text);
     free(p->steps);
+    for (int i = 0; i < p->nblk; i++) free(p->blk[i]);
+    free(p->blk);
     memset(p, 0, sizeof *p);
 }
 
