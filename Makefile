@@ -3,7 +3,7 @@
 #   make demo       compile the bundled example model and print a summary
 #   make check      every test (unit, golden, bad input, ONNX test-data sweep, ASan/UBSan)
 #   make SAN=1      the same build with -fsanitize=address,undefined, in build/san
-#   make bench      load/infer/print figures on generated 10k/100k-node graphs
+#   make bench      the benchmark tables (bench/suite.py): compile time, onnxruntime, scaling, schedules, mnemu
 
 CC      ?= cc
 ONNX_PROTO ?= /usr/include/onnx/onnx.proto
@@ -56,7 +56,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps demo check check-fast check-san unit golden sweep bench regen-golden clean conformance readme-conformance readme-presets real install fuzz
+.PHONY: all deps test-deps npm-deps demo check check-fast check-san unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -140,15 +140,18 @@ CONF_DIRS = /usr/share/libonnx-testdata/data/node /usr/share/libonnx-testdata/da
 # Real models (openwakeword-js) and the generated 60-node bench nets, compiled and run on
 # mnemu, against onnxruntime-node's outputs (npm packages into build/real, fetched once;
 # install scripts skipped: the CPU library is inside the package)
-real: test-deps $(BUILD)/mncc $(BUILD)/mnemu
+real: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
+	@mkdir -p build/real/gen
+	@for k in convnet transformer mlp; do $(PYTHON) bench/gen_graph.py $$k 60 build/real/gen/$${k}_60.onnx >/dev/null 2>&1; done
+	@$(PYTHON) tests/real/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/real/node_modules/openwakeword-js/models build/real/gen
+
+npm-deps: test-deps
 	@MNCC_EXTRA_PKGS=nodejs sh mk/deps.sh --test
 	@command -v npm >/dev/null || MNCC_EXTRA_PKGS=npm sh mk/deps.sh --test # Debian's nodejs comes without npm
-	@mkdir -p build/real/gen
+	@mkdir -p build/real
 	@cp tests/real/package.json build/real/package.json
 	@[ -d build/real/node_modules/onnxruntime-node ] && [ -d build/real/node_modules/openwakeword-js ] || \
 		(cd build/real && npm install --ignore-scripts --no-audit --no-fund --no-package-lock --loglevel=error)
-	@for k in convnet transformer mlp; do $(PYTHON) bench/gen_graph.py $$k 60 build/real/gen/$${k}_60.onnx >/dev/null 2>&1; done
-	@$(PYTHON) tests/real/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/real/node_modules/openwakeword-js/models build/real/gen
 
 conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	@$(PYTHON) tests/conformance/run.py --machine mncore2 --json $(BUILD)/conformance.json $(CONF_DIRS) | tail -n 2
@@ -172,11 +175,16 @@ readme-conformance: $(BUILD)/conformance_readme.md
 regen-golden: $(BUILD)/mncc
 	@sh tests/golden/run.sh $(BUILD)/mncc --regen $(NAME)
 
-bench: $(BUILD)/mncc $(BUILD)/mnemu
-	@$(PYTHON) bench/figures.py
-	@bash bench/run.sh
-	@bash bench/emu_speed.sh
-	@sh bench/layout_compare.sh
+# make bench: the five tables of bench/suite.py (compile time per pass and preset with
+# peak memory, against onnxruntime's session creation, scaling to 100k nodes, schedule
+# quality per scheduler, emulator throughput); figures, no pass/fail. bench-quick stops at
+# 10k nodes. bench-figures: link=merge and simulation_mode=best against the default.
+bench: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
+	@MNCC=$(BUILD)/mncc MNEMU=$(BUILD)/mnemu $(PYTHON) bench/suite.py
+bench-quick: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
+	@MNCC=$(BUILD)/mncc MNEMU=$(BUILD)/mnemu $(PYTHON) bench/suite.py --quick
+bench-figures: $(BUILD)/mncc $(BUILD)/mnemu
+	@MNCC=$(BUILD)/mncc MNEMU=$(BUILD)/mnemu $(PYTHON) bench/figures.py
 
 # make fuzz [FUZZ_SECONDS=60]: each libFuzzer harness (tests/fuzz/) from a seed corpus
 # of the test models, apps, programs and machine files, for FUZZ_SECONDS each; a crash

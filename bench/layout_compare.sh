@@ -1,7 +1,7 @@
 #!/bin/sh
 # Layout planners side by side: switches inserted and their estimated cost (cycles),
 # lpz against naive, on the generated conv net and transformer (10k nodes), plus the
-# time of the whole compile. Run from the repo root after make (bench/run.sh makes the
+# time of the whole compile. Run from the repo root after make (bench/suite.py makes the
 # models; this script makes them if missing).
 set -u
 dir=build/bench

@@ -456,16 +456,6 @@ uint64_t app_layout_image_lw(const char *layout, const MNMachine *m, char *err, 
     return (uint64_t)im.per_group;
 }
 
-/* element i's place, from its row-major index */
-static void place_of(const MNLayout *l, int64_t i, MNPlace *p) {
-    int64_t idx[LAYOUT_MAX_RANK];
-    for (int d = l->rank - 1; d >= 0; d--) {
-        int64_t n = l->shape[d] ? l->shape[d] : 1;
-        idx[d] = i % n, i /= n;
-    }
-    layout_place(l, idx, p);
-}
-
 bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen) {
     LayoutCodec k;
     if (!codec(layout, d, m, &k, err, errlen)) return false;
@@ -474,9 +464,10 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
     int ek = elem_kind(d);
     if (k.im.tree) counts[LV_L1B] = 1, counts[LV_L2B] = m->groups; /* one copy per group: L2B 0 of each */
     if (k.im.mab) counts[LV_MAB] = 1;                                  /* ... and MAB 0 */
-    for (int64_t i = 0; i < t->numel; i++) {
-        MNPlace p;
-        place_of(&k.l, i, &p);
+    MNPlaceWalk pw;
+    place_walk_start(&pw, &k.l);
+    for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
+        const MNPlace p = pw.p;
         uint64_t bits = elem_bits_k(t, ek, i) & k.mask;
         /* every replica along the broadcast levels, the slots of a long word included */
         counts[LV_W] = k.per;
@@ -501,9 +492,10 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
 bool app_decode_layout(const uint64_t *img, const char *d, const char *layout, const MNMachine *m, MNTensor *t, char *err, size_t errlen) {
     LayoutCodec k;
     if (!codec(layout, d, m, &k, err, errlen)) return false;
-    for (int64_t i = 0; i < t->numel; i++) {
-        MNPlace p;
-        place_of(&k.l, i, &p); /* the replica at broadcast coordinates 0 */
+    MNPlaceWalk pw;
+    place_walk_start(&pw, &k.l);
+    for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
+        const MNPlace p = pw.p; /* the replica at broadcast coordinates 0 */
         int g;
         int64_t off = app_image_offset(&k.im, m, p.c, &g);
         uint64_t lw = img[g * k.im.per_group + off] >> (64 - 8 * k.b * ((int)p.c[LV_W] + 1)) & k.mask;

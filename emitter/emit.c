@@ -1371,6 +1371,22 @@ static void move(Em *e, const MNNode *n) {
 
 /* A value the host exchanges: a layout image, or (a constant without a layout, such as
  * a folded Shape output, or an input nothing reads) a row-major image in group 0. */
+/* img compressed into t (and freed): the arena keeps only the bytes zstd produced (its
+ * bound, zeroed by the arena, cost more than the compression on large tables) */
+static bool pack(Arena *a, uint64_t *img, size_t bytes, AppTensor *t, char *err, size_t errlen) {
+    size_t cap = ZSTD_compressBound(bytes);
+    uint8_t *z = xmalloc(cap);
+    size_t got = ZSTD_compress(z, cap, img, bytes, 3);
+    free(img);
+    if (ZSTD_isError(got)) return free(z), snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
+    uint8_t *keep = arena_alloc(a, got ? got : 1);
+    memcpy(keep, z, got);
+    t->zstd = keep;
+    t->zstd_len = got;
+    free(z);
+    return true;
+}
+
 static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (!v->layout) { /* unread inputs and folded outputs have none */
@@ -1382,12 +1398,7 @@ static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, 
         if (param) {
             uint64_t *img = xmalloc((size_t)t->num_lw * 8 + 8);
             if (!app_encode(v->konst, t->mn_dtype, img, err, errlen)) return free(img), false;
-            size_t cap = ZSTD_compressBound((size_t)t->num_lw * 8);
-            uint8_t *z = arena_alloc(a, cap);
-            size_t got = ZSTD_compress(z, cap, img, (size_t)t->num_lw * 8, 3);
-            free(img);
-            if (ZSTD_isError(got)) return snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
-            t->zstd = z, t->zstd_len = got;
+            if (!pack(a, img, (size_t)t->num_lw * 8, t, err, errlen)) return false;
         }
         return true;
     }
@@ -1409,12 +1420,7 @@ static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, 
             free(img);
             return false;
         }
-        size_t cap = ZSTD_compressBound(n * 8);
-        uint8_t *z = arena_alloc(a, cap);
-        size_t got = ZSTD_compress(z, cap, img, n * 8, 3);
-        free(img);
-        if (ZSTD_isError(got)) return snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
-        t->zstd = z, t->zstd_len = got; /* every group's part, one after another */
+        if (!pack(a, img, n * 8, t, err, errlen)) return false; /* every group's part, one after another */
     }
     return true;
 }

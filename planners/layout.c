@@ -238,6 +238,32 @@ void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p) {
     }
 }
 
+void place_walk_start(MNPlaceWalk *w, const MNLayout *l) {
+    memset(w, 0, sizeof *w);
+    w->l = l;
+}
+
+void place_walk_next(MNPlaceWalk *w) {
+    const MNLayout *l = w->l;
+    for (int d = l->rank - 1; d >= 0; d--) {
+        if (++w->idx[d] < (l->shape[d] ? l->shape[d] : 1)) {
+            for (int k = l->nsub[d] - 1; k >= 0; k--) { /* the last subaxis is the least significant digit */
+                const MNSubaxis *s = &l->sub[d][k];
+                w->p.c[s->level] += s->stride;
+                if (++w->dig[d][k] < s->size) return;
+                w->p.c[s->level] -= s->stride * s->size;
+                w->dig[d][k] = 0;
+            }
+            return;
+        }
+        w->idx[d] = 0; /* dimension d starts again: its digits' part of the place goes */
+        for (int k = 0; k < l->nsub[d]; k++) {
+            w->p.c[l->sub[d][k].level] -= l->sub[d][k].stride * w->dig[d][k];
+            w->dig[d][k] = 0;
+        }
+    }
+}
+
 bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *padding) {
     int64_t digit[LAYOUT_MAX_RANK][LAYOUT_MAX_SUB];
     memset(digit, 0, sizeof digit);

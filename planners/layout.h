@@ -50,6 +50,17 @@ int64_t layout_num_lw(const MNLayout *l, int align_lw);
 bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *err, size_t errlen);
 /* index -> place (every index, padding included, has one place, broadcast levels 0) */
 void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p);
+/* The places of a tensor's elements in row-major order, without a division each: the
+ * subaxis digits advance like an odometer (the encoders of the app's images walk
+ * millions of elements). place_walk_start gives element 0; each next, the following. */
+typedef struct {
+    const MNLayout *l;
+    int64_t idx[LAYOUT_MAX_RANK];
+    int64_t dig[LAYOUT_MAX_RANK][LAYOUT_MAX_SUB];
+    MNPlace p;
+} MNPlaceWalk;
+void place_walk_start(MNPlaceWalk *w, const MNLayout *l);
+void place_walk_next(MNPlaceWalk *w);
 /* place -> index; false when no index of the padded shape lands there. *padding tells
  * whether that index is outside the shape. Broadcast levels are ignored. */
 bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *padding);

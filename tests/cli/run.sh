@@ -83,6 +83,25 @@ cmp -s "$tmp/ra" "$tmp/rb" && ok determinism-report || bad determinism-report "r
 for f in simulation_result.json trace.json l3ir_stripped.onnx model.app model.vsm; do
     cmp -s "$tmp/a/$f" "$tmp/b/$f" || bad determinism "$f differs between two runs"
 done
+# ... and on another machine: another checkout path, home, time zone, locale, one CPU
+# instead of all, malloc filling fresh memory. Every file is compared; report.json and
+# the dashboard (which embeds it) without their wall times.
+mkdir -p "$tmp/m1/m" "$tmp/m2/x/y/m" "$tmp/h1" "$tmp/h2"
+cp "$g/ok_cnn.onnx" "$tmp/m1/m/model.onnx" && cp "$g/ok_cnn.onnx" "$tmp/m2/x/y/m/model.onnx"
+(cd "$tmp/m1" && env -i PATH=/usr/bin:/bin HOME="$tmp/h1" TZ=UTC LANG=C "$mncc" m/model.onnx -o out --cache-dir none >/dev/null 2>&1) &&
+    (cd "$tmp/m2/x/y" && env -i PATH=/usr/bin:/bin HOME="$tmp/h2" TZ=Pacific/Auckland LC_ALL=de_DE.UTF-8 LANG=ja_JP.UTF-8 MALLOC_PERTURB_=165 \
+        taskset -c 0 "$mncc" m/model.onnx -o out --cache-dir none >/dev/null 2>&1) || bad determinism-machines "a compile failed"
+n=0
+for f in $(cd "$tmp/m1/out" && ls); do
+    n=$((n + 1))
+    case $f in
+    report.json) strip_report "$tmp/m1/out/$f" > "$tmp/r1"; strip_report "$tmp/m2/x/y/out/$f" > "$tmp/r2" ;;
+    dashboard.html) sed 's/"wall_ms":[-0-9.e+]*//g' "$tmp/m1/out/$f" > "$tmp/r1"; sed 's/"wall_ms":[-0-9.e+]*//g' "$tmp/m2/x/y/out/$f" > "$tmp/r2" ;;
+    *) cp "$tmp/m1/out/$f" "$tmp/r1"; cp "$tmp/m2/x/y/out/$f" "$tmp/r2" 2>/dev/null || : > "$tmp/r2" ;;
+    esac
+    cmp -s "$tmp/r1" "$tmp/r2" || bad determinism-machines "$f differs"
+done
+[ "$n" -ge 10 ] && [ -f "$tmp/m1/out/model.app" ] && ok determinism-machines || bad determinism-machines "only $n artifacts"
 
 # ---- Node Simulation, schedulers, address planner ----
 fig() { # fig REPORT PASS NAME: a figure of a pass in report.json

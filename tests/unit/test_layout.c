@@ -95,7 +95,7 @@ void test_layout_place(void) {
  * uses maps back to the place it came from. */
 void test_layout_roundtrip(void) {
     srand(12345);
-    int checked = 0;
+    int checked = 0, walked = 0;
     for (int trial = 0; trial < 300; trial++) {
         MNLayout l;
         memset(&l, 0, sizeof l);
@@ -153,8 +153,21 @@ void test_layout_roundtrip(void) {
             CHECK(lw >= 0 && lw < layout_dram_lw(&l) && slot >= 0 && slot < layout_extent(&l, LV_W));
             checked++;
         }
+        /* the walk over the elements meets each at the place layout_place gives it */
+        MNPlaceWalk w;
+        place_walk_start(&w, &l);
+        int64_t ns = 1;
+        for (int i = 0; i < l.rank; i++) ns *= l.shape[i];
+        for (int64_t f = 0; f < ns; f++, place_walk_next(&w)) {
+            int64_t r = f;
+            for (int i = l.rank - 1; i >= 0; i--) idx[i] = r % l.shape[i], r /= l.shape[i];
+            MNPlace p;
+            layout_place(&l, idx, &p);
+            CHECK(!memcmp(&p, &w.p, sizeof p));
+            walked++;
+        }
     }
-    CHECK(checked > 1000);
+    CHECK(checked > 1000 && walked > 1000);
 }
 
 void test_layout_dram(void) {
