@@ -191,8 +191,9 @@ typedef struct {
 typedef struct {
     VStep *steps;
     int nsteps, cap;
-    VExpr **blk; /* the steps' expressions, in blocks that never move */
-    int nblk, blk_used;
+    VExpr **blk; /* the steps' expressions, in blocks that never move, each twice the last
+                  * (up to 4096): a node's few lines cost little, a million lines few mallocs */
+    int nblk, blk_used, blk_cap;
 } VProgram;
 
 /* mask-statement target letters */

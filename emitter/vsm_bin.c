@@ -131,9 +131,8 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 t[tl] = 0;
                 ok = strlen(t) == tl;
                 s->text = t;
-                vsm_push_step(p, s);
-                if (!ok) break;
-                continue;
+                vsm_push_step(p, s); /* p owns the text now, also when it is refused below */
+                if (ok) continue;
             }
         } else if (s->kind == ST_MASK) {
             s->mask_targets = g8(&r), s->mask_width = g8(&r), s->mask_entry = g8(&r);

@@ -444,9 +444,11 @@ void vsm_push_step(VProgram *p, const VStep *s) {
     *t = *s;
     t->e = NULL;
     if (!s->nexpr) return;
-    if (!p->nblk || p->blk_used + s->nexpr > EXPR_BLOCK) {
+    if (!p->nblk || p->blk_used + s->nexpr > p->blk_cap) {
+        p->blk_cap = p->blk_cap ? 2 * p->blk_cap : 16;
+        if (p->blk_cap > EXPR_BLOCK) p->blk_cap = EXPR_BLOCK;
         p->blk = xrealloc(p->blk, sizeof(VExpr *) * (size_t)(p->nblk + 1));
-        p->blk[p->nblk++] = xmalloc(sizeof(VExpr) * EXPR_BLOCK);
+        p->blk[p->nblk++] = xmalloc(sizeof(VExpr) * (size_t)p->blk_cap);
         p->blk_used = 0;
     }
     t->e = p->blk[p->nblk - 1] + p->blk_used;
