@@ -282,20 +282,25 @@ static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t 
     if (!v->layout || !o->layout || !layout_parse(o->layout, &lo, err, sizeof err) || !layout_parse(v->layout, &li, err, sizeof err)) return false;
     if (strstr(v->layout, "_Time:") || strstr(o->layout, "_Time:")) return false;
     for (int64_t a = 0; a < n4; a++) map[a] = -1;
-    int64_t n = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK], vi[LAYOUT_MAX_RANK];
+    int64_t n = ir_shape_numel(&o->type), vi[LAYOUT_MAX_RANK];
     int off = o->type.rank - v->type.rank;
     if ((off < 0 && !reshape) || o->type.rank > LAYOUT_MAX_RANK || v->type.rank > LAYOUT_MAX_RANK) return false;
-    for (int64_t e = 0; e < n; e++) {
-        int64_t q = e;
-        for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
-        if (reshape) {
-            int64_t q2 = e;
-            for (int d = v->type.rank - 1; d >= 0; d--) vi[d] = q2 % v->type.dims[d], q2 /= v->type.dims[d];
-        } else
-            for (int d = 0; d < v->type.rank; d++) vi[d] = v->type.dims[d] == 1 ? 0 : idx[d + off];
-        MNPlace po, pi;
-        layout_place(&lo, idx, &po);
-        layout_place(&li, vi, &pi);
+    /* the output's places by a walk; the input's too when it is walked in the same order
+     * (a reshape, or the same shape), else from its broadcast index */
+    bool same = reshape || (off == 0 && li.rank == lo.rank);
+    for (int d = 0; same && !reshape && d < v->type.rank; d++) same = v->type.dims[d] == o->type.dims[d] && li.shape[d] == lo.shape[d];
+    MNPlaceWalk wo, wi;
+    place_walk_start(&wo, &lo);
+    place_walk_start(&wi, &li);
+    for (int64_t e = 0; e < n; e++, place_walk_next(&wo), same ? place_walk_next(&wi) : (void)0) {
+        const MNPlace po = wo.p;
+        MNPlace pi;
+        if (same)
+            pi = wi.p;
+        else {
+            for (int d = 0; d < v->type.rank; d++) vi[d] = v->type.dims[d] == 1 ? 0 : wo.idx[d + off];
+            layout_place(&li, vi, &pi);
+        }
         for (int lv = LV_PE; lv <= LV_W; lv++) {
             if (!(li.bcast & (1u << lv)) && pi.c[lv] != po.c[lv]) return false;
             /* every replica of the output needs the data: the input must be replicated there too */
@@ -715,17 +720,38 @@ void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int n
 /* the inputs a gather reads: every input of a Concat, else input 0 */
 static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin : 1; }
 
-static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *en);
+/* What source_index needs of a Slice, Pad or im2col's attributes and constant inputs,
+ * read once per node: a table asks for every element (millions on a conv net) */
+enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_WRAP };
+typedef struct {
+    bool ok; /* false: computed at run time, or a mode not handled */
+    int ns;
+    int64_t axis[LAYOUT_MAX_RANK], start[LAYOUT_MAX_RANK], step[LAYOUT_MAX_RANK]; /* Slice */
+    int64_t OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;                             /* im2col */
+    int64_t pb[LAYOUT_MAX_RANK];                                                /* Pad */
+    int mode;
+    bool value_ok;
+    double value;
+} SrcPrep;
+
+static void src_prep(const MNNode *n, SrcPrep *sp);
+static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64_t *idx, EmEntry *en);
 
 typedef struct {
     const MNNode *n;
     int oi;
+    SrcPrep sp;
 } GatherCtx;
+
+static void gather_ctx(GatherCtx *g, const MNNode *n, int oi) {
+    g->n = n, g->oi = oi;
+    src_prep(n, &g->sp);
+}
 
 static bool gather_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en) {
     const GatherCtx *g = ctx;
     (void)row;
-    return source_index(g->n, g->oi, idx, en);
+    return source_index(g->n, &g->sp, g->oi, idx, en);
 }
 
 /* Can n be a gather here? On success the walk records its scratch and table for the
@@ -742,7 +768,7 @@ static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
         if (k > 0 && (!o || !o->nuses)) continue;
         if (k >= 8 || !emit_in_lm(o) || o->dtype != n->in[0]->dtype) return "not in LM";
         if (emit_table_lw(o, 1) > tlw) tlw = emit_table_lw(o, 1);
-        gc[nu] = (GatherCtx){n, k}, u[nu] = (EmUse){o, gather_entry, &gc[nu]}, nu++;
+        gather_ctx(&gc[nu], n, k), u[nu] = (EmUse){o, gather_entry, &gc[nu]}, nu++;
     }
     return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 4, tlw, 1, u, nu);
 }
@@ -795,7 +821,45 @@ static bool pad_begin(const MNNode *n, int64_t *pb) {
 
 /* The source element of output oi's element idx of a data-movement node n: an element
  * of input en->src, or a constant (a Pad's value). False: not known at compile time. */
-static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *en) {
+static void src_prep(const MNNode *n, SrcPrep *sp) {
+    memset(sp, 0, sizeof *sp);
+    const MNValue *x = n->in[0];
+    int q = x ? x->type.rank : 0;
+    if (n->op == OP_Slice) { /* ONNX's clamping of the start, once */
+        int64_t st[LAYOUT_MAX_RANK], en_[LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK], step[LAYOUT_MAX_RANK];
+        bool inputs = n->nin > 1;
+        int ns = konst_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = konst_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
+        int na = konst_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? konst_ints(n, 4, NULL, step, LAYOUT_MAX_RANK) : 0;
+        if (ns < 0 || ne != ns || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns)) return;
+        for (int i = 0; i < ns; i++) {
+            int64_t a = na ? ax[i] : i, k = nsp ? step[i] : 1;
+            if (a < 0) a += q;
+            if (a < 0 || a >= q || k == 0) return;
+            int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
+            s0 = k > 0 ? (s0 < 0 ? 0 : s0 > dim ? dim : s0) : (s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0);
+            sp->axis[i] = a, sp->start[i] = s0, sp->step[i] = k;
+        }
+        sp->ns = ns, sp->ok = true;
+    } else if (n->op == OP_MNCoreIm2col) {
+        const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *dl = ir_attr(n, "dilations"), *pd = ir_attr(n, "pads"),
+                     *os = ir_attr(n, "out_shape");
+        if (!ks || !st || !dl || !pd || !os || ks->n != 2 || st->n != 2 || dl->n != 2 || pd->n != 4 || os->n != 3 || q != 4) return;
+        sp->OH = os->ints[1], sp->OW = os->ints[2], sp->KH = ks->ints[0], sp->KW = ks->ints[1];
+        sp->sh = st->ints[0], sp->sw = st->ints[1], sp->dh = dl->ints[0], sp->dw = dl->ints[1], sp->pt = pd->ints[0], sp->pl = pd->ints[1];
+        sp->ok = true;
+    } else if (n->op == OP_Pad) {
+        if (!pad_begin(n, sp->pb)) return;
+        const char *mode = ir_attr_string(n, "mode", "constant");
+        if (!strcmp(mode, "edge")) sp->mode = PAD_EDGE;
+        else if (!strcmp(mode, "reflect")) sp->mode = PAD_REFLECT;
+        else if (!strcmp(mode, "wrap")) sp->mode = PAD_WRAP;
+        else if (!strcmp(mode, "constant")) sp->mode = PAD_CONSTANT, sp->value_ok = pad_value(n, &sp->value);
+        else return;
+        sp->ok = true;
+    }
+}
+
+static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64_t *idx, EmEntry *en) {
     const MNValue *x = n->in[0], *o = n->out[oi];
     int r = o->type.rank, q = x->type.rank;
     int64_t *sidx = en->sidx;
@@ -825,65 +889,47 @@ static bool source_index(const MNNode *n, int oi, const int64_t *idx, EmEntry *e
         }
         return true;
     }
-    case OP_Slice: { /* start + i step, with ONNX's clamping of the start */
-        int64_t st[LAYOUT_MAX_RANK], en_[LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK], sp[LAYOUT_MAX_RANK];
-        bool inputs = n->nin > 1;
-        int ns = konst_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = konst_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
-        int na = konst_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? konst_ints(n, 4, NULL, sp, LAYOUT_MAX_RANK) : 0;
-        if (ns < 0 || ne != ns || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns)) return false;
+    case OP_Slice: /* start + i step */
+        if (!sp->ok) return false;
         memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
-        for (int i = 0; i < ns; i++) {
-            int64_t a = na ? ax[i] : i, step = nsp ? sp[i] : 1;
-            if (a < 0) a += q;
-            if (a < 0 || a >= q || step == 0) return false;
-            int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
-            s0 = step > 0 ? (s0 < 0 ? 0 : s0 > dim ? dim : s0) : (s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0);
-            sidx[a] = s0 + idx[a] * step;
-        }
+        for (int i = 0; i < sp->ns; i++) sidx[sp->axis[i]] = sp->start[i] + idx[sp->axis[i]] * sp->step[i];
         return true;
-    }
     case OP_MNCoreIm2col: { /* row (n, oh, ow), column (c, kh, kw): X[n, c, oh sh + kh dh - pt, ow sw + kw dw - pl], 0 off the image */
-        const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *dl = ir_attr(n, "dilations"), *pd = ir_attr(n, "pads"),
-                     *os = ir_attr(n, "out_shape");
-        if (!ks || !st || !dl || !pd || !os || ks->n != 2 || st->n != 2 || dl->n != 2 || pd->n != 4 || os->n != 3 || q != 4) return false;
-        int64_t OH = os->ints[1], OW = os->ints[2], KH = ks->ints[0], KW = ks->ints[1], row = idx[0], col = idx[1];
-        if (col >= x->type.dims[1] * KH * KW) { /* the zero columns up to a multiple of 8 */
+        if (!sp->ok) return false;
+        int64_t row = idx[0], col = idx[1];
+        if (col >= x->type.dims[1] * sp->KH * sp->KW) { /* the zero columns up to a multiple of 8 */
             en->src = -1, en->k = 0;
             return true;
         }
-        int64_t ih = row / OW % OH * st->ints[0] + col / KW % KH * dl->ints[0] - pd->ints[0];
-        int64_t iw = row % OW * st->ints[1] + col % KW * dl->ints[1] - pd->ints[1];
+        int64_t ih = row / sp->OW % sp->OH * sp->sh + col / sp->KW % sp->KH * sp->dh - sp->pt;
+        int64_t iw = row % sp->OW * sp->sw + col % sp->KW * sp->dw - sp->pl;
         if (ih < 0 || ih >= x->type.dims[2] || iw < 0 || iw >= x->type.dims[3]) {
             en->src = -1, en->k = 0;
             return true;
         }
-        sidx[0] = row / (OW * OH), sidx[1] = col / (KW * KH), sidx[2] = ih, sidx[3] = iw;
+        sidx[0] = row / (sp->OW * sp->OH), sidx[1] = col / (sp->KW * sp->KH), sidx[2] = ih, sidx[3] = iw;
         return true;
     }
-    case OP_Pad: {
-        int64_t pb[LAYOUT_MAX_RANK];
-        if (!pad_begin(n, pb)) return false;
-        const char *mode = ir_attr_string(n, "mode", "constant");
+    case OP_Pad:
+        if (!sp->ok) return false;
         for (int d = 0; d < q; d++) {
-            int64_t p = idx[d] - pb[d], dim = x->type.dims[d];
+            int64_t p = idx[d] - sp->pb[d], dim = x->type.dims[d];
             if (p >= 0 && p < dim) {
                 sidx[d] = p;
                 continue;
             }
-            if (!strcmp(mode, "edge")) sidx[d] = p < 0 ? 0 : dim - 1;
-            else if (!strcmp(mode, "reflect") && dim == 1) sidx[d] = 0;
-            else if (!strcmp(mode, "reflect")) {
+            if (sp->mode == PAD_EDGE) sidx[d] = p < 0 ? 0 : dim - 1;
+            else if (sp->mode == PAD_REFLECT && dim == 1) sidx[d] = 0;
+            else if (sp->mode == PAD_REFLECT) {
                 int64_t per = 2 * (dim - 1), m = ((p % per) + per) % per;
                 sidx[d] = m < dim ? m : per - m;
-            } else if (!strcmp(mode, "wrap")) sidx[d] = ((p % dim) + dim) % dim;
-            else if (!strcmp(mode, "constant")) {
-                en->src = -1;
-                return pad_value(n, &en->k);
-            } else
-                return false;
+            } else if (sp->mode == PAD_WRAP) sidx[d] = ((p % dim) + dim) % dim;
+            else {
+                en->src = -1, en->k = sp->value;
+                return sp->value_ok;
+            }
         }
         return true;
-    }
     case OP_DepthToSpace: case OP_SpaceToDepth: { /* NCHW, blocks of b x b */
         int64_t b = ir_attr_int(n, "blocksize", 1);
         sidx[0] = idx[0];
@@ -982,50 +1028,67 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     MNGraph *g = c->g;
     int64_t numel = dims[0] * dims[1] * dims[2] * dims[3] * dims[4] * dims[5];
     int32_t *tb = xmalloc(sizeof(int32_t) * (size_t)numel); /* into the arena only when no alike table is there */
-    for (int64_t i = 0; i < numel; i += 2 * nt) { /* PE by PE, destination word by word */
-        int64_t q = i / (2 * nt), pe, mab, l1, l2;
-        pe = q % dims[3], q /= dims[3], mab = q % dims[2], q /= dims[2], l1 = q % dims[1], l2 = q / dims[1];
-        for (int64_t w = 0; w < nw; w++) {
-            MNPlace pd = {{0}};
-            pd.c[LV_ADDR] = w / 2, pd.c[LV_W] = mn_dtype_bytes(o->dtype) == 8 ? 0 : w % 2, pd.c[LV_PE] = pe, /* 64-bit: both words */ pd.c[LV_MAB] = mab, pd.c[LV_L1B] = l1, pd.c[LV_L2B] = l2;
-            int64_t idx[LAYOUT_MAX_RANK];
-            bool pad = true;
-            bool real = w / 2 < o->num_lw && layout_index(&ld, &pd, idx, &pad) && !pad;
+    memset(tb, 0, sizeof(int32_t) * (size_t)numel); /* words no element lands on: 0 */
+    /* Element by element (the walk gives each its place without a division), each entry
+     * written on every PE of the output's broadcast levels: the places no element lands
+     * on cost nothing, where a pass over every PE's words paid an inverse layout each. */
+    bool w8 = mn_dtype_bytes(o->dtype) == 8; /* 64-bit: both words of a long word */
+    bool both = w8 || (ld.bcast & (1u << LV_W)); /* ... as for a value on both word slots */
+    const int64_t cnt[4] = {dims[3], dims[2], dims[1], dims[0]};
+    const MNLevel blv[4] = {LV_PE, LV_MAB, LV_L1B, LV_L2B};
+    int64_t reps = 1, ne = 1;
+    for (int k = 0; k < 4; k++)
+        if (ld.bcast & (1u << blv[k])) reps *= cnt[k];
+    for (int d = 0; d < ld.rank; d++) ne *= ld.shape[d];
+    MNPlaceWalk pw;
+    place_walk_start(&pw, &ld);
+    for (int64_t el = 0; el < ne; el++, place_walk_next(&pw)) {
+        const MNPlace *pd = &pw.p;
+        if (pd->c[LV_TIME] != 0 || pd->c[LV_W] > (w8 ? 0 : 1)) continue; /* no table word reads it */
+        for (int half = 0; half < (both ? 2 : 1); half++) {
+            int64_t w = 2 * pd->c[LV_ADDR] + (both ? half : pd->c[LV_W]);
+            if (w / 2 >= o->num_lw) continue;
             for (int r = 0; r < rows; r++) {
                 int64_t word = 0, hi = 0;
                 bool carry = false; /* word 0 carries a constant */
                 EmEntry en = {0};
-                if (real && !fn(ctx, idx, row0 + r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
-                if (real) {
-                    if (en.src >= 0 && sm.kimg[en.src]) { /* the value in word 0 of this very entry, in LM0 */
-                        const MNValue *x = src[en.src];
-                        const MNTensor *kt = emit_konst_of(x);
-                        int64_t flat = 0;
-                        for (int d = 0; d < x->type.rank; d++) flat = flat * x->type.dims[d] + en.sidx[d];
-                        if (wk->tbank[wk->pos] != 0) die("node '%s': a table carrying constants outside LM0", n->name);
-                        word = 2 * (tab + (int64_t)r * nw + w) - 2 * scr;
-                        if (word < 0) word += 2 * m->lm0_lw; /* addresses wrap around LM0 */
-                        if (kt->elem == ONNX_FLOAT32) {
-                            float f = (float)ir_tensor_get_f(kt, flat);
-                            int32_t bits;
-                            memcpy(&bits, &f, sizeof bits);
-                            hi = bits, carry = true;
-                        } else
-                            hi = (int32_t)ir_tensor_get_i(kt, flat), carry = true;
-                    } else if (en.src >= 0)
-                        word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx, mn_dtype_bytes(o->dtype) == 8 ? (int)(w % 2) : 1);
-                    else {
-                        int j = 0;
-                        while (j < *npool && memcmp(&pool[j], &en.k, sizeof en.k)) j++;
-                        if (j == *npool) {
-                            if (*npool >= pool_cap) die("node '%s': more than %d table constants", n->name, pool_cap);
-                            pool[(*npool)++] = en.k;
-                        }
-                        word = 2 * (sm.base[ns] + j);
+                if (!fn(ctx, pw.idx, row0 + r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
+                if (en.src >= 0 && sm.kimg[en.src]) { /* the value in word 0 of this very entry, in LM0 */
+                    const MNValue *x = src[en.src];
+                    const MNTensor *kt = emit_konst_of(x);
+                    int64_t flat = 0;
+                    for (int d = 0; d < x->type.rank; d++) flat = flat * x->type.dims[d] + en.sidx[d];
+                    if (wk->tbank[wk->pos] != 0) die("node '%s': a table carrying constants outside LM0", n->name);
+                    word = 2 * (tab + (int64_t)r * nw + w) - 2 * scr;
+                    if (word < 0) word += 2 * m->lm0_lw; /* addresses wrap around LM0 */
+                    if (kt->elem == ONNX_FLOAT32) {
+                        float f = (float)ir_tensor_get_f(kt, flat);
+                        int32_t bits;
+                        memcpy(&bits, &f, sizeof bits);
+                        hi = bits, carry = true;
+                    } else
+                        hi = (int32_t)ir_tensor_get_i(kt, flat), carry = true;
+                } else if (en.src >= 0)
+                    word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx, w8 ? half : 1);
+                else {
+                    int j = 0;
+                    while (j < *npool && memcmp(&pool[j], &en.k, sizeof en.k)) j++;
+                    if (j == *npool) {
+                        if (*npool >= pool_cap) die("node '%s': more than %d table constants", n->name, pool_cap);
+                        pool[(*npool)++] = en.k;
                     }
+                    word = 2 * (sm.base[ns] + j);
                 }
-                tb[i + 2 * (r * nw + w)] = (int32_t)(carry ? hi : word);
-                tb[i + 2 * (r * nw + w) + 1] = (int32_t)word;
+                for (int64_t q = 0; q < reps; q++) {
+                    int64_t c[4], rq = q;
+                    for (int k = 0; k < 4; k++) {
+                        c[k] = pd->c[blv[k]];
+                        if (ld.bcast & (1u << blv[k])) c[k] = rq % cnt[k], rq /= cnt[k];
+                    }
+                    int64_t at = (((c[3] * dims[1] + c[2]) * dims[2] + c[1]) * dims[3] + c[0]) * 2 * nt + 2 * (r * nw + w);
+                    tb[at] = (int32_t)(carry ? hi : word);
+                    tb[at + 1] = (int32_t)word;
+                }
             }
         }
     }
@@ -1084,7 +1147,7 @@ static void gather(Em *e, const MNNode *n, const Walk *w) {
     GatherCtx gc[8];
     for (int k = 0; k < n->nout && k < 8; k++)
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
-            gc[k] = (GatherCtx){n, k};
+            gather_ctx(&gc[k], n, k);
             tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), w, 0, 1, gather_entry, &gc[k], pool,
                                      &npool, GATHER_POOL);
         }
@@ -1146,12 +1209,14 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
             for (int k = 0; k < n->nout; k++) {
                 const MNValue *o = n->out[k];
                 if (!o) return "an output left out";
+                SrcPrep sp;
+                src_prep(n, &sp);
                 int64_t ne = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK];
                 for (int64_t i = 0; i < ne; i++) {
                     int64_t q = i;
                     for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
                     EmEntry en;
-                    if (!source_index(n, k, idx, &en)) return "parameters computed at run time, or a mode not handled";
+                    if (!source_index(n, &sp, k, idx, &en)) return "parameters computed at run time, or a mode not handled";
                 }
             }
         return gather_why(c, n, w);

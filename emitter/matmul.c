@@ -54,13 +54,22 @@ static bool same_tree(const MNPlace *a, const MNPlace *b) {
     return a->c[LV_MAB] == b->c[LV_MAB] && a->c[LV_L1B] == b->c[LV_L1B] && a->c[LV_L2B] == b->c[LV_L2B];
 }
 
-/* the long word of each block of 8 along the last axis (at index idx[last], the row's
- * other indices set), packed, on the MAB, L1B and L2B of t0, inside nlw; false if not */
-static bool row_blocks(const MNLayout *l, int64_t *idx, int last, int64_t n, const MNPlace *t0, int64_t nlw, int64_t *blk) {
+/* What index k along axis ax adds to an element's place (a place is the sum of each
+ * axis's part): a row's places are its first element's plus these, without a layout
+ * walk per element of every row. */
+static MNPlace *axis_part(const MNLayout *l, int ax, int64_t n) {
+    MNPlace *t = xmalloc(sizeof(MNPlace) * (size_t)(n > 0 ? n : 1));
+    int64_t idx[LAYOUT_MAX_RANK] = {0};
+    for (int64_t k = 0; k < n; k++) idx[ax] = k, layout_place(l, idx, &t[k]);
+    return t;
+}
+
+/* the long word of each block of 8 along the last axis of a row whose first element is
+ * at base, packed, on the MAB, L1B and L2B of t0, inside nlw; false if not */
+static bool row_blocks(const MNPlace *base, const MNPlace *part, int64_t n, const MNPlace *t0, int64_t nlw, int64_t *blk) {
     for (int64_t k = 0; k < n; k++) {
         MNPlace q;
-        idx[last] = k;
-        layout_place(l, idx, &q);
+        for (int lv = 0; lv < LV_COUNT; lv++) q.c[lv] = base->c[lv] + part[k].c[lv];
         if (!packed(&q, k) || !same_tree(&q, t0) || q.c[LV_ADDR] >= nlw) return false;
         if (k % 8 == 0) blk[k / 8] = q.c[LV_ADDR];
         else if (blk[k / 8] != q.c[LV_ADDR]) return false;
@@ -98,16 +107,15 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     if ((la.bcast & TREE) != (ly.bcast & TREE)) return "A and the output replicated differently";
     /* B: K packed, one long word per (K block, column) */
     p->aB = xmalloc(sizeof(int64_t) * (size_t)(p->kb * p->N));
-    for (int64_t k = 0; k < p->K; k++)
-        for (int64_t col = 0; col < p->N; col++) {
-            int64_t idx[2] = {p->transb ? col : k, p->transb ? k : col};
-            MNPlace q;
-            layout_place(&lb, idx, &q);
-            int64_t *s = &p->aB[k / 8 * p->N + col];
-            if (!packed(&q, k)) return "B's K not packed";
-            if (k % 8 == 0) *s = q.c[LV_ADDR];
-            else if (*s != q.c[LV_ADDR]) return "B's K not packed";
-        }
+    MNPlaceWalk wb; /* B in its own row-major order: K ascending within each block either way */
+    place_walk_start(&wb, &lb);
+    for (int64_t e = 0; e < p->K * p->N; e++, place_walk_next(&wb)) {
+        int64_t k = wb.idx[p->transb ? 1 : 0], col = wb.idx[p->transb ? 0 : 1];
+        int64_t *s = &p->aB[k / 8 * p->N + col];
+        if (!packed(&wb.p, k)) return "B's K not packed";
+        if (k % 8 == 0) *s = wb.p.c[LV_ADDR];
+        else if (*s != wb.p.c[LV_ADDR]) return "B's K not packed";
+    }
     /* a bias over N: packed like the output's N, on every MAB, L1B and L2B */
     if (p->c) {
         MNLayout lc;
@@ -120,7 +128,10 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
         int64_t idx[LAYOUT_MAX_RANK] = {0};
         MNPlace t0;
         layout_place(&lc, idx, &t0);
-        if (!row_blocks(&lc, idx, rc - 1, p->N, &t0, cv->num_lw, p->aC)) return "a bias not packed like the output";
+        MNPlace *pc = axis_part(&lc, rc - 1, p->N);
+        bool ok = row_blocks(&t0, pc, p->N, &t0, cv->num_lw, p->aC);
+        free(pc);
+        if (!ok) return "a bias not packed like the output";
     }
     /* rows: A's and the output's long words per block, on the same MAB, L1B and L2B;
      * one slot per distinct output address (every MAB runs the same addresses) */
@@ -130,14 +141,16 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     int64_t *ta = xmalloc(sizeof(int64_t) * (size_t)p->kb), *ty = xmalloc(sizeof(int64_t) * (size_t)p->nb);
     const char *why = NULL;
     int64_t cap = 0;
+    MNPlace *pa = axis_part(&la, ra - 1, p->K), *py = axis_part(&ly, ra - 1, p->N);
     for (int64_t r = 0; r < p->rows && !why; r++) {
         int64_t idx[LAYOUT_MAX_RANK], rem = r;
         for (int d = ra - 2; d >= 0; d--) idx[d] = rem % p->a->type.dims[d], rem /= p->a->type.dims[d];
-        MNPlace t0;
+        MNPlace t0, y0;
         idx[ra - 1] = 0;
         layout_place(&la, idx, &t0);
-        if (!row_blocks(&la, idx, ra - 1, p->K, &t0, nA, ta)) why = "A's K not packed";
-        else if (!row_blocks(&ly, idx, ra - 1, p->N, &t0, nY, ty)) why = "the output's N not packed like A's rows";
+        layout_place(&ly, idx, &y0);
+        if (!row_blocks(&t0, pa, p->K, &t0, nA, ta)) why = "A's K not packed";
+        else if (!row_blocks(&y0, py, p->N, &t0, nY, ty)) why = "the output's N not packed like A's rows";
         if (why) break;
         int64_t s = slot_of[ty[0]];
         if (s < 0) {
@@ -156,7 +169,7 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
         } else if (memcmp(&p->aA[s * p->kb], ta, sizeof(int64_t) * (size_t)p->kb) || memcmp(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb))
             why = "rows whose A and output addresses differ between MABs";
     }
-    free(slot_of), free(ta), free(ty);
+    free(slot_of), free(ta), free(ty), free(pa), free(py);
     return why;
 }
 
