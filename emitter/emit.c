@@ -395,16 +395,21 @@ static const char *rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
  * scratch and table need free LM at that point of the schedule. */
 
 /* the LM ranges in use in bank b at the walk's node, sorted; returns the count */
-static int lm_busy(const MNGraph *g, const Walk *w, int b, int64_t (*iv)[2], int cap) {
+static int by_start(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
+}
+
+/* the long-word ranges of the values resident in LM bank b, by address, into iv (room
+ * for w->n of them); how many */
+static int lm_busy(const MNGraph *g, const Walk *w, int b, int64_t (*iv)[2]) {
     int n = 0;
     for (int i = 0; i < w->n; i++) {
         const MNValue *x = g->values[w->list[i]];
         if ((x->loc == MN_LOC_LM1 ? 1 : 0) != b || x->addr < 0) continue;
-        if (n == cap) return -1; /* more than we track: no room claimed */
-        int j = n++;
-        while (j > 0 && iv[j - 1][0] > x->addr) iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], j--;
-        iv[j][0] = x->addr, iv[j][1] = x->addr + (x->num_lw + 3) / 4 * 4;
+        iv[n][0] = x->addr, iv[n][1] = x->addr + (x->num_lw + 3) / 4 * 4, n++;
     }
+    qsort(iv, (size_t)n, sizeof *iv, by_start);
     return n;
 }
 
@@ -619,6 +624,9 @@ static uint64_t local_sources(const MNValue *const *src, int nsrc, int rows, con
     return local | check;
 }
 
+static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2], int64_t need, int64_t row_lw, int rows,
+                            bool in_lm0, int64_t *scr, int64_t *tab, int *tbank);
+
 /* the scratch and table placed with the sources in kforce carried by the table */
 static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows) {
     int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
@@ -631,9 +639,16 @@ static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *con
     for (int k = 0; k < nsrc && !why; k++) in_lm0 |= sm.kimg[k];
     smap_free(&sm);
     if (why) return why;
-    int64_t iv[512][2];
-    int k = lm_busy(c->g, w, 0, iv, 510);
-    if (k < 0) return "more LM values resident than a scratch can be placed among";
+    int64_t (*iv)[2] = xmalloc(sizeof *iv * (size_t)(w->n + 1)), (*iv1)[2] = xmalloc(sizeof *iv1 * (size_t)(w->n + 1));
+    const char *why2 = place_in(m, w, c->g, iv, iv1, need, row_lw, rows, in_lm0, scr, tab, tbank);
+    free(iv), free(iv1);
+    return why2;
+}
+
+/* scratch_place's search, with room for every resident value in iv (LM0) and iv1 (LM1) */
+static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2], int64_t need, int64_t row_lw, int rows,
+                            bool in_lm0, int64_t *scr, int64_t *tab, int *tbank) {
+    int k = lm_busy(g, w, 0, iv);
     *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
     if (*scr < 0) return "no LM0 room for a gather's scratch";
     iv[k][0] = *scr, iv[k][1] = *scr + need + 4; /* the table elsewhere */
@@ -641,9 +656,7 @@ static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *con
         int64_t t0 = iv[j][0], t1 = iv[j][1];
         iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], iv[j - 1][0] = t0, iv[j - 1][1] = t1;
     }
-    int64_t iv1[512][2];
-    int k1 = lm_busy(c->g, w, 1, iv1, 510);
-    if (k1 < 0) return "more LM values resident than a table can be placed among";
+    int k1 = lm_busy(g, w, 1, iv1);
     /* the whole table where it fits (LM1 first), else as many rows at a time as the
      * largest gap takes: the emitter then loads it window by window */
     int64_t a1, a0, g1 = lm_max_gap(iv1, k1, m->lm1_lw, &a1), g0 = lm_max_gap(iv, k + 1, m->lm0_lw, &a0);

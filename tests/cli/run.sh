@@ -460,6 +460,27 @@ for k in 1 2 3; do
     all="$all $(/usr/bin/python3 -c 'import json,sys; print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["results"]))' "$tmp/bs$k/summary.json")"
 done
 [ "$(echo $all | tr ' ' '\n' | sort | tr '\n' ' ')" = "ok_cnn ok_mlp ok_opset9 sub_bad_shape_mismatch sub_ok_transformer " ] && ok batch-shards || bad batch-shards "shards hold: $all"
+# two batch compiles at once on one cache directory, and one whose cache is on a
+# read-only file system: every program as a compile without a cache gives it
+mkdir -p "$tmp/bz"
+cp "$g/ok_cnn.onnx" "$g/ok_opset9.onnx" "$g/ok_transformer.onnx" "$tmp/bz/"
+"$mncc" batch "$tmp/bz" -o "$tmp/bz1" -j 2 --quiet --cache-dir "$tmp/bzc" >/dev/null 2>&1 & p1=$!
+"$mncc" batch "$tmp/bz" -o "$tmp/bz2" -j 2 --quiet --cache-dir "$tmp/bzc" >/dev/null 2>&1 & p2=$!
+wait $p1; r1=$?
+wait $p2; r2=$?
+"$mncc" batch "$tmp/bz" -o "$tmp/bz3" --quiet --cache-dir /proc/self/mncc-cache >/dev/null 2>&1; r3=$?
+"$mncc" batch "$tmp/bz" -o "$tmp/bz4" --quiet --cache-dir none >/dev/null 2>&1; r4=$?
+nd=0
+for m in ok_cnn ok_opset9 ok_transformer; do
+    for k in 1 2 3; do
+        for f in l3ir.txt simulation_result.json model.vsm; do
+            [ -f "$tmp/bz4/$m/$f" ] || continue
+            cmp -s "$tmp/bz$k/$m/$f" "$tmp/bz4/$m/$f" || { nd=$((nd + 1)); bad batch-shared-cache "$m/$f of run $k differs from the compile without a cache"; }
+        done
+    done
+done
+[ "$r1$r2$r3$r4" = 0000 ] && [ "$nd" -eq 0 ] && [ "$(cachefig "$tmp/bz3/ok_cnn/report.json" write_failures)" -ge 1 ] && ok batch-shared-cache ||
+    bad batch-shared-cache "exits $r1 $r2 $r3 $r4, $nd differ"
 # on a terminal: one redrawn status line with the running compile's pass
 if command -v script >/dev/null; then
     script -qec "'$mncc' batch '$tmp/zoo/list.txt' -o '$tmp/bt' -j 1" /dev/null > "$tmp/out" 2>&1
