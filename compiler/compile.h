@@ -57,6 +57,11 @@ typedef struct MNCompile {
 int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt);
 void mn_compile_free(MNCompile *c);
 void mn_log(MNCompile *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* false, with the error set, once the process's heap (the arena and every buffer the
+ * passes hold: code text, programs, images) is over memory_limit_mb. Checked after every
+ * pass and every few nodes of Code Emit, so a compile stops with an error line before the
+ * machine runs out of memory. */
+bool mn_memory_ok(MNCompile *c);
 /* FNV-1a of a file's bytes (0 when it cannot be read), for compile.stamp */
 uint64_t mn_file_hash(const char *path);
 /* Record a figure of the running pass (report.json passes[].figures). */

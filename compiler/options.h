@@ -17,7 +17,7 @@
 
 #define MN_OPTIONS(X)                                                                                       \
     X(fold_max_elems, INT, "4194304", "", "largest constant (in elements) that folding may create")             \
-    X(memory_limit_mb, INT, "8192", "", "memory one compilation may use, in MiB (0 = no limit)")                  \
+    X(memory_limit_mb, INT, "8192", "", "heap one compilation may hold (its arena, code text, programs, images), in MiB, checked after every pass and every 64 nodes of Code Emit; a model declaring more is refused before loading (0 = no limit)")                  \
     X(float_dtype, ENUM, "float", "float|mixed", "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half") \
     X(layout_planner, ENUM, "lpz", "lpz|naive", "lpz: demand-driven with gene hints; naive: canonical layouts, a switch at every mismatch") \
     X(simulation_mode, ENUM, "default", "fake|fast|default|best", "Node Simulation: fake, fast and default estimate from the machine (fake: one variant per LM bank and no cache, the fastest compile; fast: one variant per LM bank; default: every variant); best: every variant timed from its emitted code on the emulator's timing model (nodes not emitted alone keep the default estimates)") \

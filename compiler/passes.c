@@ -18,6 +18,7 @@
 #include <string.h>
 #include <zstd.h>
 #include <time.h>
+#include <malloc.h>
 
 typedef bool (*MNPassFn)(MNCompile *c);
 
@@ -122,6 +123,16 @@ static bool bind_inputs(MNCompile *c) {
                               ir_dims_str(c->arena, t->rank, t->dims));
     }
     return true;
+}
+
+bool mn_memory_ok(MNCompile *c) {
+    int64_t lim = c->opt->ival[MN_OPT_memory_limit_mb];
+    if (lim <= 0) return true;
+    struct mallinfo2 mi = mallinfo2();
+    size_t used = mi.uordblks + mi.hblkhd;
+    if (!arena_over_limit(c->arena) && used <= ((size_t)lim << 20)) return true;
+    return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit in %s (memory_limit_mb=%lld, %zu MiB in use)", c->g ? c->g->file : "model",
+                      c->cur_pass ? c->cur_pass : "start", (long long)lim, used >> 20);
 }
 
 static bool pass_static_shapes(MNCompile *c) {
@@ -276,7 +287,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             break;
         }
         double t0 = now_ms();
-        ok = pipeline[i].fn(c);
+        ok = pipeline[i].fn(c) && mn_memory_ok(c);
         MNPassRecord *r = &c->passes[c->npasses++]; /* figures were added to it while it ran */
         r->name = pipeline[i].name;
         r->wall_ms = now_ms() - t0;

@@ -1657,6 +1657,13 @@ bool emit_program(MNCompile *c) {
     size_t *seg = xcalloc((size_t)g->nnodes + 1, sizeof(size_t)); /* where each node's code begins in b */
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
+        if (i % 64 == 63 && !mn_memory_ok(c)) {
+            walk_free(&wk);
+            smap_cache_free(&e);
+            free(seg);
+            buf_free(&b);
+            return false;
+        }
         wk.pos = i;
         seg[i] = b.len;
         buf_printf(&b, "# %s %s\n", n->op_type, n->name);
@@ -1667,9 +1674,14 @@ bool emit_program(MNCompile *c) {
     seg[g->nnodes] = b.len;
     MNBuf linked = {0};
     EmLink lk;
-    emit_link(c, b.data, seg, &linked, &lk);
+    bool linked_ok = emit_link(c, b.data, seg, &linked, &lk);
     free(seg);
     buf_free(&b);
+    if (!linked_ok) {
+        buf_free(&linked);
+        free(lk.relocs);
+        return false;
+    }
     b = linked;
     mn_figure(c, "link_merged_pairs", lk.pairs);
     mn_figure(c, "link_steps_saved", lk.steps_saved);

@@ -19,5 +19,5 @@ typedef struct {
     struct AppReloc *relocs;   /* every operand that was relative to a value (malloc'd) */
     int nrelocs, caprelocs;
 } EmLink;
-void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st);
+bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st); /* false: over the memory limit (the error set) */
 #endif

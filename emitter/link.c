@@ -421,7 +421,7 @@ static bool parse_seg(const char *text, size_t lo, size_t hi, VProgram *p) {
     return ok;
 }
 
-void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
+bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
     const MNGraph *g = c->g;
     memset(st, 0, sizeof *st);
     bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
@@ -435,6 +435,11 @@ void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *o
     int n = g->nnodes, *live = xcalloc((size_t)n + 1, sizeof(int)), nl = 0;
     VProgram *prog = xcalloc((size_t)n + 1, sizeof(VProgram));
     for (int i = 0; i < n; i++) {
+        if (i % 64 == 63 && !mn_memory_ok(c)) { /* every node's program is held until the end */
+            for (int k = 0; k < i; k++) vsm_program_free(&prog[k]);
+            free(prog), free(live);
+            return false;
+        }
         parse_seg(text, seg[i], seg[i + 1], &prog[i]);
         resolve(g, &prog[i]);
         for (int k = 0; k < prog[i].nsteps; k++) st->steps_concat += prog[i].steps[k].repeat;
@@ -474,4 +479,5 @@ void emit_link(const MNCompile *c, const char *text, const size_t *seg, MNBuf *o
     for (int k = next; k < n; k++) put_node(&o, g->nodes[k], &prog[k]);
     for (int i = 0; i < n; i++) vsm_program_free(&prog[i]);
     free(prog), free(live);
+    return true;
 }
