@@ -1,6 +1,7 @@
 #include "compile.h"
 #include "options.h"
 #include "unit.h"
+#include "vsm.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -197,4 +198,30 @@ void test_verify_pieces(void) {
         if (bad == 2) CHECK(strstr(err, "piece 'sp_out0' has extent 6 on axis 1") != NULL);
         tg_done(&t);
     }
+}
+
+/* A GPFNBin whose debug record holds a NUL is corrupt, also as its last record (the
+ * decoder once kept the text cut at the NUL and accepted the program); the intact bytes
+ * decode to the same step, and a program of many steps keeps every expression. */
+void test_vsm_decode(void) {
+    VProgram p, q;
+    char err[300];
+    MNBuf text = {0};
+    for (int i = 0; i < 300; i++) buf_printf(&text, "fvadd $lm%dv $ln%dv $lr0v; lpassa $lm8v $ls0v\n", 8 * (i % 200), 8 * (i % 200));
+    buf_printf(&text, "d get lm0:0\n");
+    CHECK(vsm_parse("t.vsm", text.data, &p, err, sizeof err));
+    MNBuf bin = {0};
+    vsm_encode(&p, &bin);
+    CHECK(vsm_decode((const uint8_t *)bin.data, bin.len, &q, err, sizeof err));
+    CHECK(q.nsteps == 301 && q.steps[299].nexpr == 2 && q.steps[299].e[1].insn == p.steps[299].e[1].insn);
+    CHECK(q.steps[300].kind == ST_DEBUG && !strcmp(q.steps[300].text, "d get lm0:0"));
+    vsm_program_free(&q);
+    char *at = memmem(bin.data, bin.len, "lm0:0", 5);
+    CHECK(at != NULL);
+    if (at) {
+        at[3] = 0;
+        CHECK(!vsm_decode((const uint8_t *)bin.data, bin.len, &q, err, sizeof err) && strstr(err, "corrupt"));
+    }
+    vsm_program_free(&p);
+    buf_free(&bin), buf_free(&text);
 }
