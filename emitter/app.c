@@ -459,11 +459,15 @@ uint64_t app_layout_image_lw(const char *layout, const MNMachine *m, char *err, 
 bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen) {
     LayoutCodec k;
     if (!codec(layout, d, m, &k, err, errlen)) return false;
-    memset(img, 0, sizeof(uint64_t) * (size_t)(k.im.per_group * m->groups));
-    int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b, 0, 0};
+    /* a value alike on every L2B has one image, which every group gets a copy of: only
+     * group 0's is encoded */
+    bool alike = k.l.bcast & (1u << LV_L2B);
+    int groups = alike ? 1 : m->groups;
+    memset(img, 0, sizeof(uint64_t) * (size_t)(k.im.per_group * groups));
+    int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, alike ? m->l2b_per_group : m->n_l2b, 0, 0};
     int ek = elem_kind(d);
-    if (k.im.tree) counts[LV_L1B] = 1, counts[LV_L2B] = m->groups; /* one copy per group: L2B 0 of each */
-    if (k.im.mab) counts[LV_MAB] = 1;                                  /* ... and MAB 0 */
+    if (k.im.tree) counts[LV_L1B] = 1, counts[LV_L2B] = groups; /* one copy per group: L2B 0 of each */
+    if (k.im.mab) counts[LV_MAB] = 1;                           /* ... and MAB 0 */
     MNPlaceWalk pw;
     place_walk_start(&pw, &k.l);
     for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
@@ -486,6 +490,7 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
         }
 
     }
+    for (int g = groups; g < m->groups; g++) memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
     return true;
 }
 
