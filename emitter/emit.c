@@ -1680,6 +1680,7 @@ bool emit_program(MNCompile *c) {
     if (!linked_ok) {
         buf_free(&linked);
         free(lk.relocs);
+        vsm_program_free(&lk.prog);
         return false;
     }
     b = linked;
@@ -1689,8 +1690,16 @@ bool emit_program(MNCompile *c) {
         mn_log(c, 0, "link: merge joined %d transfer nodes with a compute neighbour, %lld of %lld steps saved", lk.pairs, (long long)lk.steps_saved,
                (long long)lk.steps_concat);
     char err[600];
-    VProgram p = {0};
-    if (!vsm_parse("model.vsm", b.data, &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+    VProgram p = lk.prog;
+    if (c->opt->ival[MN_OPT_verify]) { /* the text model.vsm holds assembles to the program encoded */
+        VProgram q = {0};
+        if (!vsm_parse("model.vsm", b.data, &q, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+        MNBuf x = {0}, y = {0};
+        vsm_encode(&p, &x), vsm_encode(&q, &y);
+        if (x.len != y.len || memcmp(x.data, y.data, x.len)) die("model.vsm does not assemble to the program the linker built");
+        buf_free(&x), buf_free(&y);
+        vsm_program_free(&q);
+    }
     for (int i = 0; i < lk.nrelocs; i++) { /* each relocation names an operand at its value's address plus the addend */
         const AppReloc *r = &lk.relocs[i];
         const MNValue *v = ir_value_lookup(g, r->symbol);

@@ -2,6 +2,7 @@
 #ifndef MN_EMIT_H
 #define MN_EMIT_H
 #include "compile.h"
+#include "isa.h"
 bool emit_program(MNCompile *c);
 /* the element types the emitter has code for with op (NULL: none yet) */
 const char *emit_op_dtypes(int op);
@@ -18,6 +19,7 @@ typedef struct {
     int64_t steps_saved;       /* steps the merged pairs took fewer */
     struct AppReloc *relocs;   /* every operand that was relative to a value (malloc'd) */
     int nrelocs, caprelocs;
+    VProgram prog;             /* the steps of out, as they are printed there */
 } EmLink;
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st); /* false: over the memory limit (the error set) */
 #endif

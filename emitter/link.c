@@ -356,6 +356,7 @@ static void put_step(Out *o, const VStep *s) {
         }
     }
     vsm_print_step(o->out, s);
+    vsm_push_step(&o->st->prog, s); /* the program the text says: Code Emit encodes it without parsing the text again */
     o->line++;
 }
 
@@ -378,10 +379,12 @@ static void put_steps(Out *o, const VStep *s, int n) {
     }
 }
 
-/* a node's segment: its header, then its steps */
-static void put_node(Out *o, const MNNode *n, const VProgram *p) {
+/* a node's segment: its header, then its steps; its program is freed (a copy is in the
+ * linked program now: the two at once would double the linker's peak) */
+static void put_node(Out *o, const MNNode *n, VProgram *p) {
     buf_printf(o->out, "# %s %s\n", n->op_type, n->name);
     for (int i = 0; i < p->nsteps; i++) put_step(o, &p->steps[i]);
+    vsm_program_free(p);
 }
 
 /* operands relative to a value get the value's address (LM in words, DRAM in long words) */
@@ -396,7 +399,7 @@ static void resolve(const MNGraph *g, VProgram *p) {
                 const MNValue *v = g->values[op->sym - 1];
                 if (v->addr < 0) die("relocation to '%s', which has no address", v->name);
                 int64_t add = (op->kind == K_DRAM ? 1 : 2) * v->addr;
-                op->addr += (uint32_t)add;
+                if (op->amode != A_FLAT) op->addr += (uint32_t)add; /* flat addresses are all in flat[] */
                 for (int c = 0; op->amode == A_FLAT && c < 4; c++) {
                     if (op->flat[c] + add > 0xffff) die("relocated address of '%s' beyond 16 bits", v->name);
                     op->flat[c] = (uint16_t)(op->flat[c] + add);
