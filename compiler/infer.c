@@ -1196,6 +1196,8 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
         ASSERT(n->op != OP_UNSUPPORTED);
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] && !ir_type_static(&n->in[k]->type)) die("'%s' reached node '%s' without a static shape", n->in[k]->name, n->name);
+        /* every op mncc takes has a first output (none has it optional, as LSTM does) */
+        if (n->nout == 0 || !n->out[0]) return infer_fail(&ic, n, NULL, "has no output 0, which %s always has", n->op_type);
         if (!infer_check_attrs(&ic, n) || !mn_ops[n->op].infer(&ic, n)) return false;
         /* every output an op defines is set by its infer function, so one left untyped
          * is an output the op does not have */

@@ -733,6 +733,12 @@ def bad_models():
     g = simple_graph("bad_missing_attr", [node("Cast", ["x"], ["y"])], [fvi("x", [2, 3])], [fvi("y", [2, 3])])
     save_bad("bad_missing_attr", model(g))
 
+    # a node without its first output (the fuzzer's find: constant folding wrote to it)
+    k = node("Constant", [], ["unused"], name="k_node", value=helper.make_tensor("v", onnx.TensorProto.FLOAT, [], [1.0]))
+    del k.output[:]
+    g = simple_graph("bad_no_output", [k, node("Relu", ["x"], ["y"])], [fvi("x", [2, 3])], [fvi("y", [2, 3])])
+    save_bad("bad_no_output", model(g))
+
     # external data: each model reads a [2,3] float (24 bytes)
     save_bad("bad_external_escape", external_graph("bad_external_escape", "../escape.bin", 0, 24))
     save_bad("bad_external_absolute", external_graph("bad_external_absolute", "/etc/passwd", 0, 24))
