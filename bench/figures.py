@@ -79,17 +79,16 @@ def compulsory(m):
 SHAPES = {"mlp": {"x": [4, 4, 4]}}
 
 
-def run(name, path, tmp):
+def load_with_inputs(path, name, ind):
+    """the model, its dynamic dims bound as SHAPES says, and seeded random inputs written
+    to ind/input_K.pb (graph-input order, initializers skipped)"""
     m = onnx.load(path)
-    cg = os.path.join(tmp, name)
     bind = SHAPES.get(name, {})
-    extra = sum((["--input-shape", "%s=%s" % (k, ",".join(map(str, v)))] for k, v in bind.items()), [])
     for vi in m.graph.input:
         if vi.name in bind:
             for d, n in zip(vi.type.tensor_type.shape.dim, bind[vi.name]):
                 d.dim_value = n
-    ind = os.path.join(tmp, name + "_in")
-    os.makedirs(ind)
+    os.makedirs(ind, exist_ok=True)
     rng = np.random.default_rng(0)
     inits = {t.name for t in m.graph.initializer}
     k = 0
@@ -99,6 +98,15 @@ def run(name, path, tmp):
         x = rng.standard_normal(shape_of(vi)).astype(np.float32)
         open(os.path.join(ind, "input_%d.pb" % k), "wb").write(nh.from_array(x, vi.name).SerializeToString())
         k += 1
+    return m
+
+
+def run(name, path, tmp):
+    cg = os.path.join(tmp, name)
+    bind = SHAPES.get(name, {})
+    extra = sum((["--input-shape", "%s=%s" % (k, ",".join(map(str, v)))] for k, v in bind.items()), [])
+    ind = os.path.join(tmp, name + "_in")
+    m = load_with_inputs(path, name, ind)
     got = {}
     for link, opt in (("concat", "link=concat"), ("merge", "link=merge"), ("best", "simulation_mode=best")):
         d = cg + "_" + link

@@ -34,7 +34,6 @@ import time
 
 import numpy as np
 import onnx
-from onnx import numpy_helper as nh
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figures  # noqa: E402  (the roofline bound and the input shapes of the examples)
@@ -188,31 +187,11 @@ def scaling_table():
     results["scaling"] = {"rows": rows, "fits": fits}
 
 
-def inputs_for(path, name, d):
-    m = onnx.load(path)
-    bind = figures.SHAPES.get(name, {})
-    inits = {t.name for t in m.graph.initializer}
-    rng = np.random.default_rng(0)
-    os.makedirs(d, exist_ok=True)
-    k = 0
-    for vi in m.graph.input:
-        if vi.name in inits:
-            continue
-        shape = bind.get(vi.name) or figures.shape_of(vi)
-        x = rng.standard_normal(shape).astype(np.float32)
-        open(os.path.join(d, "input_%d.pb" % k), "wb").write(nh.from_array(x, vi.name).SerializeToString())
-        k += 1
-    for vi in m.graph.input:
-        for dim, n in zip(vi.type.tensor_type.shape.dim, bind.get(vi.name, [])):
-            dim.dim_value = n
-    return m
-
-
 def schedule_table(ms, emu_rows):
     rows = []
     for name, path in ms:
         ind = os.path.join(DIR, "in_" + name)
-        m = inputs_for(path, name, ind)
+        m = figures.load_with_inputs(path, name, ind)
         bound = max(figures.flops(m) / figures.PEAK, figures.compulsory(m) / figures.BW, 1)
         base = None
         for s in SCHEDULERS:

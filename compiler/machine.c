@@ -152,15 +152,17 @@ void mn_data_path(const char *rel, char *path, size_t n) {
     else snprintf(path, n, "%s%s/%s", exe, up[first_dir < 0 ? 1 : first_dir], rel);
 }
 
-void machine_path(const char *name, char *path, size_t n) {
+void mn_data_named(const char *name, const char *dir, char *path, size_t n) {
     if (strchr(name, '/') || strstr(name, ".json")) {
         snprintf(path, n, "%s", name);
         return;
     }
     char rel[300];
-    snprintf(rel, sizeof rel, "machines/%.250s.json", name);
+    snprintf(rel, sizeof rel, "%.20s%.250s.json", dir, name);
     mn_data_path(rel, path, n);
 }
+
+void machine_path(const char *name, char *path, size_t n) { mn_data_named(name, "machines/", path, n); }
 
 bool machine_load(const char *name, MNMachine *m, char *err, size_t errlen) {
     char path[PATH_MAX + 128];

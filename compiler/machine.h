@@ -29,6 +29,9 @@ typedef struct MNMachine {
  * (PREFIX/share/mncc/presets when installed, the source tree's presets/ when run from
  * build/); path is filled even when no such file exists */
 void mn_data_path(const char *rel, char *path, size_t n);
+/* A machine or preset given as NAME or PATH: a path (a '/' or ".json" in it) as it is,
+ * a name as DIR NAME.json in the data directory (dir "machines/" or "") */
+void mn_data_named(const char *name, const char *dir, char *path, size_t n);
 /* the file machine NAME|PATH is read from (filled even when it does not exist) */
 void machine_path(const char *name, char *path, size_t n);
 /* NAME (a file presets/machines/NAME.json next to the program) or a path to a .json. */

@@ -152,15 +152,7 @@ bool opt_dump_after_has(const MNOptions *o, const char *pass) {
     return false;
 }
 
-void opt_preset_path(const char *name, char *path, size_t n) {
-    if (strchr(name, '/') || strstr(name, ".json")) {
-        snprintf(path, n, "%s", name);
-        return;
-    }
-    char rel[300];
-    snprintf(rel, sizeof rel, "%.250s.json", name);
-    mn_data_path(rel, path, n);
-}
+void opt_preset_path(const char *name, char *path, size_t n) { mn_data_named(name, "", path, n); }
 
 static char *slurp_text(const char *path, char *err, size_t errlen) {
     errno = 0;
