@@ -1,5 +1,6 @@
-/* Code Emit internals shared by the op emitters (emit.c: transfers, elementwise ops and
- * gathers; window.c: reductions, Softmax, pools and products). */
+/* Code Emit internals shared by the op emitters (emit.c: the driver and elementwise ops;
+ * gather.c: gathers, their scratch and index tables; window.c: reductions, Softmax,
+ * pools and products). */
 #ifndef MN_EMIT_IMPL_H
 #define MN_EMIT_IMPL_H
 #include "compile.h"
@@ -39,6 +40,13 @@ bool emit_image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, MNL
 bool emit_graph_value(const Em *e, const MNValue *v);
 /* Time-Slice splits and concats: NULL when node n's pieces can move as transfers */
 const char *emit_piece_why(const MNCompile *c, const MNNode *n);
+/* gather.c: data-movement nodes as gathers. emit_moves_why also checks their
+ * parameters are known; emit_gather_why only places scratch and table (a rename). */
+const char *emit_moves_why(const MNCompile *c, const MNNode *n, Walk *w);
+const char *emit_gather_why(const MNCompile *c, const MNNode *n, Walk *w);
+bool emit_moves_data(const MNNode *n);
+void emit_gather(Em *e, const MNNode *n, const Walk *w);
+void emit_smap_cache_free(Em *e);
 void emit_pieces(Em *e, const MNNode *n);
 /* LM long word lw of v as an operand address: "{id}word" relative to a graph value (the
  * linker resolves it and records the relocation), absolute words for a copy that stands
