@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void reserve(MNBuf *b, size_t extra) {
+void buf_reserve(MNBuf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + extra + 1) cap *= 2;
@@ -15,7 +15,7 @@ static void reserve(MNBuf *b, size_t extra) {
 }
 
 void buf_append(MNBuf *b, const void *p, size_t n) {
-    reserve(b, n);
+    buf_reserve(b, n);
     memcpy(b->data + b->len, p, n);
     b->len += n;
     b->data[b->len] = 0;
@@ -23,13 +23,13 @@ void buf_append(MNBuf *b, const void *p, size_t n) {
 
 void buf_printf(MNBuf *b, const char *fmt, ...) {
     va_list ap;
-    reserve(b, 256);
+    buf_reserve(b, 256);
     va_start(ap, fmt);
     int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
     va_end(ap);
     if (n < 0) die("vsnprintf failed");
     if ((size_t)n >= b->cap - b->len) {
-        reserve(b, (size_t)n);
+        buf_reserve(b, (size_t)n);
         va_start(ap, fmt);
         vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
         va_end(ap);

@@ -9,6 +9,8 @@ typedef struct {
 void buf_printf(MNBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void buf_append(MNBuf *b, const void *p, size_t n);
 void buf_free(MNBuf *b);
+/* room for extra more bytes (and a NUL) without moving data again */
+void buf_reserve(MNBuf *b, size_t extra);
 /* s as a JSON string literal, quotes included (for artifacts too large for a cJSON tree) */
 void buf_json_string(MNBuf *b, const char *s);
 /* the whole file, NUL-terminated (its length in *len when len is set); NULL when it

@@ -25,9 +25,7 @@ struct FbObj {
 FbObj *fb_bytes_string(Arena *a, const void *s, size_t n) {
     FbObj *o = ARENA_NEW(a, FbObj);
     o->kind = FB_STRING;
-    uint8_t *d = arena_alloc(a, n + 1);
-    if (n) memcpy(d, s, n);
-    o->data = d;
+    o->data = s;
     o->count = n;
     return o;
 }
@@ -36,9 +34,7 @@ FbObj *fb_string(Arena *a, const char *s) { return fb_bytes_string(a, s ? s : ""
 FbObj *fb_vec_scalar(Arena *a, const void *data, size_t count, int elem_size) {
     FbObj *o = ARENA_NEW(a, FbObj);
     o->kind = FB_VEC_SCALAR;
-    uint8_t *d = arena_alloc(a, count * (size_t)elem_size + 1);
-    if (count) memcpy(d, data, count * (size_t)elem_size);
-    o->data = d;
+    o->data = data;
     o->count = count;
     o->elem_size = elem_size;
     return o;
@@ -154,8 +150,9 @@ static size_t emit(MNBuf *b, const FbObj *o) {
         size_t at = b->len;
         ASSERT(at % 8 == 0);
         int32_t so = (int32_t)(at - vt);
-        uint8_t inl[4096] = {0};
+        uint8_t inl[4096];
         ASSERT(tsize <= sizeof inl);
+        memset(inl, 0, tsize); /* not all 4 KB: a reloc table is 32 bytes, and there are 10^5 */
         memcpy(inl, &so, 4);
         for (int i = 0; i < n; i++)
             if (o->fields[i].present && !o->fields[i].is_obj) memcpy(inl + off[i], o->fields[i].bytes, (size_t)o->fields[i].size);
@@ -171,8 +168,29 @@ static size_t emit(MNBuf *b, const FbObj *o) {
     die("bad FbObj kind");
 }
 
+/* an upper bound of o's bytes with padding, so the output is allocated once */
+static size_t fb_bound(const FbObj *o) {
+    switch (o->kind) {
+    case FB_STRING: return o->count + 8;
+    case FB_VEC_SCALAR: return o->count * (size_t)o->elem_size + 16;
+    case FB_VEC_OBJ: {
+        size_t n = 8 + 4 * o->count;
+        for (size_t i = 0; i < o->count; i++) n += fb_bound(o->items[i]);
+        return n;
+    }
+    case FB_TABLE: {
+        size_t n = 24 + 2 * (size_t)o->nfields;
+        for (int i = 0; i < o->nfields; i++)
+            if (o->fields[i].present) n += 12 + (o->fields[i].is_obj ? fb_bound(o->fields[i].obj) : 0);
+        return n;
+    }
+    }
+    return 0;
+}
+
 void fb_finish(FbObj *root, const char ident[4], MNBuf *out) {
     out->len = 0;
+    buf_reserve(out, 8 + fb_bound(root));
     buf_append(out, "\0\0\0\0", 4);
     buf_append(out, ident, 4);
     size_t r = emit(out, root);

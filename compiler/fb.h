@@ -14,6 +14,8 @@
 
 typedef struct FbObj FbObj;
 
+/* Strings and scalar vectors refer to the caller's bytes, which must stay as they are
+ * until fb_finish: a program's megabytes are copied once, into the output. */
 FbObj *fb_string(Arena *a, const char *s);
 FbObj *fb_bytes_string(Arena *a, const void *s, size_t n);
 FbObj *fb_vec_scalar(Arena *a, const void *data, size_t count, int elem_size);

@@ -854,7 +854,7 @@ bool emit_program(MNCompile *c) {
     if (!linked_ok) {
         buf_free(&linked);
         free(lk.relocs);
-        vsm_program_free(&lk.prog);
+        buf_free(&lk.code);
         return false;
     }
     b = linked;
@@ -864,23 +864,14 @@ bool emit_program(MNCompile *c) {
         mn_log(c, 0, "link: merge joined %d transfer nodes with a compute neighbour, %lld of %lld steps saved", lk.pairs, (long long)lk.steps_saved,
                (long long)lk.steps_concat);
     char err[600];
-    VProgram p = lk.prog;
     if (c->opt->ival[MN_OPT_verify]) { /* the text model.vsm holds assembles to the program encoded */
         VProgram q = {0};
         if (!vsm_parse("model.vsm", b.data, &q, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
-        MNBuf x = {0}, y = {0};
-        vsm_encode(&p, &x), vsm_encode(&q, &y);
-        if (x.len != y.len || memcmp(x.data, y.data, x.len)) die("model.vsm does not assemble to the program the linker built");
-        buf_free(&x), buf_free(&y);
+        MNBuf y = {0};
+        vsm_encode(&q, &y);
+        if (lk.code.len != y.len || memcmp(lk.code.data, y.data, y.len)) die("model.vsm does not assemble to the program the linker built");
+        buf_free(&y);
         vsm_program_free(&q);
-    }
-    for (int i = 0; i < lk.nrelocs; i++) { /* each relocation names an operand at its value's address plus the addend */
-        const AppReloc *r = &lk.relocs[i];
-        const MNValue *v = ir_value_lookup(g, r->symbol);
-        const VExpr *x = r->line < (uint32_t)p.nsteps && r->expr < p.steps[r->line].nexpr ? &p.steps[r->line].e[r->expr] : NULL;
-        const VOperand *o = x && r->operand < (uint32_t)(x->nsrc + x->ndst) ? (r->operand < x->nsrc ? &x->src[r->operand] : &x->dst[r->operand - x->nsrc]) : NULL;
-        if (!v || !o || (int64_t)(o->amode == A_FLAT ? o->flat[0] : o->addr) != r->addend + (o->kind == K_DRAM ? 1 : 2) * v->addr)
-            die("relocation %d (%s at line %u) does not match the program", i, r->symbol, r->line);
     }
     MNApp app = {0};
     Arena *a = c->arena;
@@ -898,16 +889,12 @@ bool emit_program(MNCompile *c) {
         app.machine_json = arena_strdup(a, mj.data);
         buf_free(&mj);
     }
-    MNBuf code = {0};
-    vsm_encode(&p, &code);
-    int nsteps = p.nsteps;
-    vsm_program_free(&p);
+    int64_t nsteps = lk.nsteps;
     app.code_format = "VSMB";
     app.code_version = 1;
-    app.code = (const uint8_t *)arena_strndup(a, code.data, code.len);
-    app.code_len = code.len;
-    app.vsm = arena_strdup(a, b.data);
-    buf_free(&code);
+    app.code = (const uint8_t *)lk.code.data; /* freed after app_write, like b */
+    app.code_len = lk.code.len;
+    app.vsm = b.data;
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
     app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */
@@ -926,14 +913,15 @@ bool emit_program(MNCompile *c) {
     for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, a, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
     if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
     if (!ok) {
-        buf_free(&b);
+        buf_free(&b), buf_free(&lk.code);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
     }
     MNBuf out = {0};
     app_write(a, &app, &out);
+    buf_free(&lk.code);
     ok = !c->out_dir || (mn_art_write(c, "model.vsm", b.data, b.len) && mn_art_write(c, "model.app", out.data, out.len));
     mn_figure(c, "vsm_lines", nsteps);
-    mn_log(c, 0, "code: %d VSM lines, model.app %zu bytes", nsteps, out.len);
+    mn_log(c, 0, "code: %lld VSM lines, model.app %zu bytes", (long long)nsteps, out.len);
     c->app_status = "written";
     buf_free(&out);
     buf_free(&b);

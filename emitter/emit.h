@@ -19,7 +19,8 @@ typedef struct {
     int64_t steps_saved;       /* steps the merged pairs took fewer */
     struct AppReloc *relocs;   /* every operand that was relative to a value (malloc'd) */
     int nrelocs, caprelocs;
-    VProgram prog;             /* the steps of out, as they are printed there */
+    MNBuf code;                /* the steps of out, as they are printed there, in GPFNBin */
+    int64_t nsteps;
 } EmLink;
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st); /* false: over the memory limit (the error set) */
 #endif

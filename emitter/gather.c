@@ -633,11 +633,24 @@ bool emit_moves_data(const MNNode *n) {
     }
 }
 
+/* four independent lanes of 64 bits: one lane's multiply chain ran at a fraction of
+ * memory speed, and tables reach megabytes (only equal hashes are compared in full) */
 static uint64_t table_hash(const int32_t *d, int64_t n, const char *layout) {
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (const char *p = layout; *p; p++) h = (h ^ (uint8_t)*p) * 0x100000001b3ull;
-    for (int64_t i = 0; i < n; i++) h = (h ^ (uint32_t)d[i]) * 0x100000001b3ull, h ^= h >> 29;
-    return h;
+    uint64_t h[4] = {0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull, 0x27d4eb2f165667c5ull};
+    for (const char *p = layout; *p; p++) h[0] = (h[0] ^ (uint8_t)*p) * 0x100000001b3ull;
+    const uint64_t M = 0x9fb21c651e98df25ull;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int k = 0; k < 4; k++) {
+            uint64_t w;
+            memcpy(&w, d + i + 2 * k, 8);
+            h[k] = (h[k] ^ w) * M;
+            h[k] ^= h[k] >> 31;
+        }
+    for (; i < n; i++) h[0] = (h[0] ^ (uint32_t)d[i]) * M, h[0] ^= h[0] >> 31;
+    uint64_t r = (uint64_t)n;
+    for (int k = 0; k < 4; k++) r = (r ^ h[k]) * M, r ^= r >> 29;
+    return r;
 }
 
 MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,

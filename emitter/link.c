@@ -349,6 +349,7 @@ static void put_step(Out *o, const VStep *s) {
             const VOperand *op = j < x->nsrc ? &x->src[j] : &x->dst[j - x->nsrc];
             if (!op->reloc) continue;
             const MNValue *v = o->g->values[op->reloc - 1];
+            if (ir_value_lookup(o->g, v->name) != v) die("relocation to '%s', a name two values share", v->name);
             int64_t unit = op->kind == K_DRAM ? 1 : 2;
             EmLink *st = o->st;
             if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppReloc) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
@@ -356,7 +357,7 @@ static void put_step(Out *o, const VStep *s) {
         }
     }
     vsm_print_step(o->out, s);
-    vsm_push_step(&o->st->prog, s); /* the program the text says: Code Emit encodes it without parsing the text again */
+    vsm_encode_step(&o->st->code, s); /* the program the text says: Code Emit writes it without parsing the text again */
     o->line++;
 }
 
@@ -379,8 +380,8 @@ static void put_steps(Out *o, const VStep *s, int n) {
     }
 }
 
-/* a node's segment: its header, then its steps; its program is freed (a copy is in the
- * linked program now: the two at once would double the linker's peak) */
+/* a node's segment: its header, then its steps; its program is freed (it is in the
+ * linked text and code now) */
 static void put_node(Out *o, const MNNode *n, VProgram *p) {
     buf_printf(o->out, "# %s %s\n", n->op_type, n->name);
     for (int i = 0; i < p->nsteps; i++) put_step(o, &p->steps[i]);
@@ -424,63 +425,97 @@ static bool parse_seg(const char *text, size_t lo, size_t hi, VProgram *p) {
     return ok;
 }
 
+/* The segments are parsed one at a time, ahead of the one being written by at most the
+ * next segment with code (merge looks at a pair): a program of a million lines is never
+ * held as steps, only as its text and code. */
+typedef struct {
+    MNCompile *c;
+    const char *text;
+    const size_t *seg;
+    VProgram *prog;
+    int parsed; /* segments before this one are parsed (and maybe written and freed) */
+} Segs;
+
+/* the first segment from i on with code, parsing up to it; -1: none (all parsed); -2: over
+ * the memory limit */
+static int next_live(Segs *s, int i, EmLink *st) {
+    const MNGraph *g = s->c->g;
+    for (; i < g->nnodes; i++) {
+        if (i >= s->parsed) {
+            if (i % 64 == 63 && !mn_memory_ok(s->c)) return -2;
+            parse_seg(s->text, s->seg[i], s->seg[i + 1], &s->prog[i]);
+            resolve(g, &s->prog[i]);
+            for (int k = 0; k < s->prog[i].nsteps; k++) st->steps_concat += s->prog[i].steps[k].repeat;
+            s->parsed = i + 1;
+        }
+        if (s->prog[i].nsteps) return i;
+    }
+    return -1;
+}
+
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
     const MNGraph *g = c->g;
     memset(st, 0, sizeof *st);
     bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
     buf_append(out, text, seg[0]);
+    vsm_encode_begin(&st->code);
     Out o = {g, out, 0, st};
     Ctx cx = {&c->machine, {0}};
     const MNMachine *m = &c->machine;
     cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw, cx.size[K_GRF1] = 2 * m->grf1_lw;
     cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw;
-    /* the segments with code, and their programs */
-    int n = g->nnodes, *live = xcalloc((size_t)n + 1, sizeof(int)), nl = 0;
-    VProgram *prog = xcalloc((size_t)n + 1, sizeof(VProgram));
-    for (int i = 0; i < n; i++) {
-        if (i % 64 == 63 && !mn_memory_ok(c)) { /* every node's program is held until the end */
-            for (int k = 0; k < i; k++) vsm_program_free(&prog[k]);
-            free(prog), free(live);
-            return false;
-        }
-        parse_seg(text, seg[i], seg[i + 1], &prog[i]);
-        resolve(g, &prog[i]);
-        for (int k = 0; k < prog[i].nsteps; k++) st->steps_concat += prog[i].steps[k].repeat;
-        if (prog[i].nsteps) live[nl++] = i;
-    }
+    int n = g->nnodes;
+    Segs sg = {c, text, seg, xcalloc((size_t)n + 1, sizeof(VProgram)), 0};
     int cost[VI_COUNT][8]; /* the machine's instruction costs: the LM distances are counted in its steps */
     emu_cost_table(m, cost);
     int next = 0; /* segments before this one are written */
     bool masked = false; /* a mask statement stays in force past its segment: no footprint covers that */
-    for (int li = 0; li < nl; li++) {
-        int i = live[li], j = li + 1 < nl ? live[li + 1] : -1;
-        for (int k = 0; k < prog[i].nsteps; k++) masked |= prog[i].steps[k].kind == ST_MASK;
-        if (!merge || masked || j < 0 || is_transfer(g->nodes[i]) == is_transfer(g->nodes[j])) continue;
-        Foot fi, fj;
-        foot_of(&cx, &prog[i], &fi);
-        foot_of(&cx, &prog[j], &fj);
-        bool ok = independent(&fi, &fj);
-        foot_free(&fi), foot_free(&fj);
-        if (!ok) continue;
+    int i = next_live(&sg, 0, st);
+    bool within = i != -2;
+    while (i >= 0) {
+        int j = next_live(&sg, i + 1, st);
+        if (j == -2) {
+            within = false;
+            break;
+        }
+        for (int k = 0; k < sg.prog[i].nsteps; k++) masked |= sg.prog[i].steps[k].kind == ST_MASK;
+        bool ok = merge && !masked && j >= 0 && is_transfer(g->nodes[i]) != is_transfer(g->nodes[j]);
+        if (ok) {
+            Foot fi, fj;
+            foot_of(&cx, &sg.prog[i], &fi);
+            foot_of(&cx, &sg.prog[j], &fj);
+            ok = independent(&fi, &fj);
+            foot_free(&fi), foot_free(&fj);
+        }
+        if (!ok) {
+            for (int k = next; k <= i; k++) put_node(&o, g->nodes[k], &sg.prog[k]);
+            next = i + 1;
+            i = j;
+            continue;
+        }
         int tr = is_transfer(g->nodes[i]) ? i : j, cp = tr == i ? j : i;
         Merge mg = {.c = &cx, .lastw = {{-1000, -1000}, {-1000, -1000}}, .last_mv = -1000000};
-        stream_of(&prog[tr], cost, &mg.x[0]);
-        stream_of(&prog[cp], cost, &mg.x[1]);
+        stream_of(&sg.prog[tr], cost, &mg.x[0]);
+        stream_of(&sg.prog[cp], cost, &mg.x[1]);
         merge_streams(&mg);
         /* what lies before the pair, then the pair in one piece, then the (empty) nodes between */
-        for (int k = next; k < i; k++) put_node(&o, g->nodes[k], &prog[k]);
+        for (int k = next; k < i; k++) put_node(&o, g->nodes[k], &sg.prog[k]);
         buf_printf(out, "# merged: %s %s (%d steps) + %s %s (%d steps) -> %lld steps\n", g->nodes[tr]->op_type, g->nodes[tr]->name, mg.x[0].n,
                    g->nodes[cp]->op_type, g->nodes[cp]->name, mg.x[1].n, (long long)mg.t);
         put_steps(&o, mg.out.steps, mg.out.nsteps);
-        for (int k = i + 1; k < j; k++) put_node(&o, g->nodes[k], &prog[k]);
+        for (int k = i + 1; k < j; k++) put_node(&o, g->nodes[k], &sg.prog[k]);
+        vsm_program_free(&sg.prog[i]), vsm_program_free(&sg.prog[j]);
         st->pairs++;
         st->steps_saved += mg.x[0].n + mg.x[1].n - mg.t;
         free(mg.x[0].u), free(mg.x[1].u), vsm_program_free(&mg.out);
         next = j + 1;
-        li++;
+        i = next_live(&sg, j + 1, st);
+        within = i != -2;
     }
-    for (int k = next; k < n; k++) put_node(&o, g->nodes[k], &prog[k]);
-    for (int i = 0; i < n; i++) vsm_program_free(&prog[i]);
-    free(prog), free(live);
-    return true;
+    for (int k = next; within && k < n; k++) put_node(&o, g->nodes[k], &sg.prog[k]); /* the empty segments after the last with code */
+    for (int k = 0; k < n; k++) vsm_program_free(&sg.prog[k]);
+    free(sg.prog);
+    st->nsteps = o.line;
+    vsm_encode_end(&st->code, o.line);
+    return within;
 }

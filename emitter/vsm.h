@@ -18,6 +18,10 @@ void vsm_print_step(MNBuf *b, const VStep *s);
 void vsm_print(MNBuf *b, const VProgram *p);
 /* GPFNBin: the binary form of a program. */
 void vsm_encode(const VProgram *p, MNBuf *out);
+/* the same, a step at a time: begin, each step, end with the count of steps */
+void vsm_encode_begin(MNBuf *out);
+void vsm_encode_step(MNBuf *out, const VStep *s);
+void vsm_encode_end(MNBuf *out, uint32_t nsteps);
 bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t errlen);
 /* Memory-mask entry (0..31) as 4 per-cycle nibbles. */
 uint16_t vsm_mask_fixed(int entry); /* for the fixed entries 0 and 16..31 */

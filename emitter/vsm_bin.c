@@ -10,47 +10,67 @@
 
 #define VSMB_VERSION 1
 
-static void put(MNBuf *b, const void *p, size_t n) { buf_append(b, p, n); }
-static void u8(MNBuf *b, unsigned v) { uint8_t x = (uint8_t)v; put(b, &x, 1); }
-static void u16(MNBuf *b, unsigned v) { uint16_t x = (uint16_t)v; put(b, &x, 2); }
-static void u32(MNBuf *b, uint32_t v) { put(b, &v, 4); }
-static void u64(MNBuf *b, uint64_t v) { put(b, &v, 8); }
+/* The writer reserves a step's worst case once and stores fields without a call each:
+ * a million-line program is encoded in one pass at memory speed. */
+typedef struct {
+    uint8_t *p;
+} Wr;
+static void w8(Wr *w, unsigned v) { *w->p++ = (uint8_t)v; }
+static void w16(Wr *w, unsigned v) { uint16_t x = (uint16_t)v; memcpy(w->p, &x, 2), w->p += 2; }
+static void w32(Wr *w, uint32_t v) { memcpy(w->p, &v, 4), w->p += 4; }
+static void w64(Wr *w, uint64_t v) { memcpy(w->p, &v, 8), w->p += 8; }
 
-static void enc_operand(MNBuf *b, const VOperand *o) {
+enum { ENC_OPERAND = 24, ENC_EXPR = 33 };
+
+static void enc_operand(Wr *b, const VOperand *o) {
     if (o->sym) die("vsm_encode: an operand still relative to value %u (link first)", o->sym - 1);
-    u8(b, o->kind), u8(b, o->width), u8(b, o->amode), u8(b, o->neg);
-    u16(b, (uint16_t)o->stride), u32(b, o->addr);
-    for (int i = 0; i < 4; i++) u16(b, o->flat[i]);
-    u8(b, o->mkind), u8(b, o->mval), u16(b, (uint16_t)o->group), u16(b, (uint16_t)o->l2b);
+    w8(b, o->kind), w8(b, o->width), w8(b, o->amode), w8(b, o->neg);
+    w16(b, (uint16_t)o->stride), w32(b, o->addr);
+    for (int i = 0; i < 4; i++) w16(b, o->flat[i]);
+    w8(b, o->mkind), w8(b, o->mval), w16(b, (uint16_t)o->group), w16(b, (uint16_t)o->l2b);
 }
 
-void vsm_encode(const VProgram *p, MNBuf *out) {
+void vsm_encode_begin(MNBuf *out) {
     out->len = 0;
-    put(out, "VSMB", 4);
-    u32(out, VSMB_VERSION);
-    u32(out, (uint32_t)p->nsteps);
-    for (int i = 0; i < p->nsteps; i++) {
-        const VStep *s = &p->steps[i];
-        u8(out, s->kind);
-        if (s->kind == ST_DEBUG) {
-            uint32_t n = (uint32_t)strlen(s->text);
-            u32(out, n);
-            put(out, s->text, n);
-        } else if (s->kind == ST_MASK) {
-            u8(out, s->mask_targets), u8(out, s->mask_width), u8(out, s->mask_entry);
-        } else {
-            u32(out, s->repeat);
-            u8(out, s->nexpr);
-            for (int k = 0; k < s->nexpr; k++) {
-                const VExpr *e = &s->e[k];
-                u16(out, e->insn), u8(out, e->prec), u8(out, e->uns), u8(out, e->reduce), u8(out, e->rrn);
-                u16(out, (uint16_t)e->sel), u8(out, e->zkind), u8(out, e->zval), u8(out, e->nsrc), u8(out, e->ndst);
-                u64(out, e->imm[0]), u64(out, e->imm[1]), u32(out, e->size), u8(out, e->tag);
-                for (int j = 0; j < e->nsrc; j++) enc_operand(out, &e->src[j]);
-                for (int j = 0; j < e->ndst; j++) enc_operand(out, &e->dst[j]);
-            }
+    buf_append(out, "VSMB", 4);
+    uint32_t h[2] = {VSMB_VERSION, 0};
+    buf_append(out, h, sizeof h);
+}
+
+void vsm_encode_step(MNBuf *out, const VStep *s) {
+    size_t most = 1 + 4 + 1 + (s->kind == ST_DEBUG ? strlen(s->text) : 0);
+    for (int k = 0; s->kind == ST_STEP && k < s->nexpr; k++) most += ENC_EXPR + (size_t)(s->e[k].nsrc + s->e[k].ndst) * ENC_OPERAND;
+    buf_reserve(out, most);
+    Wr w = {(uint8_t *)out->data + out->len};
+    w8(&w, s->kind);
+    if (s->kind == ST_DEBUG) {
+        uint32_t n = (uint32_t)strlen(s->text);
+        w32(&w, n);
+        memcpy(w.p, s->text, n), w.p += n;
+    } else if (s->kind == ST_MASK) {
+        w8(&w, s->mask_targets), w8(&w, s->mask_width), w8(&w, s->mask_entry);
+    } else {
+        w32(&w, s->repeat);
+        w8(&w, s->nexpr);
+        for (int k = 0; k < s->nexpr; k++) {
+            const VExpr *e = &s->e[k];
+            w16(&w, e->insn), w8(&w, e->prec), w8(&w, e->uns), w8(&w, e->reduce), w8(&w, e->rrn);
+            w16(&w, (uint16_t)e->sel), w8(&w, e->zkind), w8(&w, e->zval), w8(&w, e->nsrc), w8(&w, e->ndst);
+            w64(&w, e->imm[0]), w64(&w, e->imm[1]), w32(&w, e->size), w8(&w, e->tag);
+            for (int j = 0; j < e->nsrc; j++) enc_operand(&w, &e->src[j]);
+            for (int j = 0; j < e->ndst; j++) enc_operand(&w, &e->dst[j]);
         }
     }
+    out->len = (size_t)(w.p - (uint8_t *)out->data);
+    out->data[out->len] = 0;
+}
+
+void vsm_encode_end(MNBuf *out, uint32_t nsteps) { memcpy(out->data + 8, &nsteps, 4); }
+
+void vsm_encode(const VProgram *p, MNBuf *out) {
+    vsm_encode_begin(out);
+    for (int i = 0; i < p->nsteps; i++) vsm_encode_step(out, &p->steps[i]);
+    vsm_encode_end(out, (uint32_t)p->nsteps);
 }
 
 typedef struct {

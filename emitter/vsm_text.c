@@ -5,6 +5,7 @@
 #include "diag.h"
 #include "vsm.h"
 #include <ctype.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -199,9 +200,30 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     return true;
 }
 
+/* mnemonics by hash: a linear scan of the ISA table was a third of the linker's parse */
+enum { INSN_HASH = 1024 };
+static int16_t insn_hash[INSN_HASH]; /* 1 + index, 0 empty */
+static pthread_once_t insn_once = PTHREAD_ONCE_INIT;
+
+static unsigned name_hash(const char *s) {
+    unsigned h = 2166136261u;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+static void insn_hash_init(void) {
+    _Static_assert(VI_COUNT < INSN_HASH / 2, "the mnemonic hash needs room");
+    for (int i = 0; i < VI_COUNT; i++) {
+        unsigned j = name_hash(vsm_insns[i].name) & (INSN_HASH - 1);
+        while (insn_hash[j]) j = (j + 1) & (INSN_HASH - 1);
+        insn_hash[j] = (int16_t)(i + 1);
+    }
+}
+
 static int find_insn(const char *name) {
-    for (int i = 0; i < VI_COUNT; i++)
-        if (!strcmp(vsm_insns[i].name, name)) return i;
+    pthread_once(&insn_once, insn_hash_init);
+    for (unsigned j = name_hash(name) & (INSN_HASH - 1); insn_hash[j]; j = (j + 1) & (INSN_HASH - 1))
+        if (!strcmp(vsm_insns[insn_hash[j] - 1].name, name)) return insn_hash[j] - 1;
     return -1;
 }
 
@@ -226,7 +248,8 @@ static int prec_of(char ch) {
 /* Mnemonic (without modifiers) -> insn, precision, u, r, rrn, sel. */
 static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
     char buf[64];
-    snprintf(buf, sizeof buf, "%s", mn);
+    size_t mlen = strnlen(mn, sizeof buf - 1);
+    memcpy(buf, mn, mlen), buf[mlen] = 0;
     char *at = strchr(buf, '@');
     e->sel = -1;
     if (at) {
@@ -371,11 +394,13 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     }
     if (!nt) return perr(c, "empty expression");
     char mn[64];
-    snprintf(mn, sizeof mn, "%s", toks[0]);
+    size_t mlen = strnlen(toks[0], sizeof mn - 1);
+    memcpy(mn, toks[0], mlen), mn[mlen] = 0;
     char *slash = strchr(mn, '/');
-    char mods[64] = "";
+    char mods[64];
+    mods[0] = 0;
     if (slash) {
-        snprintf(mods, sizeof mods, "%s", slash + 1);
+        memcpy(mods, slash + 1, strlen(slash + 1) + 1); /* both are 64 bytes */
         *slash = 0;
     }
     if (!parse_mnemonic(c, mn, e)) return false;
@@ -421,7 +446,8 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     e->ndst = (uint8_t)(nt - k - nsrc);
     for (int d = 0; d < e->ndst; d++) {
         char buf[96];
-        snprintf(buf, sizeof buf, "%s", toks[k + nsrc + d]);
+        size_t dl = strnlen(toks[k + nsrc + d], sizeof buf - 1);
+        memcpy(buf, toks[k + nsrc + d], dl), buf[dl] = 0;
         char *ms = strchr(buf, '/');
         VOperand *o = &e->dst[d];
         if (ms) *ms = 0;
@@ -473,7 +499,8 @@ static bool parse_text(const char *name, const char *text, VProgram *p, char *er
         const char *nl = strchr(line, '\n');
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
         c.line++;
-        char *buf = xmalloc(len + 1);
+        char small[512]; /* most lines: no malloc */
+        char *buf = len < sizeof small ? small : xmalloc(len + 1);
         memcpy(buf, line, len);
         buf[len] = 0;
         line = nl ? nl + 1 : NULL;
@@ -483,15 +510,14 @@ static bool parse_text(const char *name, const char *text, VProgram *p, char *er
         while (isspace((unsigned char)*s)) s++;
         for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);) *--e = 0;
         VStep st;
-        VExpr ex[VSM_MAX_EXPR];
+        VExpr ex[VSM_MAX_EXPR]; /* parse_expr clears each it fills; only those are read */
         memset(&st, 0, sizeof st);
-        memset(ex, 0, sizeof ex);
         st.e = ex;
         st.line = c.line;
         bool ok = true;
         if (!*s) {
         } else if (!strcmp(s, "quit")) {
-            free(buf);
+            if (buf != small) free(buf);
             break;
         } else if (s[0] == 'd' && (s[1] == ' ' || s[1] == '\t')) {
             /* debug commands: kept as text, canonicalised (single spaces) */
@@ -536,16 +562,14 @@ static bool parse_text(const char *name, const char *text, VProgram *p, char *er
                     break;
                 }
                 uint32_t rep = 0;
-                char *copy = xstrdup(x);
-                ok = parse_expr(&c, copy, &st.e[st.nexpr], &rep);
-                free(copy);
+                ok = parse_expr(&c, x, &st.e[st.nexpr], &rep); /* tokenises x in place: it ends at this ';' */
                 if (ok && rep) st.repeat = rep;
                 st.nexpr++;
             }
             if (ok && !st.nexpr) ok = perr(&c, "empty step (a line of only ';')");
             if (ok) ok = push_step(p, &st);
         }
-        free(buf);
+        if (buf != small) free(buf);
         if (!ok) {
             vsm_program_free(p);
             return false;
@@ -565,101 +589,143 @@ void vsm_program_free(VProgram *p) {
 
 /* ---- printing ---- */
 
-static void print_mask(MNBuf *b, uint8_t kind, uint8_t val) {
-    if (kind == M_PATTERN) buf_printf(b, "/%d%d%d%d", val >> 3 & 1, val >> 2 & 1, val >> 1 & 1, val & 1);
-    else if (kind == M_ENTRY) buf_printf(b, "/$imr%d", val);
+/* Printing writes characters straight into the buffer: a step reserves its worst case
+ * once (buf_printf's vsnprintf per token was most of the linker's printing time). */
+typedef struct {
+    char *p;
+} Pr;
+static void pc(Pr *w, char ch) { *w->p++ = ch; }
+static void ps(Pr *w, const char *s) {
+    size_t n = strlen(s);
+    memcpy(w->p, s, n), w->p += n;
+}
+static void pu(Pr *w, uint64_t v) {
+    char t[24];
+    int n = 0;
+    do t[n++] = (char)('0' + v % 10), v /= 10;
+    while (v);
+    while (n) *w->p++ = t[--n];
+}
+static void pd(Pr *w, int64_t v) {
+    if (v < 0) pc(w, '-'), v = -v;
+    pu(w, (uint64_t)v);
+}
+static void phex(Pr *w, uint64_t v, int digits) {
+    for (int i = digits - 1; i >= 0; i--) *w->p++ = "0123456789abcdef"[v >> (4 * i) & 15];
+}
+static void ptag(Pr *w, unsigned tag) { /* %02x */
+    int d = 2;
+    while (tag >> (4 * d)) d++;
+    phex(w, tag, d);
 }
 
-static void print_operand(MNBuf *b, const VOperand *o) {
-    if (o->neg) buf_printf(b, "-");
-    buf_printf(b, "$");
+static void print_mask(Pr *b, uint8_t kind, uint8_t val) {
+    if (kind == M_PATTERN) {
+        pc(b, '/');
+        for (int i = 3; i >= 0; i--) pc(b, (char)('0' + (val >> i & 1)));
+    } else if (kind == M_ENTRY)
+        ps(b, "/$imr"), pu(b, val);
+}
+
+static void print_operand(Pr *b, const VOperand *o) {
+    if (o->neg) pc(b, '-');
+    pc(b, '$');
     for (size_t i = 0; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
         if (fixed_names[i].kind == o->kind) {
-            buf_printf(b, "%s", fixed_names[i].name);
+            ps(b, fixed_names[i].name);
             return;
         }
     if (o->kind == K_OMR) {
-        buf_printf(b, "omr%u", o->addr);
+        ps(b, "omr"), pu(b, o->addr);
         print_mask(b, o->mkind, o->mval);
         return;
     }
     static const char letters[K_COUNT] = {[K_LM0] = 'm', [K_LM1] = 'n', [K_GRF0] = 'r', [K_GRF1] = 's', [K_T] = 't',
                                           [K_MX] = 'x', [K_MY] = 'y', [K_L1BM] = 'b', [K_L2BM] = 'c', [K_DRAM] = 'd'};
     if (o->kind == K_T) {
-        buf_printf(b, "lt");
+        ps(b, "lt");
         print_mask(b, o->mkind, o->mval);
         return;
     }
-    buf_printf(b, "%s%c", o->width == 4 ? "ll" : o->width == 2 ? "l" : "", letters[o->kind]);
+    ps(b, o->width == 4 ? "ll" : o->width == 2 ? "l" : "");
+    pc(b, letters[o->kind]);
     if (o->kind == K_MX || o->kind == K_MY) {
-        buf_printf(b, "%u", o->addr);
+        pu(b, o->addr);
         return;
     }
-    if (o->amode == A_TIND) buf_printf(b, "t");
-    if (o->sym) buf_printf(b, "{%u}", o->sym - 1);
-    if (o->amode == A_FLAT) buf_printf(b, "[%u,%u,%u,%u]", o->flat[0], o->flat[1], o->flat[2], o->flat[3]);
-    else buf_printf(b, "%u", o->addr);
+    if (o->amode == A_TIND) pc(b, 't');
+    if (o->sym) pc(b, '{'), pu(b, o->sym - 1), pc(b, '}');
+    if (o->amode == A_FLAT) {
+        for (int i = 0; i < 4; i++) pc(b, i ? ',' : '['), pu(b, o->flat[i]);
+        pc(b, ']');
+    } else
+        pu(b, o->addr);
     if (o->amode == A_STRIDE || (o->amode == A_TIND && o->stride)) {
         int k = o->stride / (o->width ? o->width : 1);
-        if (k == 1) buf_printf(b, "v");
-        else buf_printf(b, "v%d", k);
+        pc(b, 'v');
+        if (k != 1) pd(b, k);
     }
     if (o->group >= 0 || o->l2b >= 0) {
-        buf_printf(b, "@");
-        if (o->group >= 0) buf_printf(b, "%d", o->group);
-        if (o->l2b >= 0) buf_printf(b, ".%d", o->l2b);
+        pc(b, '@');
+        if (o->group >= 0) pd(b, o->group);
+        if (o->l2b >= 0) pc(b, '.'), pd(b, o->l2b);
     }
     print_mask(b, o->mkind, o->mval);
 }
 
-static void print_expr(MNBuf *b, const VExpr *e, uint32_t repeat) {
+static void print_expr(Pr *b, const VExpr *e, uint32_t repeat) {
     const VInsnInfo *in = &vsm_insns[e->insn];
     if (e->insn == VI_nop) {
-        if (repeat > 1) buf_printf(b, "nop/%u", repeat);
-        else buf_printf(b, "nop");
+        ps(b, "nop");
+        if (repeat > 1) pc(b, '/'), pu(b, repeat);
         return;
     }
-    if (in->precs & P_NONE) buf_printf(b, "%s%s", in->name, vsm_rrn_names[e->rrn]);
-    else buf_printf(b, "%s%s%s%s", e->uns ? "u" : "", vsm_prec_letter(e->prec), in->name, e->reduce ? "r" : "");
-    if (e->sel >= 0) buf_printf(b, "@%d", e->sel);
+    if (in->precs & P_NONE) ps(b, in->name), ps(b, vsm_rrn_names[e->rrn]);
+    else {
+        if (e->uns) pc(b, 'u');
+        ps(b, vsm_prec_letter(e->prec)), ps(b, in->name);
+        if (e->reduce) pc(b, 'r');
+    }
+    if (e->sel >= 0) pc(b, '@'), pd(b, e->sel);
     if (in->flags & F_MV) {
-        buf_printf(b, "/n%u", e->size);
-        if (e->tag) buf_printf(b, "i%02x", e->tag);
+        ps(b, "/n"), pu(b, e->size);
+        if (e->tag) pc(b, 'i'), ptag(b, e->tag);
     }
     print_mask(b, e->zkind, e->zval);
     if (e->insn == VI_wait) {
-        buf_printf(b, " i%02x", e->tag);
+        ps(b, " i"), ptag(b, e->tag);
         return;
     }
-    if (e->insn == VI_imm) buf_printf(b, " ul\"0x%016llx\"", (unsigned long long)e->imm[0]);
-    for (int i = 0; i < e->nsrc; i++) {
-        buf_printf(b, " ");
-        print_operand(b, &e->src[i]);
-    }
-    for (int i = 0; i < e->ndst; i++) {
-        buf_printf(b, " ");
-        print_operand(b, &e->dst[i]);
-    }
+    if (e->insn == VI_imm) ps(b, " ul\"0x"), phex(b, e->imm[0], 16), pc(b, '"');
+    for (int i = 0; i < e->nsrc; i++) pc(b, ' '), print_operand(b, &e->src[i]);
+    for (int i = 0; i < e->ndst; i++) pc(b, ' '), print_operand(b, &e->dst[i]);
 }
 
+/* the most a step's line can take: an operand is at most "-$ll" "t{4294967295}"
+ * "[65535,65535,65535,65535]" "v-32768" "@-32768.-32768" "/$imr255" (< 96 bytes) */
+enum { PRINT_OPERAND_MAX = 96, PRINT_EXPR_MAX = 96 };
+
 void vsm_print_step(MNBuf *b, const VStep *s) {
+    size_t most = 64 + (s->kind == ST_DEBUG ? strlen(s->text) : 0);
+    for (int i = 0; s->kind == ST_STEP && i < s->nexpr; i++) most += PRINT_EXPR_MAX + (size_t)(s->e[i].nsrc + s->e[i].ndst) * PRINT_OPERAND_MAX;
+    buf_reserve(b, most);
+    Pr w = {b->data + b->len};
     if (s->kind == ST_DEBUG) {
-        buf_printf(b, "%s\n", s->text);
-        return;
-    }
-    if (s->kind == ST_MASK) {
-        buf_printf(b, "mask%s", s->mask_width == 4 ? "ll" : "");
+        ps(&w, s->text);
+    } else if (s->kind == ST_MASK) {
+        ps(&w, s->mask_width == 4 ? "maskll" : "mask");
         if (s->mask_targets != (MT_R | MT_S | MT_T | MT_M | MT_N | MT_K))
             for (int i = 0; i < 6; i++)
-                if (s->mask_targets & (1 << i)) buf_printf(b, "%c", "rstmnk"[i]);
-        buf_printf(b, " %d\n", s->mask_entry);
-        return;
-    }
-    for (int i = 0; i < s->nexpr; i++) {
-        if (i) buf_printf(b, "; ");
-        print_expr(b, &s->e[i], s->repeat);
-    }
-    buf_printf(b, "\n");
+                if (s->mask_targets & (1 << i)) pc(&w, "rstmnk"[i]);
+        pc(&w, ' '), pu(&w, s->mask_entry);
+    } else
+        for (int i = 0; i < s->nexpr; i++) {
+            if (i) ps(&w, "; ");
+            print_expr(&w, &s->e[i], s->repeat);
+        }
+    pc(&w, '\n');
+    b->len = (size_t)(w.p - b->data);
+    b->data[b->len] = 0;
 }
 
 void vsm_print(MNBuf *b, const VProgram *p) {
