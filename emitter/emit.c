@@ -625,10 +625,12 @@ static void move(Em *e, const MNNode *n) {
  * a folded Shape output, or an input nothing reads) a row-major image in group 0. */
 /* img compressed into t (and freed): the arena keeps only the bytes zstd produced (its
  * bound, zeroed by the arena, cost more than the compression on large tables) */
-static bool pack(Arena *a, uint64_t *img, size_t bytes, AppTensor *t, char *err, size_t errlen) {
+/* one zstd context serves every tensor: a context per call allocated and cleared its
+ * tables each time (the output is the same) */
+static bool pack(ZSTD_CCtx *zc, Arena *a, uint64_t *img, size_t bytes, AppTensor *t, char *err, size_t errlen) {
     size_t cap = ZSTD_compressBound(bytes);
     uint8_t *z = xmalloc(cap);
-    size_t got = ZSTD_compress(z, cap, img, bytes, 3);
+    size_t got = ZSTD_compressCCtx(zc, z, cap, img, bytes, 3);
     free(img);
     if (ZSTD_isError(got)) return free(z), snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
     uint8_t *keep = arena_alloc(a, got ? got : 1);
@@ -639,7 +641,7 @@ static bool pack(Arena *a, uint64_t *img, size_t bytes, AppTensor *t, char *err,
     return true;
 }
 
-static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
+static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, Arena *a, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (!v->layout) { /* unread inputs and folded outputs have none */
         if (!v->konst && !v->is_input) return snprintf(err, errlen, "'%s' has no layout", v->name), false;
@@ -650,7 +652,7 @@ static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, 
         if (param) {
             uint64_t *img = xmalloc((size_t)t->num_lw * 8 + 8);
             if (!app_encode(v->konst, t->mn_dtype, img, err, errlen)) return free(img), false;
-            if (!pack(a, img, (size_t)t->num_lw * 8, t, err, errlen)) return false;
+            if (!pack(zc, a, img, (size_t)t->num_lw * 8, t, err, errlen)) return false;
         }
         return true;
     }
@@ -672,7 +674,7 @@ static bool host_tensor(MNCompile *c, Arena *a, const MNValue *v, AppTensor *t, 
             free(img);
             return false;
         }
-        if (!pack(a, img, n * 8, t, err, errlen)) return false; /* every group's part, one after another */
+        if (!pack(zc, a, img, n * 8, t, err, errlen)) return false; /* every group's part, one after another */
     }
     return true;
 }
@@ -904,13 +906,16 @@ bool emit_program(MNCompile *c) {
     mn_figure(c, "relocations", lk.nrelocs);
     free(lk.relocs);
     bool ok = true;
-    for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, a, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
-    for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, a, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
+    ZSTD_CCtx *zc = ZSTD_createCCtx();
+    if (!zc) die("out of memory (zstd)");
+    for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, zc, a, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
+    for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, zc, a, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
     for (int i = 0; ok && i < g->nvalues; i++) { /* parameters, and outputs that are constants: the host writes them */
         const MNValue *v = g->values[i];
-        if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) ok = host_tensor(c, a, v, &app.params[app.nparams++], true, err, sizeof err);
+        if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) ok = host_tensor(c, zc, a, v, &app.params[app.nparams++], true, err, sizeof err);
     }
-    for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, a, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
+    for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, zc, a, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
+    ZSTD_freeCCtx(zc);
     if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
     if (!ok) {
         buf_free(&b), buf_free(&lk.code);
