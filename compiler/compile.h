@@ -50,6 +50,7 @@ typedef struct MNCompile {
     const char *cache_dir;
     int64_t cache_hits, cache_misses, cache_corrupt, cache_write_failures;
     bool finished;
+    struct EmMemo *emit_memo; /* Code Emit's memo of per-element checks, while it runs (emitter/memo.h) */
 } MNCompile;
 
 /* Runs the whole pipeline; 0 on success, 1 on bad input or failure (message in

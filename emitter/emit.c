@@ -31,6 +31,7 @@
  * through the L2BM (window.c: reductions, pools, products, run-time Gather). */
 #include "emit.h"
 #include "emit_impl.h"
+#include "memo.h"
 #include "scheduler.h"
 #include "app.h"
 #include "layout.h"
@@ -276,7 +277,7 @@ static Kind kind_of(const MNNode *n, const char **mn) {
  * only a layout switch helps). */
 /* With reshape, for a node that only renames positions (Reshape, Flatten, Squeeze,
  * Unsqueeze, a layout switch): output element i is input element i in row-major order. */
-static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape) {
+static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape) {
     MNLayout lo, li;
     char err[200];
     if (!v->layout || !o->layout || !layout_parse(o->layout, &lo, err, sizeof err) || !layout_parse(v->layout, &li, err, sizeof err)) return false;
@@ -316,6 +317,37 @@ static bool element_map(const MNValue *v, const MNValue *o, int64_t n4, int64_t 
     return true;
 }
 
+/* the shapes and layouts an element map depends on, as a memo key */
+static void shape_key(MNBuf *k, const MNValue *v) {
+    buf_printf(k, "|%s|%d", v->layout ? v->layout : "-", v->type.rank);
+    for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
+}
+
+/* element_map_walk, once per layouts and shapes (Code Emit's memo) */
+static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape) {
+    EmMemo *mm = c->emit_memo;
+    if (!mm) return element_map_walk(v, o, n4, map, reshape);
+    MNBuf k = {0};
+    buf_printf(&k, "element_map|%d|%lld", reshape, (long long)n4);
+    shape_key(&k, v), shape_key(&k, o);
+    size_t len;
+    const uint8_t *got = memo_get(mm, k.data, &len);
+    if (got) {
+        if (len != 1 + sizeof(int64_t) * (size_t)n4) die("element map memo of %zu bytes for %lld long words", len, (long long)n4);
+        memcpy(map, got + 1, sizeof(int64_t) * (size_t)n4);
+        buf_free(&k);
+        return got[0];
+    }
+    bool ok = element_map_walk(v, o, n4, map, reshape);
+    uint8_t *val = xmalloc(1 + sizeof(int64_t) * (size_t)n4);
+    val[0] = ok;
+    memcpy(val + 1, map, sizeof(int64_t) * (size_t)n4);
+    memo_put(mm, k.data, val, 1 + sizeof(int64_t) * (size_t)n4);
+    free(val);
+    buf_free(&k);
+    return ok;
+}
+
 /* an operand of an elementwise node: a float LM value whose long words line up with the
  * output's, or a one-element constant (an immediate) */
 static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
@@ -326,7 +358,7 @@ static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     MNLayout l;
     if (!emit_image_of(c, o, &im, &l)) return false;
     int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(v, o, im.n4, map, false);
+    bool ok = element_map(c, v, o, im.n4, map, false);
     free(map);
     return ok;
 }
@@ -371,7 +403,7 @@ static bool is_copy(const MNCompile *c, const MNNode *n) {
     MNLayout l;
     if (!emit_image_of(c, n->out[0], &im, &l)) return false;
     int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(n->in[0], n->out[0], im.n4, map, true);
+    bool ok = element_map(c, n->in[0], n->out[0], im.n4, map, true);
     free(map);
     return ok;
 }
@@ -543,8 +575,8 @@ static void elementwise(Em *e, const MNNode *n) {
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
     bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
-    if (!xi && (rename || strcmp(x->layout, o->layout))) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(x, o, im.n4, xm, rename);
-    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(y, o, im.n4, ym, false);
+    if (!xi && (rename || strcmp(x->layout, o->layout))) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, x, o, im.n4, xm, rename);
+    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
         if (xi) snprintf(X, sizeof X, "$ls0");
@@ -778,7 +810,17 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     return cyc;
 }
 
+static bool emit_all(MNCompile *c);
+
 bool emit_program(MNCompile *c) {
+    c->emit_memo = memo_new();
+    bool ok = emit_all(c);
+    memo_free(c->emit_memo);
+    c->emit_memo = NULL;
+    return ok;
+}
+
+static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};

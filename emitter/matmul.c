@@ -23,6 +23,7 @@
  */
 #include "emit_impl.h"
 #include "layout.h"
+#include "memo.h"
 #include "ops.h"
 #include <stdlib.h>
 #include <string.h>
@@ -40,9 +41,8 @@ typedef struct {
 
 static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
 
-static bool parse(const MNCompile *c, const MNValue *v, MNLayout *l) {
+static bool parse(const MNValue *v, MNLayout *l) {
     char err[200];
-    (void)c;
     return v->layout && layout_parse(v->layout, l, err, sizeof err) && layout_extent(l, LV_TIME) <= 1;
 }
 
@@ -77,6 +77,65 @@ static bool row_blocks(const MNPlace *base, const MNPlace *part, int64_t n, cons
     return true;
 }
 
+static const char *plan_layouts(MatPlan *p);
+
+static void value_key(MNBuf *k, const MNValue *v) {
+    buf_printf(k, "|%s|%lld|%d|%d|%d", v->layout ? v->layout : "-", (long long)v->num_lw, emit_in_lm(v), v->dtype, v->type.rank);
+    for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
+}
+
+typedef struct {
+    const char *why; /* a string literal */
+    int64_t nslot;
+} PlanHead;
+
+static const char *plan_memo(const MNCompile *c, MatPlan *p) {
+    EmMemo *mm = c->emit_memo;
+    if (!mm) return plan_layouts(p);
+    MNBuf k = {0};
+    buf_printf(&k, "matmul|%d|%lld|%lld|%lld", p->transb, (long long)p->K, (long long)p->N, (long long)p->rows);
+    value_key(&k, p->a), value_key(&k, p->b), value_key(&k, p->y);
+    if (p->c) value_key(&k, p->c);
+    size_t len;
+    const char *got = memo_get(mm, k.data, &len);
+    size_t nB = (size_t)(p->kb * p->N), nC = p->c ? (size_t)p->nb : 0;
+    if (got) {
+        PlanHead h;
+        memcpy(&h, got, sizeof h);
+        size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb);
+        if (len != sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC)) die("matrix plan memo of %zu bytes", len);
+        buf_free(&k);
+        if (h.why) return h.why;
+        p->nslot = h.nslot;
+        const int64_t *q = (const int64_t *)(got + sizeof h);
+        int64_t **dst[4] = {&p->aA, &p->aY, &p->aB, &p->aC};
+        size_t cnt[4] = {nA, nY, nB, nC};
+        for (int i = 0; i < 4; i++) {
+            if (!cnt[i]) continue;
+            *dst[i] = xmalloc(sizeof(int64_t) * cnt[i]);
+            memcpy(*dst[i], q, sizeof(int64_t) * cnt[i]);
+            q += cnt[i];
+        }
+        return NULL;
+    }
+    PlanHead h = {plan_layouts(p), p->nslot};
+    size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb);
+    size_t n = sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC);
+    char *val = xmalloc(n);
+    memcpy(val, &h, sizeof h);
+    if (!h.why) {
+        int64_t *q = (int64_t *)(val + sizeof h);
+        const int64_t *src[4] = {p->aA, p->aY, p->aB, p->aC};
+        size_t cnt[4] = {nA, nY, nB, nC};
+        for (int i = 0; i < 4; i++)
+            if (cnt[i]) memcpy(q, src[i], sizeof(int64_t) * cnt[i]), q += cnt[i];
+    }
+    memo_put(mm, k.data, val, n);
+    free(val);
+    buf_free(&k);
+    return h.why;
+}
+
 static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     memset(p, 0, sizeof *p);
     if (n->nout != 1 || n->nin < 2) return "not a product";
@@ -101,8 +160,14 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     p->kb = p->K / 8, p->nb = (p->N + 7) / 8;
     p->rows = 1;
     for (int d = 0; d < ra - 1; d++) p->rows *= p->a->type.dims[d];
+    return plan_memo(c, p);
+}
+
+/* the rest of the plan hangs on layouts and shapes only: alike products share it */
+static const char *plan_layouts(MatPlan *p) {
+    int ra = p->a->type.rank;
     MNLayout la, lb, ly;
-    if (!parse(c, p->a, &la) || !parse(c, p->b, &lb) || !parse(c, p->y, &ly)) return "sliced or unparsed layouts";
+    if (!parse(p->a, &la) || !parse(p->b, &lb) || !parse(p->y, &ly)) return "sliced or unparsed layouts";
     if ((lb.bcast & TREE) != TREE) return "B not on every MAB";
     if ((la.bcast & TREE) != (ly.bcast & TREE)) return "A and the output replicated differently";
     /* B: K packed, one long word per (K block, column) */
@@ -122,7 +187,7 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
         const MNValue *cv = p->c;
         int rc = cv->type.rank;
         if (!emit_in_lm(cv) || cv->dtype != MN_DT_Float || rc < 1 || cv->type.dims[rc - 1] != p->N || ir_shape_numel(&cv->type) != p->N ||
-            !parse(c, cv, &lc) || (lc.bcast & TREE) != TREE)
+            !parse(cv, &lc) || (lc.bcast & TREE) != TREE)
             return "a bias other than one row on every MAB";
         p->aC = xmalloc(sizeof(int64_t) * (size_t)p->nb);
         int64_t idx[LAYOUT_MAX_RANK] = {0};

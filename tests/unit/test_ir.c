@@ -225,3 +225,34 @@ void test_vsm_decode(void) {
     vsm_program_free(&p);
     buf_free(&bin), buf_free(&text);
 }
+
+/* buf_printf formats the common conversions itself: it must print what snprintf does,
+ * and hand everything else to it */
+void test_buf_printf(void) {
+#define SAME(...)                                            \
+    do {                                                     \
+        MNBuf b = {0};                                       \
+        char want[256];                                      \
+        buf_append(&b, "x", 1);                              \
+        buf_printf(&b, __VA_ARGS__);                         \
+        snprintf(want, sizeof want, "x" __VA_ARGS__);        \
+        CHECK(!strcmp(b.data, want) && b.len == strlen(want)); \
+        buf_free(&b);                                        \
+    } while (0)
+    SAME("plain");
+    SAME("%d %d %d %i", 0, -1, INT32_MIN, INT32_MAX);
+    SAME("%u %x %x", 4294967295u, 0u, 0xdeadbeefu);
+    SAME("%ld %lu %lx", -1234567890123L, 18446744073709551615UL, 0xabcUL);
+    SAME("%lld %lld %llu %llx", (long long)INT64_MIN, (long long)INT64_MAX, (unsigned long long)UINT64_MAX, 0x1234567890abcdefULL);
+    SAME("%zu%%%c%s", (size_t)42, 'q', "tail");
+    SAME("$lm{%d}%lldv @%s %s", 7, (long long)-3, "", "a b");
+    SAME("%02x %-6s|%.17g %+lld %5d", 5u, "ab", 0.1, (long long)3, 12); /* snprintf's */
+    SAME("%s then %lld", "mixed", (long long)99);
+#undef SAME
+    MNBuf big = {0};
+    char s[3000];
+    memset(s, 'z', sizeof s - 1), s[sizeof s - 1] = 0;
+    buf_printf(&big, "%s%s%d", s, s, 1); /* beyond the first reserve */
+    CHECK(big.len == 2 * (sizeof s - 1) + 1 && big.data[big.len - 1] == '1' && big.data[big.len] == 0);
+    buf_free(&big);
+}
