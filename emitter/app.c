@@ -16,7 +16,7 @@ enum { APP_producer, APP_program, APP_vsm, APP_inputs, APP_outputs, APP_params, 
 enum { PR_compiler, PR_version, PR_machine, PR_machine_json, PR_options, PR_N };
 enum { OP_key, OP_value, OP_source, OP_N };
 enum { TD_name, TD_onnx_dtype, TD_shape, TD_mn_dtype, TD_layout, TD_location, TD_group, TD_address, TD_num_lw, TD_N };
-enum { PA_name, PA_onnx_dtype, PA_shape, PA_mn_dtype, PA_layout, PA_group, PA_address, PA_num_lw, PA_zstd, PA_N };
+enum { PA_name, PA_onnx_dtype, PA_shape, PA_mn_dtype, PA_layout, PA_group, PA_address, PA_num_lw, PA_zstd, PA_alike, PA_N };
 enum { RL_line, RL_expr, RL_operand, RL_symbol, RL_addend, RL_N };
 enum { PG_format, PG_version, PG_code, PG_N };
 
@@ -32,8 +32,11 @@ static FbObj *tensor_obj(Arena *a, const AppTensor *t, bool param) {
     fb_set_i32(o, param ? PA_group : TD_group, t->group);
     fb_set_u64(o, param ? PA_address : TD_address, t->address);
     fb_set_u64(o, param ? PA_num_lw : TD_num_lw, t->num_lw);
-    if (param) fb_set_obj(o, PA_zstd, fb_vec_scalar(a, t->zstd, t->zstd_len, 1));
-    else fb_set_obj(o, TD_location, str(a, t->location));
+    if (param) {
+        fb_set_obj(o, PA_zstd, fb_vec_scalar(a, t->zstd, t->zstd_len, 1));
+        if (t->alike) fb_set_scalar(o, PA_alike, &(uint8_t){1}, 1);
+    } else
+        fb_set_obj(o, TD_location, str(a, t->location));
     return o;
 }
 
@@ -122,6 +125,9 @@ static bool read_tensor(Arena *a, const FbTable *t, bool param, AppTensor *o) {
         ok = fb_vec(t, PA_zstd, 1, &d, &zn);
         o->zstd = d;
         o->zstd_len = zn;
+        uint8_t al = 0;
+        ok = ok && fb_scalar(t, PA_alike, 1, &al);
+        o->alike = al != 0;
     }
     return ok;
 }
@@ -230,6 +236,7 @@ static void json_tensor(MNBuf *b, const AppTensor *t, bool param) {
     if (param) {
         buf_printf(b, ",\"zstd\":");
         json_bytes(b, t->zstd, t->zstd_len);
+        buf_printf(b, ",\"alike\":%s", t->alike ? "true" : "false");
     }
     buf_printf(b, "}");
 }
@@ -295,7 +302,7 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
             for (int k = 0; k < t->rank; k++) buf_printf(b, k ? ",%" PRId64 : "%" PRId64, t->shape[k]);
             buf_printf(b, "] as %s %s in %s group %d at LW %" PRIu64 ", %" PRIu64 " LW", t->mn_dtype, t->layout, l == 2 ? "DRAM" : t->location,
                        t->group, t->address, t->num_lw);
-            if (l == 2) buf_printf(b, ", %zu bytes zstd", t->zstd_len);
+            if (l == 2) buf_printf(b, ", %zu bytes zstd%s", t->zstd_len, t->alike ? " (one group's part, alike in every group)" : "");
             buf_printf(b, "\n");
         }
     for (int i = 0; i < app->nrelocs; i++)
@@ -456,7 +463,24 @@ uint64_t app_layout_image_lw(const char *layout, const MNMachine *m, char *err, 
     return (uint64_t)im.per_group;
 }
 
+bool app_layout_alike(const char *layout) {
+    MNLayout l;
+    char err[200];
+    return layout_parse(layout, &l, err, sizeof err) && (l.bcast & (1u << LV_L2B));
+}
+
+static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, bool copies, char *err, size_t errlen);
+
 bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen) {
+    return encode_layout(t, d, layout, m, img, true, err, errlen);
+}
+
+bool app_encode_layout_alike(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen) {
+    if (!app_layout_alike(layout)) return snprintf(err, errlen, "layout %s differs between groups", layout), false;
+    return encode_layout(t, d, layout, m, img, false, err, errlen);
+}
+
+static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, bool copies, char *err, size_t errlen) {
     LayoutCodec k;
     if (!codec(layout, d, m, &k, err, errlen)) return false;
     /* a value alike on every L2B has one image, which every group gets a copy of: only
@@ -490,7 +514,7 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
         }
 
     }
-    for (int g = groups; g < m->groups; g++) memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
+    for (int g = groups; copies && g < m->groups; g++) memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
     return true;
 }
 

@@ -699,14 +699,15 @@ static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, Arena *a, const MNValue *v,
     t->address = (uint64_t)v->addr;
     t->num_lw = app_layout_image_lw(v->layout, &c->machine, err, errlen);
     if (!t->num_lw) return false;
-    if (param) {
-        size_t n = (size_t)t->num_lw * (size_t)c->machine.groups;
+    if (param) { /* every group's part, one after another; one part when they are alike */
+        t->alike = app_layout_alike(v->layout);
+        size_t n = (size_t)t->num_lw * (t->alike ? 1 : (size_t)c->machine.groups);
         uint64_t *img = xmalloc(n * 8 + 8);
-        if (!app_encode_layout(v->konst, t->mn_dtype, v->layout, &c->machine, img, err, errlen)) {
+        if (!(t->alike ? app_encode_layout_alike : app_encode_layout)(v->konst, t->mn_dtype, v->layout, &c->machine, img, err, errlen)) {
             free(img);
             return false;
         }
-        if (!pack(zc, a, img, n * 8, t, err, errlen)) return false; /* every group's part, one after another */
+        if (!pack(zc, a, img, n * 8, t, err, errlen)) return false;
     }
     return true;
 }

@@ -99,13 +99,19 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
             snprintf(err, errlen, "parameter %s: %llu long words is implausible", t->name, (unsigned long long)t->num_lw);
             goto done;
         }
-        size_t n = t->num_lw * 8 * (in_layout(t) ? (size_t)m.groups : 1); /* a layout image: every group's part */
-        uint64_t *img = arena_alloc(a, n + 8);
+        if (t->alike && !in_layout(t)) {
+            snprintf(err, errlen, "parameter %s: 'alike' on a %s image (only layout images have a part per group)", t->name, t->layout);
+            goto done;
+        }
+        size_t part = t->num_lw * 8, ng = in_layout(t) ? (size_t)m.groups : 1;
+        size_t n = part * (t->alike ? 1 : ng); /* a layout image: every group's part, or one for all */
+        uint64_t *img = arena_alloc(a, part * ng + 8);
         size_t got = ZSTD_decompress(img, n, t->zstd, t->zstd_len);
         if (ZSTD_isError(got) || got != n) {
             snprintf(err, errlen, "parameter %s: corrupt zstd data", t->name);
             goto done;
         }
+        for (size_t g = 1; t->alike && g < ng; g++) memcpy((char *)img + g * part, img, part);
         if (!place(e, &m, t, img, err, errlen)) goto done;
     }
     for (int i = 0; i < app.ninputs; i++) {
