@@ -101,7 +101,7 @@ static size_t emit(MNBuf *b, const FbObj *o) {
         return at;
     }
     case FB_VEC_SCALAR: {
-        size_t al = o->elem_size > 4 ? (size_t)o->elem_size : 4;
+        size_t al = o->elem_size >= 8 ? 8 : 4; /* a struct of 8-byte fields: 8 */
         pad_to(b, al, 4); /* elements aligned after the 4-byte count */
         size_t at = b->len;
         u = (uint32_t)o->count;

@@ -7,17 +7,25 @@
 #include "fb.h"
 #include "layout.h"
 #include "machine.h"
+#include "vsm.h"
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-enum { APP_producer, APP_program, APP_vsm, APP_inputs, APP_outputs, APP_params, APP_relocs, APP_N };
+enum { APP_producer, APP_program, APP_vsm, APP_inputs, APP_outputs, APP_params, APP_relocs_v1, APP_symbols, APP_relocs, APP_N };
 enum { PR_compiler, PR_version, PR_machine, PR_machine_json, PR_options, PR_N };
 enum { OP_key, OP_value, OP_source, OP_N };
 enum { TD_name, TD_onnx_dtype, TD_shape, TD_mn_dtype, TD_layout, TD_location, TD_group, TD_address, TD_num_lw, TD_N };
 enum { PA_name, PA_onnx_dtype, PA_shape, PA_mn_dtype, PA_layout, PA_group, PA_address, PA_num_lw, PA_zstd, PA_alike, PA_N };
-enum { RL_line, RL_expr, RL_operand, RL_symbol, RL_addend, RL_N };
+/* struct Reloc as it lies in the file (little-endian, 24 bytes, 8-aligned) */
+typedef struct {
+    uint32_t line;
+    uint16_t expr, operand;
+    uint32_t symbol, pad;
+    int64_t addend;
+} RelocRec;
+_Static_assert(sizeof(RelocRec) == 24, "struct Reloc is 24 bytes");
 enum { PG_format, PG_version, PG_code, PG_N };
 
 static FbObj *str(Arena *a, const char *s) { return fb_string(a, s ? s : ""); }
@@ -69,17 +77,26 @@ void app_write(Arena *a, const MNApp *app, MNBuf *out) {
         for (int i = 0; i < counts[l]; i++) v[i] = tensor_obj(a, &lists[l][i], l == 2);
         fb_set_obj(root, APP_inputs + l, fb_vec_obj(a, v, (size_t)counts[l]));
     }
-    FbObj **rv = ARENA_ARRAY(a, FbObj *, app->nrelocs + 1);
+    /* the symbols in the order relocations first name them, each once (by a hash of
+     * the names); a relocation is a 24-byte struct that indexes them */
+    size_t cap = 64;
+    while (cap < 2 * (size_t)app->nrelocs) cap *= 2;
+    int *slot = ARENA_ARRAY(a, int, cap); /* 1 + symbol index, 0 empty */
+    FbObj **sv = ARENA_ARRAY(a, FbObj *, app->nrelocs + 1);
+    const char **names = ARENA_ARRAY(a, const char *, app->nrelocs + 1);
+    RelocRec *rr = ARENA_ARRAY(a, RelocRec, app->nrelocs + 1);
+    int nsym = 0;
     for (int i = 0; i < app->nrelocs; i++) {
         const AppReloc *r = &app->relocs[i];
-        rv[i] = fb_table(a, RL_N);
-        fb_set_u32(rv[i], RL_line, r->line);
-        fb_set_u32(rv[i], RL_expr, r->expr);
-        fb_set_u32(rv[i], RL_operand, r->operand);
-        fb_set_obj(rv[i], RL_symbol, str(a, r->symbol));
-        fb_set_i64(rv[i], RL_addend, r->addend);
+        if (r->expr > 0xffff || r->operand > 0xffff) die("relocation %d: expression %u, operand %u", i, r->expr, r->operand);
+        size_t j = 1469598103934665603ull;
+        for (const char *p = r->symbol; *p; p++) j = (j ^ (unsigned char)*p) * 1099511628211ull;
+        for (j &= cap - 1; slot[j] && strcmp(names[slot[j] - 1], r->symbol); j = (j + 1) & (cap - 1)) {}
+        if (!slot[j]) names[nsym] = r->symbol, sv[nsym] = str(a, r->symbol), slot[j] = ++nsym;
+        rr[i] = (RelocRec){r->line, (uint16_t)r->expr, (uint16_t)r->operand, (uint32_t)(slot[j] - 1), 0, r->addend};
     }
-    fb_set_obj(root, APP_relocs, fb_vec_obj(a, rv, (size_t)app->nrelocs));
+    fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)nsym));
+    fb_set_obj(root, APP_relocs, fb_vec_scalar(a, rr, (size_t)app->nrelocs, (int)sizeof(RelocRec)));
     fb_finish(root, "MNAP", out);
 }
 
@@ -175,16 +192,33 @@ bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, s
         for (uint32_t i = 0; ok && i < n; i++) ok = fb_vec_table(&root, APP_inputs + l, i, &t) && read_tensor(a, &t, l == 2, &(*lists[l])[i]);
         *counts[l] = (int)n;
     }
+    if (ok && fb_has(&root, APP_relocs_v1)) {
+        snprintf(err, errlen, "an app of an older mncc (relocations in the form before GPFNBin %d): compile the model again", VSMB_VERSION);
+        return false;
+    }
     if (ok) {
-        uint32_t n = 0;
-        ok = vec_count(&root, APP_relocs, &n);
+        uint32_t ns = 0, n = 0;
+        ok = vec_count(&root, APP_symbols, &ns);
+        app->symbols = ARENA_ARRAY(a, const char *, ns + 1);
+        for (uint32_t i = 0; ok && i < ns; i++) {
+            const char *s;
+            uint32_t sl;
+            ok = fb_vec_str(&root, APP_symbols, i, &s, &sl);
+            app->symbols[i] = ok ? arena_strndup(a, s, sl) : "";
+        }
+        app->nsymbols = (int)ns;
+        const uint8_t *d = NULL;
+        ok = ok && fb_vec(&root, APP_relocs, (int)sizeof(RelocRec), &d, &n);
         app->relocs = ARENA_ARRAY(a, AppReloc, n + 1);
         for (uint32_t i = 0; ok && i < n; i++) {
-            ok = fb_vec_table(&root, APP_relocs, i, &t);
-            AppReloc *x = &app->relocs[i];
-            x->line = fb_u32(&t, RL_line), x->expr = fb_u32(&t, RL_expr), x->operand = fb_u32(&t, RL_operand);
-            x->symbol = rd_str(a, &t, RL_symbol, &ok);
-            x->addend = fb_i64(&t, RL_addend);
+            RelocRec q;
+            memcpy(&q, d + sizeof q * i, sizeof q);
+            if (q.symbol >= ns) {
+                snprintf(ferr, sizeof ferr, "corrupt file: relocation %u names symbol %u of %u", i, q.symbol, ns);
+                ok = false;
+                break;
+            }
+            app->relocs[i] = (AppReloc){q.line, q.expr, q.operand, app->symbols[q.symbol], q.addend, q.symbol};
         }
         app->nrelocs = (int)n;
     }
@@ -278,12 +312,16 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
             }
             buf_printf(b, "]");
         }
-        buf_printf(b, ",\"relocs\":[");
+        buf_printf(b, ",\"symbols\":[");
+        for (int i = 0; i < app->nsymbols; i++) {
+            if (i) buf_printf(b, ",");
+            json_str(b, app->symbols[i]);
+        }
+        buf_printf(b, "],\"relocs\":[");
         for (int i = 0; i < app->nrelocs; i++) {
             const AppReloc *r = &app->relocs[i];
-            buf_printf(b, "%s{\"line\":%u,\"expr\":%u,\"operand\":%u,\"symbol\":", i ? "," : "", r->line, r->expr, r->operand);
-            json_str(b, r->symbol);
-            buf_printf(b, ",\"addend\":%" PRId64 "}", r->addend);
+            buf_printf(b, "%s{\"line\":%u,\"expr\":%u,\"operand\":%u,\"symbol\":%u,\"addend\":%" PRId64 "}", i ? "," : "", r->line, r->expr, r->operand, r->sym,
+                       r->addend);
         }
         buf_printf(b, "]}\n");
         return;

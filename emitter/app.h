@@ -34,6 +34,7 @@ typedef struct AppReloc {
     uint32_t line, expr, operand;
     const char *symbol;
     int64_t addend;
+    uint32_t sym; /* read from a file: symbol's index in MNApp.symbols */
 } AppReloc;
 
 typedef struct {
@@ -49,6 +50,8 @@ typedef struct {
     int ninputs, noutputs, nparams;
     AppReloc *relocs;
     int nrelocs;
+    const char **symbols; /* read from a file: the names relocations index (the writer makes its own) */
+    int nsymbols;
 } MNApp;
 
 void app_write(Arena *a, const MNApp *app, MNBuf *out);

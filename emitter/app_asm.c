@@ -124,7 +124,7 @@ bool app_assemble(const char *vsm_path, const char *io_path, const char *machine
     vsm_encode(&p, &code);
     vsm_print(&vtext, &p);
     app.code_format = "VSMB";
-    app.code_version = 1;
+    app.code_version = VSMB_VERSION;
     app.code = (const uint8_t *)arena_strndup(a, code.data, code.len);
     app.code_len = code.len;
     app.vsm = arena_strdup(a, vtext.data ? vtext.data : "");

@@ -936,7 +936,7 @@ static bool emit_all(MNCompile *c) {
     }
     int64_t nsteps = lk.nsteps;
     app.code_format = "VSMB";
-    app.code_version = 1;
+    app.code_version = VSMB_VERSION;
     app.code = (const uint8_t *)lk.code.data; /* freed after app_write, like b */
     app.code_len = lk.code.len;
     app.vsm = b.data;

@@ -17,6 +17,7 @@ void vsm_push_step(VProgram *p, const VStep *s);
 void vsm_print_step(MNBuf *b, const VStep *s);
 void vsm_print(MNBuf *b, const VProgram *p);
 /* GPFNBin: the binary form of a program. */
+#define VSMB_VERSION 2 /* GPFNBin's (docs/vsm.md section 9) */
 void vsm_encode(const VProgram *p, MNBuf *out);
 /* the same, a step at a time: begin, each step, end with the count of steps */
 void vsm_encode_begin(MNBuf *out);

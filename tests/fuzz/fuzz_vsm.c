@@ -1,5 +1,6 @@
 /* libFuzzer harness: the VSM assembler (text, absolute and relative forms), the printer
- * and the binary encoding of what it accepts, and the binary decoder on the raw bytes. */
+ * and the binary encoding of what it accepts, and the binary decoder on the raw bytes
+ * (what it accepts must encode to the same bytes). */
 #include "vsm.h"
 #include "diag.h"
 #include <stdint.h>
@@ -33,7 +34,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     VProgram q;
     memset(&q, 0, sizeof q);
-    if (vsm_decode(data, size, &q, err, sizeof err)) vsm_program_free(&q);
+    if (vsm_decode(data, size, &q, err, sizeof err)) { /* GPFNBin has one encoding per program */
+        MNBuf e = {0};
+        vsm_encode(&q, &e);
+        if (e.len != size || memcmp(e.data, data, size)) abort();
+        buf_free(&e);
+        vsm_program_free(&q);
+    }
     free(text);
     return 0;
 }

@@ -215,7 +215,23 @@ void test_vsm_decode(void) {
     CHECK(vsm_decode((const uint8_t *)bin.data, bin.len, &q, err, sizeof err));
     CHECK(q.nsteps == 301 && q.steps[299].nexpr == 2 && q.steps[299].e[1].insn == p.steps[299].e[1].insn);
     CHECK(q.steps[300].kind == ST_DEBUG && !strcmp(q.steps[300].text, "d get lm0:0"));
+    MNBuf again = {0}; /* one encoding per program: decoding and encoding gives the bytes back */
+    vsm_encode(&q, &again);
+    CHECK(again.len == bin.len && !memcmp(again.data, bin.data, bin.len));
+    buf_free(&again);
     vsm_program_free(&q);
+    /* "nop/3": the repeat is the varint after the line's kind; as 0x83 0x00 (3, overlong) it is refused */
+    VProgram n3, back;
+    CHECK(vsm_parse("n.vsm", "nop/3\n", &n3, err, sizeof err));
+    MNBuf nb = {0}, over = {0};
+    vsm_encode(&n3, &nb);
+    CHECK(nb.len > 14 && (uint8_t)nb.data[13] == 3);
+    CHECK(vsm_decode((const uint8_t *)nb.data, nb.len, &back, err, sizeof err) && back.steps[0].repeat == 3);
+    vsm_program_free(&back);
+    buf_append(&over, nb.data, 13), buf_append(&over, "\x83\x00", 2), buf_append(&over, nb.data + 14, nb.len - 14);
+    CHECK(!vsm_decode((const uint8_t *)over.data, over.len, &back, err, sizeof err) && strstr(err, "corrupt"));
+    vsm_program_free(&n3);
+    buf_free(&nb), buf_free(&over);
     char *at = memmem(bin.data, bin.len, "lm0:0", 5);
     CHECK(at != NULL);
     if (at) {
