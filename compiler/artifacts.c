@@ -78,34 +78,70 @@ bool mn_art_prepare_dir(MNCompile *c) {
     return true;
 }
 
-bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) {
+/* len bytes to fd: from data, or (data NULL) from src_fd, in the kernel where it can
+ * (copy_file_range: the input model is not read into memory a second time); errno set
+ * on failure */
+static bool put_bytes(int fd, const void *data, size_t len, int src_fd) {
+    const char *p = data;
+    char *chunk = NULL;
+    bool in_kernel = !data;
+    while (len) {
+        ssize_t w;
+        if (!data && in_kernel) {
+            w = copy_file_range(src_fd, NULL, fd, NULL, len, 0);
+            if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EPERM)) {
+                in_kernel = false;
+                continue;
+            }
+        } else if (!data) {
+            if (!chunk) chunk = xmalloc(1 << 20);
+            ssize_t r = read(src_fd, chunk, len < (1 << 20) ? len : (1 << 20));
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) {
+                if (r == 0) errno = EIO; /* the file got shorter */
+                free(chunk);
+                return false;
+            }
+            for (ssize_t done = 0; done < r;) {
+                ssize_t k = write(fd, chunk + done, (size_t)(r - done));
+                if (k < 0 && errno == EINTR) continue;
+                if (k <= 0) {
+                    if (k == 0) errno = ENOSPC;
+                    free(chunk);
+                    return false;
+                }
+                done += k;
+            }
+            w = r;
+        } else
+            w = write(fd, p, len);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            if (w == 0) errno = data ? ENOSPC : EIO;
+            free(chunk);
+            return false;
+        }
+        if (data) p += w;
+        len -= (size_t)w;
+    }
+    free(chunk);
+    return true;
+}
+
+/* path written under a temporary name and renamed into place */
+static bool put_file(MNCompile *c, const char *path, const void *data, size_t len, int src_fd) {
     char tmp[4200];
     const char *slash = strrchr(path, '/');
     if (slash) snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp%ld", (int)(slash - path), path, slash + 1, (long)getpid());
     else snprintf(tmp, sizeof tmp, ".%s.tmp%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) return io_fail(c, "cannot write", tmp);
-    const char *p = data;
-    size_t left = len;
     /* fault injection for the tests: MNCC_FAIL_WRITE=NAME makes the write of the file
      * named NAME stop halfway with ENOSPC, as a full disk would */
     const char *inject = getenv("MNCC_FAIL_WRITE");
-    if (inject && *inject && !strcmp(inject, slash ? slash + 1 : path)) left = len / 2;
-    while (left) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            if (w == 0) errno = ENOSPC;
-            io_fail(c, "cannot write", path);
-            close(fd);
-            unlink(tmp);
-            return false;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (inject && *inject && !strcmp(inject, slash ? slash + 1 : path)) {
-        errno = ENOSPC;
+    bool fail = inject && *inject && !strcmp(inject, slash ? slash + 1 : path);
+    if (!put_bytes(fd, data, fail ? len / 2 : len, src_fd) || fail) {
+        if (fail) errno = ENOSPC;
         io_fail(c, "cannot write", path);
         close(fd);
         unlink(tmp);
@@ -124,31 +160,34 @@ bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t 
     return true;
 }
 
+bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return put_file(c, path, data ? data : "", len, -1); }
+
+static void art_record(MNCompile *c, const char *name) {
+    int k = 0;
+    while (k < c->nartifacts && strcmp(c->artifacts[k], name)) k++;
+    if (k == c->nartifacts && k < (int)(sizeof c->artifacts / sizeof c->artifacts[0])) c->artifacts[c->nartifacts++] = arena_strdup(c->arena, name);
+}
+
 bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
     if (!mn_art_write_path(c, path, data, len)) return false;
-    int k = 0;
-    while (k < c->nartifacts && strcmp(c->artifacts[k], name)) k++;
-    if (k == c->nartifacts && k < (int)(sizeof c->artifacts / sizeof c->artifacts[0])) c->artifacts[c->nartifacts++] = arena_strdup(c->arena, name);
+    art_record(c, name);
     return true;
 }
 
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src) {
-    FILE *f = fopen(src, "rb");
-    if (!f) return io_fail(c, "cannot read", src);
-    MNBuf b = {0};
-    char chunk[65536];
-    size_t n;
-    while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) buf_append(&b, chunk, n);
-    bool ok = !ferror(f);
-    fclose(f);
-    if (!ok) {
-        buf_free(&b);
+    int fd = open(src, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+        if (fd >= 0) close(fd), errno = EINVAL;
         return io_fail(c, "cannot read", src);
     }
-    ok = mn_art_write(c, name, b.data ? b.data : "", b.len);
-    buf_free(&b);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
+    bool ok = put_file(c, path, NULL, (size_t)st.st_size, fd);
+    close(fd);
+    if (ok) art_record(c, name);
     return ok;
 }
 

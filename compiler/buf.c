@@ -43,7 +43,8 @@ static const char *length_of(const char *f, int *l) {
 }
 
 static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
-    /* a first pass: only the conversions handled here, and the room they take */
+    /* a first pass over the format only: the conversions handled here, and the room
+     * all but the strings take (a string reserves its own when it comes) */
     size_t need = 0;
     for (const char *f = fmt; *f; f++) {
         if (*f != '%') {
@@ -56,28 +57,10 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
         case '%': need += 1; break;
         case 'c': if (l) return false; need += 1; break;
         case 'd': case 'i': case 'u': case 'x': need += 24; break;
-        case 's': if (l) return false; need += 0; break; /* measured below */
+        case 's': if (l) return false; break;
         default: return false;
         }
     }
-    va_list aq;
-    va_copy(aq, ap);
-    for (const char *f = fmt; *f; f++) {
-        if (*f != '%') continue;
-        int l;
-        f = length_of(f + 1, &l);
-        switch (*f) {
-        case 's': { const char *s = va_arg(aq, const char *); need += strlen(s ? s : "(null)"); break; }
-        case 'c': case 'd': case 'i': case 'u': case 'x':
-            if (l == 0) (void)va_arg(aq, int);
-            else if (l == 1) (void)va_arg(aq, long);
-            else if (l == 2) (void)va_arg(aq, long long);
-            else (void)va_arg(aq, size_t);
-            break;
-        default: break;
-        }
-    }
-    va_end(aq);
     buf_reserve(b, need);
     char *p = b->data + b->len;
     for (const char *f = fmt; *f; f++) {
@@ -94,6 +77,9 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
             const char *s = va_arg(ap, const char *);
             if (!s) s = "(null)";
             size_t n = strlen(s);
+            b->len = (size_t)(p - b->data);
+            buf_reserve(b, n + need); /* may move the data */
+            p = b->data + b->len;
             memcpy(p, s, n), p += n;
             break;
         }

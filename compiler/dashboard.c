@@ -247,9 +247,13 @@ bool mn_dashboard_write(MNCompile *c) {
     if (!json) die("cJSON_PrintUnformatted failed");
     MNBuf b = {0};
     buf_append(&b, page_head, sizeof page_head - 1);
-    for (const char *p = json; *p; p++) /* "</" could close the script element early */
-        if (p[0] == '<' && p[1] == '/') buf_append(&b, "<\\/", 3), p++;
-        else buf_append(&b, p, 1);
+    for (const char *p = json, *q; *p; p = q + 2) { /* "</" could close the script element early */
+        if (!(q = strstr(p, "</"))) {
+            buf_append(&b, p, strlen(p));
+            break;
+        }
+        buf_append(&b, p, (size_t)(q - p)), buf_append(&b, "<\\/", 3);
+    }
     buf_append(&b, page_tail, sizeof page_tail - 1);
     free(json);
     bool ok = mn_art_write(c, "dashboard.html", b.data, b.len);

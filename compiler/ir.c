@@ -1,4 +1,5 @@
 #include "ir.h"
+#include "buf.h"
 #include "ops.h"
 #include <math.h>
 #include <stdio.h>
@@ -326,4 +327,23 @@ char *ir_dims_str(Arena *a, int rank, const int64_t *dims) {
     char *buf = arena_alloc(a, (size_t)rank * 21 + 1), *p = buf;
     for (int i = 0; i < rank; i++) p += sprintf(p, i ? ",%lld" : "%lld", (long long)dims[i]);
     return buf;
+}
+
+bool ir_attrs_key(MNBuf *b, const MNNode *n) {
+    bool all = true;
+    for (int i = 0; i < n->nattr; i++) {
+        const MNAttr *a = &n->attrs[i];
+        buf_printf(b, "attr %s %d", a->name, (int)a->type);
+        if (a->type == MN_ATTR_INT) buf_printf(b, " %lld", (long long)a->i);
+        else if (a->type == MN_ATTR_FLOAT) buf_printf(b, " %.17g", a->f);
+        else if (a->type == MN_ATTR_STRING) buf_printf(b, " %zu:%.*s", (size_t)a->slen, (int)a->slen, a->s);
+        else if (a->type == MN_ATTR_INTS)
+            for (int j = 0; j < a->n; j++) buf_printf(b, " %lld", (long long)a->ints[j]);
+        else if (a->type == MN_ATTR_FLOATS)
+            for (int j = 0; j < a->n; j++) buf_printf(b, " %.17g", a->floats[j]);
+        else
+            all = false;
+        buf_printf(b, "\n");
+    }
+    return all;
 }

@@ -6,6 +6,7 @@
 #ifndef MN_IR_H
 #define MN_IR_H
 #include "arena.h"
+#include "buf.h"
 #include "diag.h"
 #include "dtypes.h"
 #include <stdbool.h>
@@ -129,6 +130,9 @@ MNValue *ir_value_new(MNGraph *g, const char *name);
 MNNode *ir_node_new(MNGraph *g, const char *op_type, int nin, int nout);
 const MNAttr *ir_attr(const MNNode *n, const char *name);
 int64_t ir_attr_int(const MNNode *n, const char *name, int64_t dflt);
+/* n's attributes as text that differs whenever they do, for cache and memo keys (a line
+ * each); false when one is of a kind this cannot spell (a tensor, a graph, ...) */
+bool ir_attrs_key(MNBuf *b, const MNNode *n);
 double ir_attr_float(const MNNode *n, const char *name, double dflt);
 const char *ir_attr_string(const MNNode *n, const char *name, const char *dflt);
 /* Drop dead nodes from g->nodes and recompute use counts. */

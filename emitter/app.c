@@ -69,7 +69,7 @@ void app_write(Arena *a, const MNApp *app, MNBuf *out) {
     fb_set_u32(pg, PG_version, app->code_version);
     fb_set_obj(pg, PG_code, fb_vec_scalar(a, app->code, app->code_len, 1));
     fb_set_obj(root, APP_program, pg);
-    fb_set_obj(root, APP_vsm, str(a, app->vsm));
+    if (app->vsm) fb_set_obj(root, APP_vsm, str(a, app->vsm)); /* optional: mncc keeps it in model.vsm */
     const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
     int counts[3] = {app->ninputs, app->noutputs, app->nparams};
     for (int l = 0; l < 3; l++) {
@@ -181,7 +181,7 @@ bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, s
         ok = ok && fb_vec(&pg, PG_code, 1, &d, &n);
         app->code = d;
         app->code_len = n;
-        app->vsm = rd_str(a, &root, APP_vsm, &ok);
+        app->vsm = fb_has(&root, APP_vsm) ? rd_str(a, &root, APP_vsm, &ok) : NULL;
     }
     AppTensor **lists[3] = {&app->inputs, &app->outputs, &app->params};
     int *counts[3] = {&app->ninputs, &app->noutputs, &app->nparams};
@@ -299,8 +299,8 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
         json_str(b, app->code_format);
         buf_printf(b, ",\"version\":%u,\"code\":", app->code_version);
         json_bytes(b, app->code, app->code_len);
-        buf_printf(b, "},\"vsm\":");
-        json_str(b, app->vsm);
+        buf_printf(b, "}");
+        if (app->vsm) buf_printf(b, ",\"vsm\":"), json_str(b, app->vsm);
         const char *names[3] = {"inputs", "outputs", "params"};
         const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
         int counts[3] = {app->ninputs, app->noutputs, app->nparams};
@@ -346,7 +346,19 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
     for (int i = 0; i < app->nrelocs; i++)
         buf_printf(b, "reloc  line %u expr %u operand %u -> %s%+" PRId64 "\n", app->relocs[i].line, app->relocs[i].expr, app->relocs[i].operand,
                    app->relocs[i].symbol, app->relocs[i].addend);
-    if (app->vsm && *app->vsm) buf_printf(b, "vsm:\n%s", app->vsm);
+    if (app->vsm && *app->vsm) {
+        buf_printf(b, "vsm:\n%s", app->vsm);
+        return;
+    }
+    VProgram p; /* no text in the app: the code, disassembled */
+    char err[300];
+    if (!vsm_decode(app->code, app->code_len, &p, err, sizeof err)) {
+        buf_printf(b, "code: %s\n", err);
+        return;
+    }
+    buf_printf(b, "code (disassembled):\n");
+    vsm_print(b, &p);
+    vsm_program_free(&p);
 }
 
 /* ---- DRAM images ---- */
@@ -374,6 +386,13 @@ static int elem_kind(const char *d) {
 
 /* element bits of value i in the MN dtype of kind k */
 static uint64_t elem_bits_k(const MNTensor *t, int k, int64_t i) {
+    /* the common pairs without the tensor accessors' per-element dispatch */
+    if (k == EB_FLOAT && t->elem == ONNX_FLOAT32) {
+        uint32_t u;
+        memcpy(&u, (const float *)t->data + i, 4);
+        return u;
+    }
+    if (k == EB_INT && t->elem == ONNX_INT32) return (uint64_t)(int64_t)((const int32_t *)t->data)[i];
     if (k == EB_FLOAT) {
         float f = (float)ir_tensor_get_f(t, i);
         uint32_t u;
@@ -470,11 +489,13 @@ bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im,
  * slices over time one after another, each the image of one slice */
 int64_t app_image_offset(const AppLayoutImage *im, const MNMachine *m, const int64_t *c, int *group) {
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
-    int64_t a = c[LV_ADDR], k = a / im->C, ai = a % im->C, ck = im->n4 - k * im->C < im->C ? im->n4 - k * im->C : im->C;
-    int64_t i1 = ai * P + 4 * c[LV_MAB] + c[LV_PE], i2 = i1 / 32 * 32 * J + 32 * c[LV_L1B] + i1 % 32;
+    int64_t a = c[LV_ADDR];
     *group = (int)(c[LV_L2B] / L);
     if (im->mab) return c[LV_TIME] * im->per_slice + 4 * a + c[LV_PE]; /* every MAB, L1B and L2B the same */
-    if (im->tree) return c[LV_TIME] * im->per_slice + k * im->C * P + i1; /* every L1B and L2B the same */
+    /* every L1B and L2B the same: chunk k's C addresses after k C P, i.e. a P */
+    if (im->tree) return c[LV_TIME] * im->per_slice + a * P + 4 * c[LV_MAB] + c[LV_PE];
+    int64_t k = a / im->C, ai = a % im->C, ck = im->n4 - k * im->C < im->C ? im->n4 - k * im->C : im->C;
+    int64_t i1 = ai * P + 4 * c[LV_MAB] + c[LV_PE], i2 = i1 / 32 * 32 * J + 32 * c[LV_L1B] + i1 % 32;
     return c[LV_TIME] * im->per_slice + k * im->C * P * J * L + (c[LV_L2B] % L) * J * P * ck + i2;
 }
 
@@ -540,6 +561,12 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
         int64_t reps = 1;
         for (int lv = LV_PE; lv <= LV_W; lv++)
             if (k.l.bcast & (1u << lv)) reps *= counts[lv];
+        if (reps == 1) { /* one place (an index table's entries): broadcast coordinates are 0 already */
+            int g;
+            int64_t off = app_image_offset(&k.im, m, p.c, &g);
+            img[g * k.im.per_group + off] |= bits << (64 - 8 * k.b * ((int)p.c[LV_W] + 1));
+            continue;
+        }
         for (int64_t r = 0; r < reps; r++) {
             int64_t c[LV_COUNT], q = r;
             memcpy(c, p.c, sizeof c);

@@ -939,7 +939,7 @@ static bool emit_all(MNCompile *c) {
     app.code_version = VSMB_VERSION;
     app.code = (const uint8_t *)lk.code.data; /* freed after app_write, like b */
     app.code_len = lk.code.len;
-    app.vsm = b.data;
+    app.vsm = NULL; /* the text is model.vsm; the app holds the code (mndump disassembles it) */
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
     app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */

@@ -9,6 +9,7 @@
 #include "emit_impl.h"
 #include "app.h"
 #include "layout.h"
+#include "memo.h"
 #include "ops.h"
 #include <math.h>
 #include <stdio.h>
@@ -93,7 +94,7 @@ static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p
 static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, SMap *s);
 
 /* NULL, or why the sources cannot share a scratch */
-static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce, SMap *s) {
+static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce, SMap *s) {
     const MNMachine *m = &c->machine;
     memset(s, 0, sizeof *s);
     s->local = local;
@@ -118,6 +119,89 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
         if (why) return why;
     }
     return NULL;
+}
+
+/* ---- the scratch map memo: a map is a function of its sources' layouts, shapes and
+ * kinds and of the local and kforce choices; alike nodes share one walk of it ---- */
+static void sm_put(MNBuf *b, const void *p, size_t n) { buf_append(b, p, n); }
+static bool sm_get(const uint8_t **p, const uint8_t *end, void *dst, size_t n) {
+    if ((size_t)(end - *p) < n) return false;
+    memcpy(dst, *p, n), *p += n;
+    return true;
+}
+static int64_t smap_nid(const SMap *s, const MNValue *x) { return s->J * emit_round4(x->num_lw) * s->M; }
+
+static void smap_save(const SMap *s, const MNValue *const *src, const char *why, MNBuf *b) {
+    int n1 = s->nsrc + 1;
+    sm_put(b, &why, sizeof why), sm_put(b, &s->nsrc, sizeof s->nsrc), sm_put(b, &s->local, sizeof s->local);
+    sm_put(b, &s->P, 8), sm_put(b, &s->J, 8), sm_put(b, &s->M, 8);
+    sm_put(b, s->base, 8 * (size_t)n1), sm_put(b, s->nblk, 8 * (size_t)n1), sm_put(b, s->nseg, 8 * (size_t)n1), sm_put(b, s->pk, 8 * (size_t)n1);
+    sm_put(b, s->cross, (size_t)n1), sm_put(b, s->kimg, (size_t)n1);
+    for (int k = 0; k < s->nsrc; k++) {
+        uint8_t has[2] = {s->blk[k] != NULL, s->seg[k] != NULL};
+        sm_put(b, has, 2);
+        if (has[0]) sm_put(b, s->blk[k], sizeof(int32_t) * (size_t)smap_nid(s, src[k]));
+        if (has[1]) sm_put(b, s->seg[k], sizeof(int64_t) * (size_t)s->nseg[k]);
+    }
+}
+
+static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const *src, int nsrc, SMap *s) {
+    const uint8_t *end = p + len;
+    const char *why;
+    memset(s, 0, sizeof *s);
+    bool ok = sm_get(&p, end, &why, sizeof why) && sm_get(&p, end, &s->nsrc, sizeof s->nsrc) && s->nsrc == nsrc && sm_get(&p, end, &s->local, sizeof s->local) &&
+              sm_get(&p, end, &s->P, 8) && sm_get(&p, end, &s->J, 8) && sm_get(&p, end, &s->M, 8);
+    if (!ok) die("scratch map memo: a bad record");
+    size_t n1 = (size_t)nsrc + 1;
+    s->base = xmalloc(8 * n1), s->nblk = xmalloc(8 * n1), s->nseg = xmalloc(8 * n1), s->pk = xmalloc(8 * n1);
+    s->cross = xmalloc(n1), s->kimg = xmalloc(n1);
+    s->blk = xcalloc(n1, sizeof(int32_t *)), s->seg = xcalloc(n1, sizeof(int64_t *));
+    ok = sm_get(&p, end, s->base, 8 * n1) && sm_get(&p, end, s->nblk, 8 * n1) && sm_get(&p, end, s->nseg, 8 * n1) && sm_get(&p, end, s->pk, 8 * n1) &&
+         sm_get(&p, end, s->cross, n1) && sm_get(&p, end, s->kimg, n1);
+    for (int k = 0; ok && k < nsrc; k++) {
+        uint8_t has[2];
+        ok = sm_get(&p, end, has, 2);
+        if (ok && has[0]) {
+            size_t nb = sizeof(int32_t) * (size_t)smap_nid(s, src[k]);
+            s->blk[k] = xmalloc(nb ? nb : 1);
+            ok = sm_get(&p, end, s->blk[k], nb);
+        }
+        if (ok && has[1]) {
+            size_t nb = sizeof(int64_t) * (size_t)s->nseg[k];
+            s->seg[k] = xmalloc(nb ? nb : 1);
+            ok = sm_get(&p, end, s->seg[k], nb);
+        }
+    }
+    if (!ok || p != end) die("scratch map memo: a bad record");
+    return why;
+}
+
+static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce, SMap *s) {
+    EmMemo *mm = c->emit_memo;
+    if (!mm) return smap_build_walk(c, src, nsrc, local, kforce, s);
+    MNBuf key = {0};
+    buf_printf(&key, "smap %d %llx %llx", nsrc, (unsigned long long)local, (unsigned long long)kforce);
+    for (int k = 0; k < nsrc; k++) {
+        const MNValue *x = src[k];
+        buf_printf(&key, "|%d %d %d %s %lld %d [", emit_in_lm(x), x->dtype, emit_konst_of(x) != NULL, x->layout ? x->layout : "-", (long long)x->num_lw,
+                   x->type.rank);
+        for (int d = 0; d < x->type.rank; d++) buf_printf(&key, "%s%lld", d ? "," : "", (long long)x->type.dims[d]);
+        buf_printf(&key, "]");
+    }
+    size_t len;
+    const uint8_t *got = memo_get(mm, key.data, &len);
+    const char *why;
+    if (got)
+        why = smap_load(got, len, src, nsrc, s);
+    else {
+        why = smap_build_walk(c, src, nsrc, local, kforce, s);
+        MNBuf rec = {0};
+        smap_save(s, src, why, &rec);
+        memo_put(mm, key.data, rec.data, rec.len);
+        buf_free(&rec);
+    }
+    buf_free(&key);
+    return why;
 }
 
 /* source k of the scratch map: its blocks, or why it cannot be gathered by the tree */
@@ -653,8 +737,115 @@ static uint64_t table_hash(const int32_t *d, int64_t n, const char *layout) {
     return r;
 }
 
+/* ---- the table memo ----
+ * A table is a function of what its entry function reads (the node: its op, attributes,
+ * opset and every operand's type, layout, location and constant data), of the sources
+ * and output it maps (their layouts), of the node's scratch and table positions and
+ * scratch map choices, of the rows and of the constants pooled so far. Alike nodes (a
+ * conv net's thousand layers) give the same key: the first builds the table, the rest
+ * take it and the pool it leaves, without walking its entries again. */
+
+/* a constant's data, hashed once per value (the memo keeps it by address) */
+static uint64_t konst_hash(EmMemo *mm, const MNTensor *t) {
+    char k[64];
+    snprintf(k, sizeof k, "konst %p", (const void *)t);
+    size_t len;
+    const uint64_t *got = memo_get(mm, k, &len);
+    if (got) return *got;
+    const uint8_t *d = t->data;
+    size_t nb = (size_t)t->numel * (size_t)onnx_type_size(t->elem);
+    uint64_t h[4] = {1469598103934665603ull, 0x9e3779b97f4a7c15ull, 0xc2b2ae3d27d4eb4full, 0x165667b19e3779f9ull};
+    size_t i = 0;
+    for (; i + 32 <= nb; i += 32)
+        for (int q = 0; q < 4; q++) {
+            uint64_t w;
+            memcpy(&w, d + i + 8 * q, 8);
+            h[q] = (h[q] ^ w) * 0x9fb21c651e98df25ull, h[q] ^= h[q] >> 31;
+        }
+    for (; i < nb; i++) h[0] = (h[0] ^ d[i]) * 1099511628211ull;
+    uint64_t r = nb ^ (uint64_t)t->elem << 56;
+    for (int q = 0; q < 4; q++) r = (r ^ h[q]) * 0x9fb21c651e98df25ull, r ^= r >> 29;
+    memo_put(mm, k, &r, sizeof r);
+    return r;
+}
+
+static void value_sig(EmMemo *mm, MNBuf *b, const MNValue *v) {
+    if (!v) {
+        buf_printf(b, "|-");
+        return;
+    }
+    buf_printf(b, "|%d %s %lld %d %d %d [", v->type.elem, v->layout ? v->layout : "-", (long long)v->num_lw, v->dtype, (int)v->loc, (int)v->loc_kind);
+    for (int d = 0; d < v->type.rank; d++) buf_printf(b, "%s%lld", d ? "," : "", (long long)v->type.dims[d]);
+    buf_printf(b, "]");
+    const MNTensor *kt = emit_konst_of(v);
+    if (kt) buf_printf(b, " k%llx", (unsigned long long)konst_hash(mm, kt));
+}
+
+/* the key, or false when the node has an attribute the key cannot spell (then no memo) */
+static bool table_key(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows, EmEntryFn fn,
+                      const double *pool, int npool, int pool_cap, MNBuf *b) {
+    EmMemo *mm = e->c->emit_memo;
+    buf_printf(b, "table %p %d %d %d opset %lld at %lld %lld %d local %llx kforce %llx trows %d", (void *)(uintptr_t)fn, row0, rows, pool_cap,
+               (long long)e->c->g->opset, (long long)wk->scr[wk->pos], (long long)wk->tab[wk->pos], wk->tbank[wk->pos],
+               (unsigned long long)wk->local[wk->pos], (unsigned long long)wk->kforce[wk->pos], wk->trows[wk->pos]);
+    for (int i = 0; i < npool; i++) {
+        uint64_t u;
+        memcpy(&u, &pool[i], 8);
+        buf_printf(b, " p%llx", (unsigned long long)u);
+    }
+    buf_printf(b, "\nop %s::%s\n", n->domain, n->op_type);
+    if (!ir_attrs_key(b, n)) return false;
+    buf_printf(b, "in");
+    for (int k = 0; k < n->nin; k++) value_sig(mm, b, n->in[k]);
+    buf_printf(b, "\nout");
+    for (int k = 0; k < n->nout; k++) value_sig(mm, b, n->out[k]);
+    int oi = 0;
+    while (oi < n->nout && n->out[oi] != o) oi++;
+    buf_printf(b, "\nmaps output %d", oi);
+    value_sig(mm, b, o);
+    for (int k = 0; k < ns; k++) value_sig(mm, b, src[k]);
+    return true;
+}
+
+typedef struct {
+    MNValue *table;
+    int npool;
+    double pool[];
+} TableMemo;
+
+static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
+                                  EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap);
+
 MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
                           EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
+    EmMemo *mm = e->c->emit_memo;
+    MNBuf key = {0};
+    if (!mm || !table_key(e, n, o, src, ns, wk, row0, rows, fn, pool, *npool, pool_cap, &key)) {
+        buf_free(&key);
+        return build_index_table(e, n, o, src, ns, wk, row0, rows, fn, ctx, pool, npool, pool_cap);
+    }
+    size_t len;
+    const TableMemo *got = memo_get(mm, key.data, &len);
+    if (got) {
+        if (len != sizeof *got + sizeof(double) * (size_t)got->npool || got->npool > pool_cap) die("table memo of %zu bytes", len);
+        memcpy(pool, got->pool, sizeof(double) * (size_t)got->npool);
+        *npool = got->npool;
+        buf_free(&key);
+        return got->table;
+    }
+    MNValue *t = build_index_table(e, n, o, src, ns, wk, row0, rows, fn, ctx, pool, npool, pool_cap);
+    size_t sz = sizeof(TableMemo) + sizeof(double) * (size_t)*npool;
+    TableMemo *tm = xmalloc(sz);
+    tm->table = t, tm->npool = *npool;
+    memcpy(tm->pool, pool, sizeof(double) * (size_t)*npool);
+    memo_put(mm, key.data, tm, sz);
+    free(tm);
+    buf_free(&key);
+    return t;
+}
+
+static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
+                                  EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
     int64_t scr = wk->scr[wk->pos], tab = wk->tab[wk->pos];
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;

@@ -40,14 +40,15 @@ uint16_t vsm_mask_fixed(int entry) {
     return m;
 }
 
+/* decimal digits (as strtoul would take them, without its locale and errno) */
 static bool parse_uint(const char **p, uint32_t *v) {
-    if (!isdigit((unsigned char)**p)) return false;
-    char *end;
-    errno = 0;
-    unsigned long x = strtoul(*p, &end, 10);
-    if (errno || x > 0xffffffffu) return false;
+    const char *s = *p;
+    if (!isdigit((unsigned char)*s)) return false;
+    uint64_t x = 0;
+    for (; isdigit((unsigned char)*s); s++)
+        if ((x = x * 10 + (uint64_t)(*s - '0')) > 0xffffffffu) return false;
     *v = (uint32_t)x;
-    *p = end;
+    *p = s;
     return true;
 }
 
@@ -95,7 +96,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     if (*s != '$') return perr(c, "expected an operand starting with $, got '%s'", tok);
     s++;
     for (size_t i = 0; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
-        if (!strcmp(s, fixed_names[i].name)) {
+        if (s[0] == fixed_names[i].name[0] && !strcmp(s, fixed_names[i].name)) {
             o->kind = (uint8_t)fixed_names[i].kind;
             o->width = 4;
             return true;
@@ -374,13 +375,25 @@ static bool parse_imm(Ctx *c, const char *tok, VExpr *e) {
     return true;
 }
 
+/* strtok_r with one or two delimiter characters, without its per-call delimiter set */
+static char *next_token(char **p, char d1, char d2) {
+    char *s = *p;
+    while (*s == d1 || *s == d2) s++;
+    if (!*s) return *p = s, NULL;
+    char *t = s;
+    while (*s && *s != d1 && *s != d2) s++;
+    if (*s) *s++ = 0;
+    *p = s;
+    return t;
+}
+
 /* One ';'-separated expression. */
 static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     memset(e, 0, sizeof *e);
     char *toks[16];
     char joined[4][160];
     int nt = 0, nj = 0;
-    for (char *save = NULL, *t = strtok_r(text, " \t", &save); t; t = strtok_r(NULL, " \t", &save)) {
+    for (char *save = text, *t = next_token(&save, ' ', '\t'); t; t = next_token(&save, ' ', '\t')) {
         if (t[0] == '/' && nt > 1) { /* "$lr0v /$imr1": a mask written apart */
             if (nj == 4 || strlen(toks[nt - 1]) + strlen(t) >= sizeof joined[0]) return perr(c, "bad mask placement");
             size_t a = strlen(toks[nt - 1]);
@@ -554,7 +567,7 @@ static bool parse_text(const char *name, const char *text, VProgram *p, char *er
             st.kind = ST_STEP;
             st.repeat = 1;
             char *save = NULL;
-            for (char *x = strtok_r(s, ";", &save); ok && x; x = strtok_r(NULL, ";", &save)) {
+            for (char *x = next_token((save = s, &save), ';', ';'); ok && x; x = next_token(&save, ';', ';')) {
                 while (isspace((unsigned char)*x)) x++;
                 if (!*x) continue;
                 if (st.nexpr == VSM_MAX_EXPR) {

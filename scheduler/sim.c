@@ -256,16 +256,7 @@ static void sig_machine(const MNMachine *m, int mode, MNBuf *b) {
 
 static void sig_node(const MNNode *n, MNBuf *b) {
     buf_printf(b, "op %s::%s\n", n->domain, n->op_type);
-    for (int i = 0; i < n->nattr; i++) {
-        const MNAttr *a = &n->attrs[i];
-        buf_printf(b, "attr %s %d", a->name, (int)a->type);
-        if (a->type == MN_ATTR_INT) buf_printf(b, " %lld", (long long)a->i);
-        else if (a->type == MN_ATTR_FLOAT) buf_printf(b, " %.17g", a->f);
-        else if (a->type == MN_ATTR_STRING) buf_printf(b, " %.*s", (int)a->slen, a->s);
-        for (int j = 0; a->type == MN_ATTR_INTS && j < a->n; j++) buf_printf(b, " %lld", (long long)a->ints[j]);
-        for (int j = 0; a->type == MN_ATTR_FLOATS && j < a->n; j++) buf_printf(b, " %.17g", a->floats[j]);
-        buf_printf(b, "\n");
-    }
+    ir_attrs_key(b, n); /* other attribute kinds: by name and kind only, as before */
     for (int k = 0; k < n->nin; k++) sig_value(b, "in", k, n->in[k]);
     for (int k = 0; k < n->nout; k++) sig_value(b, "out", k, n->out[k]);
 }

@@ -83,6 +83,11 @@ cmp -s "$tmp/ra" "$tmp/rb" && ok determinism-report || bad determinism-report "r
 for f in simulation_result.json trace.json l3ir_stripped.onnx model.app model.vsm; do
     cmp -s "$tmp/a/$f" "$tmp/b/$f" || bad determinism "$f differs between two runs"
 done
+# model.app holds the code, not its text: mndump disassembles it into model.vsm's lines
+# (model.vsm adds a comment line per node)
+"$(dirname "$mncc")/mndump" "$tmp/a/model.app" > "$tmp/dump" 2>&1 && sed -n '/^code (disassembled):$/,$p' "$tmp/dump" | tail -n +2 > "$tmp/dis" &&
+    grep -v '^#' "$tmp/a/model.vsm" | cmp -s - "$tmp/dis" && [ -s "$tmp/dis" ] && ok app-disassembly ||
+    bad app-disassembly "mndump's disassembly of model.app differs from model.vsm"
 # ... and on another machine: another checkout path, home, time zone, locale, one CPU
 # instead of all, malloc filling fresh memory. Every file is compared; report.json and
 # the dashboard (which embeds it) without their wall times.
