@@ -129,7 +129,7 @@ bool mn_memory_ok(MNCompile *c) {
     int64_t lim = c->opt->ival[MN_OPT_memory_limit_mb];
     if (lim <= 0) return true;
     struct mallinfo2 mi = mallinfo2();
-    size_t used = mi.uordblks + mi.hblkhd;
+    size_t used = mi.uordblks + mi.hblkhd + arena_mapped(c->arena); /* the arena maps its large blocks itself */
     if (!arena_over_limit(c->arena) && used <= ((size_t)lim << 20)) return true;
     return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit in %s (memory_limit_mb=%lld, %zu MiB in use)", c->g ? c->g->file : "model",
                       c->cur_pass ? c->cur_pass : "start", (long long)lim, used >> 20);

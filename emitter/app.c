@@ -553,20 +553,26 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
     if (k.im.mab) counts[LV_MAB] = 1;                           /* ... and MAB 0 */
     MNPlaceWalk pw;
     place_walk_start(&pw, &k.l);
+    /* every replica along the broadcast levels, the slots of a long word included */
+    counts[LV_W] = k.per;
+    int64_t reps = 1;
+    for (int lv = LV_PE; lv <= LV_W; lv++)
+        if (k.l.bcast & (1u << lv)) reps *= counts[lv];
+    if (reps == 1 && (k.im.tree || k.im.mab)) {
+        /* one place per element, alike on every L1B and L2B (an index table): group 0's
+         * image, the offset of app_image_offset inline (the call was a third of the loop) */
+        int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ps = k.im.per_slice;
+        for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
+            const int64_t *c = pw.p.c;
+            int64_t off = c[LV_TIME] * ps + (k.im.mab ? 4 * c[LV_ADDR] + c[LV_PE] : c[LV_ADDR] * P + 4 * c[LV_MAB] + c[LV_PE]);
+            img[off] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)c[LV_W] + 1));
+        }
+        for (int g = groups; copies && g < m->groups; g++) memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
+        return true;
+    }
     for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
         const MNPlace p = pw.p;
         uint64_t bits = elem_bits_k(t, ek, i) & k.mask;
-        /* every replica along the broadcast levels, the slots of a long word included */
-        counts[LV_W] = k.per;
-        int64_t reps = 1;
-        for (int lv = LV_PE; lv <= LV_W; lv++)
-            if (k.l.bcast & (1u << lv)) reps *= counts[lv];
-        if (reps == 1) { /* one place (an index table's entries): broadcast coordinates are 0 already */
-            int g;
-            int64_t off = app_image_offset(&k.im, m, p.c, &g);
-            img[g * k.im.per_group + off] |= bits << (64 - 8 * k.b * ((int)p.c[LV_W] + 1));
-            continue;
-        }
         for (int64_t r = 0; r < reps; r++) {
             int64_t c[LV_COUNT], q = r;
             memcpy(c, p.c, sizeof c);

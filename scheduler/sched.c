@@ -938,10 +938,13 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
         while (j > 0 && r->ev[ord[j - 1]].start > r->ev[x].start) ord[j] = ord[j - 1], j--;
         ord[j] = x;
     }
+    SchedEvent *tl = c->sched->events = ARENA_ARRAY(c->arena, SchedEvent, n + 1);
+    c->sched->nevents = n;
     for (int k = 0; k < n; k++) {
         const Event *e = &r->ev[ord[k]];
         const MNNode *nd = e->kind == EV_NODE ? s->order[e->node] : e->kind == EV_RECOMPUTE ? s->nodes0[e->node] : NULL;
         const char *what = e->kind == EV_LOAD ? "reload" : e->kind == EV_STORE ? "spill" : e->kind == EV_MOVE ? "move" : e->kind == EV_RECOMPUTE ? "recompute" : "node";
+        tl[k] = (SchedEvent){nd ? nd->name : s->g->values[e->v]->name, e->kind == EV_NODE ? nd->op_type : what, e->res, e->start, e->dur};
         buf_printf(&b, "{\"name\": ");
         buf_json_string(&b, nd ? nd->name : s->g->values[e->v]->name);
         buf_printf(&b, ", \"cat\": ");

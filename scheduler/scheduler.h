@@ -26,10 +26,19 @@ typedef struct {
     uint64_t key; /* hash of the signature: what the cache is addressed by */
 } SimNode;
 
+/* one event of the schedule's timeline (trace.json's, for the dashboard) */
+typedef struct {
+    const char *name, *what; /* the node or value; its op, or reload / spill / move / recompute */
+    int track;               /* 0 compute, 1 DRAM transfer, 2 tree transfer */
+    int64_t start, cycles;
+} SchedEvent;
+
 typedef struct SchedState {
     SimNode *sim; /* MNNode.sim indexes it */
     int nsim;
     int64_t dram_top; /* the address pass: DRAM in use per group, in long words */
+    SchedEvent *events; /* the timeline by start (arena), when trace.json was written */
+    int nevents;
 } SchedState;
 
 bool sched_node_simulation(MNCompile *c);
