@@ -254,6 +254,7 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Sigmoid: *mn = "sigmoid"; return EW_SIGMOID;
     case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
     case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
+    case OP_Slice: *mn = "slice"; return EW_COPY; /* only when every element keeps its PE and slot (vector_why) */
     case OP_Cast: case OP_CastLike: /* between ONNX types the machine keeps alike (a float16 kept as float) */
         if (n->in[0] && n->out[0] && n->in[0]->dtype == n->out[0]->dtype) return *mn = "fpassa", EW_COPY;
         return EW_NONE;
@@ -276,8 +277,9 @@ static Kind kind_of(const MNNode *n, const char **mn) {
  * elements do not sit on the PEs and slots of the output elements they go with (then
  * only a layout switch helps). */
 /* With reshape, for a node that only renames positions (Reshape, Flatten, Squeeze,
- * Unsqueeze, a layout switch): output element i is input element i in row-major order. */
-static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape) {
+ * Unsqueeze, a layout switch): output element i is input element i in row-major order.
+ * With shift (a Slice of steps 1): output element idx is input element idx + shift. */
+static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape, const int64_t *shift) {
     MNLayout lo, li;
     char err[200];
     if (!v->layout || !o->layout || !layout_parse(o->layout, &lo, err, sizeof err) || !layout_parse(v->layout, &li, err, sizeof err)) return false;
@@ -288,7 +290,7 @@ static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int
     if ((off < 0 && !reshape) || o->type.rank > LAYOUT_MAX_RANK || v->type.rank > LAYOUT_MAX_RANK) return false;
     /* the output's places by a walk; the input's too when it is walked in the same order
      * (a reshape, or the same shape), else from its broadcast index */
-    bool same = reshape || (off == 0 && li.rank == lo.rank);
+    bool same = reshape || (off == 0 && li.rank == lo.rank && !shift);
     for (int d = 0; same && !reshape && d < v->type.rank; d++) same = v->type.dims[d] == o->type.dims[d] && li.shape[d] == lo.shape[d];
     MNPlaceWalk wo, wi;
     place_walk_start(&wo, &lo);
@@ -299,7 +301,7 @@ static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int
         if (same)
             pi = wi.p;
         else {
-            for (int d = 0; d < v->type.rank; d++) vi[d] = v->type.dims[d] == 1 ? 0 : wo.idx[d + off];
+            for (int d = 0; d < v->type.rank; d++) vi[d] = (v->type.dims[d] == 1 ? 0 : wo.idx[d + off]) + (shift ? shift[d] : 0);
             layout_place(&li, vi, &pi);
         }
         for (int lv = LV_PE; lv <= LV_W; lv++) {
@@ -317,6 +319,27 @@ static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int
     return true;
 }
 
+/* a Slice's first input element on every axis (ONNX's clamping), when every step is 1;
+ * false when not known at compile time or another step */
+static bool slice_shift(const MNNode *n, int64_t *shift) {
+    const MNValue *x = n->in[0];
+    int r = x->type.rank;
+    bool inputs = n->nin > 1;
+    int64_t st[MN_MAX_RANK], ax[MN_MAX_RANK], sp[MN_MAX_RANK];
+    int ns = emit_node_ints(n, inputs ? 1 : 99, "starts", st, MN_MAX_RANK), na = emit_node_ints(n, inputs ? 3 : 99, "axes", ax, MN_MAX_RANK);
+    int nsp = inputs ? emit_node_ints(n, 4, NULL, sp, MN_MAX_RANK) : 0;
+    if (ns < 0 || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns) || r > MN_MAX_RANK) return false;
+    for (int d = 0; d < r; d++) shift[d] = 0;
+    for (int i = 0; i < ns; i++) {
+        int64_t a = na ? ax[i] : i;
+        if (a < 0) a += r;
+        if (a < 0 || a >= r || (nsp && sp[i] != 1)) return false;
+        int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
+        shift[a] = s0 < 0 ? 0 : s0 > dim ? dim : s0;
+    }
+    return true;
+}
+
 /* the shapes and layouts an element map depends on, as a memo key */
 static void shape_key(MNBuf *k, const MNValue *v) {
     buf_printf(k, "|%s|%d", v->layout ? v->layout : "-", v->type.rank);
@@ -324,25 +347,27 @@ static void shape_key(MNBuf *k, const MNValue *v) {
 }
 
 /* element_map_walk, once per layouts and shapes (Code Emit's memo) */
-static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape) {
+static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape, const int64_t *shift) {
     EmMemo *mm = c->emit_memo;
-    if (!mm) return element_map_walk(v, o, n4, map, reshape);
+    if (!mm) return element_map_walk(v, o, n4, map, reshape, shift);
     MNBuf k = {0};
-    buf_printf(&k, "element_map|%d|%lld", reshape, (long long)n4);
+    buf_printf(&k, "element_map|%d|%lld|", reshape, (long long)n4);
+    for (int d = 0; shift && d < v->type.rank; d++) buf_printf(&k, "%lld,", (long long)shift[d]);
     shape_key(&k, v), shape_key(&k, o);
     size_t len;
     const uint8_t *got = memo_get(mm, k.data, &len);
+    size_t full = 1 + sizeof(int64_t) * (size_t)n4; /* a map that failed keeps only its flag */
     if (got) {
-        if (len != 1 + sizeof(int64_t) * (size_t)n4) die("element map memo of %zu bytes for %lld long words", len, (long long)n4);
-        memcpy(map, got + 1, sizeof(int64_t) * (size_t)n4);
+        if (len != (got[0] ? full : 1)) die("element map memo of %zu bytes for %lld long words", len, (long long)n4);
+        if (got[0]) memcpy(map, got + 1, sizeof(int64_t) * (size_t)n4);
         buf_free(&k);
         return got[0];
     }
-    bool ok = element_map_walk(v, o, n4, map, reshape);
-    uint8_t *val = xmalloc(1 + sizeof(int64_t) * (size_t)n4);
+    bool ok = element_map_walk(v, o, n4, map, reshape, shift);
+    uint8_t *val = xmalloc(full);
     val[0] = ok;
-    memcpy(val + 1, map, sizeof(int64_t) * (size_t)n4);
-    memo_put(mm, k.data, val, 1 + sizeof(int64_t) * (size_t)n4);
+    if (ok) memcpy(val + 1, map, sizeof(int64_t) * (size_t)n4);
+    memo_put(mm, k.data, val, ok ? full : 1);
     free(val);
     buf_free(&k);
     return ok;
@@ -358,7 +383,7 @@ static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     MNLayout l;
     if (!emit_image_of(c, o, &im, &l)) return false;
     int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(c, v, o, im.n4, map, false);
+    bool ok = element_map(c, v, o, im.n4, map, false, NULL);
     free(map);
     return ok;
 }
@@ -376,9 +401,10 @@ static void walk_init(Walk *w, const MNGraph *g) {
     w->local = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->mat = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
 }
 static void walk_free(Walk *w) {
-    free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce), free(w->mat);
+    free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce), free(w->mat), free(w->scopy);
 }
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
@@ -403,10 +429,25 @@ static bool is_copy(const MNCompile *c, const MNNode *n) {
     MNLayout l;
     if (!emit_image_of(c, n->out[0], &im, &l)) return false;
     int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(c, n->in[0], n->out[0], im.n4, map, true);
+    bool ok = element_map(c, n->in[0], n->out[0], im.n4, map, true, NULL);
     free(map);
     return ok;
 }
+/* is Slice n a copy: of float data in LM, steps 1, each element on its input's PE and
+ * slot (a cut along a packed last axis at a multiple of 8, say)? */
+static bool slice_copy(const MNCompile *c, const MNNode *n) {
+    const MNValue *x = n->in[0], *o = n->out[0];
+    int64_t shift[MN_MAX_RANK];
+    if (!o || x->dtype != o->dtype || (o->dtype != MN_DT_Float && o->dtype != MN_DT_Double) || x->type.rank != o->type.rank || !slice_shift(n, shift)) return false;
+    AppLayoutImage im;
+    MNLayout l;
+    if (!emit_image_of(c, o, &im, &l)) return false;
+    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+    bool ok = element_map(c, x, o, im.n4, map, false, shift);
+    free(map);
+    return ok;
+}
+
 /* A node that only renames positions (a reshape, or a layout switch) is a copy when
  * every element keeps its PE and slot, only its address changing; else a gather. */
 static const char *rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
@@ -423,6 +464,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
     case OP_DepthToSpace: case OP_SpaceToDepth: case OP_MNCoreIm2col: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
+        if (n->op == OP_Slice && slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
+            w->scopy[w->pos] = true;
+            return NULL;
+        }
         if (n->op == OP_Gather) { /* every index known and in range */
             const MNTensor *kt = emit_konst_of(n->in[1]);
             if (!kt) { /* a window op over the rows of the axis */
@@ -519,6 +564,7 @@ const char *emit_op_dtypes(int op) {
  * time) may still be a window op, each operand a row. */
 static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->win[w->pos] = false;
+    w->scopy[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
     const char *wwhy = window_why((MNCompile *)c, (MNNode *)n, w);
@@ -575,8 +621,11 @@ static void elementwise(Em *e, const MNNode *n) {
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
     bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
-    if (!xi && (rename || strcmp(x->layout, o->layout))) xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, x, o, im.n4, xm, rename);
-    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false);
+    int64_t shift[MN_MAX_RANK];
+    bool sliced = n->op == OP_Slice && slice_shift(n, shift);
+    if (!xi && (rename || sliced || strcmp(x->layout, o->layout)))
+        xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
+    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false, NULL);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
         if (xi) snprintf(X, sizeof X, "$ls0");
@@ -723,6 +772,8 @@ static void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     default:
         if (wk->mat[wk->pos])
             emit_matrix(e, n);
+        else if (wk->scopy[wk->pos])
+            elementwise(e, n);
         else if (window_op(n) || wk->win[wk->pos])
             window_emit(e, (MNNode *)n, wk);
         else if (emit_moves_data(n) ||

@@ -32,6 +32,7 @@ typedef struct {
     uint64_t *local;  /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
     uint64_t *kforce; /* per scratch: bit k, constant source k carried by the table (no LM0 room for it) */
     bool *mat;        /* a product on the MAB matrix unit (matmul.c) */
+    bool *scopy;      /* a Slice that copies long words (every element keeps its PE and slot) */
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);
@@ -56,6 +57,9 @@ const char *emit_tail_mask(int64_t num_lw, int64_t a);
 int64_t emit_round4(int64_t x);
 void emit_transfer(Em *e, const MNValue *dram, const MNValue *lmv, bool down);
 const MNTensor *emit_konst_of(const MNValue *v);
+/* constant integers of node n: input k's, else attribute attr's (before opset 10); -1
+ * when computed at run time or more than cap, 0 when absent */
+int emit_node_ints(const MNNode *n, int k, const char *attr, int64_t *v, int cap);
 bool emit_in_lm(const MNValue *v);
 
 /* One table entry: an element of source src, or (src < 0) a constant. */

@@ -507,7 +507,7 @@ const MNTensor *emit_konst_of(const MNValue *v) {
 }
 
 /* the integers of a constant input (or attribute, before the opset moved it to an input) */
-static int konst_ints(const MNNode *n, int k, const char *attr, int64_t *v, int cap) {
+int emit_node_ints(const MNNode *n, int k, const char *attr, int64_t *v, int cap) {
     if (k < n->nin && n->in[k]) {
         const MNTensor *t = emit_konst_of(n->in[k]);
         if (!t || t->numel > cap) return -1;
@@ -534,7 +534,7 @@ static bool pad_value(const MNNode *n, double *v) {
 static bool pad_begin(const MNNode *n, int64_t *pb) {
     int r = n->in[0]->type.rank;
     int64_t p[2 * LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK];
-    int np = konst_ints(n, 1, "pads", p, 2 * LAYOUT_MAX_RANK), na = n->nin > 3 && n->in[3] ? konst_ints(n, 3, NULL, ax, LAYOUT_MAX_RANK) : r;
+    int np = emit_node_ints(n, 1, "pads", p, 2 * LAYOUT_MAX_RANK), na = n->nin > 3 && n->in[3] ? emit_node_ints(n, 3, NULL, ax, LAYOUT_MAX_RANK) : r;
     if (np < 0 || na < 0 || np != 2 * na) return false;
     for (int d = 0; d < r; d++) pb[d] = 0;
     for (int i = 0; i < na; i++) {
@@ -555,8 +555,8 @@ static void src_prep(const MNNode *n, SrcPrep *sp) {
     if (n->op == OP_Slice) { /* ONNX's clamping of the start, once */
         int64_t st[LAYOUT_MAX_RANK], en_[LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK], step[LAYOUT_MAX_RANK];
         bool inputs = n->nin > 1;
-        int ns = konst_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = konst_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
-        int na = konst_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? konst_ints(n, 4, NULL, step, LAYOUT_MAX_RANK) : 0;
+        int ns = emit_node_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = emit_node_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
+        int na = emit_node_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? emit_node_ints(n, 4, NULL, step, LAYOUT_MAX_RANK) : 0;
         if (ns < 0 || ne != ns || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns)) return;
         for (int i = 0; i < ns; i++) {
             int64_t a = na ? ax[i] : i, k = nsp ? step[i] : 1;
@@ -908,10 +908,9 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
                     if (wk->tbank[wk->pos] != 0) die("node '%s': a table carrying constants outside LM0", n->name);
                     word = 2 * (tab + (int64_t)r * nw + w) - 2 * scr;
                     if (word < 0) word += 2 * m->lm0_lw; /* addresses wrap around LM0 */
-                    if (kt->elem == ONNX_FLOAT32) {
-                        float f = (float)ir_tensor_get_f(kt, flat);
+                    if (kt->elem == ONNX_FLOAT32) { /* the bits as stored (a signalling NaN stays one, as in parameter images) */
                         int32_t bits;
-                        memcpy(&bits, &f, sizeof bits);
+                        memcpy(&bits, (const float *)kt->data + flat, sizeof bits);
                         hi = bits, carry = true;
                     } else
                         hi = (int32_t)ir_tensor_get_i(kt, flat), carry = true;

@@ -17,7 +17,7 @@
  * float 2-D convolutions with constant weights are lowered, and only when Xc and Wc fit
  * comfortably (a quarter of LM per PE, spread over the machine; Wc replicated on every
  * MAB) and Yc and its NHWC reshape are small enough to be gathered within an L2B
- * (gather_fits): a lowering that could not be placed or emitted would lose a model the
+ * (plan_gather_fits): a lowering that could not be placed or emitted would lose a model the
  * window op compiles. That check is made on canonical layouts, an estimate of what the
  * layout planner chooses.
  * It is the default; conv_lowering=window leaves every Conv a window op. */
@@ -53,7 +53,7 @@ static MNValue *value(MNGraph *g, const char *name, int32_t elem, int rank, cons
  * L1Bs it spans in half of LM0 (the gather's scratch)? The lowering's Reshape and
  * Transpose read Yc and its NHWC form so (Xc is read by the product alone, on the matrix
  * unit); a lowering whose pieces the emitter could not take would lose a model. */
-static bool gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *dims) {
+bool plan_gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *dims) {
     MNType t = {0};
     ir_type_set(g, &t, ONNX_FLOAT32, rank, dims);
     MNLayout l;
@@ -85,7 +85,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     Arena *a = g->arena;
     const char *base = n->name;
     int64_t dxc[2] = {rows, K}, dwc[2] = {OC, K}, dyc[2] = {rows, OC}, dy4[4] = {N, OH, OW, OC}, dsh[1] = {4};
-    if (!gather_fits(g, m, 2, dyc) || !gather_fits(g, m, 4, dy4)) return false;
+    if (!plan_gather_fits(g, m, 2, dyc) || !plan_gather_fits(g, m, 4, dy4)) return false;
     MNValue *xc = value(g, arena_printf(a, "%s_im2col", base), ONNX_FLOAT32, 2, dxc);
     MNNode *im = ir_node_new(g, "MNCoreIm2col", 1, 1);
     im->name = arena_printf(a, "%s_im2col", base), im->domain = "mncore";
@@ -132,26 +132,35 @@ static bool lower(MNCompile *c, MNNode *n) {
     return true;
 }
 
-bool plan_conv_lowering(MNCompile *c) {
+/* Every node lower() replaces (it appends the replacements to the graph and marks the
+ * node dead) gets them where it stood in the order; the count of nodes replaced. */
+int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower)(MNCompile *c, MNNode *n)) {
     MNGraph *g = c->g;
-    if (c->opt->ival[MN_OPT_conv_lowering] != MN_CONV_IM2COL) return true;
-    int nn = g->nnodes, lowered = 0;
-    MNNode **order = xmalloc(sizeof(MNNode *) * (size_t)(4 * nn + 1));
-    int w = 0;
+    int nn = g->nnodes, done = 0, w = 0, cap = nn + 64;
+    MNNode **order = xmalloc(sizeof(MNNode *) * (size_t)cap);
     for (int i = 0; i < nn; i++) {
         MNNode *n = g->nodes[i];
         int before = g->nnodes;
-        if (n->op == OP_Conv && !n->dead && lower(c, n)) { /* its replacements where it stood */
-            for (int k = before; k < g->nnodes; k++) order[w++] = g->nodes[k];
-            lowered++;
-        } else
-            order[w++] = n;
+        bool r = take(n) && !n->dead && lower(c, n);
+        for (int k = r ? before : 0; k < (r ? g->nnodes : 1); k++) {
+            if (w == cap) order = xrealloc(order, sizeof(MNNode *) * (size_t)(cap *= 2));
+            order[w++] = r ? g->nodes[k] : n;
+        }
+        done += r;
     }
     g->nnodes = 0;
     for (int i = 0; i < w; i++)
         if (!order[i]->dead) order[i]->index = g->nnodes, g->nodes[g->nnodes++] = order[i];
     free(order);
     ir_recount_uses(g);
+    return done;
+}
+
+static bool is_conv(const MNNode *n) { return n->op == OP_Conv; }
+
+bool plan_conv_lowering(MNCompile *c) {
+    if (c->opt->ival[MN_OPT_conv_lowering] != MN_CONV_IM2COL) return true;
+    int lowered = plan_replace_nodes(c, is_conv, lower);
     mn_figure(c, "convs_lowered", lowered);
     if (lowered) mn_log(c, 0, "conv lowering: %d Conv nodes as an im2col gather, a Gemm on the matrix unit and a transpose", lowered);
     return true;

@@ -6,6 +6,14 @@
 
 bool plan_dtype(MNCompile *c);
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
+bool plan_matmul_split(MNCompile *c);  /* matmul_split.c */
+/* Would a float value of these dims, laid out canonically, be read by a gather (on one
+ * L2B or alike on all, every PE's long words of the L1Bs it spans in half of LM0)? An
+ * estimate of what the layout planner chooses, for lowerings that add gathers. */
+bool plan_gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *dims);
+/* Nodes take() selects that lower() replaces (appending the replacements to the graph,
+ * marking the node dead) get their replacements where they stood; the count replaced. */
+int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower)(MNCompile *c, MNNode *n));
 bool plan_location_initial(MNCompile *c);
 bool plan_layout(MNCompile *c);
 

@@ -330,6 +330,22 @@ case("int64-mul-constant-first-tiny", [h.make_node("Mul", ["k", "x"], ["y"])], [
      inits=[nh.from_array(np.array(3, np.int64), "k")], types=dict(x=T.INT64, y=T.INT64), rtol=0, atol=0)
 
 
+# matmul_split: weights too large to replicate on every MAB (a wake-word model's first
+# Gemm: 2400 x 32) cut along K into matrix-unit products summed by Adds; with a bias
+# and transB, a last chunk shorter than the others, and a MatMul of two rows; with the
+# option off the same Gemm is a window op and must give the same result
+ak, bk, ck = f32(1, 2400), f32(32, 2400), f32(32)
+for split, mat in (("true", True), ("false", False)):
+    case("matmul-split-gemm-" + split, [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [1, 2400])], [("y", [1, 32])], dict(a=ak),
+         dict(y=ak @ bk.T + ck), inits=[nh.from_array(bk, "b"), nh.from_array(ck, "c")], machine="mncore2", rtol=1e-4, atol=1e-4,
+         opts=["matmul_split=" + split], on_matrix=mat)
+ar3, br3 = f32(3, 2400), f32(2400, 32)  # three rows: a window op that found no room before the split
+case("matmul-split-rows3", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3, 2400])], [("y", [3, 32])], dict(a=ar3), dict(y=ar3 @ br3),
+     inits=[nh.from_array(br3, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
+am, bm = f32(2, 1048), f32(1048, 20)
+case("matmul-split-matmul-uneven", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [2, 1048])], [("y", [2, 20])], dict(a=am), dict(y=am @ bm),
+     inits=[nh.from_array(bm, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
+
 # products on the MAB matrix unit: batched A, transposed B, N not a multiple of 8 (the
 # last register block half empty), more rows than GRF0 holds accumulators (tiny), and
 # Gemm on the one-L1B machine
