@@ -30,7 +30,20 @@ seed() { # seed TARGET: copy the seed inputs into the corpus
                 rm -rf "$d"
             done
         fi ;;
-    vsm) cp "$root"/tests/vsm/*.vsm "$root"/tests/app/*.vsm "$c/" 2>/dev/null ;;
+    vsm)
+        cp "$root"/tests/vsm/*.vsm "$root"/tests/app/*.vsm "$c/" 2>/dev/null
+        # and their GPFNBin encodings, for the decoder on raw bytes (the code of the app
+        # `mncc asm` makes, taken out by flatc)
+        if [ -x "$root/build/mncc" ] && command -v flatc >/dev/null; then
+            for v in "$root"/tests/vsm/*.vsm; do
+                d=$(mktemp -d)
+                "$root/build/mncc" asm "$v" -o "$d/k.app" >/dev/null 2>&1 &&
+                    flatc --json --strict-json --raw-binary -o "$d" "$root/proto/gpfnapp.fbs" -- "$d/k.app" 2>/dev/null &&
+                    /usr/bin/python3 -c 'import json,sys; open(sys.argv[2], "wb").write(bytes(json.load(open(sys.argv[1]))["program"]["code"]))' \
+                        "$d/k.json" "$c/$(basename "$v" .vsm).vsmb" 2>/dev/null
+                rm -rf "$d"
+            done
+        fi ;;
     config) cp "$root"/presets/*.json "$root"/presets/machines/*.json "$c/" 2>/dev/null ;;
     esac
 }
