@@ -178,6 +178,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->K = 1;
         for (int i = 0; i < r; i++)
             if (w->mask[i]) w->K *= x->type.dims[i];
+        if (w->K == 0) return *why = "a reduction over an empty axis", false; /* (a fold of no rows: its identity is not emitted) */
         w->src[w->nsrc++] = x;
         w->rows = (int)w->K;
         return true;

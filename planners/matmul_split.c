@@ -148,7 +148,9 @@ static bool split(MNCompile *c, MNNode *n) {
     MNValue *acc = NULL;
     for (int j = 0; j < nc; j++) {
         int64_t k0 = j * kc, kj = K - k0 < kc ? K - k0 : kc;
-        int64_t da[2] = {M, kj}, db[2] = {transb ? N : kj, transb ? kj : N}, dy[2] = {M, N};
+        /* a chunk without C is a MatMul before opset 11 (a Gemm's C is required there) */
+        bool as_gemm = gemm && ((j == 0 && bias) || g->opset >= 11), tb = as_gemm && transb;
+        int64_t da[2] = {M, kj}, db[2] = {tb ? N : kj, tb ? kj : N}, dy[2] = {M, N};
         MNValue *aj = value(g, arena_printf(ar, "%s_k%d_a", base, j), ONNX_FLOAT32, 2, da);
         slice_node(g, base, j, a, aj, k0, kj);
         MNValue *bj = value(g, arena_printf(ar, "%s_k%d_b", b->name, j), ONNX_FLOAT32, 2, db);
@@ -156,16 +158,17 @@ static bool split(MNCompile *c, MNNode *n) {
         float *w = bj->konst->data;
         for (int64_t k = 0; k < kj; k++)
             for (int64_t o = 0; o < N; o++) {
-                if (transb) w[o * kj + k] = bd[o * K + k0 + k];
-                else w[k * N + o] = bd[(k0 + k) * N + o];
+                float x = transb ? bd[o * K + k0 + k] : bd[(k0 + k) * N + o];
+                if (tb) w[o * kj + k] = x;
+                else w[k * N + o] = x;
             }
         bool last = j == nc - 1;
         MNValue *yj = nc == 1 ? y : value(g, arena_printf(ar, "%s_k%d", base, j), ONNX_FLOAT32, 2, dy);
-        MNNode *p = ir_node_new(g, gemm ? "Gemm" : "MatMul", gemm && j == 0 && bias ? 3 : 2, 1);
+        MNNode *p = ir_node_new(g, as_gemm ? "Gemm" : "MatMul", as_gemm && j == 0 && bias ? 3 : 2, 1);
         p->name = arena_printf(ar, "%s_k%d", base, j);
         p->in[0] = aj, p->in[1] = bj, p->out[0] = yj;
-        if (gemm && j == 0 && bias) p->in[2] = bias;
-        if (transb) p->nattr = 1, p->attrs = ARENA_ARRAY(ar, MNAttr, 1), p->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
+        if (as_gemm && j == 0 && bias) p->in[2] = bias;
+        if (tb) p->nattr = 1, p->attrs = ARENA_ARRAY(ar, MNAttr, 1), p->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
         yj->producer = p, yj->producer_out = 0;
         if (!acc) {
             acc = yj;

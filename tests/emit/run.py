@@ -32,13 +32,14 @@ def check(name, ok, why=""):
         print("FAIL emit %s: %s" % (name, why))
 
 
-def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, on_matrix=False, sliced=False):
+def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, on_matrix=False, sliced=False,
+         opset=13):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "in"))
     ty = lambda n: (types or {}).get(n, T.FLOAT)
     g = h.make_graph(nodes, name, [h.make_tensor_value_info(n, ty(n), s) for n, s in inputs],
                      [h.make_tensor_value_info(n, ty(n), s) for n, s in outputs], initializer=list(inits))
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)])
     m.ir_version = 8
     onnx.save(m, os.path.join(d, "model.onnx"))
     for i, (n, _) in enumerate(inputs):
@@ -342,9 +343,21 @@ for split, mat in (("true", True), ("false", False)):
 ar3, br3 = f32(3, 2400), f32(2400, 32)  # three rows: a window op that found no room before the split
 case("matmul-split-rows3", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3, 2400])], [("y", [3, 32])], dict(a=ar3), dict(y=ar3 @ br3),
      inits=[nh.from_array(br3, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
+# before opset 11 a Gemm needs its C: the chunks after the first are MatMuls (--verify
+# infers every node again)
+case("matmul-split-gemm-opset9", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [1, 2400])], [("y", [1, 32])], dict(a=ak),
+     dict(y=ak @ bk.T + ck), inits=[nh.from_array(bk, "b"), nh.from_array(ck, "c")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True, opset=9)
 am, bm = f32(2, 1048), f32(1048, 20)
 case("matmul-split-matmul-uneven", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [2, 1048])], [("y", [2, 20])], dict(a=am), dict(y=am @ bm),
      inits=[nh.from_array(bm, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
+
+# a reduction over an empty axis (a slice of none of 40 columns): no model.app and a
+# reason, not a crash (review case: it divided by the empty dimension)
+xe = f32(2, 40)
+case("reduce-empty-axis", [h.make_node("Slice", ["x", "st", "en", "ax"], ["s"]), h.make_node("ReduceSum", ["s", "ra"], ["y"])], [("x", [2, 40])],
+     [("y", [2, 1])], dict(x=xe), dict(y=np.zeros((2, 1), np.float32)),
+     inits=[nh.from_array(np.array([40], np.int64), "st"), nh.from_array(np.array([48], np.int64), "en"), nh.from_array(np.array([1], np.int64), "ax"),
+            nh.from_array(np.array([-1], np.int64), "ra")], machine="mncore2", expect_app=False)
 
 # products on the MAB matrix unit: batched A, transposed B, N not a multiple of 8 (the
 # last register block half empty), more rows than GRF0 holds accumulators (tiny), and
