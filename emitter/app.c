@@ -352,6 +352,10 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
     }
     VProgram p; /* no text in the app: the code, disassembled */
     char err[300];
+    if (!app->code || !app->code_len) {
+        buf_printf(b, "code: none\n");
+        return;
+    }
     if (!vsm_decode(app->code, app->code_len, &p, err, sizeof err)) {
         buf_printf(b, "code: %s\n", err);
         return;

@@ -181,6 +181,7 @@ static bool dec_operand(Rd *r, VOperand *o) {
 
 bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
+    if (!buf) buf = (const uint8_t *)"", len = 0; /* no code at all: refused below as any short input */
     Rd r = {buf, buf + len, false};
     char magic[4];
     take(&r, magic, 4);
