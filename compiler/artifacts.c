@@ -79,50 +79,33 @@ bool mn_art_prepare_dir(MNCompile *c) {
 }
 
 /* len bytes to fd: from data, or (data NULL) from src_fd, in the kernel where it can
- * (copy_file_range: the input model is not read into memory a second time); errno set
- * on failure */
+ * (copy_file_range: the input model is not read into memory a second time), else read
+ * a chunk at a time; errno set on failure */
 static bool put_bytes(int fd, const void *data, size_t len, int src_fd) {
     const char *p = data;
-    char *chunk = NULL;
-    bool in_kernel = !data;
-    while (len) {
-        ssize_t w;
-        if (!data && in_kernel) {
-            w = copy_file_range(src_fd, NULL, fd, NULL, len, 0);
-            if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EPERM)) {
-                in_kernel = false;
-                continue;
-            }
-        } else if (!data) {
-            if (!chunk) chunk = xmalloc(1 << 20);
-            ssize_t r = read(src_fd, chunk, len < (1 << 20) ? len : (1 << 20));
-            if (r < 0 && errno == EINTR) continue;
-            if (r <= 0) {
-                if (r == 0) errno = EIO; /* the file got shorter */
-                free(chunk);
-                return false;
-            }
-            for (ssize_t done = 0; done < r;) {
-                ssize_t k = write(fd, chunk + done, (size_t)(r - done));
-                if (k < 0 && errno == EINTR) continue;
-                if (k <= 0) {
-                    if (k == 0) errno = ENOSPC;
-                    free(chunk);
-                    return false;
-                }
-                done += k;
-            }
-            w = r;
-        } else
-            w = write(fd, p, len);
+    while (data && len) {
+        ssize_t w = write(fd, p, len);
         if (w < 0 && errno == EINTR) continue;
-        if (w <= 0) {
-            if (w == 0) errno = data ? ENOSPC : EIO;
+        if (w <= 0) return w == 0 ? (errno = ENOSPC, false) : false;
+        p += w, len -= (size_t)w;
+    }
+    while (!data && len) {
+        ssize_t w = copy_file_range(src_fd, NULL, fd, NULL, len, 0);
+        if (w < 0 && errno == EINTR) continue;
+        if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EPERM)) break;
+        if (w <= 0) return w == 0 ? (errno = EIO, false) : false; /* the file got shorter */
+        len -= (size_t)w;
+    }
+    char *chunk = !data && len ? xmalloc(1 << 20) : NULL;
+    while (chunk && len) {
+        ssize_t r = read(src_fd, chunk, len < (1 << 20) ? len : (1 << 20));
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0 || !put_bytes(fd, chunk, (size_t)r, -1)) {
+            if (r == 0) errno = EIO;
             free(chunk);
             return false;
         }
-        if (data) p += w;
-        len -= (size_t)w;
+        len -= (size_t)r;
     }
     free(chunk);
     return true;

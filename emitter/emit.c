@@ -319,23 +319,16 @@ static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int
     return true;
 }
 
-/* a Slice's first input element on every axis (ONNX's clamping), when every step is 1;
- * false when not known at compile time or another step */
+/* a Slice's first input element on every axis, when every step is 1; false when not
+ * known at compile time or another step */
 static bool slice_shift(const MNNode *n, int64_t *shift) {
-    const MNValue *x = n->in[0];
-    int r = x->type.rank;
-    bool inputs = n->nin > 1;
-    int64_t st[MN_MAX_RANK], ax[MN_MAX_RANK], sp[MN_MAX_RANK];
-    int ns = emit_node_ints(n, inputs ? 1 : 99, "starts", st, MN_MAX_RANK), na = emit_node_ints(n, inputs ? 3 : 99, "axes", ax, MN_MAX_RANK);
-    int nsp = inputs ? emit_node_ints(n, 4, NULL, sp, MN_MAX_RANK) : 0;
-    if (ns < 0 || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns) || r > MN_MAX_RANK) return false;
+    int64_t ax[LAYOUT_MAX_RANK], st[LAYOUT_MAX_RANK], sp[LAYOUT_MAX_RANK];
+    int ns = emit_slice_params(n, ax, st, sp), r = n->in[0]->type.rank;
+    if (ns < 0 || r > LAYOUT_MAX_RANK) return false;
     for (int d = 0; d < r; d++) shift[d] = 0;
     for (int i = 0; i < ns; i++) {
-        int64_t a = na ? ax[i] : i;
-        if (a < 0) a += r;
-        if (a < 0 || a >= r || (nsp && sp[i] != 1)) return false;
-        int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
-        shift[a] = s0 < 0 ? 0 : s0 > dim ? dim : s0;
+        if (sp[i] != 1) return false;
+        shift[ax[i]] = st[i];
     }
     return true;
 }
@@ -373,19 +366,24 @@ static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, 
     return ok;
 }
 
+/* does an element map of v onto o exist (element_map's arguments)? */
+static bool lines_up(const MNCompile *c, const MNValue *v, const MNValue *o, bool reshape, const int64_t *shift) {
+    AppLayoutImage im;
+    MNLayout l;
+    if (!emit_image_of(c, o, &im, &l)) return false;
+    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+    bool ok = element_map(c, v, o, im.n4, map, reshape, shift);
+    free(map);
+    return ok;
+}
+
 /* an operand of an elementwise node: a float LM value whose long words line up with the
  * output's, or a one-element constant (an immediate) */
 static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
     if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1;
     if ((v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) || mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype)) return false; /* the op checks types */
     if (v->layout && o->layout && !strcmp(v->layout, o->layout)) return true;
-    AppLayoutImage im;
-    MNLayout l;
-    if (!emit_image_of(c, o, &im, &l)) return false;
-    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(c, v, o, im.n4, map, false, NULL);
-    free(map);
-    return ok;
+    return lines_up(c, v, o, false, NULL);
 }
 
 static void walk_init(Walk *w, const MNGraph *g) {
@@ -424,28 +422,14 @@ static void walk_after(Walk *w, const MNNode *n) {
 }
 
 /* does renaming node n keep every element on its PE and slot (a copy)? */
-static bool is_copy(const MNCompile *c, const MNNode *n) {
-    AppLayoutImage im;
-    MNLayout l;
-    if (!emit_image_of(c, n->out[0], &im, &l)) return false;
-    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(c, n->in[0], n->out[0], im.n4, map, true, NULL);
-    free(map);
-    return ok;
-}
+static bool is_copy(const MNCompile *c, const MNNode *n) { return lines_up(c, n->in[0], n->out[0], true, NULL); }
 /* is Slice n a copy: of float data in LM, steps 1, each element on its input's PE and
  * slot (a cut along a packed last axis at a multiple of 8, say)? */
 static bool slice_copy(const MNCompile *c, const MNNode *n) {
     const MNValue *x = n->in[0], *o = n->out[0];
     int64_t shift[MN_MAX_RANK];
-    if (!o || x->dtype != o->dtype || (o->dtype != MN_DT_Float && o->dtype != MN_DT_Double) || x->type.rank != o->type.rank || !slice_shift(n, shift)) return false;
-    AppLayoutImage im;
-    MNLayout l;
-    if (!emit_image_of(c, o, &im, &l)) return false;
-    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(c, x, o, im.n4, map, false, shift);
-    free(map);
-    return ok;
+    return o && x->dtype == o->dtype && (o->dtype == MN_DT_Float || o->dtype == MN_DT_Double) && x->type.rank == o->type.rank && slice_shift(n, shift) &&
+           lines_up(c, x, o, false, shift);
 }
 
 /* A node that only renames positions (a reshape, or a layout switch) is a copy when

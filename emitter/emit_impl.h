@@ -60,6 +60,9 @@ const MNTensor *emit_konst_of(const MNValue *v);
 /* constant integers of node n: input k's, else attribute attr's (before opset 10); -1
  * when computed at run time or more than cap, 0 when absent */
 int emit_node_ints(const MNNode *n, int k, const char *attr, int64_t *v, int cap);
+/* a Slice's axes, first input elements (ONNX's clamping) and steps; their count, -1 when
+ * not known at compile time */
+int emit_slice_params(const MNNode *n, int64_t *axis, int64_t *start, int64_t *step);
 bool emit_in_lm(const MNValue *v);
 
 /* One table entry: an element of source src, or (src < 0) a constant. */

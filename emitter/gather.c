@@ -546,6 +546,25 @@ static bool pad_begin(const MNNode *n, int64_t *pb) {
     return true;
 }
 
+int emit_slice_params(const MNNode *n, int64_t *axis, int64_t *start, int64_t *step) {
+    const MNValue *x = n->in[0];
+    int q = x ? x->type.rank : 0;
+    int64_t st[LAYOUT_MAX_RANK], en_[LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK], sp[LAYOUT_MAX_RANK];
+    bool inputs = n->nin > 1;
+    int ns = emit_node_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = emit_node_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
+    int na = emit_node_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? emit_node_ints(n, 4, NULL, sp, LAYOUT_MAX_RANK) : 0;
+    if (!x || ns < 0 || ne != ns || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns)) return -1;
+    for (int i = 0; i < ns; i++) {
+        int64_t a = na ? ax[i] : i, k = nsp ? sp[i] : 1;
+        if (a < 0) a += q;
+        if (a < 0 || a >= q || k == 0) return -1;
+        int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
+        s0 = k > 0 ? (s0 < 0 ? 0 : s0 > dim ? dim : s0) : (s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0);
+        axis[i] = a, start[i] = s0, step[i] = k;
+    }
+    return ns;
+}
+
 /* The source element of output oi's element idx of a data-movement node n: an element
  * of input en->src, or a constant (a Pad's value). False: not known at compile time. */
 static void src_prep(const MNNode *n, SrcPrep *sp) {
@@ -553,19 +572,8 @@ static void src_prep(const MNNode *n, SrcPrep *sp) {
     const MNValue *x = n->in[0];
     int q = x ? x->type.rank : 0;
     if (n->op == OP_Slice) { /* ONNX's clamping of the start, once */
-        int64_t st[LAYOUT_MAX_RANK], en_[LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK], step[LAYOUT_MAX_RANK];
-        bool inputs = n->nin > 1;
-        int ns = emit_node_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = emit_node_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
-        int na = emit_node_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? emit_node_ints(n, 4, NULL, step, LAYOUT_MAX_RANK) : 0;
-        if (ns < 0 || ne != ns || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns)) return;
-        for (int i = 0; i < ns; i++) {
-            int64_t a = na ? ax[i] : i, k = nsp ? step[i] : 1;
-            if (a < 0) a += q;
-            if (a < 0 || a >= q || k == 0) return;
-            int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
-            s0 = k > 0 ? (s0 < 0 ? 0 : s0 > dim ? dim : s0) : (s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0);
-            sp->axis[i] = a, sp->start[i] = s0, sp->step[i] = k;
-        }
+        int ns = emit_slice_params(n, sp->axis, sp->start, sp->step);
+        if (ns < 0) return;
         sp->ns = ns, sp->ok = true;
     } else if (n->op == OP_MNCoreIm2col) {
         const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *dl = ir_attr(n, "dilations"), *pd = ir_attr(n, "pads"),

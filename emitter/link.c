@@ -348,8 +348,7 @@ static void put_step(Out *o, const VStep *s) {
         for (int j = 0; j < x->nsrc + x->ndst; j++) {
             const VOperand *op = j < x->nsrc ? &x->src[j] : &x->dst[j - x->nsrc];
             if (!op->reloc) continue;
-            const MNValue *v = o->g->values[op->reloc - 1];
-            if (ir_value_lookup(o->g, v->name) != v) die("relocation to '%s', a name two values share", v->name);
+            const MNValue *v = o->g->values[op->reloc - 1]; /* value names are unique (ir_value_new): the name is the symbol */
             int64_t unit = op->kind == K_DRAM ? 1 : 2;
             EmLink *st = o->st;
             if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppReloc) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));

@@ -42,7 +42,7 @@ static MNAttr ints_attr(Arena *a, const char *name, const int64_t *v, int cnt) {
     return (MNAttr){.name = name, .type = MN_ATTR_INTS, .n = cnt, .ints = p};
 }
 
-static MNValue *value(MNGraph *g, const char *name, int32_t elem, int rank, const int64_t *dims) {
+MNValue *plan_value_new(MNGraph *g, const char *name, int32_t elem, int rank, const int64_t *dims) {
     MNValue *v = ir_value_new(g, name);
     ir_type_set(g, &v->type, elem, rank, dims);
     return v;
@@ -86,7 +86,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     const char *base = n->name;
     int64_t dxc[2] = {rows, K}, dwc[2] = {OC, K}, dyc[2] = {rows, OC}, dy4[4] = {N, OH, OW, OC}, dsh[1] = {4};
     if (!plan_gather_fits(g, m, 2, dyc) || !plan_gather_fits(g, m, 4, dy4)) return false;
-    MNValue *xc = value(g, arena_printf(a, "%s_im2col", base), ONNX_FLOAT32, 2, dxc);
+    MNValue *xc = plan_value_new(g, arena_printf(a, "%s_im2col", base), ONNX_FLOAT32, 2, dxc);
     MNNode *im = ir_node_new(g, "MNCoreIm2col", 1, 1);
     im->name = arena_printf(a, "%s_im2col", base), im->domain = "mncore";
     im->in[0] = x, im->out[0] = xc;
@@ -98,14 +98,14 @@ static bool lower(MNCompile *c, MNNode *n) {
     /* with a bias: Gemm(Xc, Wc [OC, K], B, transB); without: MatMul(Xc, Wc [K, OC]) (a
      * Gemm without C needs opset 11). Row o of W as (C, KH, KW) row-major, zeros up to K. */
     int64_t dwk[2] = {K, OC};
-    MNValue *wc = value(g, arena_printf(a, "%s_kxn", w->name), ONNX_FLOAT32, 2, b ? dwc : dwk);
+    MNValue *wc = plan_value_new(g, arena_printf(a, "%s_kxn", w->name), ONNX_FLOAT32, 2, b ? dwc : dwk);
     wc->konst = ir_tensor_new(a, ONNX_FLOAT32, 2, b ? dwc : dwk);
     float *wd = wc->konst->data;
     const float *ws = w->konst->data;
     memset(wd, 0, sizeof(float) * (size_t)(OC * K));
     for (int64_t o = 0; o < OC; o++)
         for (int64_t k = 0; k < K0; k++) wd[b ? o * K + k : k * OC + o] = ws[o * K0 + k];
-    MNValue *yc = value(g, arena_printf(a, "%s_rows", base), ONNX_FLOAT32, 2, dyc);
+    MNValue *yc = plan_value_new(g, arena_printf(a, "%s_rows", base), ONNX_FLOAT32, 2, dyc);
     MNNode *mm = ir_node_new(g, b ? "Gemm" : "MatMul", b ? 3 : 2, 1);
     mm->name = arena_printf(a, "%s_%s", base, b ? "gemm" : "matmul");
     mm->in[0] = xc, mm->in[1] = wc, mm->out[0] = yc;
@@ -113,10 +113,10 @@ static bool lower(MNCompile *c, MNNode *n) {
         mm->in[2] = b;
         mm->nattr = 1, mm->attrs = ARENA_ARRAY(a, MNAttr, 1), mm->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
     }
-    MNValue *shp = value(g, arena_printf(a, "%s_nhwc_shape", base), ONNX_INT64, 1, dsh);
+    MNValue *shp = plan_value_new(g, arena_printf(a, "%s_nhwc_shape", base), ONNX_INT64, 1, dsh);
     shp->konst = ir_tensor_new(a, ONNX_INT64, 1, dsh);
     memcpy((void *)shp->konst->data, dy4, sizeof dy4);
-    MNValue *y4 = value(g, arena_printf(a, "%s_nhwc", base), ONNX_FLOAT32, 4, dy4);
+    MNValue *y4 = plan_value_new(g, arena_printf(a, "%s_nhwc", base), ONNX_FLOAT32, 4, dy4);
     MNNode *rs = ir_node_new(g, "Reshape", 2, 1);
     rs->name = arena_printf(a, "%s_nhwc", base);
     rs->in[0] = yc, rs->in[1] = shp, rs->out[0] = y4;
@@ -140,13 +140,13 @@ int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower
     MNNode **order = xmalloc(sizeof(MNNode *) * (size_t)cap);
     for (int i = 0; i < nn; i++) {
         MNNode *n = g->nodes[i];
-        int before = g->nnodes;
-        bool r = take(n) && !n->dead && lower(c, n);
-        for (int k = r ? before : 0; k < (r ? g->nnodes : 1); k++) {
+        int before = g->nnodes, lo = 0, hi = 1; /* n itself, or its replacements */
+        MNNode **from = &n;
+        if (take(n) && !n->dead && lower(c, n)) from = g->nodes, lo = before, hi = g->nnodes, done++;
+        for (int k = lo; k < hi; k++) {
             if (w == cap) order = xrealloc(order, sizeof(MNNode *) * (size_t)(cap *= 2));
-            order[w++] = r ? g->nodes[k] : n;
+            order[w++] = from[k];
         }
-        done += r;
     }
     g->nnodes = 0;
     for (int i = 0; i < w; i++)

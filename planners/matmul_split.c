@@ -30,15 +30,10 @@
 
 enum { MAX_CHUNKS = 64 };
 
-static MNValue *value(MNGraph *g, const char *name, int32_t elem, int rank, const int64_t *dims) {
-    MNValue *v = ir_value_new(g, name);
-    ir_type_set(g, &v->type, elem, rank, dims);
-    return v;
-}
 
 static MNValue *int64_const(MNGraph *g, const char *name, int64_t x) {
     int64_t one = 1;
-    MNValue *v = value(g, name, ONNX_INT64, 1, &one);
+    MNValue *v = plan_value_new(g, name, ONNX_INT64, 1, &one);
     v->konst = ir_tensor_new(g->arena, ONNX_INT64, 1, &one);
     memcpy(v->konst->data, &x, sizeof x);
     return v;
@@ -151,9 +146,9 @@ static bool split(MNCompile *c, MNNode *n) {
         /* a chunk without C is a MatMul before opset 11 (a Gemm's C is required there) */
         bool as_gemm = gemm && ((j == 0 && bias) || g->opset >= 11), tb = as_gemm && transb;
         int64_t da[2] = {M, kj}, db[2] = {tb ? N : kj, tb ? kj : N}, dy[2] = {M, N};
-        MNValue *aj = value(g, arena_printf(ar, "%s_k%d_a", base, j), ONNX_FLOAT32, 2, da);
+        MNValue *aj = plan_value_new(g, arena_printf(ar, "%s_k%d_a", base, j), ONNX_FLOAT32, 2, da);
         slice_node(g, base, j, a, aj, k0, kj);
-        MNValue *bj = value(g, arena_printf(ar, "%s_k%d_b", b->name, j), ONNX_FLOAT32, 2, db);
+        MNValue *bj = plan_value_new(g, arena_printf(ar, "%s_k%d_b", b->name, j), ONNX_FLOAT32, 2, db);
         bj->konst = ir_tensor_new(ar, ONNX_FLOAT32, 2, db);
         float *w = bj->konst->data;
         for (int64_t k = 0; k < kj; k++)
@@ -163,7 +158,7 @@ static bool split(MNCompile *c, MNNode *n) {
                 else w[k * N + o] = x;
             }
         bool last = j == nc - 1;
-        MNValue *yj = nc == 1 ? y : value(g, arena_printf(ar, "%s_k%d", base, j), ONNX_FLOAT32, 2, dy);
+        MNValue *yj = nc == 1 ? y : plan_value_new(g, arena_printf(ar, "%s_k%d", base, j), ONNX_FLOAT32, 2, dy);
         MNNode *p = ir_node_new(g, as_gemm ? "Gemm" : "MatMul", as_gemm && j == 0 && bias ? 3 : 2, 1);
         p->name = arena_printf(ar, "%s_k%d", base, j);
         p->in[0] = aj, p->in[1] = bj, p->out[0] = yj;
@@ -174,7 +169,7 @@ static bool split(MNCompile *c, MNNode *n) {
             acc = yj;
             continue;
         }
-        MNValue *sum = last ? y : value(g, arena_printf(ar, "%s_k%d_sum", base, j), ONNX_FLOAT32, 2, dy);
+        MNValue *sum = last ? y : plan_value_new(g, arena_printf(ar, "%s_k%d_sum", base, j), ONNX_FLOAT32, 2, dy);
         MNNode *ad = ir_node_new(g, "Add", 2, 1);
         ad->name = arena_printf(ar, "%s_k%d_add", base, j);
         ad->in[0] = acc, ad->in[1] = yj, ad->out[0] = sum;

@@ -13,6 +13,8 @@ bool plan_matmul_split(MNCompile *c);  /* matmul_split.c */
 bool plan_gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *dims);
 /* Nodes take() selects that lower() replaces (appending the replacements to the graph,
  * marking the node dead) get their replacements where they stood; the count replaced. */
+/* a new value of this type (a lowering's intermediate) */
+MNValue *plan_value_new(MNGraph *g, const char *name, int32_t elem, int rank, const int64_t *dims);
 int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower)(MNCompile *c, MNNode *n));
 bool plan_location_initial(MNCompile *c);
 bool plan_layout(MNCompile *c);
