@@ -340,7 +340,7 @@ int mncc_batch(int argc, char **argv) {
     int shard_k = 1, shard_n = 1;
     bool quiet = false;
     if (jobs < 1) jobs = 1;
-    const char **common = xcalloc((size_t)argc + 2, sizeof(char *));
+    const char **common = xcalloc((size_t)argc + 4, sizeof(char *));
     int ncommon = 0;
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
@@ -366,6 +366,11 @@ int mncc_batch(int argc, char **argv) {
             return free(common), usage(a[0] == '-' ? "--summary and --if-changed do not apply to a batch" : "more than one LIST or DIR given");
     }
     if (!src || !outroot) return free(common), usage("needs a LIST or DIR and -o OUTROOT");
+    if (jobs > 1) { /* the jobs share the cores: a thread each, unless the command line says otherwise (it comes later, and wins) */
+        memmove(common + 2, common, sizeof(char *) * (size_t)ncommon);
+        common[0] = "-O", common[1] = "num_threads=1";
+        ncommon += 2;
+    }
     Jobs js = {0};
     char err[4400];
     struct stat st;

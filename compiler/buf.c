@@ -25,10 +25,19 @@ void buf_append(MNBuf *b, const void *p, size_t n) {
  * %lx %llx %%, without flags, width or precision) are formatted here; anything else
  * goes to vsnprintf. glibc's vfprintf per call was a tenth of a compile that prints a
  * hundred thousand VSM lines. */
-static char *fmt_u(char *p, unsigned long long v, unsigned base) {
+static char *fmt_dec(char *p, unsigned long long v) {
     char t[24];
     int n = 0;
-    do t[n++] = "0123456789abcdef"[v % base], v /= base;
+    do t[n++] = (char)('0' + v % 10), v /= 10;
+    while (v);
+    while (n) *p++ = t[--n];
+    return p;
+}
+
+static char *fmt_hex(char *p, unsigned long long v) {
+    char t[24];
+    int n = 0;
+    do t[n++] = "0123456789abcdef"[v & 15], v >>= 4;
     while (v);
     while (n) *p++ = t[--n];
     return p;
@@ -42,61 +51,62 @@ static const char *length_of(const char *f, int *l) {
     return f;
 }
 
+/* One pass over the format, writing past b->len and growing as it goes; b->len moves
+ * only at the end, so a conversion handed to vsnprintf (false) leaves b as it was. */
 static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
-    /* a first pass over the format only: the conversions handled here, and the room
-     * all but the strings take (a string reserves its own when it comes) */
-    size_t need = 0;
+    size_t start = b->len;
+    buf_reserve(b, 64);
+    char *p = b->data + b->len, *end = b->data + b->cap - 1; /* the NUL's byte stays free */
+#define ROOM(n)                                                         \
+    do {                                                                \
+        if ((size_t)(end - p) < (size_t)(n)) {                          \
+            b->len = (size_t)(p - b->data);                             \
+            buf_reserve(b, (size_t)(n));                                \
+            p = b->data + b->len, end = b->data + b->cap - 1;           \
+        }                                                               \
+    } while (0)
     for (const char *f = fmt; *f; f++) {
         if (*f != '%') {
-            need++;
-            continue;
-        }
-        int l;
-        f = length_of(f + 1, &l);
-        switch (*f) {
-        case '%': need += 1; break;
-        case 'c': if (l) return false; need += 1; break;
-        case 'd': case 'i': case 'u': case 'x': need += 24; break;
-        case 's': if (l) return false; break;
-        default: return false;
-        }
-    }
-    buf_reserve(b, need);
-    char *p = b->data + b->len;
-    for (const char *f = fmt; *f; f++) {
-        if (*f != '%') {
+            ROOM(1);
             *p++ = *f;
             continue;
         }
         int l;
         f = length_of(f + 1, &l);
         switch (*f) {
-        case '%': *p++ = '%'; break;
-        case 'c': *p++ = (char)va_arg(ap, int); break;
+        case '%': ROOM(1); *p++ = '%'; break;
+        case 'c':
+            if (l) return b->len = start, false;
+            ROOM(1);
+            *p++ = (char)va_arg(ap, int);
+            break;
         case 's': {
+            if (l) return b->len = start, false;
             const char *s = va_arg(ap, const char *);
             if (!s) s = "(null)";
             size_t n = strlen(s);
-            b->len = (size_t)(p - b->data);
-            buf_reserve(b, n + need); /* may move the data */
-            p = b->data + b->len;
+            ROOM(n);
             memcpy(p, s, n), p += n;
             break;
         }
         case 'd': case 'i': {
             long long v = l == 0 ? va_arg(ap, int) : l == 1 ? va_arg(ap, long) : l == 2 ? va_arg(ap, long long) : (long long)va_arg(ap, size_t);
             unsigned long long u = (unsigned long long)v;
+            ROOM(24);
             if (v < 0) *p++ = '-', u = 0 - u;
-            p = fmt_u(p, u, 10);
+            p = fmt_dec(p, u);
             break;
         }
         case 'u': case 'x': {
             unsigned long long v = l == 0 ? va_arg(ap, unsigned) : l == 1 ? va_arg(ap, unsigned long) : l == 2 ? va_arg(ap, unsigned long long) : va_arg(ap, size_t);
-            p = fmt_u(p, v, *f == 'x' ? 16 : 10);
+            ROOM(24);
+            p = *f == 'x' ? fmt_hex(p, v) : fmt_dec(p, v);
             break;
         }
+        default: return b->len = start, false;
         }
     }
+#undef ROOM
     b->len = (size_t)(p - b->data);
     b->data[b->len] = 0;
     return true;

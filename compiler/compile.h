@@ -63,6 +63,8 @@ void mn_log(MNCompile *c, int level, const char *fmt, ...) __attribute__((format
  * pass and every few nodes of Code Emit, so a compile stops with an error line before the
  * machine runs out of memory. */
 bool mn_memory_ok(MNCompile *c);
+/* the threads option num_threads asks for (0: one per online core, at most 8) */
+int mn_threads(const MNCompile *c);
 /* FNV-1a of a file's bytes (0 when it cannot be read), for compile.stamp */
 uint64_t mn_file_hash(const char *path);
 /* Record a figure of the running pass (report.json passes[].figures). */

@@ -25,7 +25,7 @@
     X(conv_lowering, ENUM, "im2col", "window|im2col", "window: Conv as a window op on the vector unit; im2col: an ungrouped float 2-D Conv with constant weights, small enough to be gathered on one L1B, as an im2col gather (C*KH*KW padded to a multiple of 8), a Gemm on the MAB matrix unit and a transpose") \
     X(matmul_split, BOOL, "true", "", "cut a float MatMul or Gemm whose constant B is too large to replicate on every MAB along K into products the matrix unit takes, summed by Adds (false: such a product is a window op on the vector unit)") \
     X(link, ENUM, "concat", "concat|merge", "linking of the per-node code: concat, one node after another; merge, a Download or Upload interleaved with an independent compute neighbour (DRAM time hidden behind compute)") \
-    X(num_threads, INT, "1", "", "threads for Node Simulation (results identical for any count)") \
+    X(num_threads, INT, "0", "", "threads for Node Simulation and Code Emit's linking (0: one per online core, at most 8; mncc batch gives its compiles 1 unless set); the results are identical for any count") \
     X(seed, INT, "1", "", "random seed of auto_recompute_sa") \
     X(sa_steps, INT, "1000", "", "moves auto_recompute_sa tries (each re-simulates the schedule)") \
     X(machine, STRING, "mncore2", "", "target machine: a name under presets/machines, or a path to a machine file") \

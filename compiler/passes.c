@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zstd.h>
 #include <time.h>
 #include <malloc.h>
@@ -123,6 +124,13 @@ static bool bind_inputs(MNCompile *c) {
                               ir_dims_str(c->arena, t->rank, t->dims));
     }
     return true;
+}
+
+int mn_threads(const MNCompile *c) {
+    int64_t n = c->opt->ival[MN_OPT_num_threads];
+    if (n == 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > 8 && c->opt->ival[MN_OPT_num_threads] == 0) n = 8;
+    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
 
 bool mn_memory_ok(MNCompile *c) {

@@ -31,6 +31,8 @@
 #include "isa.h"
 #include "ops.h"
 #include "vsm.h"
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -413,15 +415,10 @@ static bool is_transfer(const MNNode *n) {
     return n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload || n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat;
 }
 
-static bool parse_seg(const char *text, size_t lo, size_t hi, VProgram *p) {
-    char *s = xmalloc(hi - lo + 1);
-    memcpy(s, text + lo, hi - lo);
-    s[hi - lo] = 0;
+static bool parse_seg(VLineCache *lc, const char *text, size_t lo, size_t hi, VProgram *p) {
     char err[300];
-    bool ok = vsm_parse_relative("segment", s, p, err, sizeof err);
-    free(s);
-    if (!ok) die("emitted VSM does not assemble: %s", err);
-    return ok;
+    if (!vsm_parse_relative_cached(lc, "segment", text + lo, hi - lo, p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+    return true;
 }
 
 /* The segments are parsed one at a time, ahead of the one being written by at most the
@@ -433,6 +430,7 @@ typedef struct {
     const size_t *seg;
     VProgram *prog;
     int parsed; /* segments before this one are parsed (and maybe written and freed) */
+    VLineCache *lines;
 } Segs;
 
 /* the first segment from i on with code, parsing up to it; -1: none (all parsed); -2: over
@@ -442,7 +440,7 @@ static int next_live(Segs *s, int i, EmLink *st) {
     for (; i < g->nnodes; i++) {
         if (i >= s->parsed) {
             if (i % 64 == 63 && !mn_memory_ok(s->c)) return -2;
-            parse_seg(s->text, s->seg[i], s->seg[i + 1], &s->prog[i]);
+            parse_seg(s->lines, s->text, s->seg[i], s->seg[i + 1], &s->prog[i]);
             resolve(g, &s->prog[i]);
             for (int k = 0; k < s->prog[i].nsteps; k++) st->steps_concat += s->prog[i].steps[k].repeat;
             s->parsed = i + 1;
@@ -452,10 +450,103 @@ static int next_live(Segs *s, int i, EmLink *st) {
     return -1;
 }
 
+/* concat: nodes [lo, hi) linked into a part of their own (text, code without the
+ * header, relocations counted from the part's first line). Parts are independent, so
+ * they are linked on num_threads threads and joined in order: the same bytes as one
+ * pass over every node. */
+typedef struct {
+    MNCompile *c;
+    const char *text;
+    const size_t *seg;
+    int lo, hi;
+    MNBuf out;
+    EmLink st;
+} Part;
+
+typedef struct {
+    Part *parts;
+    int n;
+    atomic_int next;
+    atomic_bool over; /* the memory limit was reached (only the calling thread checks it) */
+} Parts;
+
+static void link_part(Part *pt, Parts *ps, bool checks) {
+    const MNGraph *g = pt->c->g;
+    VLineCache *lc = vsm_line_cache_new();
+    Out o = {g, &pt->out, 0, &pt->st};
+    for (int k = pt->lo; k < pt->hi && !atomic_load(&ps->over); k++) {
+        if (checks && k % 64 == 63 && !mn_memory_ok(pt->c)) {
+            atomic_store(&ps->over, true);
+            break;
+        }
+        VProgram p;
+        parse_seg(lc, pt->text, pt->seg[k], pt->seg[k + 1], &p);
+        resolve(g, &p);
+        for (int i = 0; i < p.nsteps; i++) pt->st.steps_concat += p.steps[i].repeat;
+        put_node(&o, g->nodes[k], &p);
+    }
+    pt->st.nsteps = o.line;
+    vsm_line_cache_free(lc);
+}
+
+static void take_parts(Parts *ps, bool checks) {
+    for (int k; (k = atomic_fetch_add(&ps->next, 1)) < ps->n;) link_part(&ps->parts[k], ps, checks);
+}
+
+static void *part_worker(void *arg) {
+    take_parts(arg, false);
+    return NULL;
+}
+
+static bool link_concat(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
+    int n = c->g->nnodes, nt = mn_threads(c);
+    /* a few parts per thread, cut at node boundaries by text length, so that a thread
+     * done early takes another */
+    int np = nt > 1 ? 4 * nt : 1;
+    if (np > n) np = n > 0 ? n : 1;
+    Parts ps = {xcalloc((size_t)np, sizeof(Part)), np, 0, false};
+    size_t total = seg[n] - seg[0];
+    for (int k = 0, lo = 0; k < np; k++) {
+        int hi = lo;
+        size_t want = seg[0] + total / (size_t)np * (size_t)(k + 1);
+        while (hi < n && (k == np - 1 || seg[hi] < want)) hi++;
+        ps.parts[k] = (Part){c, text, seg, lo, hi, {0}, {0}};
+        lo = hi;
+    }
+    pthread_t tid[16];
+    int started = 0;
+    for (int t = 1; t < nt && t < 16 && np > 1; t++)
+        if (!pthread_create(&tid[started], NULL, part_worker, &ps)) started++;
+    take_parts(&ps, true);
+    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    buf_append(out, text, seg[0]);
+    vsm_encode_begin(&st->code);
+    int64_t line = 0;
+    for (int k = 0; k < np; k++) {
+        Part *pt = &ps.parts[k];
+        buf_append(out, pt->out.data ? pt->out.data : "", pt->out.len);
+        buf_append(&st->code, pt->st.code.data ? pt->st.code.data : "", pt->st.code.len);
+        for (int r = 0; r < pt->st.nrelocs; r++) {
+            if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppReloc) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
+            AppReloc a = pt->st.relocs[r];
+            a.line += (uint32_t)line;
+            st->relocs[st->nrelocs++] = a;
+        }
+        line += pt->st.nsteps;
+        st->steps_concat += pt->st.steps_concat;
+        buf_free(&pt->out), buf_free(&pt->st.code), free(pt->st.relocs);
+    }
+    free(ps.parts);
+    st->nsteps = line;
+    vsm_encode_end(&st->code, (uint32_t)line);
+    return !atomic_load(&ps.over);
+}
+
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
     const MNGraph *g = c->g;
     memset(st, 0, sizeof *st);
     bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
+    if (!merge) return link_concat(c, text, seg, out, st);
     buf_append(out, text, seg[0]);
     vsm_encode_begin(&st->code);
     Out o = {g, out, 0, st};
@@ -464,7 +555,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, Em
     cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw, cx.size[K_GRF1] = 2 * m->grf1_lw;
     cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw;
     int n = g->nnodes;
-    Segs sg = {c, text, seg, xcalloc((size_t)n + 1, sizeof(VProgram)), 0};
+    Segs sg = {c, text, seg, xcalloc((size_t)n + 1, sizeof(VProgram)), 0, vsm_line_cache_new()};
     int cost[VI_COUNT][8]; /* the machine's instruction costs: the LM distances are counted in its steps */
     emu_cost_table(m, cost);
     int next = 0; /* segments before this one are written */
@@ -514,6 +605,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, Em
     for (int k = next; within && k < n; k++) put_node(&o, g->nodes[k], &sg.prog[k]); /* the empty segments after the last with code */
     for (int k = 0; k < n; k++) vsm_program_free(&sg.prog[k]);
     free(sg.prog);
+    vsm_line_cache_free(sg.lines);
     st->nsteps = o.line;
     vsm_encode_end(&st->code, o.line);
     return within;

@@ -10,6 +10,12 @@ bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_
 /* the same, accepting addresses relative to a value ($lm{12}8: the emitter's per-node
  * code, which the linker resolves; see VOperand.sym) */
 bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen);
+/* the relative parse of len bytes through a cache of lines already parsed (the linker's:
+ * per-node code repeats its lines with other value ids) */
+typedef struct VLineCache VLineCache;
+VLineCache *vsm_line_cache_new(void);
+void vsm_line_cache_free(VLineCache *lc);
+bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err, size_t errlen);
 void vsm_program_free(VProgram *p);
 /* Appends a copy of step s with its expressions (s->e may point anywhere). */
 void vsm_push_step(VProgram *p, const VStep *s);

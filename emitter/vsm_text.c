@@ -500,95 +500,223 @@ static bool push_step(VProgram *p, const VStep *s) {
     return true;
 }
 
-static bool parse_text(const char *name, const char *text, VProgram *p, char *err, size_t errlen, bool relative);
-bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_t errlen) { return parse_text(name, text, p, err, errlen, false); }
-bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen) { return parse_text(name, text, p, err, errlen, true); }
-
-static bool parse_text(const char *name, const char *text, VProgram *p, char *err, size_t errlen, bool relative) {
-    memset(p, 0, sizeof *p);
-    Ctx c = {name, 0, err, errlen, relative};
-    const char *line = text;
-    while (line && *line) {
-        const char *nl = strchr(line, '\n');
-        size_t len = nl ? (size_t)(nl - line) : strlen(line);
-        c.line++;
-        char small[512]; /* most lines: no malloc */
-        char *buf = len < sizeof small ? small : xmalloc(len + 1);
-        memcpy(buf, line, len);
-        buf[len] = 0;
-        line = nl ? nl + 1 : NULL;
-        char *h = strpbrk(buf, "#!");
-        if (h) *h = 0;
-        char *s = buf;
-        while (isspace((unsigned char)*s)) s++;
-        for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);) *--e = 0;
-        VStep st;
-        VExpr ex[VSM_MAX_EXPR]; /* parse_expr clears each it fills; only those are read */
-        memset(&st, 0, sizeof st);
-        st.e = ex;
-        st.line = c.line;
-        bool ok = true;
-        if (!*s) {
-        } else if (!strcmp(s, "quit")) {
-            if (buf != small) free(buf);
-            break;
-        } else if (s[0] == 'd' && (s[1] == ' ' || s[1] == '\t')) {
-            /* debug commands: kept as text, canonicalised (single spaces) */
-            st.kind = ST_DEBUG;
-            char *t = xmalloc(strlen(s) + 1), *w = t;
-            for (const char *r = s; *r; r++)
-                if (!isspace((unsigned char)*r) || (w > t && w[-1] != ' ')) *w++ = isspace((unsigned char)*r) ? ' ' : *r;
-            *w = 0;
-            st.text = t;
-            ok = push_step(p, &st);
-        } else if (!strncmp(s, "mask", 4) && (s[4] == ' ' || isalpha((unsigned char)s[4]))) {
-            const char *q = s + 4;
-            st.kind = ST_MASK;
-            st.mask_width = 2;
-            if (!strncmp(q, "ll", 2)) st.mask_width = 4, q += 2;
-            else if (*q == 'l') q++;
-            for (; *q && *q != ' '; q++) {
-                const char *L = "rstmnk", *f = strchr(L, *q);
-                if (!f) {
-                    ok = perr(&c, "mask targets are letters of 'rstmnk'");
-                    break;
-                }
-                st.mask_targets |= (uint8_t)(1 << (f - L));
+/* One line of text (len bytes, no newline) into p; false with the message in c->err.
+ * *quit: the line was 'quit', which ends the program. */
+static bool parse_line(Ctx *c, const char *line, size_t len, VProgram *p, bool *quit) {
+    char small[512]; /* most lines: no malloc */
+    char *buf = len < sizeof small ? small : xmalloc(len + 1);
+    memcpy(buf, line, len);
+    buf[len] = 0;
+    char *h = strpbrk(buf, "#!");
+    if (h) *h = 0;
+    char *s = buf;
+    while (isspace((unsigned char)*s)) s++;
+    for (char *e = s + strlen(s); e > s && isspace((unsigned char)e[-1]);) *--e = 0;
+    VStep st;
+    VExpr ex[VSM_MAX_EXPR]; /* parse_expr clears each it fills; only those are read */
+    memset(&st, 0, sizeof st);
+    st.e = ex;
+    st.line = c->line;
+    bool ok = true;
+    if (!*s) {
+    } else if (!strcmp(s, "quit")) {
+        *quit = true;
+    } else if (s[0] == 'd' && (s[1] == ' ' || s[1] == '\t')) {
+        /* debug commands: kept as text, canonicalised (single spaces) */
+        st.kind = ST_DEBUG;
+        char *t = xmalloc(strlen(s) + 1), *w = t;
+        for (const char *r = s; *r; r++)
+            if (!isspace((unsigned char)*r) || (w > t && w[-1] != ' ')) *w++ = isspace((unsigned char)*r) ? ' ' : *r;
+        *w = 0;
+        st.text = t;
+        ok = push_step(p, &st);
+    } else if (!strncmp(s, "mask", 4) && (s[4] == ' ' || isalpha((unsigned char)s[4]))) {
+        const char *q = s + 4;
+        st.kind = ST_MASK;
+        st.mask_width = 2;
+        if (!strncmp(q, "ll", 2)) st.mask_width = 4, q += 2;
+        else if (*q == 'l') q++;
+        for (; *q && *q != ' '; q++) {
+            const char *L = "rstmnk", *f = strchr(L, *q);
+            if (!f) {
+                ok = perr(c, "mask targets are letters of 'rstmnk'");
+                break;
             }
-            while (ok && *q == ' ') q++;
-            uint32_t e;
-            if (ok && (!parse_uint(&q, &e) || e > 31 || *q)) ok = perr(&c, "mask takes an entry 0..31");
-            if (ok) {
-                if (!st.mask_targets) st.mask_targets = MT_R | MT_S | MT_T | MT_M | MT_N | MT_K;
-                st.mask_entry = (uint8_t)e;
-                ok = push_step(p, &st);
-            }
-        } else {
-            st.kind = ST_STEP;
-            st.repeat = 1;
-            char *save = NULL;
-            for (char *x = next_token((save = s, &save), ';', ';'); ok && x; x = next_token(&save, ';', ';')) {
-                while (isspace((unsigned char)*x)) x++;
-                if (!*x) continue;
-                if (st.nexpr == VSM_MAX_EXPR) {
-                    ok = perr(&c, "too many expressions in one step");
-                    break;
-                }
-                uint32_t rep = 0;
-                ok = parse_expr(&c, x, &st.e[st.nexpr], &rep); /* tokenises x in place: it ends at this ';' */
-                if (ok && rep) st.repeat = rep;
-                st.nexpr++;
-            }
-            if (ok && !st.nexpr) ok = perr(&c, "empty step (a line of only ';')");
-            if (ok) ok = push_step(p, &st);
+            st.mask_targets |= (uint8_t)(1 << (f - L));
         }
-        if (buf != small) free(buf);
-        if (!ok) {
-            vsm_program_free(p);
-            return false;
+        while (ok && *q == ' ') q++;
+        uint32_t e;
+        if (ok && (!parse_uint(&q, &e) || e > 31 || *q)) ok = perr(c, "mask takes an entry 0..31");
+        if (ok) {
+            if (!st.mask_targets) st.mask_targets = MT_R | MT_S | MT_T | MT_M | MT_N | MT_K;
+            st.mask_entry = (uint8_t)e;
+            ok = push_step(p, &st);
+        }
+    } else {
+        st.kind = ST_STEP;
+        st.repeat = 1;
+        char *save = NULL;
+        for (char *x = next_token((save = s, &save), ';', ';'); ok && x; x = next_token(&save, ';', ';')) {
+            while (isspace((unsigned char)*x)) x++;
+            if (!*x) continue;
+            if (st.nexpr == VSM_MAX_EXPR) {
+                ok = perr(c, "too many expressions in one step");
+                break;
+            }
+            uint32_t rep = 0;
+            ok = parse_expr(c, x, &st.e[st.nexpr], &rep); /* tokenises x in place: it ends at this ';' */
+            if (ok && rep) st.repeat = rep;
+            st.nexpr++;
+        }
+        if (ok && !st.nexpr) ok = perr(c, "empty step (a line of only ';')");
+        if (ok) ok = push_step(p, &st);
+    }
+    if (buf != small) free(buf);
+    return ok;
+}
+
+/* The linker's parses: a line's meaning does not depend on the values its relative
+ * operands name, so a line seen before with other ids ({12} where it had {7}) is the
+ * step parsed then with those ids put in. Node code repeats a handful of line shapes
+ * (the same transfer or product for each layer), and a lookup costs a tenth of a parse.
+ * Only plain steps are kept; anything else (comments, masks, debug lines, a line whose
+ * braces are not a value id) is parsed as it stands. */
+enum { LC_MAX = 1 << 16, LC_IDS = 16 };
+typedef struct {
+    uint64_t hash;
+    uint32_t key, klen; /* in keys */
+    int step;           /* in steps, +1; 0: empty slot */
+} LcEntry;
+struct VLineCache {
+    LcEntry *tab;
+    uint32_t cap, n;
+    MNBuf keys;
+    VProgram steps;
+};
+
+VLineCache *vsm_line_cache_new(void) { return xcalloc(1, sizeof(VLineCache)); }
+
+void vsm_line_cache_free(VLineCache *lc) {
+    if (!lc) return;
+    free(lc->tab);
+    buf_free(&lc->keys);
+    vsm_program_free(&lc->steps);
+    free(lc);
+}
+
+/* the line with each {id} as {} into key, the ids in order; false: not a cacheable line */
+static bool line_key(const char *s, size_t len, MNBuf *key, uint32_t *ids, int *nids, uint64_t *hash) {
+    key->len = 0;
+    buf_reserve(key, len);
+    char *k = key->data;
+    size_t kn = 0;
+    int n = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = s[i];
+        if (ch == '#' || ch == '!') return false;
+        k[kn++] = ch;
+        if (ch != '{') continue;
+        uint64_t v = 0;
+        size_t j = i + 1;
+        while (j < len && s[j] >= '0' && s[j] <= '9' && v < 0x7fffffff) v = v * 10 + (uint64_t)(s[j++] - '0');
+        if (j == i + 1 || j >= len || s[j] != '}' || v >= 0x7fffffff || n == LC_IDS) return false;
+        ids[n++] = (uint32_t)v;
+        i = j - 1; /* the '}' goes into the key next */
+    }
+    if (!kn) return false;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < kn; i++) h = (h ^ (unsigned char)k[i]) * 0x100000001b3ull;
+    key->len = kn;
+    *nids = n;
+    *hash = h;
+    return true;
+}
+
+static LcEntry *lc_slot(VLineCache *lc, const char *k, size_t kn, uint64_t h) {
+    for (uint32_t i = (uint32_t)h & (lc->cap - 1);; i = (i + 1) & (lc->cap - 1)) {
+        LcEntry *e = &lc->tab[i];
+        if (!e->step || (e->hash == h && e->klen == kn && !memcmp(lc->keys.data + e->key, k, kn))) return e;
+    }
+}
+
+/* the ids of a line, in the order its operands read them (sources, then destinations,
+ * expression by expression: the text's order) */
+static void put_ids(VStep *t, const uint32_t *ids, int nids) {
+    int k = 0;
+    for (int x = 0; x < t->nexpr; x++) {
+        VExpr *e = &t->e[x];
+        for (int j = 0; j < e->nsrc + e->ndst; j++) {
+            VOperand *o = j < e->nsrc ? &e->src[j] : &e->dst[j - e->nsrc];
+            if (!o->sym) continue;
+            if (k == nids) die("line cache: more relative operands than ids");
+            o->sym = ids[k++] + 1;
         }
     }
-    return true;
+    if (k != nids) die("line cache: %d ids for %d relative operands", nids, k);
+}
+
+static bool parse_text(const char *name, const char *text, const char *end, VProgram *p, char *err, size_t errlen, bool relative, VLineCache *lc) {
+    memset(p, 0, sizeof *p);
+    Ctx c = {name, 0, err, errlen, relative};
+    MNBuf key = {0};
+    uint32_t ids[LC_IDS];
+    bool ok = true;
+    for (const char *line = text; ok && line < end && *line;) {
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        size_t len = nl ? (size_t)(nl - line) : strnlen(line, (size_t)(end - line));
+        c.line++;
+        const char *at = line;
+        line = nl ? nl + 1 : end;
+        int nids;
+        uint64_t h;
+        LcEntry *slot = NULL;
+        if (lc && line_key(at, len, &key, ids, &nids, &h)) {
+            if (lc->n * 2 >= lc->cap && lc->n < LC_MAX) { /* grow: rehash every entry */
+                uint32_t cap = lc->cap ? 2 * lc->cap : 1024;
+                LcEntry *old = lc->tab;
+                uint32_t ocap = lc->cap;
+                lc->tab = xcalloc(cap, sizeof(LcEntry));
+                lc->cap = cap;
+                for (uint32_t i = 0; i < ocap; i++)
+                    if (old[i].step) *lc_slot(lc, lc->keys.data + old[i].key, old[i].klen, old[i].hash) = old[i];
+                free(old);
+            }
+            if (lc->cap) slot = lc_slot(lc, key.data, key.len, h);
+            if (slot && slot->step) {
+                vsm_push_step(p, &lc->steps.steps[slot->step - 1]);
+                VStep *t = &p->steps[p->nsteps - 1];
+                t->line = c.line;
+                put_ids(t, ids, nids);
+                continue;
+            }
+        }
+        int before = p->nsteps;
+        bool quit = false;
+        ok = parse_line(&c, at, len, p, &quit);
+        if (quit) break;
+        if (ok && slot && !slot->step && lc->n < LC_MAX && p->nsteps == before + 1 && p->steps[before].kind == ST_STEP) {
+            slot->hash = h;
+            slot->key = (uint32_t)lc->keys.len;
+            slot->klen = (uint32_t)key.len;
+            buf_append(&lc->keys, key.data, key.len);
+            vsm_push_step(&lc->steps, &p->steps[before]);
+            slot->step = lc->steps.nsteps;
+            lc->n++;
+        }
+    }
+    buf_free(&key);
+    if (!ok) vsm_program_free(p);
+    return ok;
+}
+
+bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_t errlen) {
+    return parse_text(name, text, text + strlen(text), p, err, errlen, false, NULL);
+}
+bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen) {
+    return parse_text(name, text, text + strlen(text), p, err, errlen, true, NULL);
+}
+bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err, size_t errlen) {
+    return parse_text(name, text, text + len, p, err, errlen, true, lc);
 }
 
 void vsm_program_free(VProgram *p) {

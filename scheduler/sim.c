@@ -491,9 +491,7 @@ bool sched_node_simulation(MNCompile *c) {
     st->nsim = g->nnodes;
     st->sim = ARENA_ARRAY(c->arena, SimNode, g->nnodes + 1);
     for (int i = 0; i < g->nnodes; i++) g->nodes[i]->sim = i;
-    int nt = (int)c->opt->ival[MN_OPT_num_threads];
-    if (nt < 1) nt = 1;
-    if (nt > 64) nt = 64;
+    int nt = mn_threads(c);
     if (nt > g->nnodes) nt = g->nnodes > 0 ? g->nnodes : 1;
     c->cache_dir = fake ? NULL : cache_dir(c);
     int nn = g->nnodes;
