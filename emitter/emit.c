@@ -40,6 +40,7 @@
 #include "vsm.h"
 #include "emu.h"
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -688,25 +689,21 @@ static void move(Em *e, const MNNode *n) {
 
 /* A value the host exchanges: a layout image, or (a constant without a layout, such as
  * a folded Shape output, or an input nothing reads) a row-major image in group 0. */
-/* img compressed into t (and freed): the arena keeps only the bytes zstd produced (its
- * bound, zeroed by the arena, cost more than the compression on large tables) */
-/* one zstd context serves every tensor: a context per call allocated and cleared its
- * tables each time (the output is the same) */
-static bool pack(ZSTD_CCtx *zc, Arena *a, uint64_t *img, size_t bytes, AppTensor *t, char *err, size_t errlen) {
+/* img compressed into t (and freed); t->zstd is malloc'd, the caller frees it once
+ * model.app is written (a parameter's bytes may be packed on another thread, which
+ * must not touch the arena) */
+static bool pack(ZSTD_CCtx *zc, uint64_t *img, size_t bytes, AppTensor *t, char *err, size_t errlen) {
     size_t cap = ZSTD_compressBound(bytes);
     uint8_t *z = xmalloc(cap);
     size_t got = ZSTD_compressCCtx(zc, z, cap, img, bytes, 3);
     free(img);
     if (ZSTD_isError(got)) return free(z), snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
-    uint8_t *keep = arena_alloc(a, got ? got : 1);
-    memcpy(keep, z, got);
-    t->zstd = keep;
+    t->zstd = xrealloc(z, got ? got : 1);
     t->zstd_len = got;
-    free(z);
     return true;
 }
 
-static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, Arena *a, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
+static bool host_tensor(const MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (!v->layout) { /* unread inputs and folded outputs have none */
         if (!v->konst && !v->is_input) return snprintf(err, errlen, "'%s' has no layout", v->name), false;
@@ -717,7 +714,7 @@ static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, Arena *a, const MNValue *v,
         if (param) {
             uint64_t *img = xmalloc((size_t)t->num_lw * 8 + 8);
             if (!app_encode(v->konst, t->mn_dtype, img, err, errlen)) return free(img), false;
-            if (!pack(zc, a, img, (size_t)t->num_lw * 8, t, err, errlen)) return false;
+            if (!pack(zc, img, (size_t)t->num_lw * 8, t, err, errlen)) return false;
         }
         return true;
     }
@@ -740,9 +737,36 @@ static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, Arena *a, const MNValue *v,
             free(img);
             return false;
         }
-        if (!pack(zc, a, img, n * 8, t, err, errlen)) return false;
+        if (!pack(zc, img, n * 8, t, err, errlen)) return false;
     }
     return true;
+}
+
+/* The parameters' images and their compression (a fifth of a weight-heavy model's
+ * Code Emit) depend on nothing the node code decides: on num_threads > 1 they are
+ * packed on a thread of their own while the nodes are emitted. The values are the
+ * graph's before emission (which adds gather tables to it), in graph order; the first
+ * that fails stops the packing, as it would in line. */
+typedef struct {
+    const MNCompile *c;
+    const MNValue **vals;
+    int n, done; /* done: packed, in order; a failure stops there */
+    AppTensor *out;
+    char err[600];
+} Params;
+
+static void *pack_params(void *arg) {
+    Params *pp = arg;
+    ZSTD_CCtx *zc = ZSTD_createCCtx();
+    if (!zc) die("out of memory (zstd)");
+    for (; pp->done < pp->n; pp->done++)
+        if (!host_tensor(pp->c, zc, pp->vals[pp->done], &pp->out[pp->done], true, pp->err, sizeof pp->err)) break;
+    ZSTD_freeCCtx(zc);
+    return NULL;
+}
+
+static void free_packed(AppTensor *t, int n) {
+    for (int i = 0; i < n; i++) free((void *)t[i].zstd);
 }
 
 /* node n's code, at the walk's position (why_not accepted it there) */
@@ -904,6 +928,15 @@ static bool emit_all(MNCompile *c) {
         return true;
     }
     buf_free(&why);
+    Params pp = {.c = c};
+    pp.vals = xcalloc((size_t)g->nvalues + 1, sizeof(MNValue *));
+    for (int i = 0; i < g->nvalues; i++) { /* parameters, and outputs that are constants: the host writes them */
+        const MNValue *v = g->values[i];
+        if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) pp.vals[pp.n++] = v;
+    }
+    pp.out = xcalloc((size_t)pp.n + 1, sizeof(AppTensor));
+    pthread_t packer;
+    bool threaded = mn_threads(c) > 1 && pp.n > 0 && !pthread_create(&packer, NULL, pack_params, &pp);
     MNBuf b = {0};
     /* the tables go above every DRAM value the address planner placed */
     Em e = {.c = c, .b = &b, .dram_top = (c->sched->dram_top + 63) / 64 * 64};
@@ -916,6 +949,8 @@ static bool emit_all(MNCompile *c) {
             emit_smap_cache_free(&e);
             free(seg);
             buf_free(&b);
+            if (threaded) pthread_join(packer, NULL);
+            free_packed(pp.out, pp.done), free(pp.out), free(pp.vals);
             return false;
         }
         wk.pos = i;
@@ -931,10 +966,13 @@ static bool emit_all(MNCompile *c) {
     bool linked_ok = emit_link(c, b.data, seg, &linked, &lk);
     free(seg);
     buf_free(&b);
+    if (threaded) pthread_join(packer, NULL);
+    else pack_params(&pp);
     if (!linked_ok) {
         buf_free(&linked);
         free(lk.relocs);
         buf_free(&lk.code);
+        free_packed(pp.out, pp.done), free(pp.out), free(pp.vals);
         return false;
     }
     b = linked;
@@ -986,21 +1024,25 @@ static bool emit_all(MNCompile *c) {
     bool ok = true;
     ZSTD_CCtx *zc = ZSTD_createCCtx();
     if (!zc) die("out of memory (zstd)");
-    for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, zc, a, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
-    for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, zc, a, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
-    for (int i = 0; ok && i < g->nvalues; i++) { /* parameters, and outputs that are constants: the host writes them */
-        const MNValue *v = g->values[i];
-        if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) ok = host_tensor(c, zc, a, v, &app.params[app.nparams++], true, err, sizeof err);
-    }
-    for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, zc, a, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
+    for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, zc, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
+    for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, zc, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
+    if (ok) {
+        memcpy(app.params, pp.out, sizeof(AppTensor) * (size_t)pp.done);
+        app.nparams = pp.done;
+        if (pp.done < pp.n) ok = false, snprintf(err, sizeof err, "%s", pp.err);
+    } else
+        free_packed(pp.out, pp.done);
+    free(pp.out), free(pp.vals);
+    for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, zc, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
     ZSTD_freeCCtx(zc);
     if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
     if (!ok) {
-        buf_free(&b), buf_free(&lk.code);
+        buf_free(&b), buf_free(&lk.code), free_packed(app.params, app.nparams);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
     }
     MNBuf out = {0};
     app_write(a, &app, &out);
+    free_packed(app.params, app.nparams);
     buf_free(&lk.code);
     ok = !c->out_dir || (mn_art_write(c, "model.vsm", b.data, b.len) && mn_art_write(c, "model.app", out.data, out.len));
     mn_figure(c, "vsm_lines", nsteps);
