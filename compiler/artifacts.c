@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,39 +112,113 @@ static bool put_bytes(int fd, const void *data, size_t len, int src_fd) {
     return true;
 }
 
-/* path written under a temporary name and renamed into place */
-static bool put_file(MNCompile *c, const char *path, const void *data, size_t len, int src_fd) {
+/* path written under a temporary name and renamed into place; false with errno set
+ * and *what saying which step failed (no MNCompile: a background write runs this too) */
+static bool put_file_raw(const char *path, const void *data, size_t len, int src_fd, const char **what, char *where, size_t wn) {
     char tmp[4200];
     const char *slash = strrchr(path, '/');
     if (slash) snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp%ld", (int)(slash - path), path, slash + 1, (long)getpid());
     else snprintf(tmp, sizeof tmp, ".%s.tmp%ld", path, (long)getpid());
+    *what = "cannot write";
+    snprintf(where, wn, "%s", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) return io_fail(c, "cannot write", tmp);
+    if (fd < 0) return snprintf(where, wn, "%s", tmp), false;
     /* fault injection for the tests: MNCC_FAIL_WRITE=NAME makes the write of the file
      * named NAME stop halfway with ENOSPC, as a full disk would */
     const char *inject = getenv("MNCC_FAIL_WRITE");
     bool fail = inject && *inject && !strcmp(inject, slash ? slash + 1 : path);
     if (!put_bytes(fd, data, fail ? len / 2 : len, src_fd) || fail) {
-        if (fail) errno = ENOSPC;
-        io_fail(c, "cannot write", path);
+        int e = fail ? ENOSPC : errno;
         close(fd);
         unlink(tmp);
+        errno = e;
         return false;
     }
     if (close(fd)) {
-        io_fail(c, "cannot write", path);
+        int e = errno;
         unlink(tmp);
+        errno = e;
         return false;
     }
     if (rename(tmp, path)) {
-        io_fail(c, "cannot rename into place", path);
+        int e = errno;
+        *what = "cannot rename into place";
         unlink(tmp);
+        errno = e;
         return false;
     }
     return true;
 }
 
-bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return put_file(c, path, data ? data : "", len, -1); }
+static bool put_file(MNCompile *c, const char *path, const void *data, size_t len, int src_fd) {
+    const char *what;
+    char where[4200];
+    if (put_file_raw(path, data, len, src_fd, &what, where, sizeof where)) return true;
+    return io_fail(c, what, where);
+}
+
+/* One artifact at a time may be written on a thread of its own (num_threads > 1) while
+ * the compile goes on: model.vsm while model.app is built, model.app while the graph's
+ * dumps are. The next artifact operation waits for it first and fails if it did, with
+ * the error the write would have given in line. */
+typedef struct MNArtBg {
+    pthread_t tid;
+    char name[256], path[4096], where[4200];
+    void *data; /* owned: freed once written */
+    size_t len;
+    const char *what;
+    int err;
+    bool ok;
+} MNArtBg;
+
+static void *bg_write(void *arg) {
+    MNArtBg *j = arg;
+    j->ok = put_file_raw(j->path, j->data, j->len, -1, &j->what, j->where, sizeof j->where);
+    j->err = errno;
+    return NULL;
+}
+
+static void art_record(MNCompile *c, const char *name);
+
+bool mn_art_wait(MNCompile *c) {
+    MNArtBg *j = c->art_bg;
+    if (!j) return true;
+    c->art_bg = NULL;
+    pthread_join(j->tid, NULL);
+    bool ok = j->ok;
+    if (ok) art_record(c, j->name);
+    else {
+        errno = j->err;
+        io_fail(c, j->what, j->where);
+        if (!strcmp(j->name, "model.app")) c->app_status = "not written: its write failed";
+    }
+    free(j->data);
+    free(j);
+    return ok;
+}
+
+bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len) {
+    if (!mn_art_wait(c)) return free(data), false;
+    if (mn_threads(c) < 2 || strlen(name) >= 256) {
+        bool ok = mn_art_write(c, name, data ? data : "", len);
+        free(data);
+        return ok;
+    }
+    MNArtBg *j = xcalloc(1, sizeof *j);
+    snprintf(j->name, sizeof j->name, "%s", name);
+    snprintf(j->path, sizeof j->path, "%s/%s", c->out_dir, name);
+    j->data = data, j->len = len;
+    if (pthread_create(&j->tid, NULL, bg_write, j)) {
+        free(j);
+        bool ok = mn_art_write(c, name, data ? data : "", len);
+        free(data);
+        return ok;
+    }
+    c->art_bg = j;
+    return true;
+}
+
+bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return mn_art_wait(c) && put_file(c, path, data ? data : "", len, -1); }
 
 static void art_record(MNCompile *c, const char *name) {
     int k = 0;
@@ -160,6 +235,7 @@ bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) 
 }
 
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src) {
+    if (!mn_art_wait(c)) return false;
     int fd = open(src, O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
@@ -175,6 +251,7 @@ bool mn_art_copy_file(MNCompile *c, const char *name, const char *src) {
 }
 
 bool mn_art_remove(MNCompile *c, const char *name) {
+    mn_art_wait(c);
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
     if (unlink(path)) return false;

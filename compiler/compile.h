@@ -45,6 +45,7 @@ typedef struct MNCompile {
     const char *app_status;   /* model.app: "written", or why not */
     const char *artifacts[32]; /* the files written into out_dir, in the order first written */
     int nartifacts;
+    struct MNArtBg *art_bg;    /* the artifact being written on a thread of its own (artifacts.c) */
     /* the Node Simulation cache of this run: run-dependent, so kept out of the
      * deterministic artifacts (report.json "cache") */
     const char *cache_dir;
@@ -74,6 +75,11 @@ void mn_figure(MNCompile *c, const char *name, int64_t value);
 bool mn_art_prepare_dir(MNCompile *c);
 bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len);
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
+/* data (malloc'd, taken over) written as artifact name, on a thread of its own when
+ * num_threads > 1: the next artifact operation, or mn_art_wait, waits for it and fails
+ * if it failed (false here: an earlier one failed, or the write did) */
+bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len);
+bool mn_art_wait(MNCompile *c);
 /* a written artifact taken back (a failed compile leaves no model.app); false if none */
 bool mn_art_remove(MNCompile *c, const char *name);
 /* the same atomic write to any path (not listed among the codegen dir's artifacts) */

@@ -323,7 +323,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         /* the report as the compile goes (mncc batch shows each child's pass from it), at
          * most every 100 ms: rewriting three files after each of 15 passes was a quarter
          * of a small model's compile */
-        if (out_dir && ok && now_ms() - last_report >= 100) {
+        if (out_dir && ok && i < NPASSES - 1 && now_ms() - last_report >= 100) { /* after the last pass, the final report follows */
             if (!mn_report_write(c)) ok = false;
             last_report = now_ms();
         }
@@ -335,6 +335,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         c->finished = ok;
     }
     if (opt->progress) fprintf(stderr, "\r\033[K");
+    if (out_dir && !mn_art_wait(c)) ok = false; /* a write still going on (model.app) is part of the set */
     if (out_dir && !mn_dashboard_write(c)) ok = false; /* also for a failed compile: it shows the error */
     if (!ok && out_dir && mn_art_remove(c, "model.app")) c->app_status = "removed: the compile failed after writing it";
     if (out_dir) ok = mn_report_write(c) && ok;
@@ -343,6 +344,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
 }
 
 void mn_compile_free(MNCompile *c) {
+    mn_art_wait(c);
     free(c->log);
     arena_free(c->arena);
     c->log = NULL;

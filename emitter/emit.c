@@ -1040,15 +1040,19 @@ static bool emit_all(MNCompile *c) {
         buf_free(&b), buf_free(&lk.code), free_packed(app.params, app.nparams);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
     }
+    /* model.vsm is written while model.app is built, model.app while the compile goes on */
+    ok = !c->out_dir || mn_art_write_owned(c, "model.vsm", b.data, b.len);
+    if (!c->out_dir) buf_free(&b);
     MNBuf out = {0};
-    app_write(a, &app, &out);
+    if (ok) app_write(a, &app, &out);
     free_packed(app.params, app.nparams);
     buf_free(&lk.code);
-    ok = !c->out_dir || (mn_art_write(c, "model.vsm", b.data, b.len) && mn_art_write(c, "model.app", out.data, out.len));
     mn_figure(c, "vsm_lines", nsteps);
+    if (!ok) return buf_free(&out), false;
     mn_log(c, 0, "code: %lld VSM lines, model.app %zu bytes", (long long)nsteps, out.len);
     c->app_status = "written";
-    buf_free(&out);
-    buf_free(&b);
+    size_t olen = out.len;
+    if (c->out_dir) ok = mn_art_write_owned(c, "model.app", out.data, olen);
+    else buf_free(&out);
     return ok;
 }
