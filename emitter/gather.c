@@ -1039,10 +1039,32 @@ const char *emit_moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (n->op == OP_Pad && mn_dtype_bytes(n->in[0]->dtype) == 8 && !strcmp(ir_attr_string(n, "mode", "constant"), "constant") && pad_value(n, &pv) &&
         (pv != 0 || signbit(pv)))
         return "a 64-bit pad value other than 0";
-    if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split || n->op == OP_MNCoreIm2col) /* every element's source known */
-        for (int k = 0; k < n->nout; k++) {
+    if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split || n->op == OP_MNCoreIm2col) { /* every element's source known */
+        /* which hangs on the op, its attributes and its operands' shapes and constants
+         * (value_sig holds more: the key is only ever too narrow to share) */
+        EmMemo *mm = c->emit_memo;
+        MNBuf key = {0};
+        bool keyed = mm != NULL;
+        if (keyed) {
+            buf_printf(&key, "sources %s::%s opset %lld\n", n->domain, n->op_type, (long long)c->g->opset);
+            keyed = ir_attrs_key(&key, n);
+            for (int k = 0; keyed && k < n->nin; k++) value_sig(mm, &key, n->in[k]);
+            for (int k = 0; keyed && k < n->nout; k++) value_sig(mm, &key, n->out[k]);
+        }
+        size_t len;
+        const char *const *got = keyed ? memo_get(mm, key.data, &len) : NULL;
+        if (got) {
+            buf_free(&key);
+            if (*got) return *got;
+            return gather_why(c, n, w);
+        }
+        const char *why = NULL;
+        for (int k = 0; k < n->nout && !why; k++) {
             const MNValue *o = n->out[k];
-            if (!o) return "an output left out";
+            if (!o) {
+                why = "an output left out";
+                break;
+            }
             SrcPrep sp;
             src_prep(n, &sp);
             int64_t ne = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK];
@@ -1050,9 +1072,16 @@ const char *emit_moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
                 int64_t q = i;
                 for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
                 EmEntry en;
-                if (!source_index(n, &sp, k, idx, &en)) return "parameters computed at run time, or a mode not handled";
+                if (!source_index(n, &sp, k, idx, &en)) {
+                    why = "parameters computed at run time, or a mode not handled";
+                    break;
+                }
             }
         }
+        if (keyed) memo_put(mm, key.data, &why, sizeof why);
+        buf_free(&key);
+        if (why) return why;
+    }
     return gather_why(c, n, w);
 }
 

@@ -61,7 +61,38 @@ static bool dim_list(P *p, int64_t *dims, int *rank, int max, const char *close)
     return lit(p, close) || pfail(p, close[0] == ')' ? "expected )" : "expected ]");
 }
 
+/* Layouts are parsed again and again (every pass and emitter reads the value's string):
+ * each thread keeps the last few it parsed, by the string's bytes. A layout is a value
+ * of its text alone, so a copy of the earlier parse is the parse. */
+enum { LP_WAYS = 64, LP_KEY = 240 };
+typedef struct {
+    uint64_t hash;
+    uint32_t len; /* 0: empty */
+    char key[LP_KEY];
+    MNLayout l;
+} LpEntry;
+static _Thread_local LpEntry lp_cache[LP_WAYS];
+
+static bool layout_parse_text(const char *s, MNLayout *l, char *err, size_t errlen);
+
 bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
+    uint64_t h = 0xcbf29ce484222325ull;
+    size_t n = 0;
+    for (; s[n] && n < LP_KEY; n++) h = (h ^ (unsigned char)s[n]) * 0x100000001b3ull;
+    if (n == 0 || n >= LP_KEY) return layout_parse_text(s, l, err, errlen);
+    LpEntry *e = &lp_cache[(h ^ h >> 32) % LP_WAYS];
+    if (e->len == n && e->hash == h && !memcmp(e->key, s, n)) {
+        memcpy(l, &e->l, sizeof *l);
+        return true;
+    }
+    if (!layout_parse_text(s, l, err, errlen)) return false;
+    e->hash = h, e->len = (uint32_t)n;
+    memcpy(e->key, s, n);
+    memcpy(&e->l, l, sizeof *l);
+    return true;
+}
+
+static bool layout_parse_text(const char *s, MNLayout *l, char *err, size_t errlen) {
     memset(l, 0, sizeof *l);
     P p = {s, err, errlen};
     if (!lit(&p, "PadLayout{") || !lit(&p, "(")) return pfail(&p, "expected PadLayout{(");
