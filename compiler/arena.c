@@ -1,4 +1,5 @@
 #include "arena.h"
+#include "buf.h"
 #include "diag.h"
 #include <stdarg.h>
 #include <stdint.h>
@@ -120,15 +121,13 @@ char *arena_strndup(Arena *a, const char *s, size_t n) {
 char *arena_strdup(Arena *a, const char *s) { return arena_strndup(a, s ? s : "", strlen(s ? s : "")); }
 
 char *arena_printf(Arena *a, const char *fmt, ...) {
-    va_list ap, ap2;
+    MNBuf b = {0};
+    va_list ap;
     va_start(ap, fmt);
-    va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap);
+    buf_vprintf(&b, fmt, ap);
     va_end(ap);
-    if (n < 0) die("vsnprintf failed");
-    char *p = arena_alloc(a, (size_t)n + 1);
-    vsnprintf(p, (size_t)n + 1, fmt, ap2);
-    va_end(ap2);
+    char *p = arena_strndup(a, b.data ? b.data : "", b.len);
+    buf_free(&b);
     return p;
 }
 

@@ -71,8 +71,13 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
             *p++ = *f;
             continue;
         }
-        int l;
-        f = length_of(f + 1, &l);
+        int l, width = 0;
+        bool zero = f[1] == '0';
+        f += 1 + zero;
+        while (*f >= '0' && *f <= '9' && width < 64) width = width * 10 + (*f++ - '0');
+        f = length_of(f, &l);
+        if (width && *f != 'd' && *f != 'i' && *f != 'u' && *f != 'x') return b->len = start, false;
+        char *at = p; /* where a number starts: padded to width below */
         switch (*f) {
         case '%': ROOM(1); *p++ = '%'; break;
         case 'c':
@@ -92,18 +97,27 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
         case 'd': case 'i': {
             long long v = l == 0 ? va_arg(ap, int) : l == 1 ? va_arg(ap, long) : l == 2 ? va_arg(ap, long long) : (long long)va_arg(ap, size_t);
             unsigned long long u = (unsigned long long)v;
-            ROOM(24);
+            ROOM(24 + width);
+            at = p;
             if (v < 0) *p++ = '-', u = 0 - u;
             p = fmt_dec(p, u);
             break;
         }
         case 'u': case 'x': {
             unsigned long long v = l == 0 ? va_arg(ap, unsigned) : l == 1 ? va_arg(ap, unsigned long) : l == 2 ? va_arg(ap, unsigned long long) : va_arg(ap, size_t);
-            ROOM(24);
+            ROOM(24 + width);
+            at = p;
             p = *f == 'x' ? fmt_hex(p, v) : fmt_dec(p, v);
             break;
         }
         default: return b->len = start, false;
+        }
+        if (width && p - at < width) { /* right-aligned: zeros after a sign, or spaces before it */
+            int pad = width - (int)(p - at);
+            char *digits = zero && *at == '-' ? at + 1 : at;
+            memmove(digits + pad, digits, (size_t)(p - digits));
+            memset(digits, zero ? '0' : ' ', (size_t)pad);
+            p += pad;
         }
     }
 #undef ROOM
@@ -112,24 +126,31 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
     return true;
 }
 
-void buf_printf(MNBuf *b, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    bool done = fast_printf(b, fmt, ap);
-    va_end(ap);
+void buf_vprintf(MNBuf *b, const char *fmt, va_list ap) {
+    va_list ap2;
+    va_copy(ap2, ap);
+    bool done = fast_printf(b, fmt, ap2);
+    va_end(ap2);
     if (done) return;
     buf_reserve(b, 256);
-    va_start(ap, fmt);
-    int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-    va_end(ap);
+    va_copy(ap2, ap);
+    int n = vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap2);
+    va_end(ap2);
     if (n < 0) die("vsnprintf failed");
     if ((size_t)n >= b->cap - b->len) {
         buf_reserve(b, (size_t)n);
-        va_start(ap, fmt);
-        vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap);
-        va_end(ap);
+        va_copy(ap2, ap);
+        vsnprintf(b->data + b->len, b->cap - b->len, fmt, ap2);
+        va_end(ap2);
     }
     b->len += (size_t)n;
+}
+
+void buf_printf(MNBuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    buf_vprintf(b, fmt, ap);
+    va_end(ap);
 }
 
 void buf_free(MNBuf *b) {

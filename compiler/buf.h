@@ -6,7 +6,9 @@ typedef struct {
     char *data;
     size_t len, cap;
 } MNBuf;
+#include <stdarg.h>
 void buf_printf(MNBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void buf_vprintf(MNBuf *b, const char *fmt, va_list ap);
 void buf_append(MNBuf *b, const void *p, size_t n);
 void buf_free(MNBuf *b);
 /* room for extra more bytes (and a NUL) without moving data again */

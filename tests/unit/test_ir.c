@@ -264,6 +264,8 @@ void test_buf_printf(void) {
     SAME("$lm{%d}%lldv @%s %s", 7, (long long)-3, "", "a b");
     SAME("%02x %-6s|%.17g %+lld %5d", 5u, "ab", 0.1, (long long)3, 12); /* snprintf's */
     SAME("%s then %lld", "mixed", (long long)99);
+    SAME("i%02x i%02x %016llx %5d|%05d|%3u|%08x|%2d", 5u, 0x3fu, 0xabcULL, -42, -42, 7u, 0xbeefu, 12345);
+    SAME("%-3d|%4s|%0lld", 1, "ab", (long long)-5); /* snprintf's, and a 0 flag without width */
 #undef SAME
     MNBuf big = {0};
     char s[3000];
