@@ -27,21 +27,19 @@ enum { MAX_EVENTS = 4000, MAX_POINTS = 1500, TOP_NODES = 40, TOP_TRANSFERS = 30 
 
 /* the schedule's events, those of trace.json (the scheduler keeps them: reading the
  * file back took a tenth of a large compile): [name, op or step, track, start, cycles] */
-static cJSON *timeline(MNCompile *c, int *total) {
-    cJSON *out = cJSON_CreateArray();
+static void timeline(MNBuf *b, MNCompile *c, int *total) {
     const SchedState *st = c->sched;
     *total = st ? st->nevents : 0;
+    buf_append(b, "[", 1);
     for (int k = 0; st && k < st->nevents && k < MAX_EVENTS; k++) {
         const SchedEvent *e = &st->events[k];
-        cJSON *row = cJSON_CreateArray();
-        cJSON_AddItemToArray(row, cJSON_CreateString(e->name));
-        cJSON_AddItemToArray(row, cJSON_CreateString(e->what));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber(e->track));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber((double)e->start));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber((double)e->cycles));
-        cJSON_AddItemToArray(out, row);
+        buf_append(b, k ? ",[" : "[", k ? 2 : 1);
+        buf_json_string(b, e->name);
+        buf_append(b, ",", 1);
+        buf_json_string(b, e->what);
+        buf_printf(b, ",%d,%lld,%lld]", e->track, (long long)e->start, (long long)e->cycles);
     }
-    return out;
+    buf_append(b, "]", 1);
 }
 
 static bool in_lm(const MNValue *v) { return v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && v->num_lw > 0; }
@@ -49,8 +47,9 @@ static bool in_lm(const MNValue *v) { return v && (v->loc == MN_LOC_LM0 || v->lo
 /* LM0 and LM1 long words held by live values after each node of the schedule (a value
  * lives from the node that writes it to its MNCoreForget); at most MAX_POINTS points,
  * each the largest in its stretch: [step, lm0, lm1] */
-static cJSON *lm_use(const MNGraph *g, int64_t *peak) {
-    cJSON *out = cJSON_CreateArray();
+static void lm_use(MNBuf *b, const MNGraph *g, int64_t *peak) {
+    buf_append(b, "[", 1);
+    bool first = true;
     int n = g->nnodes, stride = (n + MAX_POINTS - 1) / MAX_POINTS;
     if (stride < 1) stride = 1;
     bool *live = xcalloc((size_t)g->nvalues + 1, sizeof(bool));
@@ -71,16 +70,13 @@ static cJSON *lm_use(const MNGraph *g, int64_t *peak) {
         for (int b = 0; b < 2; b++) best[b] = use[b] > best[b] ? use[b] : best[b];
         if (use[0] + use[1] > *peak) *peak = use[0] + use[1];
         if ((i + 1) % stride == 0 || i == n - 1) {
-            cJSON *p = cJSON_CreateArray();
-            cJSON_AddItemToArray(p, cJSON_CreateNumber(i));
-            cJSON_AddItemToArray(p, cJSON_CreateNumber((double)best[0]));
-            cJSON_AddItemToArray(p, cJSON_CreateNumber((double)best[1]));
-            cJSON_AddItemToArray(out, p);
+            buf_printf(b, "%s[%d,%lld,%lld]", first ? "" : ",", i, (long long)best[0], (long long)best[1]);
+            first = false;
             best[0] = use[0], best[1] = use[1];
         }
     }
     free(live);
-    return out;
+    buf_append(b, "]", 1);
 }
 
 static int by_second_desc(const void *a, const void *b) {
@@ -89,7 +85,7 @@ static int by_second_desc(const void *a, const void *b) {
 }
 
 /* the DRAM transfers of the final graph, largest first: [node, kind, value, bytes, cycles] */
-static cJSON *transfers(MNCompile *c, int *total) {
+static void transfers(MNBuf *b, MNCompile *c, int *total) {
     const MNGraph *g = c->g;
     double (*t)[2] = xmalloc(sizeof(double[2]) * (size_t)(g->nnodes + 1));
     int n = 0;
@@ -98,21 +94,19 @@ static cJSON *transfers(MNCompile *c, int *total) {
         if ((nd->op == OP_MNCoreDownload || nd->op == OP_MNCoreUpload) && nd->nin > 0 && nd->in[0]) t[n][0] = i, t[n][1] = (double)sim_dram_bytes(nd->in[0]), n++;
     }
     qsort(t, (size_t)n, sizeof t[0], by_second_desc);
-    cJSON *out = cJSON_CreateArray();
+    buf_append(b, "[", 1);
     for (int k = 0; k < n && k < TOP_TRANSFERS; k++) {
         const MNNode *nd = g->nodes[(int)t[k][0]];
         const MNValue *v = nd->op == OP_MNCoreDownload ? nd->in[0] : nd->out[0] ? nd->out[0] : nd->in[0];
-        cJSON *row = cJSON_CreateArray();
-        cJSON_AddItemToArray(row, cJSON_CreateString(nd->name));
-        cJSON_AddItemToArray(row, cJSON_CreateString(nd->op == OP_MNCoreDownload ? "download" : "upload"));
-        cJSON_AddItemToArray(row, cJSON_CreateString(nd->in[0]->name));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber(t[k][1]));
-        cJSON_AddItemToArray(row, cJSON_CreateNumber((double)sim_dram_cycles(&c->machine, v)));
-        cJSON_AddItemToArray(out, row);
+        buf_append(b, k ? ",[" : "[", k ? 2 : 1);
+        buf_json_string(b, nd->name);
+        buf_printf(b, ",\"%s\",", nd->op == OP_MNCoreDownload ? "download" : "upload");
+        buf_json_string(b, nd->in[0]->name);
+        buf_printf(b, ",%lld,%lld]", (long long)t[k][1], (long long)sim_dram_cycles(&c->machine, v));
     }
+    buf_append(b, "]", 1);
     *total = n;
     free(t);
-    return out;
 }
 
 static const char page_head[] =
@@ -219,28 +213,35 @@ static const char page_tail[] =
     "document.body.dataset.rendered = drawn.join(' ') || 'none';\n"
     "</script>\n</body></html>\n";
 
+/* The data as one JSON object: the report through cJSON, the long arrays (thousands of
+ * events) written directly, which printing them as cJSON trees took a twentieth of a
+ * large compile */
 bool mn_dashboard_write(MNCompile *c) {
     if (!c->out_dir) return true;
-    cJSON *d = cJSON_CreateObject();
-    cJSON_AddItemToObject(d, "report", mn_report_json(c));
+    cJSON *rep = mn_report_json(c);
+    char *rj = cJSON_PrintUnformatted(rep);
+    cJSON_Delete(rep);
+    if (!rj) die("cJSON_PrintUnformatted failed");
     int nt = 0, nd = 0;
     int64_t peak = 0;
     bool scheduled = false;
     for (int i = 0; i < c->npasses; i++) scheduled |= !strcmp(c->passes[i].name, "schedule") && c->passes[i].ok;
-    cJSON_AddItemToObject(d, "timeline", scheduled ? timeline(c, &nt) : cJSON_CreateArray());
-    cJSON_AddNumberToObject(d, "timeline_total", nt);
-    cJSON_AddItemToObject(d, "lm_use", scheduled && c->g ? lm_use(c->g, &peak) : cJSON_CreateArray());
-    cJSON_AddNumberToObject(d, "lm_peak", (double)peak);
-    cJSON_AddNumberToObject(d, "lm_capacity", (double)(c->machine.lm0_lw + c->machine.lm1_lw));
-    cJSON_AddNumberToObject(d, "top_nodes", TOP_NODES);
-    cJSON_AddItemToObject(d, "transfers", scheduled && c->g ? transfers(c, &nd) : cJSON_CreateArray());
-    cJSON_AddNumberToObject(d, "transfers_total", nd);
-    char *json = cJSON_PrintUnformatted(d);
-    cJSON_Delete(d);
-    if (!json) die("cJSON_PrintUnformatted failed");
+    MNBuf j = {0};
+    buf_printf(&j, "{\"report\":%s,\"timeline\":", rj);
+    free(rj);
+    if (scheduled) timeline(&j, c, &nt);
+    else buf_append(&j, "[]", 2);
+    buf_printf(&j, ",\"timeline_total\":%d,\"lm_use\":", nt);
+    if (scheduled && c->g) lm_use(&j, c->g, &peak);
+    else buf_append(&j, "[]", 2);
+    buf_printf(&j, ",\"lm_peak\":%lld,\"lm_capacity\":%lld,\"top_nodes\":%d,\"transfers\":", (long long)peak,
+               (long long)(c->machine.lm0_lw + c->machine.lm1_lw), TOP_NODES);
+    if (scheduled && c->g) transfers(&j, c, &nd);
+    else buf_append(&j, "[]", 2);
+    buf_printf(&j, ",\"transfers_total\":%d}", nd);
     MNBuf b = {0};
     buf_append(&b, page_head, sizeof page_head - 1);
-    for (const char *p = json, *q; *p; p = q + 2) { /* "</" could close the script element early */
+    for (const char *p = j.data, *q; *p; p = q + 2) { /* "</" could close the script element early */
         if (!(q = strstr(p, "</"))) {
             buf_append(&b, p, strlen(p));
             break;
@@ -248,7 +249,7 @@ bool mn_dashboard_write(MNCompile *c) {
         buf_append(&b, p, (size_t)(q - p)), buf_append(&b, "<\\/", 3);
     }
     buf_append(&b, page_tail, sizeof page_tail - 1);
-    free(json);
+    buf_free(&j);
     bool ok = mn_art_write(c, "dashboard.html", b.data, b.len);
     buf_free(&b);
     return ok;
