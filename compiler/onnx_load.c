@@ -15,6 +15,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -160,14 +161,23 @@ static MNTensor *load_tensor(Loader *L, const Onnx__TensorProto *tp, const char 
     t->dims = ARENA_ARRAY(L->a, int64_t, t->rank ? t->rank : 1);
     if (tp->n_dims) memcpy(t->dims, tp->dims, sizeof(int64_t) * tp->n_dims);
     t->numel = numel;
+    size_t nfields = (tp->n_float_data > 0) + (tp->n_int32_data > 0) + (tp->n_int64_data > 0) + (tp->n_double_data > 0) +
+                     (tp->n_uint64_data > 0) + (tp->n_string_data > 0) + (tp->has_raw_data && tp->raw_data.len > 0);
+    bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    /* raw_data as it stands: the message's bytes are the arena's (pb_alloc, aligned), and
+     * the message is not read again, so the tensor takes them (a weight-heavy model's
+     * megabytes were copied a second time) */
+    if (!external && nfields == 1 && tp->has_raw_data && tp->raw_data.len == bytes && bytes && (uintptr_t)tp->raw_data.data % 16 == 0) {
+        t->data = tp->raw_data.data;
+        if (et == ONNX_BOOL)
+            for (size_t i = 0; i < bytes; i++) ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
+        return t;
+    }
     t->data = arena_try_alloc(L->a, bytes ? bytes : 1);
     if (!t->data) {
         fail(L, DIAG_RESOURCE, "%s: %zu bytes exceed the memory limit", what, bytes);
         return NULL;
     }
-    size_t nfields = (tp->n_float_data > 0) + (tp->n_int32_data > 0) + (tp->n_int64_data > 0) + (tp->n_double_data > 0) +
-                     (tp->n_uint64_data > 0) + (tp->n_string_data > 0) + (tp->has_raw_data && tp->raw_data.len > 0);
-    bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     if (external) {
         if (nfields) {
             fail(L, DIAG_INVALID, "%s: tensor has both external and inline data", what);

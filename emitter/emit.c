@@ -1016,11 +1016,9 @@ static bool emit_all(MNCompile *c) {
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
     app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */
-    app.relocs = ARENA_ARRAY(a, AppReloc, lk.nrelocs + 1);
-    if (lk.nrelocs) memcpy(app.relocs, lk.relocs, sizeof(AppReloc) * (size_t)lk.nrelocs);
+    app.relocs = lk.relocs; /* the linker's (malloc'd), freed with the code once model.app is built */
     app.nrelocs = lk.nrelocs;
     mn_figure(c, "relocations", lk.nrelocs);
-    free(lk.relocs);
     bool ok = true;
     ZSTD_CCtx *zc = ZSTD_createCCtx();
     if (!zc) die("out of memory (zstd)");
@@ -1037,7 +1035,7 @@ static bool emit_all(MNCompile *c) {
     ZSTD_freeCCtx(zc);
     if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
     if (!ok) {
-        buf_free(&b), buf_free(&lk.code), free_packed(app.params, app.nparams);
+        buf_free(&b), buf_free(&lk.code), free_packed(app.params, app.nparams), free(lk.relocs);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
     }
     /* model.vsm is written while model.app is built, model.app while the compile goes on */
@@ -1046,7 +1044,7 @@ static bool emit_all(MNCompile *c) {
     MNBuf out = {0};
     if (ok) app_write(a, &app, &out);
     free_packed(app.params, app.nparams);
-    buf_free(&lk.code);
+    buf_free(&lk.code), free(lk.relocs);
     mn_figure(c, "vsm_lines", nsteps);
     if (!ok) return buf_free(&out), false;
     mn_log(c, 0, "code: %lld VSM lines, model.app %zu bytes", (long long)nsteps, out.len);

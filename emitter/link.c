@@ -519,15 +519,21 @@ static bool link_concat(MNCompile *c, const char *text, const size_t *seg, MNBuf
         if (!pthread_create(&tid[started], NULL, part_worker, &ps)) started++;
     take_parts(&ps, true);
     for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
+    size_t tlen = seg[0], clen = 0;
+    int nrel = 0;
+    for (int k = 0; k < np; k++) tlen += ps.parts[k].out.len, clen += ps.parts[k].st.code.len, nrel += ps.parts[k].st.nrelocs;
+    buf_reserve(out, tlen);
     buf_append(out, text, seg[0]);
     vsm_encode_begin(&st->code);
+    buf_reserve(&st->code, clen);
+    st->relocs = xmalloc(sizeof(AppReloc) * (size_t)(nrel + 1));
+    st->caprelocs = nrel + 1;
     int64_t line = 0;
     for (int k = 0; k < np; k++) {
         Part *pt = &ps.parts[k];
         buf_append(out, pt->out.data ? pt->out.data : "", pt->out.len);
         buf_append(&st->code, pt->st.code.data ? pt->st.code.data : "", pt->st.code.len);
         for (int r = 0; r < pt->st.nrelocs; r++) {
-            if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppReloc) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
             AppReloc a = pt->st.relocs[r];
             a.line += (uint32_t)line;
             st->relocs[st->nrelocs++] = a;
