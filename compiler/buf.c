@@ -25,7 +25,7 @@ void buf_append(MNBuf *b, const void *p, size_t n) {
  * %lx %llx %%, without flags, width or precision) are formatted here; anything else
  * goes to vsnprintf. glibc's vfprintf per call was a tenth of a compile that prints a
  * hundred thousand VSM lines. */
-static char *fmt_dec(char *p, unsigned long long v) {
+char *buf_dec(char *p, unsigned long long v) {
     char t[24];
     int n = 0;
     do t[n++] = (char)('0' + v % 10), v /= 10;
@@ -33,6 +33,7 @@ static char *fmt_dec(char *p, unsigned long long v) {
     while (n) *p++ = t[--n];
     return p;
 }
+#define fmt_dec buf_dec
 
 static char *fmt_hex(char *p, unsigned long long v) {
     char t[24];

@@ -11,6 +11,8 @@ void buf_printf(MNBuf *b, const char *fmt, ...) __attribute__((format(printf, 2,
 void buf_vprintf(MNBuf *b, const char *fmt, va_list ap);
 void buf_append(MNBuf *b, const void *p, size_t n);
 void buf_free(MNBuf *b);
+/* the decimal digits of v at p (at most 20), returning the end */
+char *buf_dec(char *p, unsigned long long v);
 /* room for extra more bytes (and a NUL) without moving data again */
 void buf_reserve(MNBuf *b, size_t extra);
 /* s as a JSON string literal, quotes included (for artifacts too large for a cJSON tree) */

@@ -248,9 +248,17 @@ const char *emit_matrix_why(const MNCompile *c, const MNNode *n) {
 
 /* 4 long words of value v as word addresses relative to it, the last repeated past n */
 static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t stride) {
-    buf_printf(b, "$%s{%d}[", emit_bank_reg(v), v->id);
-    for (int c = 0; c < 4; c++) buf_printf(b, "%s%lld", c ? "," : "", (long long)(2 * lw[(c < n ? c : n - 1) * stride]));
-    buf_printf(b, "]");
+    buf_reserve(b, 128); /* a product's every line has one: formatted here, not by buf_printf's five calls */
+    char *p = b->data + b->len;
+    *p++ = '$';
+    for (const char *r = emit_bank_reg(v); *r;) *p++ = *r++;
+    *p++ = '{';
+    p = buf_dec(p, (unsigned long long)v->id);
+    *p++ = '}';
+    for (int c = 0; c < 4; c++) *p++ = c ? ',' : '[', p = buf_dec(p, (unsigned long long)(2 * lw[(c < n ? c : n - 1) * stride]));
+    *p++ = ']';
+    b->len = (size_t)(p - b->data);
+    b->data[b->len] = 0;
 }
 
 void emit_matrix(Em *e, const MNNode *n) {

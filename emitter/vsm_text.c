@@ -771,7 +771,7 @@ static void print_mask(Pr *b, uint8_t kind, uint8_t val) {
 static void print_operand(Pr *b, const VOperand *o) {
     if (o->neg) pc(b, '-');
     pc(b, '$');
-    for (size_t i = 0; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
+    for (size_t i = 0; o->kind >= K_NOWRITE && o->kind <= K_MSB1 && i < sizeof fixed_names / sizeof fixed_names[0]; i++)
         if (fixed_names[i].kind == o->kind) {
             ps(b, fixed_names[i].name);
             return;
@@ -788,7 +788,8 @@ static void print_operand(Pr *b, const VOperand *o) {
         print_mask(b, o->mkind, o->mval);
         return;
     }
-    ps(b, o->width == 4 ? "ll" : o->width == 2 ? "l" : "");
+    if (o->width == 4) pc(b, 'l'), pc(b, 'l');
+    else if (o->width == 2) pc(b, 'l');
     pc(b, letters[o->kind]);
     if (o->kind == K_MX || o->kind == K_MY) {
         pu(b, o->addr);
