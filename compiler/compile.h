@@ -86,6 +86,8 @@ bool mn_art_remove(MNCompile *c, const char *name);
 bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len);
 /* onnx_write.c: graph g as an ONNX model (strip: large constants without data) */
 bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out);
+/* the same with its allocations in arena a (another thread's) */
+bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool strip, MNBuf *out);
 /* report.c */
 bool mn_report_write(MNCompile *c);
 void *mn_report_json(MNCompile *c); /* report.json's tree (a cJSON *, the caller deletes it) */

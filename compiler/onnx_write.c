@@ -142,8 +142,10 @@ static Onnx__StringStringEntryProto *meta(W *w, const char *k, const char *v) {
     return e;
 }
 
-bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out) {
-    W w = {c->arena, g, strip, 0};
+bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out) { return onnx_write_model_in(c->arena, c, g, strip, out); }
+
+bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool strip, MNBuf *out) {
+    W w = {a, g, strip, 0};
     Onnx__GraphProto *gp = ARENA_NEW(w.a, Onnx__GraphProto);
     onnx__graph_proto__init(gp);
     gp->name = s_dup(&w, g->name ? g->name : "mncc");
@@ -231,9 +233,10 @@ bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out) {
                                           meta(&w, "mncore.stripped_constants", arena_printf(w.a, "%d", w.nstripped))};
     m.n_metadata_props = 3, m.metadata_props = md;
     size_t len = onnx__model_proto__get_packed_size(&m);
-    uint8_t *b = arena_alloc(w.a, len ? len : 1);
-    onnx__model_proto__pack(&m, b);
     out->len = 0;
-    buf_append(out, b, len);
+    buf_reserve(out, len);
+    onnx__model_proto__pack(&m, (uint8_t *)out->data);
+    out->len = len;
+    out->data[len] = 0;
     return true;
 }

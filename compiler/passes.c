@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "scheduler.h"
 #include "emit.h"
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -248,20 +249,58 @@ static bool write_stamp(MNCompile *c) {
     return ok;
 }
 
-/* l3ir_stripped.onnx, or its zstd frame with compress_dumps */
-static bool write_stripped(MNCompile *c) {
-    MNBuf b = {0};
-    bool ok = onnx_write_model(c, c->g, true, &b);
-    if (ok && c->opt->ival[MN_OPT_compress_dumps]) {
-        size_t cap = ZSTD_compressBound(b.len);
-        void *z = xmalloc(cap ? cap : 1);
-        size_t got = ZSTD_compress(z, cap, b.data ? b.data : "", b.len, 3);
+/* The final graph's dumps, l3ir.txt and l3ir_stripped.onnx (or its zstd frame with
+ * compress_dumps), hang on the graph as the address planner leaves it. Code Emit reads
+ * that graph and changes none of it that they show (the gather tables it adds are no
+ * node's operands, and neither dump lists them): with num_threads > 1 they are built on
+ * a thread of their own while the code is emitted, from a copy of the graph's header
+ * (emission may grow its list of values), in an arena of their own. */
+typedef struct {
+    const MNCompile *c;
+    MNGraph g;
+    Arena *arena;
+    MNBuf l3ir, stripped;
+    bool zst;
+    pthread_t tid;
+} Dumps;
+
+static void *build_dumps(void *arg) {
+    Dumps *d = arg;
+    ir_print_l3ir(&d->l3ir, &d->g);
+    onnx_write_model_in(d->arena, d->c, &d->g, true, &d->stripped);
+    if (d->zst) {
+        size_t cap = ZSTD_compressBound(d->stripped.len);
+        MNBuf z = {0};
+        buf_reserve(&z, cap);
+        size_t got = ZSTD_compress(z.data, cap, d->stripped.data ? d->stripped.data : "", d->stripped.len, 3);
         if (ZSTD_isError(got)) die("zstd: %s", ZSTD_getErrorName(got));
-        ok = mn_art_write(c, "l3ir_stripped.onnx.zst", z, got);
-        free(z);
-    } else if (ok)
-        ok = mn_art_write(c, "l3ir_stripped.onnx", b.data ? b.data : "", b.len);
-    buf_free(&b);
+        z.len = got;
+        buf_free(&d->stripped);
+        d->stripped = z;
+    }
+    return NULL;
+}
+
+static void dumps_init(Dumps *d, const MNCompile *c) {
+    memset(d, 0, sizeof *d);
+    d->c = c, d->g = *c->g, d->zst = c->opt->ival[MN_OPT_compress_dumps];
+    d->arena = arena_new(0);
+}
+
+static void dumps_free(Dumps *d) {
+    buf_free(&d->l3ir), buf_free(&d->stripped);
+    arena_free(d->arena);
+}
+
+/* mn_art_write_owned takes the bytes whatever it returns */
+static bool write_dumps(MNCompile *c, Dumps *d) {
+    bool ok = mn_art_write_owned(c, "l3ir.txt", d->l3ir.data, d->l3ir.len);
+    d->l3ir.data = NULL;
+    if (ok) {
+        ok = mn_art_write_owned(c, d->zst ? "l3ir_stripped.onnx.zst" : "l3ir_stripped.onnx", d->stripped.data, d->stripped.len);
+        d->stripped.data = NULL;
+    }
+    dumps_free(d);
     return ok;
 }
 
@@ -288,8 +327,14 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     mn_log(c, 0, "machine %s: %d PEs, LM %lld long words", c->machine.name, c->machine.n_pe, (long long)c->machine.lm0_lw);
     bool ok = true;
     double last_report = now_ms();
+    Dumps dumps;
+    bool dumping = false; /* the dumps' thread runs */
     for (int i = 0; i < NPASSES && ok; i++) {
         c->cur_pass = pipeline[i].name;
+        if (out_dir && c->g && !strcmp(pipeline[i].name, "emit") && mn_threads(c) > 1) {
+            dumps_init(&dumps, c);
+            if (!(dumping = !pthread_create(&dumps.tid, NULL, build_dumps, &dumps))) dumps_free(&dumps);
+        }
         if (opt->progress) fprintf(stderr, "\r\033[Kmncc: pass %d/%d %s", i + 1, NPASSES, pipeline[i].name);
         bool before = !strcmp(pipeline[i].name, "time_slice");
         if (before && out_dir && wants_dump(opt, pipeline[i].name) && !dump_graph(c, "layout.time_slice.txt")) {
@@ -328,12 +373,20 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             last_report = now_ms();
         }
     }
+    if (dumping) pthread_join(dumps.tid, NULL);
     if (ok) {
         c->cur_pass = "artifacts";
-        if (out_dir) ok = dump_graph(c, "l3ir.txt") && write_stripped(c);
+        if (out_dir && dumping) ok = write_dumps(c, &dumps);
+        else if (out_dir) {
+            Dumps d;
+            dumps_init(&d, c);
+            build_dumps(&d);
+            ok = write_dumps(c, &d);
+        }
         if (ok && out_dir && opt->stamp) ok = write_stamp(c);
         c->finished = ok;
-    }
+    } else if (dumping)
+        dumps_free(&dumps);
     if (opt->progress) fprintf(stderr, "\r\033[K");
     if (out_dir && !mn_art_wait(c)) ok = false; /* a write still going on (model.app) is part of the set */
     if (out_dir && !mn_dashboard_write(c)) ok = false; /* also for a failed compile: it shows the error */
