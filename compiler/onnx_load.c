@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 typedef struct {
@@ -700,6 +701,15 @@ MNGraph *onnx_load_file(Arena *a, const char *path, MNDiag *d) {
         return NULL;
     }
     size_t len = (size_t)st.st_size;
+    if (len >= ((size_t)1 << 20)) { /* a large model is read through the page cache in place: unpacking copies what it keeps */
+        void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0);
+        if (map != MAP_FAILED) {
+            fclose(f);
+            MNGraph *g = onnx_load_buffer(a, path, map, len, d);
+            munmap(map, len);
+            return g;
+        }
+    }
     uint8_t *buf = arena_try_alloc(a, len ? len : 1);
     if (!buf) {
         fclose(f);
