@@ -660,7 +660,7 @@ MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t
     ProtobufCAllocator alloc = {pb_alloc, pb_free, a};
     Onnx__ModelProto *m = onnx__model_proto__unpack(&alloc, len, buf);
     if (!m) {
-        if (arena_over_limit(a)) fail(&L, DIAG_RESOURCE, "model needs more memory than the limit allows");
+        if (arena_over_limit(a)) fail(&L, DIAG_RESOURCE, "model needs more memory than the memory limit allows (memory_limit_mb)");
         else fail(&L, DIAG_INVALID, "not a valid ONNX model (protobuf decoding failed: truncated or not a ModelProto)");
         return NULL;
     }
