@@ -8,7 +8,7 @@
 
 void buf_reserve(MNBuf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 4096;
+    size_t cap = b->cap ? b->cap : 256; /* most buffers are keys and signatures of a few hundred bytes: a page each was a fault each */
     while (cap < b->len + extra + 1) cap *= 2;
     b->data = xrealloc(b->data, cap);
     b->cap = cap;
