@@ -18,13 +18,7 @@ enum { PR_compiler, PR_version, PR_machine, PR_machine_json, PR_options, PR_N };
 enum { OP_key, OP_value, OP_source, OP_N };
 enum { TD_name, TD_onnx_dtype, TD_shape, TD_mn_dtype, TD_layout, TD_location, TD_group, TD_address, TD_num_lw, TD_N };
 enum { PA_name, PA_onnx_dtype, PA_shape, PA_mn_dtype, PA_layout, PA_group, PA_address, PA_num_lw, PA_zstd, PA_alike, PA_N };
-/* struct Reloc as it lies in the file (little-endian, 24 bytes, 8-aligned) */
-typedef struct {
-    uint32_t line;
-    uint16_t expr, operand;
-    uint32_t symbol, pad;
-    int64_t addend;
-} RelocRec;
+typedef AppRelocRec RelocRec;
 _Static_assert(sizeof(RelocRec) == 24, "struct Reloc is 24 bytes");
 enum { PG_format, PG_version, PG_code, PG_N };
 
@@ -76,6 +70,14 @@ void app_write(Arena *a, const MNApp *app, MNBuf *out) {
         FbObj **v = ARENA_ARRAY(a, FbObj *, counts[l] + 1);
         for (int i = 0; i < counts[l]; i++) v[i] = tensor_obj(a, &lists[l][i], l == 2);
         fb_set_obj(root, APP_inputs + l, fb_vec_obj(a, v, (size_t)counts[l]));
+    }
+    if (app->reloc_recs) { /* records and symbols made by the writer */
+        FbObj **sv = ARENA_ARRAY(a, FbObj *, app->nsymbols + 1);
+        for (int i = 0; i < app->nsymbols; i++) sv[i] = str(a, app->symbols[i]);
+        fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)app->nsymbols));
+        fb_set_obj(root, APP_relocs, fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
+        fb_finish(root, "MNAP", out);
+        return;
     }
     /* the symbols in the order relocations first name them, each once (by a hash of
      * the names); a relocation is a 24-byte struct that indexes them */

@@ -37,6 +37,16 @@ typedef struct AppReloc {
     uint32_t sym; /* read from a file: symbol's index in MNApp.symbols */
 } AppReloc;
 
+/* struct Reloc as it lies in the file (little-endian, 24 bytes, 8-aligned): a writer
+ * that has its relocations in this form already (the linker's, symbol a value's index
+ * until emit_symbolize numbers the symbols) hands them over without a copy */
+typedef struct AppRelocRec {
+    uint32_t line;
+    uint16_t expr, operand;
+    uint32_t symbol, pad;
+    int64_t addend;
+} AppRelocRec;
+
 typedef struct {
     const char *compiler, *version, *machine, *machine_json;
     AppOption *options;
@@ -52,6 +62,10 @@ typedef struct {
     int nrelocs;
     const char **symbols; /* read from a file: the names relocations index (the writer makes its own) */
     int nsymbols;
+    /* writing: the relocations as file records instead (relocs unused), their symbols'
+     * names in symbols (nsymbols of them) */
+    const AppRelocRec *reloc_recs;
+    int nreloc_recs;
 } MNApp;
 
 void app_write(Arena *a, const MNApp *app, MNBuf *out);

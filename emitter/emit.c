@@ -1016,8 +1016,20 @@ static bool emit_all(MNCompile *c) {
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
     app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */
-    app.relocs = lk.relocs; /* the linker's (malloc'd), freed with the code once model.app is built */
-    app.nrelocs = lk.nrelocs;
+    /* the linker's records (malloc'd, freed with the code once model.app is built), their
+     * symbols numbered in the order the records first name them */
+    int *sym_of = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
+    for (int i = 0; i < g->nvalues; i++) sym_of[i] = -1;
+    app.symbols = ARENA_ARRAY(a, const char *, g->nvalues + 1);
+    for (int i = 0; i < lk.nrelocs; i++) {
+        AppRelocRec *r = &lk.relocs[i];
+        if (r->symbol >= (uint32_t)g->nvalues) die("relocation to value %u of %d", r->symbol, g->nvalues);
+        if (sym_of[r->symbol] < 0) sym_of[r->symbol] = app.nsymbols, app.symbols[app.nsymbols++] = g->values[r->symbol]->name;
+        r->symbol = (uint32_t)sym_of[r->symbol];
+    }
+    free(sym_of);
+    app.reloc_recs = lk.relocs;
+    app.nreloc_recs = lk.nrelocs;
     mn_figure(c, "relocations", lk.nrelocs);
     bool ok = true;
     ZSTD_CCtx *zc = ZSTD_createCCtx();

@@ -17,7 +17,7 @@ typedef struct {
     int pairs;                 /* transfer nodes merged with a compute neighbour */
     int64_t steps_concat;      /* steps of the segments one after another */
     int64_t steps_saved;       /* steps the merged pairs took fewer */
-    struct AppReloc *relocs;   /* every operand that was relative to a value (malloc'd) */
+    struct AppRelocRec *relocs; /* every operand that was relative to a value (malloc'd); symbol: the value's index */
     int nrelocs, caprelocs;
     MNBuf code;                /* the steps of out, as they are printed there, in GPFNBin */
     int64_t nsteps;

@@ -350,11 +350,12 @@ static void put_step(Out *o, const VStep *s) {
         for (int j = 0; j < x->nsrc + x->ndst; j++) {
             const VOperand *op = j < x->nsrc ? &x->src[j] : &x->dst[j - x->nsrc];
             if (!op->reloc) continue;
-            const MNValue *v = o->g->values[op->reloc - 1]; /* value names are unique (ir_value_new): the name is the symbol */
+            const MNValue *v = o->g->values[op->reloc - 1]; /* value names are unique (ir_value_new): its name is the symbol */
             int64_t unit = op->kind == K_DRAM ? 1 : 2;
             EmLink *st = o->st;
-            if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppReloc) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
-            st->relocs[st->nrelocs++] = (AppReloc){o->line, (uint32_t)k, (uint32_t)j, v->name, (int64_t)(op->amode == A_FLAT ? op->flat[0] : op->addr) - unit * v->addr};
+            if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppRelocRec) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
+            if (k > 0xffff || j > 0xffff) die("relocation: expression %d, operand %d", k, j);
+            st->relocs[st->nrelocs++] = (AppRelocRec){o->line, (uint16_t)k, (uint16_t)j, (uint32_t)v->id, 0, (int64_t)(op->amode == A_FLAT ? op->flat[0] : op->addr) - unit * v->addr};
         }
     }
     vsm_print_step(o->out, s);
@@ -526,7 +527,7 @@ static bool link_concat(MNCompile *c, const char *text, const size_t *seg, MNBuf
     buf_append(out, text, seg[0]);
     vsm_encode_begin(&st->code);
     buf_reserve(&st->code, clen);
-    st->relocs = xmalloc(sizeof(AppReloc) * (size_t)(nrel + 1));
+    st->relocs = xmalloc(sizeof(AppRelocRec) * (size_t)(nrel + 1));
     st->caprelocs = nrel + 1;
     int64_t line = 0;
     for (int k = 0; k < np; k++) {
@@ -534,7 +535,7 @@ static bool link_concat(MNCompile *c, const char *text, const size_t *seg, MNBuf
         buf_append(out, pt->out.data ? pt->out.data : "", pt->out.len);
         buf_append(&st->code, pt->st.code.data ? pt->st.code.data : "", pt->st.code.len);
         for (int r = 0; r < pt->st.nrelocs; r++) {
-            AppReloc a = pt->st.relocs[r];
+            AppRelocRec a = pt->st.relocs[r];
             a.line += (uint32_t)line;
             st->relocs[st->nrelocs++] = a;
         }
