@@ -5,6 +5,7 @@
 #include "emit.h"
 #include "ops.h"
 #include "version.h"
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <cjson/cJSON.h>
@@ -193,6 +194,11 @@ static bool stamp_matches(const char *dir, const char *stamp) {
 }
 
 int main(int argc, char **argv) {
+    /* Large buffers from the heap, and the heap kept: a buffer freed mid-compile (the
+     * node code, once linked) is reused by the next (model.app) instead of fresh pages
+     * from the kernel, whose first touch costs more than the copy into them. */
+    mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
     if (argc > 1 && !strcmp(argv[1], "asm")) return cmd_asm(argc, argv);
     if (argc > 1 && !strcmp(argv[1], "batch")) return mncc_batch(argc, argv);
     MNOptions opt;
