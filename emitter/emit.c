@@ -937,35 +937,54 @@ static bool emit_all(MNCompile *c) {
     pp.out = xcalloc((size_t)pp.n + 1, sizeof(AppTensor));
     pthread_t packer;
     bool threaded = mn_threads(c) > 1 && pp.n > 0 && !pthread_create(&packer, NULL, pack_params, &pp);
-    MNBuf b = {0};
+    /* link=concat: the code goes to the linker a part of some 256 KB at a time, linked
+     * on the other threads while the rest is emitted; merge takes the whole text */
+    bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
+    EmLinker *L = merge ? NULL : emit_linker_start(c);
+    MNBuf b = {0}, hdr = {0};
     /* the tables go above every DRAM value the address planner placed */
     Em e = {.c = c, .b = &b, .dram_top = (c->sched->dram_top + 63) / 64 * 64};
-    buf_printf(&b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
-    size_t *seg = xcalloc((size_t)g->nnodes + 1, sizeof(size_t)); /* where each node's code begins in b */
+    buf_printf(L ? &hdr : &b, "# %s, compiled by mncc %s for %s\n", g->file, mncc_version, c->machine.name);
+    int lo = 0, nseg = 0, segcap = 256;
+    size_t *seg = xmalloc(sizeof(size_t) * (size_t)segcap); /* [i - lo]: where node i's code begins in b */
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
         if (i % 64 == 63 && !mn_memory_ok(c)) {
             walk_free(&wk);
             emit_smap_cache_free(&e);
+            if (L) emit_linker_abort(L);
             free(seg);
-            buf_free(&b);
+            buf_free(&b), buf_free(&hdr);
             if (threaded) pthread_join(packer, NULL);
             free_packed(pp.out, pp.done), free(pp.out), free(pp.vals);
             return false;
         }
         wk.pos = i;
-        seg[i] = b.len;
+        if (nseg + 2 > segcap) seg = xrealloc(seg, sizeof(size_t) * (size_t)(segcap *= 2));
+        seg[nseg++] = b.len;
         buf_printf(&b, "# %s %s\n", n->op_type, n->name);
         emit_node(&e, n, &wk);
+        if (L && b.len >= ((size_t)256 << 10) && i + 1 < g->nnodes) {
+            seg[nseg] = b.len;
+            emit_linker_add(L, &b, seg, lo, i + 1);
+            lo = i + 1, nseg = 0, segcap = 256;
+            seg = xmalloc(sizeof(size_t) * (size_t)segcap);
+        }
     }
     walk_free(&wk);
     emit_smap_cache_free(&e);
-    seg[g->nnodes] = b.len;
+    seg[nseg] = b.len;
     MNBuf linked = {0};
     EmLink lk;
-    bool linked_ok = emit_link(c, b.data, seg, &linked, &lk);
-    free(seg);
-    buf_free(&b);
+    bool linked_ok;
+    if (L) {
+        emit_linker_add(L, &b, seg, lo, g->nnodes);
+        linked_ok = emit_linker_finish(L, hdr.data ? hdr.data : "", hdr.len, &linked, &lk);
+    } else {
+        linked_ok = emit_link(c, b.data, seg, &linked, &lk);
+        free(seg);
+    }
+    buf_free(&b), buf_free(&hdr);
     if (threaded) pthread_join(packer, NULL);
     else pack_params(&pp);
     if (!linked_ok) {

@@ -22,5 +22,16 @@ typedef struct {
     MNBuf code;                /* the steps of out, as they are printed there, in GPFNBin */
     int64_t nsteps;
 } EmLink;
+/* link=merge: the whole text at once */
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st); /* false: over the memory limit (the error set) */
+/* link=concat: parts linked on threads while the code is emitted (link.c) */
+typedef struct EmLinker EmLinker;
+EmLinker *emit_linker_start(MNCompile *c);
+/* nodes [lo, hi) with their code in text (taken); seg[k - lo]: where node k's begins,
+ * seg[hi - lo] the end (malloc'd, taken) */
+void emit_linker_add(EmLinker *L, MNBuf *text, size_t *seg, int lo, int hi);
+/* every part linked (the caller takes those left), joined after the header into out
+ * and st; false: over the memory limit (the error set) */
+bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, MNBuf *out, EmLink *st);
+void emit_linker_abort(EmLinker *L);
 #endif

@@ -451,87 +451,139 @@ static int next_live(Segs *s, int i, EmLink *st) {
     return -1;
 }
 
-/* concat: nodes [lo, hi) linked into a part of their own (text, code without the
- * header, relocations counted from the part's first line). Parts are independent, so
- * they are linked on num_threads threads and joined in order: the same bytes as one
- * pass over every node. */
+/* concat: the node code arrives in parts while Code Emit goes on, nodes [lo, hi) with
+ * their text each. A part is linked on its own (its text, its code without the header,
+ * relocations counted from its first line) by whichever thread takes it: num_threads - 1
+ * workers from the start, and the emitting thread once its nodes are done. The parts
+ * joined in order are the same bytes as one pass over every node. Each thread keeps
+ * one line cache for all the parts it links. */
 typedef struct {
-    MNCompile *c;
-    const char *text;
-    const size_t *seg;
+    MNBuf text;  /* the parts' node code (taken from the emitter) */
+    size_t *seg; /* [k - lo]: where node k's code begins in text; [hi - lo]: its end */
     int lo, hi;
     MNBuf out;
     EmLink st;
 } Part;
 
-typedef struct {
-    Part *parts;
-    int n;
-    atomic_int next;
-    atomic_bool over; /* the memory limit was reached (only the calling thread checks it) */
-} Parts;
+struct EmLinker {
+    MNCompile *c;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    Part **parts;
+    int n, cap, next;
+    bool closed;
+    atomic_bool over; /* the memory limit was reached (only the emitting thread checks it) */
+    pthread_t tid[16];
+    int nworkers;
+};
 
-static void link_part(Part *pt, Parts *ps, bool checks) {
-    const MNGraph *g = pt->c->g;
-    VLineCache *lc = vsm_line_cache_new();
+static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc, bool checks) {
+    const MNGraph *g = c->g;
     Out o = {g, &pt->out, 0, &pt->st};
-    for (int k = pt->lo; k < pt->hi && !atomic_load(&ps->over); k++) {
-        if (checks && k % 64 == 63 && !mn_memory_ok(pt->c)) {
-            atomic_store(&ps->over, true);
+    for (int k = pt->lo; k < pt->hi && !atomic_load(over); k++) {
+        if (checks && k % 64 == 63 && !mn_memory_ok(c)) {
+            atomic_store(over, true);
             break;
         }
         VProgram p;
-        parse_seg(lc, pt->text, pt->seg[k], pt->seg[k + 1], &p);
+        parse_seg(lc, pt->text.data, pt->seg[k - pt->lo], pt->seg[k - pt->lo + 1], &p);
         resolve(g, &p);
         for (int i = 0; i < p.nsteps; i++) pt->st.steps_concat += p.steps[i].repeat;
         put_node(&o, g->nodes[k], &p);
     }
     pt->st.nsteps = o.line;
-    vsm_line_cache_free(lc);
+    buf_free(&pt->text);
+    free(pt->seg), pt->seg = NULL;
 }
 
-static void take_parts(Parts *ps, bool checks) {
-    for (int k; (k = atomic_fetch_add(&ps->next, 1)) < ps->n;) link_part(&ps->parts[k], ps, checks);
+/* parts as they come; wait: block for more until the list is closed (a worker), or
+ * return when none is ready (the emitting thread, which has more to emit or is done) */
+static void take_parts(EmLinker *L, bool wait, bool checks, VLineCache *lc) {
+    pthread_mutex_lock(&L->mu);
+    for (;;) {
+        while (wait && L->next == L->n && !L->closed) pthread_cond_wait(&L->cv, &L->mu);
+        if (L->next == L->n) break;
+        Part *pt = L->parts[L->next++];
+        pthread_mutex_unlock(&L->mu);
+        link_part(L->c, pt, &L->over, lc, checks);
+        pthread_mutex_lock(&L->mu);
+    }
+    pthread_mutex_unlock(&L->mu);
 }
 
 static void *part_worker(void *arg) {
-    take_parts(arg, false);
+    VLineCache *lc = vsm_line_cache_new();
+    take_parts(arg, true, false, lc);
+    vsm_line_cache_free(lc);
     return NULL;
 }
 
-static bool link_concat(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
-    int n = c->g->nnodes, nt = mn_threads(c);
-    /* a few parts per thread, cut at node boundaries by text length, so that a thread
-     * done early takes another */
-    int np = nt > 1 ? 4 * nt : 1;
-    if (np > n) np = n > 0 ? n : 1;
-    Parts ps = {xcalloc((size_t)np, sizeof(Part)), np, 0, false};
-    size_t total = seg[n] - seg[0];
-    for (int k = 0, lo = 0; k < np; k++) {
-        int hi = lo;
-        size_t want = seg[0] + total / (size_t)np * (size_t)(k + 1);
-        while (hi < n && (k == np - 1 || seg[hi] < want)) hi++;
-        ps.parts[k] = (Part){c, text, seg, lo, hi, {0}, {0}};
-        lo = hi;
+EmLinker *emit_linker_start(MNCompile *c) {
+    EmLinker *L = xcalloc(1, sizeof *L);
+    L->c = c;
+    pthread_mutex_init(&L->mu, NULL);
+    pthread_cond_init(&L->cv, NULL);
+    atomic_init(&L->over, false);
+    for (int t = 1; t < mn_threads(c) && t <= 16; t++)
+        if (!pthread_create(&L->tid[L->nworkers], NULL, part_worker, L)) L->nworkers++;
+    return L;
+}
+
+void emit_linker_add(EmLinker *L, MNBuf *text, size_t *seg, int lo, int hi) {
+    Part *pt = xcalloc(1, sizeof *pt);
+    pt->text = *text, pt->seg = seg, pt->lo = lo, pt->hi = hi;
+    *text = (MNBuf){0};
+    pthread_mutex_lock(&L->mu);
+    if (L->n == L->cap) L->parts = xrealloc(L->parts, sizeof(Part *) * (size_t)(L->cap = L->cap ? 2 * L->cap : 32));
+    L->parts[L->n++] = pt;
+    pthread_cond_signal(&L->cv);
+    pthread_mutex_unlock(&L->mu);
+}
+
+static void linker_close(EmLinker *L) {
+    pthread_mutex_lock(&L->mu);
+    L->closed = true;
+    pthread_cond_broadcast(&L->cv);
+    pthread_mutex_unlock(&L->mu);
+}
+
+static void linker_free(EmLinker *L) {
+    for (int k = 0; k < L->n; k++) {
+        Part *pt = L->parts[k];
+        buf_free(&pt->text), free(pt->seg), buf_free(&pt->out), buf_free(&pt->st.code), free(pt->st.relocs), free(pt);
     }
-    pthread_t tid[16];
-    int started = 0;
-    for (int t = 1; t < nt && t < 16 && np > 1; t++)
-        if (!pthread_create(&tid[started], NULL, part_worker, &ps)) started++;
-    take_parts(&ps, true);
-    for (int t = 0; t < started; t++) pthread_join(tid[t], NULL);
-    size_t tlen = seg[0], clen = 0;
-    int nrel = 0;
-    for (int k = 0; k < np; k++) tlen += ps.parts[k].out.len, clen += ps.parts[k].st.code.len, nrel += ps.parts[k].st.nrelocs;
+    free(L->parts);
+    pthread_mutex_destroy(&L->mu);
+    pthread_cond_destroy(&L->cv);
+    free(L);
+}
+
+void emit_linker_abort(EmLinker *L) {
+    atomic_store(&L->over, true);
+    linker_close(L);
+    for (int t = 0; t < L->nworkers; t++) pthread_join(L->tid[t], NULL);
+    linker_free(L);
+}
+
+bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, MNBuf *out, EmLink *st) {
+    memset(st, 0, sizeof *st);
+    linker_close(L);
+    VLineCache *lc = vsm_line_cache_new();
+    take_parts(L, false, true, lc);
+    vsm_line_cache_free(lc);
+    for (int t = 0; t < L->nworkers; t++) pthread_join(L->tid[t], NULL);
+    size_t tlen = hlen, clen = 0;
+    int nrel = 0, np = L->n;
+    for (int k = 0; k < np; k++) tlen += L->parts[k]->out.len, clen += L->parts[k]->st.code.len, nrel += L->parts[k]->st.nrelocs;
     buf_reserve(out, tlen);
-    buf_append(out, text, seg[0]);
+    buf_append(out, header, hlen);
     vsm_encode_begin(&st->code);
     buf_reserve(&st->code, clen);
     st->relocs = xmalloc(sizeof(AppRelocRec) * (size_t)(nrel + 1));
     st->caprelocs = nrel + 1;
     int64_t line = 0;
     for (int k = 0; k < np; k++) {
-        Part *pt = &ps.parts[k];
+        Part *pt = L->parts[k];
         buf_append(out, pt->out.data ? pt->out.data : "", pt->out.len);
         buf_append(&st->code, pt->st.code.data ? pt->st.code.data : "", pt->st.code.len);
         for (int r = 0; r < pt->st.nrelocs; r++) {
@@ -541,19 +593,19 @@ static bool link_concat(MNCompile *c, const char *text, const size_t *seg, MNBuf
         }
         line += pt->st.nsteps;
         st->steps_concat += pt->st.steps_concat;
-        buf_free(&pt->out), buf_free(&pt->st.code), free(pt->st.relocs);
     }
-    free(ps.parts);
     st->nsteps = line;
     vsm_encode_end(&st->code, (uint32_t)line);
-    return !atomic_load(&ps.over);
+    bool ok = !atomic_load(&L->over);
+    linker_free(L);
+    return ok;
 }
 
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
     const MNGraph *g = c->g;
     memset(st, 0, sizeof *st);
     bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
-    if (!merge) return link_concat(c, text, seg, out, st);
+    if (!merge) die("emit_link is link=merge's; concat links through an EmLinker");
     buf_append(out, text, seg[0]);
     vsm_encode_begin(&st->code);
     Out o = {g, out, 0, st};
