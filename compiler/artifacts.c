@@ -199,7 +199,7 @@ bool mn_art_wait(MNCompile *c) {
 
 bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len) {
     if (!mn_art_wait(c)) return free(data), false;
-    if (mn_threads(c) < 2 || strlen(name) >= 256) {
+    if (mn_threads(c) < 2 || strlen(name) >= 256 || len < ((size_t)256 << 10)) { /* a small file: written at once */
         bool ok = mn_art_write(c, name, data ? data : "", len);
         free(data);
         return ok;

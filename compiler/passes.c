@@ -13,6 +13,7 @@
 #include "scheduler.h"
 #include "emit.h"
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -127,9 +128,16 @@ static bool bind_inputs(MNCompile *c) {
     return true;
 }
 
+static long online_cpus(void) {
+    static atomic_long n; /* sysconf reads /sys each time */
+    long v = atomic_load(&n);
+    if (!v) atomic_store(&n, v = sysconf(_SC_NPROCESSORS_ONLN));
+    return v;
+}
+
 int mn_threads(const MNCompile *c) {
     int64_t n = c->opt->ival[MN_OPT_num_threads];
-    if (n == 0) n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n == 0) n = online_cpus();
     if (n > 8 && c->opt->ival[MN_OPT_num_threads] == 0) n = 8;
     return n < 1 ? 1 : n > 64 ? 64 : (int)n;
 }
@@ -331,7 +339,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     bool dumping = false; /* the dumps' thread runs */
     for (int i = 0; i < NPASSES && ok; i++) {
         c->cur_pass = pipeline[i].name;
-        if (out_dir && c->g && !strcmp(pipeline[i].name, "emit") && mn_threads(c) > 1) {
+        if (out_dir && c->g && c->g->nnodes >= 256 && !strcmp(pipeline[i].name, "emit") && mn_threads(c) > 1) { /* a small graph's dumps take less than a thread's start */
             dumps_init(&dumps, c);
             if (!(dumping = !pthread_create(&dumps.tid, NULL, build_dumps, &dumps))) dumps_free(&dumps);
         }

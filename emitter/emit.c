@@ -935,8 +935,10 @@ static bool emit_all(MNCompile *c) {
         if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) pp.vals[pp.n++] = v;
     }
     pp.out = xcalloc((size_t)pp.n + 1, sizeof(AppTensor));
+    int64_t plw = 0; /* a few kilobytes of parameters take less than a thread's start */
+    for (int i = 0; i < pp.n; i++) plw += pp.vals[i]->num_lw > 0 ? pp.vals[i]->num_lw : 1;
     pthread_t packer;
-    bool threaded = mn_threads(c) > 1 && pp.n > 0 && !pthread_create(&packer, NULL, pack_params, &pp);
+    bool threaded = mn_threads(c) > 1 && plw >= 32768 && !pthread_create(&packer, NULL, pack_params, &pp);
     /* link=concat: the code goes to the linker a part of some 256 KB at a time, linked
      * on the other threads while the rest is emitted; merge takes the whole text */
     bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;

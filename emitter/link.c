@@ -471,7 +471,7 @@ struct EmLinker {
     pthread_cond_t cv;
     Part **parts;
     int n, cap, next;
-    bool closed;
+    bool closed, started;
     atomic_bool over; /* the memory limit was reached (only the emitting thread checks it) */
     pthread_t tid[16];
     int nworkers;
@@ -524,12 +524,17 @@ EmLinker *emit_linker_start(MNCompile *c) {
     pthread_mutex_init(&L->mu, NULL);
     pthread_cond_init(&L->cv, NULL);
     atomic_init(&L->over, false);
-    for (int t = 1; t < mn_threads(c) && t <= 16; t++)
-        if (!pthread_create(&L->tid[L->nworkers], NULL, part_worker, L)) L->nworkers++;
     return L;
 }
 
+/* the workers start with the first part that is not the last: a graph whose code is
+ * one part is linked by the emitting thread alone */
 void emit_linker_add(EmLinker *L, MNBuf *text, size_t *seg, int lo, int hi) {
+    if (!L->started && hi < L->c->g->nnodes) {
+        L->started = true;
+        for (int t = 1; t < mn_threads(L->c) && t <= 16; t++)
+            if (!pthread_create(&L->tid[L->nworkers], NULL, part_worker, L)) L->nworkers++;
+    }
     Part *pt = xcalloc(1, sizeof *pt);
     pt->text = *text, pt->seg = seg, pt->lo = lo, pt->hi = hi;
     *text = (MNBuf){0};
