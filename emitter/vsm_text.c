@@ -604,28 +604,37 @@ void vsm_line_cache_free(VLineCache *lc) {
     free(lc);
 }
 
-/* the line with each {id} as {} into key, the ids in order; false: not a cacheable line */
+/* the line with each {id} as {} into key, the ids in order; false: not a cacheable line
+ * (the scans are libc's: this runs for every line the linker reads) */
 static bool line_key(const char *s, size_t len, MNBuf *key, uint32_t *ids, int *nids, uint64_t *hash) {
+    if (!len || memchr(s, '#', len) || memchr(s, '!', len)) return false;
     key->len = 0;
     buf_reserve(key, len);
     char *k = key->data;
     size_t kn = 0;
     int n = 0;
-    for (size_t i = 0; i < len; i++) {
-        char ch = s[i];
-        if (ch == '#' || ch == '!') return false;
-        k[kn++] = ch;
-        if (ch != '{') continue;
+    for (const char *p = s, *end = s + len; p < end;) {
+        const char *br = memchr(p, '{', (size_t)(end - p));
+        size_t run = (size_t)((br ? br + 1 : end) - p);
+        memcpy(k + kn, p, run), kn += run;
+        if (!br) break;
         uint64_t v = 0;
-        size_t j = i + 1;
-        while (j < len && s[j] >= '0' && s[j] <= '9' && v < 0x7fffffff) v = v * 10 + (uint64_t)(s[j++] - '0');
-        if (j == i + 1 || j >= len || s[j] != '}' || v >= 0x7fffffff || n == LC_IDS) return false;
+        const char *q = br + 1;
+        while (q < end && *q >= '0' && *q <= '9' && v < 0x7fffffff) v = v * 10 + (uint64_t)(*q++ - '0');
+        if (q == br + 1 || q >= end || *q != '}' || v >= 0x7fffffff || n == LC_IDS) return false;
         ids[n++] = (uint32_t)v;
-        i = j - 1; /* the '}' goes into the key next */
+        p = q; /* the '}' goes into the key next */
     }
-    if (!kn) return false;
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < kn; i++) h = (h ^ (unsigned char)k[i]) * 0x100000001b3ull;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ kn;
+    size_t i = 0;
+    for (; i + 8 <= kn; i += 8) {
+        uint64_t w;
+        memcpy(&w, k + i, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull, h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    memcpy(&w, k + i, kn - i);
+    h = (h ^ w) * 0x94d049bb133111ebull, h ^= h >> 29;
     key->len = kn;
     *nids = n;
     *hash = h;
@@ -741,11 +750,22 @@ static void ps(Pr *w, const char *s) {
     memcpy(w->p, s, n), w->p += n;
 }
 static void pu(Pr *w, uint64_t v) {
+    if (v < 10) { /* most addresses and counts in a line are small */
+        *w->p++ = (char)('0' + v);
+        return;
+    }
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     char t[24];
-    int n = 0;
-    do t[n++] = (char)('0' + v % 10), v /= 10;
-    while (v);
-    while (n) *w->p++ = t[--n];
+    int n = 24;
+    while (v >= 100) {
+        const char *d = pairs + 2 * (v % 100);
+        v /= 100;
+        t[--n] = d[1], t[--n] = d[0];
+    }
+    if (v >= 10) t[--n] = pairs[2 * v + 1], t[--n] = pairs[2 * v];
+    else t[--n] = (char)('0' + v);
+    memcpy(w->p, t + n, (size_t)(24 - n));
+    w->p += 24 - n;
 }
 static void pd(Pr *w, int64_t v) {
     if (v < 0) pc(w, '-'), v = -v;
