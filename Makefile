@@ -2,7 +2,7 @@
 #   make            build build/mncc (installs missing Debian packages first)
 #   make demo       compile the bundled example model and print a summary
 #   make check      every test (unit, golden, bad input, ONNX test-data sweep, ASan/UBSan)
-#   make SAN=1      the same build with -fsanitize=address,undefined, in build/san
+#   make SAN=1      the same build with -fsanitize=address,undefined, in build/san (SAN=thread: build/tsan)
 #   make bench      the benchmark tables (bench/suite.py): compile time, onnxruntime, scaling, schedules, mnemu
 
 CC      ?= cc
@@ -15,6 +15,11 @@ ifeq ($(FUZZ),1)
 CC       = clang
 BUILD   ?= build/fuzz
 SANFLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+OPT      = -O1 -g
+else ifeq ($(SAN),thread)
+# ThreadSanitizer (make check-tsan): Node Simulation's and Code Emit's threads
+BUILD   ?= build/tsan
+SANFLAGS = -fsanitize=thread
 OPT      = -O1 -g
 else ifeq ($(SAN),1)
 BUILD   ?= build/san
@@ -56,7 +61,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps npm-deps demo check check-fast check-san unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz
+.PHONY: all deps test-deps npm-deps demo check check-fast check-san check-tsan unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -121,10 +126,16 @@ $(BUILD)/obj/emu/emu_units.o: CFLAGS += -O3 -ffp-contract=off -fno-math-errno
 demo: $(BUILD)/mncc
 	$(BUILD)/mncc examples/mlp.onnx -o $(BUILD)/demo --input-shape x=4,4,4 --summary
 
-# Everything `make check` runs; the sanitizer build repeats the fast suites.
+# Everything `make check` runs; the sanitizer build repeats the fast suites, and the
+# ThreadSanitizer build compiles graphs large enough for every thread Code Emit starts.
 check: test-deps
 	@$(MAKE) --no-print-directory check-fast
 	@$(MAKE) --no-print-directory check-san
+	@$(MAKE) --no-print-directory check-tsan
+
+check-tsan:
+	@$(MAKE) --no-print-directory SAN=thread BUILD=build/tsan build/tsan/mncc
+	@sh tests/tsan/run.sh build/tsan/mncc
 
 check-fast: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(BUILD)/unit_tests $(BUILD)/load_sweep $(BUILD)/mutate $(BUILD)/vsm_roundtrip
 	@sh tests/run_all.sh $(BUILD)

@@ -1,0 +1,37 @@
+#!/bin/sh
+# ThreadSanitizer over mncc's threads: graphs large enough that Node Simulation runs on
+# several threads and Code Emit links parts on workers while it emits, packs parameters
+# and builds the graph's dumps on threads of their own and writes large files in the
+# background; a compile whose disk fills mid-way too. Any race report fails the check.
+#   run.sh MNCC (a -fsanitize=thread build)
+set -u
+mncc=$1
+root=$(cd "$(dirname "$0")/../.." && pwd)
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "ok $1"; }
+bad() { fail=$((fail + 1)); echo "FAIL tsan $1: $2"; }
+export TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0"
+/usr/bin/python3 "$root/bench/gen_graph.py" convnet 600 "$tmp/conv.onnx" >/dev/null 2>&1 || bad gen "bench/gen_graph.py convnet failed"
+/usr/bin/python3 "$root/bench/gen_graph.py" mlp 400 "$tmp/mlp.onnx" >/dev/null 2>&1 || bad gen "bench/gen_graph.py mlp failed"
+/usr/bin/python3 "$root/bench/gen_graph.py" transformer 400 "$tmp/tr.onnx" >/dev/null 2>&1 || bad gen "bench/gen_graph.py transformer failed"
+run() { # name, expected exit, args...
+    name=$1 want=$2; shift 2
+    "$mncc" "$@" >"$tmp/out" 2>&1
+    rc=$?
+    if grep -q "ThreadSanitizer" "$tmp/out"; then bad "$name" "$(grep -m1 -A3 'WARNING: ThreadSanitizer' "$tmp/out" | tr '\n' ' ')"
+    elif [ $rc -ne "$want" ]; then bad "$name" "exit $rc, expected $want: $(tail -n 1 "$tmp/out")"
+    else ok "$name"; fi
+}
+for m in conv mlp tr; do
+    run "$m-3" 0 "$tmp/$m.onnx" -o "$tmp/$m.d" --cache-dir none --preset O2 -O num_threads=3
+    run "$m-merge" 0 "$tmp/$m.onnx" -o "$tmp/$m.m" --cache-dir none -O num_threads=2 -O link=merge
+done
+run cache-2 0 "$tmp/conv.onnx" -o "$tmp/c.d" --cache-dir "$tmp/cache" -O num_threads=2
+run cache-2-again 0 "$tmp/conv.onnx" -o "$tmp/c.d" --cache-dir "$tmp/cache" -O num_threads=2
+for f in model.vsm model.app l3ir.txt; do
+    MNCC_FAIL_WRITE=$f run "disk-full-$f" 1 "$tmp/mlp.onnx" -o "$tmp/f.d" --cache-dir none -O num_threads=2
+done
+echo "tsan: $pass passed, $fail failed"
+[ $fail -eq 0 ]
