@@ -274,7 +274,7 @@ void place_walk_start(MNPlaceWalk *w, const MNLayout *l) {
     w->l = l;
 }
 
-void place_walk_next(MNPlaceWalk *w) {
+void place_walk_carry(MNPlaceWalk *w) {
     const MNLayout *l = w->l;
     for (int d = l->rank - 1; d >= 0; d--) {
         if (++w->idx[d] < (l->shape[d] ? l->shape[d] : 1)) {
