@@ -1,10 +1,12 @@
 #ifndef MN_BUF_H
 #define MN_BUF_H
+#include <stdbool.h>
 #include <stddef.h>
 /* A growable byte buffer for building artifacts in memory before an atomic write. */
 typedef struct {
     char *data;
     size_t len, cap;
+    bool fixed; /* data is not ours to grow (a file's mapping): outgrowing cap is a bug */
 } MNBuf;
 #include <stdarg.h>
 void buf_printf(MNBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

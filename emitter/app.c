@@ -42,7 +42,9 @@ static FbObj *tensor_obj(Arena *a, const AppTensor *t, bool param) {
     return o;
 }
 
-void app_write(Arena *a, const MNApp *app, MNBuf *out) {
+void app_write(Arena *a, const MNApp *app, MNBuf *out) { fb_finish(app_tree(a, app), "MNAP", out); }
+
+FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj *root = fb_table(a, APP_N);
     FbObj *pr = fb_table(a, PR_N);
     fb_set_obj(pr, PR_compiler, str(a, app->compiler));
@@ -76,8 +78,7 @@ void app_write(Arena *a, const MNApp *app, MNBuf *out) {
         for (int i = 0; i < app->nsymbols; i++) sv[i] = str(a, app->symbols[i]);
         fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)app->nsymbols));
         fb_set_obj(root, APP_relocs, fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
-        fb_finish(root, "MNAP", out);
-        return;
+        return root;
     }
     /* the symbols in the order relocations first name them, each once (by a hash of
      * the names); a relocation is a 24-byte struct that indexes them */
@@ -99,7 +100,7 @@ void app_write(Arena *a, const MNApp *app, MNBuf *out) {
     }
     fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)nsym));
     fb_set_obj(root, APP_relocs, fb_vec_scalar(a, rr, (size_t)app->nrelocs, (int)sizeof(RelocRec)));
-    fb_finish(root, "MNAP", out);
+    return root;
 }
 
 /* ---- reading ---- */

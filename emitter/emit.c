@@ -34,6 +34,7 @@
 #include "memo.h"
 #include "scheduler.h"
 #include "app.h"
+#include "fb.h"
 #include "layout.h"
 #include "ops.h"
 #include "version.h"
@@ -870,6 +871,17 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     return cyc;
 }
 
+typedef struct {
+    FbObj *root;
+    size_t len;
+} AppFill;
+
+static void fill_app(void *ctx, MNBuf *out) {
+    AppFill *f = ctx;
+    fb_finish(f->root, "MNAP", out);
+    f->len = out->len;
+}
+
 static bool emit_all(MNCompile *c);
 
 bool emit_program(MNCompile *c) {
@@ -1071,19 +1083,21 @@ static bool emit_all(MNCompile *c) {
         buf_free(&b), buf_free(&lk.code), free_packed(app.params, app.nparams), free(lk.relocs);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
     }
-    /* model.vsm is written while model.app is built, model.app while the compile goes on */
+    /* model.vsm is written while model.app is built, into its file's pages */
     ok = !c->out_dir || mn_art_write_owned(c, "model.vsm", b.data, b.len);
     if (!c->out_dir) buf_free(&b);
-    MNBuf out = {0};
-    if (ok) app_write(a, &app, &out);
+    AppFill af = {app_tree(a, &app), 0};
+    if (ok && c->out_dir) ok = mn_art_write_filled(c, "model.app", fb_size_bound(af.root), fill_app, &af);
+    else if (ok) { /* no codegen dir: the app is still built, for its size in the log */
+        MNBuf out = {0};
+        fill_app(&af, &out);
+        buf_free(&out);
+    }
     free_packed(app.params, app.nparams);
     buf_free(&lk.code), free(lk.relocs);
     mn_figure(c, "vsm_lines", nsteps);
-    if (!ok) return buf_free(&out), false;
-    mn_log(c, 0, "code: %lld VSM lines, model.app %zu bytes", (long long)nsteps, out.len);
+    if (!ok) return false;
+    mn_log(c, 0, "code: %lld VSM lines, model.app %zu bytes", (long long)nsteps, af.len);
     c->app_status = "written";
-    size_t olen = out.len;
-    if (c->out_dir) ok = mn_art_write_owned(c, "model.app", out.data, olen);
-    else buf_free(&out);
     return ok;
 }
