@@ -720,6 +720,7 @@ bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, MNBuf *out
         }
         line += pt->st.nsteps;
         st->steps_concat += pt->st.steps_concat;
+        buf_free(&pt->out), buf_free(&pt->st.code), free(pt->st.relocs), pt->st.relocs = NULL; /* joined: the program is held once */
     }
     st->nsteps = line;
     vsm_encode_end(&st->code, (uint32_t)line);
