@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/vfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -235,6 +236,15 @@ bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) 
     return true;
 }
 
+/* file systems whose fallocate holds the blocks for the writes that follow (ext4, xfs,
+ * tmpfs): on copy-on-write or compressing ones a write through a mapping can still
+ * find the disk full, as a SIGBUS */
+static bool reserves(int fd) {
+    struct statfs fs;
+    if (fstatfs(fd, &fs)) return false;
+    return fs.f_type == 0xEF53 /* ext2/3/4 */ || fs.f_type == 0x58465342 /* xfs */ || fs.f_type == 0x01021994 /* tmpfs */;
+}
+
 /* An artifact written in place: its bytes go straight into the page cache through a
  * shared mapping of the temporary file, which fallocate has reserved on disk first (so
  * a full disk is an error here, not a fault while writing), then cut to their length
@@ -248,7 +258,7 @@ bool mn_art_write_filled(MNCompile *c, const char *name, size_t bound, void (*fi
     const char *inject = getenv("MNCC_FAIL_WRITE");
     int fd = inject && !strcmp(inject, name) ? -1 : open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0666);
     void *map = MAP_FAILED;
-    if (fd >= 0 && bound && !posix_fallocate(fd, 0, (off_t)bound)) map = mmap(NULL, bound, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (fd >= 0 && bound && reserves(fd) && !posix_fallocate(fd, 0, (off_t)bound)) map = mmap(NULL, bound, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
         if (fd >= 0) close(fd), unlink(tmp);
         MNBuf b = {0};
@@ -261,9 +271,10 @@ bool mn_art_write_filled(MNCompile *c, const char *name, size_t bound, void (*fi
     fill(ctx, &b);
     size_t len = b.len;
     munmap(map, bound);
-    if (ftruncate(fd, (off_t)len) || close(fd)) {
-        int e = errno;
-        close(fd), unlink(tmp);
+    int e = ftruncate(fd, (off_t)len) ? errno : 0;
+    if (close(fd) && !e) e = errno;
+    if (e) {
+        unlink(tmp);
         errno = e;
         return io_fail(c, "cannot write", path);
     }

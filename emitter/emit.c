@@ -1096,7 +1096,10 @@ static bool emit_all(MNCompile *c) {
     free_packed(app.params, app.nparams);
     buf_free(&lk.code), free(lk.relocs);
     mn_figure(c, "vsm_lines", nsteps);
-    if (!ok) return false;
+    if (!ok) {
+        if (!c->app_status) c->app_status = "not written: an artifact's write failed";
+        return false;
+    }
     mn_log(c, 0, "code: %lld VSM lines, model.app %zu bytes", (long long)nsteps, af.len);
     c->app_status = "written";
     return ok;

@@ -461,6 +461,7 @@ typedef struct {
     MNBuf text;  /* the parts' node code (taken from the emitter) */
     size_t *seg; /* [k - lo]: where node k's code begins in text; [hi - lo]: its end */
     int lo, hi;
+    MNGraph g;   /* the graph's header when the part came: Code Emit grows its values (gather tables) meanwhile */
     MNBuf out;
     EmLink st;
 } Part;
@@ -540,7 +541,7 @@ typedef struct {
 } Run;
 
 static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc, OutCache *oc, bool checks) {
-    const MNGraph *g = c->g;
+    const MNGraph *g = &pt->g; /* its values are every one the part's code names */
     Out o = {g, &pt->out, 0, &pt->st};
     Run run = {0};
     for (int k = pt->lo; k < pt->hi && !atomic_load(over); k++) {
@@ -656,7 +657,7 @@ void emit_linker_add(EmLinker *L, MNBuf *text, size_t *seg, int lo, int hi) {
             if (!pthread_create(&L->tid[L->nworkers], NULL, part_worker, L)) L->nworkers++;
     }
     Part *pt = xcalloc(1, sizeof *pt);
-    pt->text = *text, pt->seg = seg, pt->lo = lo, pt->hi = hi;
+    pt->text = *text, pt->seg = seg, pt->lo = lo, pt->hi = hi, pt->g = *L->c->g;
     *text = (MNBuf){0};
     pthread_mutex_lock(&L->mu);
     if (L->n == L->cap) L->parts = xrealloc(L->parts, sizeof(Part *) * (size_t)(L->cap = L->cap ? 2 * L->cap : 32));

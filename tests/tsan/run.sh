@@ -16,6 +16,7 @@ export TSAN_OPTIONS="halt_on_error=1 exitcode=66 report_signal_unsafe=0"
 /usr/bin/python3 "$root/bench/gen_graph.py" convnet 600 "$tmp/conv.onnx" >/dev/null 2>&1 || bad gen "bench/gen_graph.py convnet failed"
 /usr/bin/python3 "$root/bench/gen_graph.py" mlp 400 "$tmp/mlp.onnx" >/dev/null 2>&1 || bad gen "bench/gen_graph.py mlp failed"
 /usr/bin/python3 "$root/bench/gen_graph.py" transformer 400 "$tmp/tr.onnx" >/dev/null 2>&1 || bad gen "bench/gen_graph.py transformer failed"
+/usr/bin/python3 "$root/tests/tsan/late_tables.py" 680 20 "$tmp/late.onnx" >/dev/null 2>&1 || bad gen "late_tables.py failed"
 run() { # name, expected exit, args...
     name=$1 want=$2; shift 2
     "$mncc" "$@" >"$tmp/out" 2>&1
@@ -28,6 +29,7 @@ for m in conv mlp tr; do
     run "$m-3" 0 "$tmp/$m.onnx" -o "$tmp/$m.d" --cache-dir none --preset O2 -O num_threads=3
     run "$m-merge" 0 "$tmp/$m.onnx" -o "$tmp/$m.m" --cache-dir none -O num_threads=2 -O link=merge
 done
+run late-tables-3 0 "$tmp/late.onnx" -o "$tmp/late.d" --cache-dir none --preset O2 -O num_threads=3 # gather tables made while workers link
 run cache-2 0 "$tmp/conv.onnx" -o "$tmp/c.d" --cache-dir "$tmp/cache" -O num_threads=2
 run cache-2-again 0 "$tmp/conv.onnx" -o "$tmp/c.d" --cache-dir "$tmp/cache" -O num_threads=2
 for f in model.vsm model.app l3ir.txt; do
