@@ -83,12 +83,12 @@ void *arena_try_alloc(Arena *a, size_t n) {
         b->mapped = mapped;
         b->next = a->head;
         a->head = b;
-        a->mapped += mapped;
     }
     void *p = b->data + b->used;
     b->used += n;
     a->total += n;
     if (!b->mapped) memset(p, 0, n);
+    else a->mapped += n; /* a mapping's untouched rest takes no memory: only what is handed out counts */
     return p;
 }
 

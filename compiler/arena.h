@@ -18,7 +18,8 @@ char *arena_strdup(Arena *a, const char *s);
 char *arena_strndup(Arena *a, const char *s, size_t n);
 char *arena_printf(Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t arena_used(const Arena *a);
-/* bytes of blocks mapped from the kernel, which the heap's figures do not count */
+/* bytes handed out from blocks mapped from the kernel (the heap's figures do not count
+ * them; a block's untouched rest costs no memory) */
 size_t arena_mapped(const Arena *a);
 bool arena_over_limit(const Arena *a);
 
