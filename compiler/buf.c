@@ -2,6 +2,7 @@
 #include "diag.h"
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,14 +28,33 @@ void buf_append(MNBuf *b, const void *p, size_t n) {
  * goes to vsnprintf. glibc's vfprintf per call was a tenth of a compile that prints a
  * hundred thousand VSM lines. */
 char *buf_dec(char *p, unsigned long long v) {
+    if (v < 10) { /* most numbers in VSM text are small */
+        *p = (char)('0' + v);
+        return p + 1;
+    }
+    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     char t[24];
-    int n = 0;
-    do t[n++] = (char)('0' + v % 10), v /= 10;
-    while (v);
-    while (n) *p++ = t[--n];
-    return p;
+    int n = 24;
+    for (; v >= 100; v /= 100) t[--n] = pairs[2 * (v % 100) + 1], t[--n] = pairs[2 * (v % 100)];
+    if (v >= 10) t[--n] = pairs[2 * v + 1], t[--n] = pairs[2 * v];
+    else t[--n] = (char)('0' + v);
+    memcpy(p, t + n, (size_t)(24 - n));
+    return p + (24 - n);
 }
-#define fmt_dec buf_dec
+
+uint64_t buf_hash(const void *data, size_t n) {
+    const char *s = data;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull, h ^= h >> 31;
+    }
+    uint64_t w = 0;
+    memcpy(&w, s, n);
+    h = (h ^ w) * 0x94d049bb133111ebull, h ^= h >> 29;
+    return h;
+}
 
 static char *fmt_hex(char *p, unsigned long long v) {
     char t[24];
@@ -102,14 +122,14 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
             ROOM(24 + width);
             at = p;
             if (v < 0) *p++ = '-', u = 0 - u;
-            p = fmt_dec(p, u);
+            p = buf_dec(p, u);
             break;
         }
         case 'u': case 'x': {
             unsigned long long v = l == 0 ? va_arg(ap, unsigned) : l == 1 ? va_arg(ap, unsigned long) : l == 2 ? va_arg(ap, unsigned long long) : va_arg(ap, size_t);
             ROOM(24 + width);
             at = p;
-            p = *f == 'x' ? fmt_hex(p, v) : fmt_dec(p, v);
+            p = *f == 'x' ? fmt_hex(p, v) : buf_dec(p, v);
             break;
         }
         default: return b->len = start, false;

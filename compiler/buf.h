@@ -2,6 +2,7 @@
 #define MN_BUF_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 /* A growable byte buffer for building artifacts in memory before an atomic write. */
 typedef struct {
     char *data;
@@ -15,6 +16,8 @@ void buf_append(MNBuf *b, const void *p, size_t n);
 void buf_free(MNBuf *b);
 /* the decimal digits of v at p (at most 20), returning the end */
 char *buf_dec(char *p, unsigned long long v);
+/* a 64-bit hash of n bytes, a word at a time (the in-memory caches' keys) */
+uint64_t buf_hash(const void *data, size_t n);
 /* room for extra more bytes (and a NUL) without moving data again */
 void buf_reserve(MNBuf *b, size_t extra);
 /* s as a JSON string literal, quotes included (for artifacts too large for a cJSON tree) */

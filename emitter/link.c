@@ -478,61 +478,6 @@ struct EmLinker {
     int nworkers;
 };
 
-/* A line without value ids ({id}) is the same step wherever it stands, and so are its
- * text and code once linked: each thread keeps those of the lines it has linked, by
- * the line's bytes, and copies them for the next such line (a conv net's gathers repeat
- * a few thousand lines a hundred times each). */
-enum { OC_MAX = 1 << 16 };
-typedef struct {
-    uint64_t hash;
-    uint32_t key, klen, text, tlen, code, clen; /* in OutCache.bytes */
-    uint32_t repeat;
-    bool used;
-} OcEntry;
-typedef struct {
-    OcEntry *tab;
-    uint32_t cap, n;
-    MNBuf bytes;
-} OutCache;
-
-static uint64_t line_hash(const char *s, size_t n) {
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
-    for (; n >= 8; s += 8, n -= 8) {
-        uint64_t w;
-        memcpy(&w, s, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ull, h ^= h >> 31;
-    }
-    uint64_t w = 0;
-    memcpy(&w, s, n);
-    h = (h ^ w) * 0x94d049bb133111ebull, h ^= h >> 29;
-    return h;
-}
-
-static OcEntry *oc_slot(OutCache *oc, const char *s, size_t n, uint64_t h) {
-    if (oc->n * 2 >= oc->cap) {
-        if (oc->n >= OC_MAX) return NULL;
-        uint32_t cap = oc->cap ? 2 * oc->cap : 4096;
-        OcEntry *old = oc->tab, *t = xcalloc(cap, sizeof(OcEntry));
-        for (uint32_t i = 0; i < oc->cap; i++)
-            if (old[i].used) {
-                uint32_t j = (uint32_t)old[i].hash & (cap - 1);
-                while (t[j].used) j = (j + 1) & (cap - 1);
-                t[j] = old[i];
-            }
-        free(old);
-        oc->tab = t, oc->cap = cap;
-    }
-    for (uint32_t i = (uint32_t)h & (oc->cap - 1);; i = (i + 1) & (oc->cap - 1)) {
-        OcEntry *e = &oc->tab[i];
-        if (!e->used || (e->hash == h && e->klen == n && !memcmp(oc->bytes.data + e->key, s, n))) return e;
-    }
-}
-
-static void oc_free(OutCache *oc) {
-    free(oc->tab);
-    buf_free(&oc->bytes);
-}
-
 /* the lines of one parse: where each begins, for the steps' line numbers */
 typedef struct {
     const char **at;
@@ -540,10 +485,16 @@ typedef struct {
     int n, cap;
 } Run;
 
-static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc, OutCache *oc, bool checks) {
+/* A line without value ids linked before (the line cache keeps its text and code) is
+ * copied; a run of other lines is parsed at once. */
+static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc, bool checks) {
     const MNGraph *g = &pt->g; /* its values are every one the part's code names */
     Out o = {g, &pt->out, 0, &pt->st};
     Run run = {0};
+    const char *lt, *lcode;
+    size_t ltn, lcn;
+    uint32_t rep;
+#define LINKED(q, n) (!memchr(q, '{', n) && vsm_line_cache_linked(lc, q, n, &lt, &ltn, &lcode, &lcn, &rep))
     for (int k = pt->lo; k < pt->hi && !atomic_load(over); k++) {
         if (checks && k % 64 == 63 && !mn_memory_ok(c)) {
             atomic_store(over, true);
@@ -557,24 +508,19 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
             const char *line = s;
             s = nl ? nl + 1 : end;
             if (!len || line[0] == '#') continue; /* the emitter's header of the node, comments */
-            OcEntry *e = memchr(line, '{', len) ? NULL : oc_slot(oc, line, len, line_hash(line, len));
-            if (e && e->used) {
-                buf_append(o.out, oc->bytes.data + e->text, e->tlen);
-                buf_append(&o.st->code, oc->bytes.data + e->code, e->clen);
+            if (LINKED(line, len)) {
+                buf_append(o.out, lt, ltn);
+                buf_append(&o.st->code, lcode, lcn);
                 o.line++;
-                pt->st.steps_concat += e->repeat;
+                pt->st.steps_concat += rep;
                 continue;
             }
-            /* this line and those after it that are not kept, parsed at once */
             run.n = 0;
             const char *rend = line + len;
             for (const char *q = line;;) {
                 const char *qn = memchr(q, '\n', (size_t)(end - q));
                 size_t ql = qn ? (size_t)(qn - q) : (size_t)(end - q);
-                if (q != line && ql && q[0] != '#' && !memchr(q, '{', ql)) {
-                    OcEntry *f = oc_slot(oc, q, ql, line_hash(q, ql));
-                    if (f && f->used) break;
-                }
+                if (q != line && ql && q[0] != '#' && LINKED(q, ql)) break;
                 if (run.n == run.cap) {
                     run.cap = run.cap ? 2 * run.cap : 64;
                     run.at = xrealloc(run.at, sizeof(char *) * (size_t)run.cap), run.len = xrealloc(run.len, sizeof(size_t) * (size_t)run.cap);
@@ -593,22 +539,17 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
             for (int i = 0; i < p.nsteps; i++) {
                 const VStep *st = &p.steps[i];
                 pt->st.steps_concat += st->repeat;
-                const char *ql = run.at[st->line - 1];
-                size_t qn = run.len[st->line - 1];
-                OcEntry *f = memchr(ql, '{', qn) ? NULL : oc_slot(oc, ql, qn, line_hash(ql, qn));
                 size_t t0 = o.out->len, c0 = o.st->code.len;
                 put_step(&o, st);
-                if (f && !f->used && oc->bytes.len + qn + (o.out->len - t0) + (o.st->code.len - c0) < UINT32_MAX) {
-                    f->hash = line_hash(ql, qn), f->klen = (uint32_t)qn, f->repeat = st->repeat, f->used = true;
-                    f->key = (uint32_t)oc->bytes.len, buf_append(&oc->bytes, ql, qn);
-                    f->text = (uint32_t)oc->bytes.len, f->tlen = (uint32_t)(o.out->len - t0), buf_append(&oc->bytes, o.out->data + t0, f->tlen);
-                    f->code = (uint32_t)oc->bytes.len, f->clen = (uint32_t)(o.st->code.len - c0), buf_append(&oc->bytes, o.st->code.data + c0, f->clen);
-                    oc->n++;
-                }
+                const char *q = run.at[st->line - 1];
+                size_t ql = run.len[st->line - 1];
+                if (!memchr(q, '{', ql))
+                    vsm_line_cache_set_linked(lc, q, ql, o.out->data + t0, o.out->len - t0, o.st->code.data + c0, o.st->code.len - c0);
             }
             vsm_program_free(&p);
         }
     }
+#undef LINKED
     free(run.at), free(run.len);
     pt->st.nsteps = o.line;
     buf_free(&pt->text);
@@ -617,14 +558,14 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
 
 /* parts as they come; wait: block for more until the list is closed (a worker), or
  * return when none is ready (the emitting thread, which has more to emit or is done) */
-static void take_parts(EmLinker *L, bool wait, bool checks, VLineCache *lc, OutCache *oc) {
+static void take_parts(EmLinker *L, bool wait, bool checks, VLineCache *lc) {
     pthread_mutex_lock(&L->mu);
     for (;;) {
         while (wait && L->next == L->n && !L->closed) pthread_cond_wait(&L->cv, &L->mu);
         if (L->next == L->n) break;
         Part *pt = L->parts[L->next++];
         pthread_mutex_unlock(&L->mu);
-        link_part(L->c, pt, &L->over, lc, oc, checks);
+        link_part(L->c, pt, &L->over, lc, checks);
         pthread_mutex_lock(&L->mu);
     }
     pthread_mutex_unlock(&L->mu);
@@ -632,10 +573,8 @@ static void take_parts(EmLinker *L, bool wait, bool checks, VLineCache *lc, OutC
 
 static void *part_worker(void *arg) {
     VLineCache *lc = vsm_line_cache_new();
-    OutCache oc = {0};
-    take_parts(arg, true, false, lc, &oc);
+    take_parts(arg, true, false, lc);
     vsm_line_cache_free(lc);
-    oc_free(&oc);
     return NULL;
 }
 
@@ -695,10 +634,8 @@ bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, MNBuf *out
     memset(st, 0, sizeof *st);
     linker_close(L);
     VLineCache *lc = vsm_line_cache_new();
-    OutCache oc = {0};
-    take_parts(L, false, true, lc, &oc);
+    take_parts(L, false, true, lc);
     vsm_line_cache_free(lc);
-    oc_free(&oc);
     for (int t = 0; t < L->nworkers; t++) pthread_join(L->tid[t], NULL);
     size_t tlen = hlen, clen = 0;
     int nrel = 0, np = L->n;
@@ -733,8 +670,7 @@ bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, MNBuf *out
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
     const MNGraph *g = c->g;
     memset(st, 0, sizeof *st);
-    bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
-    if (!merge) die("emit_link is link=merge's; concat links through an EmLinker");
+    if (c->opt->ival[MN_OPT_link] != MN_LINK_MERGE) die("emit_link is link=merge's; concat links through an EmLinker");
     buf_append(out, text, seg[0]);
     vsm_encode_begin(&st->code);
     Out o = {g, out, 0, st};
@@ -757,7 +693,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, Em
             break;
         }
         for (int k = 0; k < sg.prog[i].nsteps; k++) masked |= sg.prog[i].steps[k].kind == ST_MASK;
-        bool ok = merge && !masked && j >= 0 && is_transfer(g->nodes[i]) != is_transfer(g->nodes[j]);
+        bool ok = !masked && j >= 0 && is_transfer(g->nodes[i]) != is_transfer(g->nodes[j]);
         if (ok) {
             Foot fi, fj;
             foot_of(&cx, &sg.prog[i], &fi);

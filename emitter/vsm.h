@@ -16,6 +16,11 @@ typedef struct VLineCache VLineCache;
 VLineCache *vsm_line_cache_new(void);
 void vsm_line_cache_free(VLineCache *lc);
 bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err, size_t errlen);
+/* a line without value ids, linked before: its linked text and code (and the step's
+ * repeat), which the linker copies instead of parsing, printing and encoding it again */
+bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const char **text, size_t *tlen, const char **code, size_t *clen, uint32_t *repeat);
+/* ... recorded once the line's step (parsed through lc) is linked; lines not kept are ignored */
+void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, const void *text, size_t tlen, const void *code, size_t clen);
 void vsm_program_free(VProgram *p);
 /* Appends a copy of step s with its expressions (s->e may point anywhere). */
 void vsm_push_step(VProgram *p, const VStep *s);

@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -580,17 +581,20 @@ static bool parse_line(Ctx *c, const char *line, size_t len, VProgram *p, bool *
  * step parsed then with those ids put in. Node code repeats a handful of line shapes
  * (the same transfer or product for each layer), and a lookup costs a tenth of a parse.
  * Only plain steps are kept; anything else (comments, masks, debug lines, a line whose
- * braces are not a value id) is parsed as it stands. */
+ * braces are not a value id) is parsed as it stands. A line without ids is also the
+ * same text and code once linked: the linker keeps those with its entry (linked). */
 enum { LC_MAX = 1 << 16, LC_IDS = 16 };
 typedef struct {
     uint64_t hash;
-    uint32_t key, klen; /* in keys */
-    int step;           /* in steps, +1; 0: empty slot */
+    uint32_t key, klen;              /* in bytes */
+    uint32_t text, tlen, code, clen; /* linked: in bytes */
+    bool linked;
+    int step; /* in steps, +1; 0: empty slot */
 } LcEntry;
 struct VLineCache {
     LcEntry *tab;
     uint32_t cap, n;
-    MNBuf keys;
+    MNBuf bytes;
     VProgram steps;
 };
 
@@ -599,7 +603,7 @@ VLineCache *vsm_line_cache_new(void) { return xcalloc(1, sizeof(VLineCache)); }
 void vsm_line_cache_free(VLineCache *lc) {
     if (!lc) return;
     free(lc->tab);
-    buf_free(&lc->keys);
+    buf_free(&lc->bytes);
     vsm_program_free(&lc->steps);
     free(lc);
 }
@@ -625,27 +629,43 @@ static bool line_key(const char *s, size_t len, MNBuf *key, uint32_t *ids, int *
         ids[n++] = (uint32_t)v;
         p = q; /* the '}' goes into the key next */
     }
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ kn;
-    size_t i = 0;
-    for (; i + 8 <= kn; i += 8) {
-        uint64_t w;
-        memcpy(&w, k + i, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ull, h ^= h >> 31;
-    }
-    uint64_t w = 0;
-    memcpy(&w, k + i, kn - i);
-    h = (h ^ w) * 0x94d049bb133111ebull, h ^= h >> 29;
     key->len = kn;
     *nids = n;
-    *hash = h;
+    *hash = buf_hash(k, kn);
     return true;
 }
 
 static LcEntry *lc_slot(VLineCache *lc, const char *k, size_t kn, uint64_t h) {
     for (uint32_t i = (uint32_t)h & (lc->cap - 1);; i = (i + 1) & (lc->cap - 1)) {
         LcEntry *e = &lc->tab[i];
-        if (!e->step || (e->hash == h && e->klen == kn && !memcmp(lc->keys.data + e->key, k, kn))) return e;
+        if (!e->step || (e->hash == h && e->klen == kn && !memcmp(lc->bytes.data + e->key, k, kn))) return e;
     }
+}
+
+/* the entry of a line without ids (its key is the line itself), or NULL */
+static LcEntry *lc_plain(VLineCache *lc, const char *line, size_t len) {
+    if (!lc->cap || !len) return NULL;
+    LcEntry *e = lc_slot(lc, line, len, buf_hash(line, len));
+    return e->step ? e : NULL;
+}
+
+bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const char **text, size_t *tlen, const char **code, size_t *clen, uint32_t *repeat) {
+    LcEntry *e = lc_plain(lc, line, len);
+    if (!e || !e->linked) return false;
+    *text = lc->bytes.data + e->text, *tlen = e->tlen;
+    *code = lc->bytes.data + e->code, *clen = e->clen;
+    *repeat = lc->steps.steps[e->step - 1].repeat;
+    return true;
+}
+
+void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, const void *text, size_t tlen, const void *code, size_t clen) {
+    LcEntry *e = lc_plain(lc, line, len);
+    if (!e || e->linked || lc->bytes.len + tlen + clen >= UINT32_MAX) return;
+    e->text = (uint32_t)lc->bytes.len, e->tlen = (uint32_t)tlen;
+    buf_append(&lc->bytes, text, tlen);
+    e->code = (uint32_t)lc->bytes.len, e->clen = (uint32_t)clen;
+    buf_append(&lc->bytes, code, clen);
+    e->linked = true;
 }
 
 /* the ids of a line, in the order its operands read them (sources, then destinations,
@@ -687,7 +707,7 @@ static bool parse_text(const char *name, const char *text, const char *end, VPro
                 lc->tab = xcalloc(cap, sizeof(LcEntry));
                 lc->cap = cap;
                 for (uint32_t i = 0; i < ocap; i++)
-                    if (old[i].step) *lc_slot(lc, lc->keys.data + old[i].key, old[i].klen, old[i].hash) = old[i];
+                    if (old[i].step) *lc_slot(lc, lc->bytes.data + old[i].key, old[i].klen, old[i].hash) = old[i];
                 free(old);
             }
             if (lc->cap) slot = lc_slot(lc, key.data, key.len, h);
@@ -703,11 +723,12 @@ static bool parse_text(const char *name, const char *text, const char *end, VPro
         bool quit = false;
         ok = parse_line(&c, at, len, p, &quit);
         if (quit) break;
-        if (ok && slot && !slot->step && lc->n < LC_MAX && p->nsteps == before + 1 && p->steps[before].kind == ST_STEP) {
+        if (ok && slot && !slot->step && lc->n < LC_MAX && p->nsteps == before + 1 && p->steps[before].kind == ST_STEP &&
+            lc->bytes.len + key.len < UINT32_MAX) {
             slot->hash = h;
-            slot->key = (uint32_t)lc->keys.len;
+            slot->key = (uint32_t)lc->bytes.len;
             slot->klen = (uint32_t)key.len;
-            buf_append(&lc->keys, key.data, key.len);
+            buf_append(&lc->bytes, key.data, key.len);
             vsm_push_step(&lc->steps, &p->steps[before]);
             slot->step = lc->steps.nsteps;
             lc->n++;
@@ -749,24 +770,7 @@ static void ps(Pr *w, const char *s) {
     size_t n = strlen(s);
     memcpy(w->p, s, n), w->p += n;
 }
-static void pu(Pr *w, uint64_t v) {
-    if (v < 10) { /* most addresses and counts in a line are small */
-        *w->p++ = (char)('0' + v);
-        return;
-    }
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
-    char t[24];
-    int n = 24;
-    while (v >= 100) {
-        const char *d = pairs + 2 * (v % 100);
-        v /= 100;
-        t[--n] = d[1], t[--n] = d[0];
-    }
-    if (v >= 10) t[--n] = pairs[2 * v + 1], t[--n] = pairs[2 * v];
-    else t[--n] = (char)('0' + v);
-    memcpy(w->p, t + n, (size_t)(24 - n));
-    w->p += 24 - n;
-}
+static void pu(Pr *w, uint64_t v) { w->p = buf_dec(w->p, v); }
 static void pd(Pr *w, int64_t v) {
     if (v < 0) pc(w, '-'), v = -v;
     pu(w, (uint64_t)v);

@@ -2,6 +2,7 @@
  * which the layout planner states its choices and the emitter and the host side
  * compute addresses, so every function here is exact and checked by property tests. */
 #include "layout.h"
+#include "buf.h"
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,10 +77,9 @@ static _Thread_local LpEntry lp_cache[LP_WAYS];
 static bool layout_parse_text(const char *s, MNLayout *l, char *err, size_t errlen);
 
 bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
-    uint64_t h = 0xcbf29ce484222325ull;
-    size_t n = 0;
-    for (; s[n] && n < LP_KEY; n++) h = (h ^ (unsigned char)s[n]) * 0x100000001b3ull;
+    size_t n = strnlen(s, LP_KEY);
     if (n == 0 || n >= LP_KEY) return layout_parse_text(s, l, err, errlen);
+    uint64_t h = buf_hash(s, n);
     LpEntry *e = &lp_cache[(h ^ h >> 32) % LP_WAYS];
     if (e->len == n && e->hash == h && !memcmp(e->key, s, n)) {
         memcpy(l, &e->l, sizeof *l);
