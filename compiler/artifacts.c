@@ -11,8 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/vfs.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -232,58 +230,6 @@ bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) 
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
     if (!mn_art_write_path(c, path, data, len)) return false;
-    art_record(c, name);
-    return true;
-}
-
-/* file systems whose fallocate holds the blocks for the writes that follow (ext4, xfs,
- * tmpfs): on copy-on-write or compressing ones a write through a mapping can still
- * find the disk full, as a SIGBUS */
-static bool reserves(int fd) {
-    struct statfs fs;
-    if (fstatfs(fd, &fs)) return false;
-    return fs.f_type == 0xEF53 /* ext2/3/4 */ || fs.f_type == 0x58465342 /* xfs */ || fs.f_type == 0x01021994 /* tmpfs */;
-}
-
-/* An artifact written in place: its bytes go straight into the page cache through a
- * shared mapping of the temporary file, which fallocate has reserved on disk first (so
- * a full disk is an error here, not a fault while writing), then cut to their length
- * and renamed into place. Where the file system cannot reserve (or a failure is being
- * injected) the bytes are built in memory and written as any artifact. */
-bool mn_art_write_filled(MNCompile *c, const char *name, size_t bound, void (*fill)(void *ctx, MNBuf *out), void *ctx) {
-    if (!mn_art_wait(c)) return false;
-    char path[4096], tmp[4200];
-    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
-    snprintf(tmp, sizeof tmp, "%s/.%s.tmp%ld", c->out_dir, name, (long)getpid());
-    const char *inject = getenv("MNCC_FAIL_WRITE");
-    int fd = inject && !strcmp(inject, name) ? -1 : open(tmp, O_RDWR | O_CREAT | O_TRUNC, 0666);
-    void *map = MAP_FAILED;
-    if (fd >= 0 && bound && reserves(fd) && !posix_fallocate(fd, 0, (off_t)bound)) map = mmap(NULL, bound, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (map == MAP_FAILED) {
-        if (fd >= 0) close(fd), unlink(tmp);
-        MNBuf b = {0};
-        fill(ctx, &b);
-        bool ok = mn_art_write(c, name, b.data ? b.data : "", b.len);
-        buf_free(&b);
-        return ok;
-    }
-    MNBuf b = {.data = map, .cap = bound, .fixed = true};
-    fill(ctx, &b);
-    size_t len = b.len;
-    munmap(map, bound);
-    int e = ftruncate(fd, (off_t)len) ? errno : 0;
-    if (close(fd) && !e) e = errno;
-    if (e) {
-        unlink(tmp);
-        errno = e;
-        return io_fail(c, "cannot write", path);
-    }
-    if (rename(tmp, path)) {
-        int e = errno;
-        unlink(tmp);
-        errno = e;
-        return io_fail(c, "cannot rename into place", path);
-    }
     art_record(c, name);
     return true;
 }

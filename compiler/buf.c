@@ -9,7 +9,6 @@
 
 void buf_reserve(MNBuf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
-    if (b->fixed) die("a fixed buffer of %zu bytes would need %zu", b->cap, b->len + extra + 1);
     size_t cap = b->cap ? b->cap : 256; /* most buffers are keys and signatures of a few hundred bytes: a page each was a fault each */
     while (cap < b->len + extra + 1) cap *= 2;
     b->data = xrealloc(b->data, cap);

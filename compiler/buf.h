@@ -7,7 +7,6 @@
 typedef struct {
     char *data;
     size_t len, cap;
-    bool fixed; /* data is not ours to grow (a file's mapping): outgrowing cap is a bug */
 } MNBuf;
 #include <stdarg.h>
 void buf_printf(MNBuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -80,9 +80,6 @@ bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
  * if it failed (false here: an earlier one failed, or the write did) */
 bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len);
 bool mn_art_wait(MNCompile *c);
-/* artifact name as fill writes it (at most bound bytes), into the file's pages where the
- * file system allows */
-bool mn_art_write_filled(MNCompile *c, const char *name, size_t bound, void (*fill)(void *ctx, MNBuf *out), void *ctx);
 /* a written artifact taken back (a failed compile leaves no model.app); false if none */
 bool mn_art_remove(MNCompile *c, const char *name);
 /* the same atomic write to any path (not listed among the codegen dir's artifacts) */

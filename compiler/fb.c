@@ -188,8 +188,6 @@ static size_t fb_bound(const FbObj *o) {
     return 0;
 }
 
-size_t fb_size_bound(const FbObj *root) { return 8 + fb_bound(root) + 1; }
-
 void fb_finish(FbObj *root, const char ident[4], MNBuf *out) {
     out->len = 0;
     buf_reserve(out, 8 + fb_bound(root));

@@ -29,8 +29,6 @@ void fb_set_i64(FbObj *t, int field, int64_t v);
 void fb_set_obj(FbObj *t, int field, FbObj *child); /* child NULL: field absent */
 /* Serialise root (with a 4-byte file identifier) into out. */
 void fb_finish(FbObj *root, const char ident[4], MNBuf *out);
-/* the most bytes fb_finish can write for root (the NUL MNBuf keeps after them included) */
-size_t fb_size_bound(const FbObj *root);
 
 typedef struct {
     const uint8_t *buf;

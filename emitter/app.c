@@ -42,9 +42,11 @@ static FbObj *tensor_obj(Arena *a, const AppTensor *t, bool param) {
     return o;
 }
 
+static FbObj *app_tree(Arena *a, const MNApp *app);
+
 void app_write(Arena *a, const MNApp *app, MNBuf *out) { fb_finish(app_tree(a, app), "MNAP", out); }
 
-FbObj *app_tree(Arena *a, const MNApp *app) {
+static FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj *root = fb_table(a, APP_N);
     FbObj *pr = fb_table(a, PR_N);
     fb_set_obj(pr, PR_compiler, str(a, app->compiler));

@@ -69,8 +69,6 @@ typedef struct {
 } MNApp;
 
 void app_write(Arena *a, const MNApp *app, MNBuf *out);
-/* the FlatBuffers tree app_write serialises (its bytes refer to app's until fb_finish) */
-struct FbObj *app_tree(Arena *a, const MNApp *app);
 /* Verifies every offset and length; strings and arrays point into buf or the arena. */
 bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, size_t errlen);
 /* Text for humans, or JSON in the shape `flatc --json --defaults-json` prints. */
