@@ -75,33 +75,12 @@ static FbObj *app_tree(Arena *a, const MNApp *app) {
         for (int i = 0; i < counts[l]; i++) v[i] = tensor_obj(a, &lists[l][i], l == 2);
         fb_set_obj(root, APP_inputs + l, fb_vec_obj(a, v, (size_t)counts[l]));
     }
-    if (app->reloc_recs) { /* records and symbols made by the writer */
-        FbObj **sv = ARENA_ARRAY(a, FbObj *, app->nsymbols + 1);
-        for (int i = 0; i < app->nsymbols; i++) sv[i] = str(a, app->symbols[i]);
-        fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)app->nsymbols));
-        fb_set_obj(root, APP_relocs, fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
-        return root;
-    }
-    /* the symbols in the order relocations first name them, each once (by a hash of
-     * the names); a relocation is a 24-byte struct that indexes them */
-    size_t cap = 64;
-    while (cap < 2 * (size_t)app->nrelocs) cap *= 2;
-    int *slot = ARENA_ARRAY(a, int, cap); /* 1 + symbol index, 0 empty */
-    FbObj **sv = ARENA_ARRAY(a, FbObj *, app->nrelocs + 1);
-    const char **names = ARENA_ARRAY(a, const char *, app->nrelocs + 1);
-    RelocRec *rr = ARENA_ARRAY(a, RelocRec, app->nrelocs + 1);
-    int nsym = 0;
-    for (int i = 0; i < app->nrelocs; i++) {
-        const AppReloc *r = &app->relocs[i];
-        if (r->expr > 0xffff || r->operand > 0xffff) die("relocation %d: expression %u, operand %u", i, r->expr, r->operand);
-        size_t j = 1469598103934665603ull;
-        for (const char *p = r->symbol; *p; p++) j = (j ^ (unsigned char)*p) * 1099511628211ull;
-        for (j &= cap - 1; slot[j] && strcmp(names[slot[j] - 1], r->symbol); j = (j + 1) & (cap - 1)) {}
-        if (!slot[j]) names[nsym] = r->symbol, sv[nsym] = str(a, r->symbol), slot[j] = ++nsym;
-        rr[i] = (RelocRec){r->line, (uint16_t)r->expr, (uint16_t)r->operand, (uint32_t)(slot[j] - 1), 0, r->addend};
-    }
-    fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)nsym));
-    fb_set_obj(root, APP_relocs, fb_vec_scalar(a, rr, (size_t)app->nrelocs, (int)sizeof(RelocRec)));
+    /* the relocations as the file's records, which index the symbols (the writer's: the
+     * linker makes both) */
+    FbObj **sv = ARENA_ARRAY(a, FbObj *, app->nsymbols + 1);
+    for (int i = 0; i < app->nsymbols; i++) sv[i] = str(a, app->symbols[i]);
+    fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)app->nsymbols));
+    fb_set_obj(root, APP_relocs, fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
     return root;
 }
 

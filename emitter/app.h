@@ -37,9 +37,9 @@ typedef struct AppReloc {
     uint32_t sym; /* read from a file: symbol's index in MNApp.symbols */
 } AppReloc;
 
-/* struct Reloc as it lies in the file (little-endian, 24 bytes, 8-aligned): a writer
- * that has its relocations in this form already (the linker's, symbol a value's index
- * until emit_symbolize numbers the symbols) hands them over without a copy */
+/* struct Reloc as it lies in the file (little-endian, 24 bytes, 8-aligned): what a
+ * writer hands over (the linker makes them with symbol a value's index, which Code Emit
+ * numbers before writing) */
 typedef struct AppRelocRec {
     uint32_t line;
     uint16_t expr, operand;
@@ -58,13 +58,11 @@ typedef struct {
     const char *vsm;
     AppTensor *inputs, *outputs, *params;
     int ninputs, noutputs, nparams;
-    AppReloc *relocs;
+    AppReloc *relocs; /* read from a file */
     int nrelocs;
-    const char **symbols; /* read from a file: the names relocations index (the writer makes its own) */
+    const char **symbols; /* the names relocations index */
     int nsymbols;
-    /* writing: the relocations as file records instead (relocs unused), their symbols'
-     * names in symbols (nsymbols of them) */
-    const AppRelocRec *reloc_recs;
+    const AppRelocRec *reloc_recs; /* written: the relocations as the file's records */
     int nreloc_recs;
 } MNApp;
 
