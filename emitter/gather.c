@@ -457,7 +457,6 @@ typedef struct {
     int64_t OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;                             /* im2col */
     int64_t pb[LAYOUT_MAX_RANK];                                                /* Pad */
     int mode;
-    bool value_ok;
     double value;
 } SrcPrep;
 
@@ -588,8 +587,13 @@ static void src_prep(const MNNode *n, SrcPrep *sp) {
         if (!strcmp(mode, "edge")) sp->mode = PAD_EDGE;
         else if (!strcmp(mode, "reflect")) sp->mode = PAD_REFLECT;
         else if (!strcmp(mode, "wrap")) sp->mode = PAD_WRAP;
-        else if (!strcmp(mode, "constant")) sp->mode = PAD_CONSTANT, sp->value_ok = pad_value(n, &sp->value);
-        else return;
+        else if (!strcmp(mode, "constant")) {
+            sp->mode = PAD_CONSTANT;
+            if (!pad_value(n, &sp->value)) /* a value computed at run time: fine only if no element is padding */
+                for (int d = 0; d < q && n->out[0]; d++)
+                    if (sp->pb[d] > 0 || n->out[0]->type.dims[d] - 1 - sp->pb[d] >= x->type.dims[d]) return;
+        } else
+            return;
         sp->ok = true;
     }
 }
@@ -661,7 +665,7 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
             } else if (sp->mode == PAD_WRAP) sidx[d] = ((p % dim) + dim) % dim;
             else {
                 en->src = -1, en->k = sp->value;
-                return sp->value_ok;
+                return true;
             }
         }
         return true;
@@ -1040,47 +1044,12 @@ const char *emit_moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
         (pv != 0 || signbit(pv)))
         return "a 64-bit pad value other than 0";
     if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split || n->op == OP_MNCoreIm2col) { /* every element's source known */
-        /* which hangs on the op, its attributes and its operands' shapes and constants
-         * (value_sig holds more: the key is only ever too narrow to share) */
-        EmMemo *mm = c->emit_memo;
-        MNBuf key = {0};
-        bool keyed = mm != NULL;
-        if (keyed) {
-            buf_printf(&key, "sources %s::%s opset %lld\n", n->domain, n->op_type, (long long)c->g->opset);
-            keyed = ir_attrs_key(&key, n);
-            for (int k = 0; keyed && k < n->nin; k++) value_sig(mm, &key, n->in[k]);
-            for (int k = 0; keyed && k < n->nout; k++) value_sig(mm, &key, n->out[k]);
+        SrcPrep sp;
+        src_prep(n, &sp); /* its ok says whether source_index finds every element's */
+        for (int k = 0; k < n->nout; k++) {
+            if (!n->out[k]) return "an output left out";
+            if (n->op != OP_Split && !sp.ok && ir_shape_numel(&n->out[k]->type) > 0) return "parameters computed at run time, or a mode not handled";
         }
-        size_t len;
-        const char *const *got = keyed ? memo_get(mm, key.data, &len) : NULL;
-        if (got) {
-            buf_free(&key);
-            if (*got) return *got;
-            return gather_why(c, n, w);
-        }
-        const char *why = NULL;
-        for (int k = 0; k < n->nout && !why; k++) {
-            const MNValue *o = n->out[k];
-            if (!o) {
-                why = "an output left out";
-                break;
-            }
-            SrcPrep sp;
-            src_prep(n, &sp);
-            int64_t ne = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK];
-            for (int64_t i = 0; i < ne; i++) {
-                int64_t q = i;
-                for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
-                EmEntry en;
-                if (!source_index(n, &sp, k, idx, &en)) {
-                    why = "parameters computed at run time, or a mode not handled";
-                    break;
-                }
-            }
-        }
-        if (keyed) memo_put(mm, key.data, &why, sizeof why);
-        buf_free(&key);
-        if (why) return why;
     }
     return gather_why(c, n, w);
 }
