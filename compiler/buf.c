@@ -17,7 +17,7 @@ void buf_reserve(MNBuf *b, size_t extra) {
 
 void buf_append(MNBuf *b, const void *p, size_t n) {
     buf_reserve(b, n);
-    memcpy(b->data + b->len, p, n);
+    if (n) memcpy(b->data + b->len, p, n); /* an empty vector may have no data pointer */
     b->len += n;
     b->data[b->len] = 0;
 }
