@@ -781,7 +781,21 @@ static uint64_t konst_hash(EmMemo *mm, const MNTensor *t) {
     return r;
 }
 
-static void value_sig(EmMemo *mm, MNBuf *b, const MNValue *v) {
+/* Whether a table can depend on a constant's values, not only on its shape and layout.
+ * The entry functions read the data of integer constants (indices, pads, starts),
+ * of one-element constants (a Pad value, an immediate operand) and of the constants
+ * the table carries (kimg); a float tensor of more elements that the scratch holds
+ * (a BatchNormalization's scale or mean) only ever gives addresses. Keying those by
+ * shape alone lets a conv net's hundreds of BN layers share one table build. */
+static bool data_keyed(const MNValue *v, const MNTensor *kt, const MNValue *const *src, int ns, const SMap *sm) {
+    bool fl = kt->elem == ONNX_FLOAT32 || kt->elem == ONNX_FLOAT16 || kt->elem == ONNX_BFLOAT16 || kt->elem == ONNX_DOUBLE;
+    if (!fl || kt->numel <= 1) return true;
+    for (int k = 0; k < ns; k++)
+        if (src[k] == v && sm->kimg[k]) return true;
+    return false;
+}
+
+static void value_sig(EmMemo *mm, MNBuf *b, const MNValue *v, const MNValue *const *src, int ns, const SMap *sm) {
     if (!v) {
         buf_printf(b, "|-");
         return;
@@ -790,13 +804,15 @@ static void value_sig(EmMemo *mm, MNBuf *b, const MNValue *v) {
     for (int d = 0; d < v->type.rank; d++) buf_printf(b, "%s%lld", d ? "," : "", (long long)v->type.dims[d]);
     buf_printf(b, "]");
     const MNTensor *kt = emit_konst_of(v);
-    if (kt) buf_printf(b, " k%llx", (unsigned long long)konst_hash(mm, kt));
+    if (kt && data_keyed(v, kt, src, ns, sm)) buf_printf(b, " k%llx", (unsigned long long)konst_hash(mm, kt));
+    else if (kt) buf_printf(b, " k");
 }
 
 /* the key, or false when the node has an attribute the key cannot spell (then no memo) */
 static bool table_key(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows, EmEntryFn fn,
                       const double *pool, int npool, int pool_cap, MNBuf *b) {
     EmMemo *mm = e->c->emit_memo;
+    const SMap *sm = smap_for(e, src, ns, wk);
     buf_printf(b, "table %p %d %d %d opset %lld at %lld %lld %d local %llx kforce %llx trows %d", (void *)(uintptr_t)fn, row0, rows, pool_cap,
                (long long)e->c->g->opset, (long long)wk->scr[wk->pos], (long long)wk->tab[wk->pos], wk->tbank[wk->pos],
                (unsigned long long)wk->local[wk->pos], (unsigned long long)wk->kforce[wk->pos], wk->trows[wk->pos]);
@@ -808,14 +824,14 @@ static bool table_key(Em *e, const MNNode *n, const MNValue *o, const MNValue *c
     buf_printf(b, "\nop %s::%s\n", n->domain, n->op_type);
     if (!ir_attrs_key(b, n)) return false;
     buf_printf(b, "in");
-    for (int k = 0; k < n->nin; k++) value_sig(mm, b, n->in[k]);
+    for (int k = 0; k < n->nin; k++) value_sig(mm, b, n->in[k], src, ns, sm);
     buf_printf(b, "\nout");
-    for (int k = 0; k < n->nout; k++) value_sig(mm, b, n->out[k]);
+    for (int k = 0; k < n->nout; k++) value_sig(mm, b, n->out[k], src, ns, sm);
     int oi = 0;
     while (oi < n->nout && n->out[oi] != o) oi++;
     buf_printf(b, "\nmaps output %d", oi);
-    value_sig(mm, b, o);
-    for (int k = 0; k < ns; k++) value_sig(mm, b, src[k]);
+    value_sig(mm, b, o, src, ns, sm);
+    for (int k = 0; k < ns; k++) value_sig(mm, b, src[k], src, ns, sm);
     return true;
 }
 
