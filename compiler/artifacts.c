@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static const char *const known_artifacts[] = {
@@ -79,29 +80,52 @@ bool mn_art_prepare_dir(MNCompile *c) {
     return true;
 }
 
-/* len bytes to fd: from data, or (data NULL) from src_fd, in the kernel where it can
- * (copy_file_range: the input model is not read into memory a second time), else read
- * a chunk at a time; errno set on failure */
-static bool put_bytes(int fd, const void *data, size_t len, int src_fd) {
-    const char *p = data;
-    while (data && len) {
-        ssize_t w = write(fd, p, len);
+/* The segments' bytes (or, with src_fd >= 0, len bytes of that file, in the kernel
+ * where it can: copy_file_range does not read the input model into memory a second
+ * time) to fd, at most limit bytes of them; errno set on failure */
+static bool put_bytes(int fd, const MNSpan *seg, int nseg, int src_fd, size_t len, size_t limit) {
+    struct iovec iov[256];
+    int k = 0;
+    size_t off = 0; /* bytes of seg[k] written */
+    while (src_fd < 0 && k < nseg && limit) { /* up to 256 pieces a call: an app is a few large vectors among many small ones */
+        int ni = 0;
+        size_t want = 0;
+        for (int q = k; q < nseg && ni < 256 && want < limit; q++) {
+            size_t n = seg[q].n - (q == k ? off : 0);
+            if (n > limit - want) n = limit - want;
+            if (!n) continue;
+            iov[ni].iov_base = (char *)seg[q].p + (q == k ? off : 0), iov[ni].iov_len = n, ni++;
+            want += n;
+        }
+        if (!ni) break;
+        ssize_t w = writev(fd, iov, ni);
         if (w < 0 && errno == EINTR) continue;
         if (w <= 0) return w == 0 ? (errno = ENOSPC, false) : false;
-        p += w, len -= (size_t)w;
+        limit -= (size_t)w;
+        for (size_t left = (size_t)w; k < nseg;) { /* past the pieces written */
+            size_t rest = seg[k].n - off;
+            if (left < rest) {
+                off += left;
+                break;
+            }
+            left -= rest, k++, off = 0;
+        }
     }
-    while (!data && len) {
+    if (src_fd < 0) return true;
+    if (len > limit) len = limit;
+    while (len) {
         ssize_t w = copy_file_range(src_fd, NULL, fd, NULL, len, 0);
         if (w < 0 && errno == EINTR) continue;
         if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EPERM)) break;
         if (w <= 0) return w == 0 ? (errno = EIO, false) : false; /* the file got shorter */
         len -= (size_t)w;
     }
-    char *chunk = !data && len ? xmalloc(1 << 20) : NULL;
+    char *chunk = len ? xmalloc(1 << 20) : NULL;
     while (chunk && len) {
         ssize_t r = read(src_fd, chunk, len < (1 << 20) ? len : (1 << 20));
         if (r < 0 && errno == EINTR) continue;
-        if (r <= 0 || !put_bytes(fd, chunk, (size_t)r, -1)) {
+        MNSpan one = {chunk, r > 0 ? (size_t)r : 0};
+        if (r <= 0 || !put_bytes(fd, &one, 1, -1, 0, one.n)) {
             if (r == 0) errno = EIO;
             free(chunk);
             return false;
@@ -113,8 +137,8 @@ static bool put_bytes(int fd, const void *data, size_t len, int src_fd) {
 }
 
 /* path written under a temporary name and renamed into place; false with errno set
- * and *what saying which step failed (no MNCompile: a background write runs this too) */
-static bool put_file_raw(const char *path, const void *data, size_t len, int src_fd, const char **what, char *where, size_t wn) {
+ * and *what saying which step failed (no MNCompile: the writer thread runs this too) */
+static bool put_file_raw(const char *path, const MNSpan *seg, int nseg, int src_fd, size_t src_len, const char **what, char *where, size_t wn) {
     char tmp[4200];
     const char *slash = strrchr(path, '/');
     if (slash) snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp%ld", (int)(slash - path), path, slash + 1, (long)getpid());
@@ -123,11 +147,13 @@ static bool put_file_raw(const char *path, const void *data, size_t len, int src
     snprintf(where, wn, "%s", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
     if (fd < 0) return snprintf(where, wn, "%s", tmp), false;
+    size_t len = src_fd >= 0 ? src_len : 0;
+    for (int k = 0; src_fd < 0 && k < nseg; k++) len += seg[k].n;
     /* fault injection for the tests: MNCC_FAIL_WRITE=NAME makes the write of the file
      * named NAME stop halfway with ENOSPC, as a full disk would */
     const char *inject = getenv("MNCC_FAIL_WRITE");
     bool fail = inject && *inject && !strcmp(inject, slash ? slash + 1 : path);
-    if (!put_bytes(fd, data, fail ? len / 2 : len, src_fd) || fail) {
+    if (!put_bytes(fd, seg, nseg, src_fd, len, fail ? len / 2 : len) || fail) {
         int e = fail ? ENOSPC : errno;
         close(fd);
         unlink(tmp);
@@ -153,77 +179,174 @@ static bool put_file_raw(const char *path, const void *data, size_t len, int src
 static bool put_file(MNCompile *c, const char *path, const void *data, size_t len, int src_fd) {
     const char *what;
     char where[4200];
-    if (put_file_raw(path, data, len, src_fd, &what, where, sizeof where)) return true;
+    MNSpan one = {data, len};
+    if (put_file_raw(path, &one, 1, src_fd, len, &what, where, sizeof where)) return true;
     return io_fail(c, what, where);
 }
 
-/* One artifact at a time may be written on a thread of its own (num_threads > 1) while
- * the compile goes on: model.vsm while model.app is built, model.app while the graph's
- * dumps are. The next artifact operation waits for it first and fails if it did, with
- * the error the write would have given in line. */
-typedef struct MNArtBg {
-    pthread_t tid;
+/* Large artifacts are written by one writer thread (num_threads > 1), in the order they
+ * were handed over, while the compile goes on: model.onnx's copy while the model loads,
+ * model.vsm and model.app while the graph's dumps are made. After a failed write the
+ * writer writes nothing more, and every artifact operation after it fails with the
+ * error the write would have given in line; mn_art_wait waits for the writer. */
+typedef struct {
     char name[256], path[4096], where[4200];
-    void *data; /* owned: freed once written */
-    size_t len;
+    MNSpan *seg;
+    int nseg, src_fd; /* src_fd >= 0: a copy of src_len bytes of that file */
+    size_t src_len;
+    void (*release)(void *);
+    void *ctx;
     const char *what;
     int err;
-    bool ok;
-} MNArtBg;
+    bool ok, tried;
+} MNArtJob;
 
-static void *bg_write(void *arg) {
-    MNArtBg *j = arg;
-    j->ok = put_file_raw(j->path, j->data, j->len, -1, &j->what, j->where, sizeof j->where);
-    j->err = errno;
+typedef struct MNArtQ {
+    pthread_t tid;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    MNArtJob **job;
+    int n, cap, done; /* jobs handed over, jobs the writer is through with */
+    bool closing, failed;
+} MNArtQ;
+
+static void job_release(MNArtJob *j) {
+    if (j->release) j->release(j->ctx);
+    if (j->src_fd >= 0) close(j->src_fd);
+    j->release = NULL, j->src_fd = -1;
+}
+
+static void *art_writer(void *arg) {
+    MNArtQ *q = arg;
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (q->done == q->n && !q->closing) pthread_cond_wait(&q->cv, &q->mu);
+        if (q->done == q->n) break;
+        MNArtJob *j = q->job[q->done];
+        bool skip = q->failed;
+        pthread_mutex_unlock(&q->mu);
+        if (!skip) {
+            j->tried = true;
+            j->ok = put_file_raw(j->path, j->seg, j->nseg, j->src_fd, j->src_len, &j->what, j->where, sizeof j->where);
+            j->err = errno;
+        }
+        job_release(j);
+        pthread_mutex_lock(&q->mu);
+        q->done++;
+        if (j->tried && !j->ok) q->failed = true;
+    }
+    pthread_mutex_unlock(&q->mu);
     return NULL;
 }
 
 static void art_record(MNCompile *c, const char *name);
+static void art_unrecord(MNCompile *c, const char *name);
 
 bool mn_art_wait(MNCompile *c) {
-    MNArtBg *j = c->art_bg;
-    if (!j) return true;
-    c->art_bg = NULL;
-    pthread_join(j->tid, NULL);
-    bool ok = j->ok;
-    if (ok) art_record(c, j->name);
-    else {
-        errno = j->err;
-        io_fail(c, j->what, j->where);
-        if (!strcmp(j->name, "model.app")) c->app_status = "not written: its write failed";
+    MNArtQ *q = c->art_q;
+    if (!q) return true;
+    c->art_q = NULL;
+    pthread_mutex_lock(&q->mu);
+    q->closing = true;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->tid, NULL);
+    bool ok = true;
+    for (int k = 0; k < q->n; k++) {
+        MNArtJob *j = q->job[k];
+        if (!j->ok) art_unrecord(c, j->name);
+        if (j->tried && !j->ok) {
+            errno = j->err;
+            io_fail(c, j->what, j->where);
+            if (!strcmp(j->name, "model.app")) c->app_status = "not written: its write failed";
+        }
+        ok &= j->ok;
+        free(j->seg), free(j);
     }
-    free(j->data);
-    free(j);
+    free(q->job);
+    pthread_mutex_destroy(&q->mu), pthread_cond_destroy(&q->cv);
+    free(q);
     return ok;
 }
 
-bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len) {
-    if (!mn_art_wait(c)) return free(data), false;
-    if (mn_threads(c) < 2 || strlen(name) >= 256 || len < ((size_t)256 << 10)) { /* a small file: written at once */
-        bool ok = mn_art_write(c, name, data ? data : "", len);
-        free(data);
-        return ok;
+/* false once a write of the writer's failed (the error then said) */
+static bool art_healthy(MNCompile *c) {
+    MNArtQ *q = c->art_q;
+    if (!q) return true;
+    pthread_mutex_lock(&q->mu);
+    bool failed = q->failed;
+    pthread_mutex_unlock(&q->mu);
+    return !failed || mn_art_wait(c);
+}
+
+/* the job to the writer (started at the first), or false when it cannot take it */
+static bool art_enqueue(MNCompile *c, MNArtJob *j) {
+    MNArtQ *q = c->art_q;
+    if (!q) {
+        q = xcalloc(1, sizeof *q);
+        pthread_mutex_init(&q->mu, NULL), pthread_cond_init(&q->cv, NULL);
+        if (pthread_create(&q->tid, NULL, art_writer, q)) {
+            pthread_mutex_destroy(&q->mu), pthread_cond_destroy(&q->cv);
+            free(q);
+            return false;
+        }
+        c->art_q = q;
     }
-    MNArtBg *j = xcalloc(1, sizeof *j);
-    snprintf(j->name, sizeof j->name, "%s", name);
-    snprintf(j->path, sizeof j->path, "%s/%s", c->out_dir, name);
-    j->data = data, j->len = len;
-    if (pthread_create(&j->tid, NULL, bg_write, j)) {
-        free(j);
-        bool ok = mn_art_write(c, name, data ? data : "", len);
-        free(data);
-        return ok;
-    }
-    c->art_bg = j;
+    pthread_mutex_lock(&q->mu);
+    if (q->n == q->cap) q->job = xrealloc(q->job, sizeof(MNArtJob *) * (size_t)(q->cap = q->cap ? 2 * q->cap : 16));
+    q->job[q->n++] = j;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    art_record(c, j->name);
     return true;
 }
 
-bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return mn_art_wait(c) && put_file(c, path, data ? data : "", len, -1); }
+/* one job of a large artifact; in line when it is small or there is no writer */
+static bool art_submit(MNCompile *c, const char *name, const MNSpan *seg, int nseg, int src_fd, size_t src_len, void (*release)(void *), void *ctx) {
+    MNArtJob *j = xcalloc(1, sizeof *j);
+    snprintf(j->name, sizeof j->name, "%s", name);
+    snprintf(j->path, sizeof j->path, "%s/%s", c->out_dir, name);
+    j->seg = xmalloc(sizeof(MNSpan) * (size_t)(nseg + 1));
+    if (nseg) memcpy(j->seg, seg, sizeof(MNSpan) * (size_t)nseg);
+    j->nseg = nseg, j->src_fd = src_fd, j->src_len = src_len, j->release = release, j->ctx = ctx;
+    size_t len = src_len;
+    for (int k = 0; k < nseg; k++) len += seg[k].n;
+    bool ok = art_healthy(c); /* the writer's failure first, if it had one: this one fails with it */
+    if (ok && mn_threads(c) >= 2 && strlen(name) < 256 && len >= ((size_t)256 << 10) && art_enqueue(c, j)) return true;
+    if (ok) { /* in line */
+        ok = put_file_raw(j->path, j->seg, j->nseg, src_fd, src_len, &j->what, j->where, sizeof j->where);
+        if (ok) art_record(c, name);
+        else io_fail(c, j->what, j->where);
+    }
+    job_release(j);
+    free(j->seg), free(j);
+    return ok;
+}
+
+bool mn_art_write_segs(MNCompile *c, const char *name, const MNSpan *seg, int nseg, void (*release)(void *), void *ctx) {
+    return art_submit(c, name, seg, nseg, -1, 0, release, ctx);
+}
+
+bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len) {
+    MNSpan one = {data ? data : "", len};
+    return art_submit(c, name, &one, 1, -1, 0, free, data);
+}
+
+bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return art_healthy(c) && put_file(c, path, data ? data : "", len, -1); }
 
 static void art_record(MNCompile *c, const char *name) {
     int k = 0;
     while (k < c->nartifacts && strcmp(c->artifacts[k], name)) k++;
     if (k == c->nartifacts && k < (int)(sizeof c->artifacts / sizeof c->artifacts[0])) c->artifacts[c->nartifacts++] = arena_strdup(c->arena, name);
+}
+
+static void art_unrecord(MNCompile *c, const char *name) {
+    for (int k = 0; k < c->nartifacts; k++)
+        if (!strcmp(c->artifacts[k], name)) {
+            memmove(&c->artifacts[k], &c->artifacts[k + 1], sizeof(c->artifacts[0]) * (size_t)(c->nartifacts - k - 1));
+            c->nartifacts--;
+            return;
+        }
 }
 
 bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) {
@@ -235,19 +358,14 @@ bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len) 
 }
 
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src) {
-    if (!mn_art_wait(c)) return false;
+    if (!art_healthy(c)) return false;
     int fd = open(src, O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
         if (fd >= 0) close(fd), errno = EINVAL;
         return io_fail(c, "cannot read", src);
     }
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
-    bool ok = put_file(c, path, NULL, (size_t)st.st_size, fd);
-    close(fd);
-    if (ok) art_record(c, name);
-    return ok;
+    return art_submit(c, name, NULL, 0, fd, (size_t)st.st_size, NULL, NULL);
 }
 
 bool mn_art_remove(MNCompile *c, const char *name) {
@@ -255,11 +373,6 @@ bool mn_art_remove(MNCompile *c, const char *name) {
     char path[4096];
     snprintf(path, sizeof path, "%s/%s", c->out_dir, name);
     if (unlink(path)) return false;
-    for (int k = 0; k < c->nartifacts; k++)
-        if (!strcmp(c->artifacts[k], name)) {
-            memmove(&c->artifacts[k], &c->artifacts[k + 1], sizeof(c->artifacts[0]) * (size_t)(c->nartifacts - k - 1));
-            c->nartifacts--;
-            break;
-        }
+    art_unrecord(c, name);
     return true;
 }

@@ -180,6 +180,34 @@ void buf_free(MNBuf *b) {
     b->len = b->cap = 0;
 }
 
+void bufs_take(MNBufs *l, MNBuf *b) {
+    if (l->n == l->cap) {
+        l->cap = l->cap ? 2 * l->cap : 16;
+        l->part = realloc(l->part, sizeof(MNBuf) * (size_t)l->cap);
+        if (!l->part) die("out of memory");
+    }
+    l->part[l->n++] = *b;
+    memset(b, 0, sizeof *b);
+}
+
+size_t bufs_len(const MNBufs *l) {
+    size_t n = 0;
+    for (int k = 0; k < l->n; k++) n += l->part[k].len;
+    return n;
+}
+
+void bufs_join(const MNBufs *l, MNBuf *out) {
+    out->len = 0;
+    buf_reserve(out, bufs_len(l));
+    for (int k = 0; k < l->n; k++) buf_append(out, l->part[k].data, l->part[k].len);
+}
+
+void bufs_free(MNBufs *l) {
+    for (int k = 0; k < l->n; k++) buf_free(&l->part[k]);
+    free(l->part);
+    memset(l, 0, sizeof *l);
+}
+
 void buf_json_string(MNBuf *b, const char *s) {
     buf_append(b, "\"", 1);
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {

@@ -21,6 +21,22 @@ uint64_t buf_hash(const void *data, size_t n);
 void buf_reserve(MNBuf *b, size_t extra);
 /* s as a JSON string literal, quotes included (for artifacts too large for a cJSON tree) */
 void buf_json_string(MNBuf *b, const char *s);
+/* bytes that lie elsewhere (a piece of a file to write) */
+typedef struct {
+    const void *p;
+    size_t n;
+} MNSpan;
+/* Bytes in pieces, each a buffer of its own: a program the linker made in parts, kept
+ * so until it is written (copying megabytes into one buffer cost more than the rest of
+ * the write). */
+typedef struct {
+    MNBuf *part;
+    int n, cap;
+} MNBufs;
+void bufs_take(MNBufs *l, MNBuf *b); /* b's bytes become the last piece; b is left empty */
+size_t bufs_len(const MNBufs *l);
+void bufs_join(const MNBufs *l, MNBuf *out); /* one buffer of them all */
+void bufs_free(MNBufs *l);
 /* the whole file, NUL-terminated (its length in *len when len is set); NULL when it
  * cannot be read or is larger than max bytes (0: no bound) */
 char *buf_read_file(const char *path, size_t max, size_t *len);

@@ -45,7 +45,7 @@ typedef struct MNCompile {
     const char *app_status;   /* model.app: "written", or why not */
     const char *artifacts[32]; /* the files written into out_dir, in the order first written */
     int nartifacts;
-    struct MNArtBg *art_bg;    /* the artifact being written on a thread of its own (artifacts.c) */
+    struct MNArtQ *art_q;      /* the artifacts the writer thread is writing (artifacts.c) */
     /* the Node Simulation cache of this run: run-dependent, so kept out of the
      * deterministic artifacts (report.json "cache") */
     const char *cache_dir;
@@ -75,10 +75,15 @@ void mn_figure(MNCompile *c, const char *name, int64_t value);
 bool mn_art_prepare_dir(MNCompile *c);
 bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len);
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
-/* data (malloc'd, taken over) written as artifact name, on a thread of its own when
- * num_threads > 1: the next artifact operation, or mn_art_wait, waits for it and fails
- * if it failed (false here: an earlier one failed, or the write did) */
+/* data (malloc'd, taken over) written as artifact name, by the writer thread when
+ * num_threads > 1 and it is large: mn_art_wait waits for the writer and fails if a
+ * write failed, as does every artifact operation after the failure (false here: an
+ * earlier write failed, or this one did) */
 bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len);
+/* the same from pieces, written one after another (a program's parts, an app's large
+ * vectors where they lie: nothing is copied into one buffer first); release(ctx) once
+ * their bytes are no longer needed, whatever happens */
+bool mn_art_write_segs(MNCompile *c, const char *name, const MNSpan *seg, int nseg, void (*release)(void *), void *ctx);
 bool mn_art_wait(MNCompile *c);
 /* a written artifact taken back (a failed compile leaves no model.app); false if none */
 bool mn_art_remove(MNCompile *c, const char *name);

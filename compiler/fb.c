@@ -1,6 +1,7 @@
 #include "fb.h"
 #include "diag.h"
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef enum { FB_STRING, FB_VEC_SCALAR, FB_VEC_OBJ, FB_TABLE } FbKind;
@@ -18,6 +19,8 @@ struct FbObj {
     size_t count;
     int elem_size;
     FbObj **items;
+    const MNSpan *pieces; /* a scalar vector's data in pieces (npieces of them), or NULL */
+    int npieces;
     int nfields;
     FbField *fields;
 };
@@ -36,6 +39,18 @@ FbObj *fb_vec_scalar(Arena *a, const void *data, size_t count, int elem_size) {
     o->kind = FB_VEC_SCALAR;
     o->data = data;
     o->count = count;
+    o->elem_size = elem_size;
+    return o;
+}
+
+FbObj *fb_vec_pieces(Arena *a, const MNSpan *pieces, int npieces, int elem_size) {
+    FbObj *o = ARENA_NEW(a, FbObj);
+    o->kind = FB_VEC_SCALAR;
+    o->pieces = pieces, o->npieces = npieces;
+    size_t n = 0;
+    for (int i = 0; i < npieces; i++) n += pieces[i].n;
+    if (n % (size_t)elem_size) die("a vector of %zu bytes in pieces, elements of %d", n, elem_size);
+    o->count = n / (size_t)elem_size;
     o->elem_size = elem_size;
     return o;
 }
@@ -79,46 +94,90 @@ void fb_set_obj(FbObj *t, int field, FbObj *child) {
     f->obj = child;
 }
 
-static void pad_to(MNBuf *b, size_t align, size_t extra) {
+/* Where the bytes go: b, except that with spans a large string's or vector's data (at
+ * least FB_EXTERN bytes) stays where it lies and is only noted, its place in the output
+ * counted in ext. Offsets are positions in the output: b's bytes and the noted ones. */
+enum { FB_EXTERN = 4096 };
+typedef struct {
+    size_t at, n, cum; /* output position, bytes, noted bytes up to its end */
+    const void *p;
+} FbExt;
+typedef struct {
+    MNBuf *b;
+    bool spans;
+    FbExt *x;
+    int nx, capx;
+    size_t ext; /* bytes noted so far */
+} Sink;
+
+static size_t pos(const Sink *k) { return k->b->len + k->ext; }
+
+static void pad_to(Sink *k, size_t align, size_t extra) {
     static const uint8_t zero[16] = {0};
-    while ((b->len + extra) % align) buf_append(b, zero, 1);
+    buf_append(k->b, zero, (align - (pos(k) + extra) % align) % align);
 }
 
-static void put_u32_at(MNBuf *b, size_t at, uint32_t v) { memcpy(b->data + at, &v, 4); }
+/* output position at (in b's bytes: nothing is patched in noted data) as b's offset */
+static size_t own_of(const Sink *k, size_t at) {
+    int lo = 0, hi = k->nx; /* the noted pieces before at: [0, lo) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (k->x[mid].at < at) lo = mid + 1;
+        else hi = mid;
+    }
+    return at - (lo ? k->x[lo - 1].cum : 0);
+}
 
-/* Writes o at the end of b (aligned) and returns its position; for tables the
+static void put_u32_at(Sink *k, size_t at, uint32_t v) { memcpy(k->b->data + own_of(k, at), &v, 4); }
+
+/* n bytes of data to the output: into b, or noted */
+static void put_data(Sink *k, const void *p, size_t n) {
+    if (!k->spans || n < FB_EXTERN) {
+        buf_append(k->b, p, n);
+        return;
+    }
+    if (k->nx == k->capx) k->x = xrealloc(k->x, sizeof(FbExt) * (size_t)(k->capx = k->capx ? 2 * k->capx : 64));
+    k->ext += n;
+    k->x[k->nx++] = (FbExt){pos(k) - n, n, k->ext, p};
+}
+
+/* Writes o at the end of the output (aligned) and returns its position; for tables the
  * position of the table (after its vtable). Children follow their parent. */
-static size_t emit(MNBuf *b, const FbObj *o) {
+static size_t emit(Sink *k, const FbObj *o) {
+    MNBuf *b = k->b;
     uint32_t u;
     switch (o->kind) {
     case FB_STRING: {
-        pad_to(b, 4, 0);
-        size_t at = b->len;
+        pad_to(k, 4, 0);
+        size_t at = pos(k);
         u = (uint32_t)o->count;
         buf_append(b, &u, 4);
-        buf_append(b, o->data, o->count);
+        put_data(k, o->data, o->count);
         buf_append(b, "", 1);
         return at;
     }
     case FB_VEC_SCALAR: {
         size_t al = o->elem_size >= 8 ? 8 : 4; /* a struct of 8-byte fields: 8 */
-        pad_to(b, al, 4); /* elements aligned after the 4-byte count */
-        size_t at = b->len;
+        pad_to(k, al, 4); /* elements aligned after the 4-byte count */
+        size_t at = pos(k);
         u = (uint32_t)o->count;
         buf_append(b, &u, 4);
-        buf_append(b, o->data, o->count * (size_t)o->elem_size);
+        if (o->pieces)
+            for (int i = 0; i < o->npieces; i++) put_data(k, o->pieces[i].p, o->pieces[i].n);
+        else
+            put_data(k, o->data, o->count * (size_t)o->elem_size);
         return at;
     }
     case FB_VEC_OBJ: {
-        pad_to(b, 4, 0);
-        size_t at = b->len;
+        pad_to(k, 4, 0);
+        size_t at = pos(k);
         u = (uint32_t)o->count;
         buf_append(b, &u, 4);
-        size_t slots = b->len;
+        size_t slots = pos(k);
         for (size_t i = 0; i < o->count; i++) buf_append(b, "\0\0\0\0", 4);
         for (size_t i = 0; i < o->count; i++) {
-            size_t c = emit(b, o->items[i]);
-            put_u32_at(b, slots + 4 * i, (uint32_t)(c - (slots + 4 * i)));
+            size_t c = emit(k, o->items[i]);
+            put_u32_at(k, slots + 4 * i, (uint32_t)(c - (slots + 4 * i)));
         }
         return at;
     }
@@ -139,15 +198,15 @@ static size_t emit(MNBuf *b, const FbObj *o) {
                 }
         size_t vtsize = 4 + 2 * (size_t)n;
         /* place the vtable so that the table that follows it starts 8-aligned */
-        pad_to(b, 8, vtsize);
-        size_t vt = b->len;
+        pad_to(k, 8, vtsize);
+        size_t vt = pos(k);
         uint16_t h[2] = {(uint16_t)vtsize, (uint16_t)tsize};
         buf_append(b, h, 4);
         for (int i = 0; i < n; i++) {
             uint16_t v = o->fields[i].present ? off[i] : 0;
             buf_append(b, &v, 2);
         }
-        size_t at = b->len;
+        size_t at = pos(k);
         ASSERT(at % 8 == 0);
         int32_t so = (int32_t)(at - vt);
         uint8_t inl[4096];
@@ -159,8 +218,8 @@ static size_t emit(MNBuf *b, const FbObj *o) {
         buf_append(b, inl, tsize);
         for (int i = 0; i < n; i++) {
             if (!o->fields[i].present || !o->fields[i].is_obj) continue;
-            size_t c = emit(b, o->fields[i].obj);
-            put_u32_at(b, at + off[i], (uint32_t)(c - (at + off[i])));
+            size_t c = emit(k, o->fields[i].obj);
+            put_u32_at(k, at + off[i], (uint32_t)(c - (at + off[i])));
         }
         return at;
     }
@@ -188,13 +247,36 @@ static size_t fb_bound(const FbObj *o) {
     return 0;
 }
 
+static void finish(Sink *k, FbObj *root, const char ident[4]) {
+    k->b->len = 0;
+    buf_append(k->b, "\0\0\0\0", 4);
+    buf_append(k->b, ident, 4);
+    size_t r = emit(k, root);
+    put_u32_at(k, 0, (uint32_t)r);
+}
+
 void fb_finish(FbObj *root, const char ident[4], MNBuf *out) {
-    out->len = 0;
+    Sink k = {.b = out};
     buf_reserve(out, 8 + fb_bound(root));
-    buf_append(out, "\0\0\0\0", 4);
-    buf_append(out, ident, 4);
-    size_t r = emit(out, root);
-    put_u32_at(out, 0, (uint32_t)r);
+    finish(&k, root, ident);
+}
+
+MNSpan *fb_finish_spans(FbObj *root, const char ident[4], MNBuf *own, int *nspans) {
+    Sink k = {.b = own, .spans = true};
+    finish(&k, root, ident);
+    MNSpan *sp = xmalloc(sizeof(MNSpan) * (size_t)(2 * k.nx + 1));
+    int n = 0;
+    size_t from = 0; /* b's bytes up to the next noted piece */
+    for (int i = 0; i < k.nx; i++) {
+        size_t upto = own_of(&k, k.x[i].at);
+        if (upto > from) sp[n++] = (MNSpan){own->data + from, upto - from};
+        if (k.x[i].n) sp[n++] = (MNSpan){k.x[i].p, k.x[i].n};
+        from = upto;
+    }
+    if (own->len > from) sp[n++] = (MNSpan){own->data + from, own->len - from};
+    free(k.x);
+    *nspans = n;
+    return sp;
 }
 
 /* ---- reader ---- */

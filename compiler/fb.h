@@ -19,6 +19,8 @@ typedef struct FbObj FbObj;
 FbObj *fb_string(Arena *a, const char *s);
 FbObj *fb_bytes_string(Arena *a, const void *s, size_t n);
 FbObj *fb_vec_scalar(Arena *a, const void *data, size_t count, int elem_size);
+/* the same of data in pieces, one after another (the caller's until fb_finish_spans) */
+FbObj *fb_vec_pieces(Arena *a, const MNSpan *pieces, int npieces, int elem_size);
 FbObj *fb_vec_obj(Arena *a, FbObj *const *items, size_t count);
 FbObj *fb_table(Arena *a, int nfields);
 void fb_set_scalar(FbObj *t, int field, const void *v, int size);
@@ -29,6 +31,10 @@ void fb_set_i64(FbObj *t, int field, int64_t v);
 void fb_set_obj(FbObj *t, int field, FbObj *child); /* child NULL: field absent */
 /* Serialise root (with a 4-byte file identifier) into out. */
 void fb_finish(FbObj *root, const char ident[4], MNBuf *out);
+/* The same without copying large data: the output is the returned spans (*nspans of
+ * them, malloc'd) one after another, pieces of own and the callers' bytes of strings and
+ * vectors of 4 KB or more, which must stay as they are until the spans are written. */
+MNSpan *fb_finish_spans(FbObj *root, const char ident[4], MNBuf *own, int *nspans);
 
 typedef struct {
     const uint8_t *buf;

@@ -45,6 +45,7 @@ static FbObj *tensor_obj(Arena *a, const AppTensor *t, bool param) {
 static FbObj *app_tree(Arena *a, const MNApp *app);
 
 void app_write(Arena *a, const MNApp *app, MNBuf *out) { fb_finish(app_tree(a, app), "MNAP", out); }
+MNSpan *app_write_spans(Arena *a, const MNApp *app, MNBuf *own, int *nspans) { return fb_finish_spans(app_tree(a, app), "MNAP", own, nspans); }
 
 static FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj *root = fb_table(a, APP_N);
@@ -65,7 +66,7 @@ static FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj *pg = fb_table(a, PG_N);
     fb_set_obj(pg, PG_format, str(a, app->code_format ? app->code_format : "VSMB"));
     fb_set_u32(pg, PG_version, app->code_version);
-    fb_set_obj(pg, PG_code, fb_vec_scalar(a, app->code, app->code_len, 1));
+    fb_set_obj(pg, PG_code, app->code_spans ? fb_vec_pieces(a, app->code_spans, app->ncode_spans, 1) : fb_vec_scalar(a, app->code, app->code_len, 1));
     fb_set_obj(root, APP_program, pg);
     if (app->vsm) fb_set_obj(root, APP_vsm, str(a, app->vsm)); /* optional: mncc keeps it in model.vsm */
     const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
@@ -80,7 +81,8 @@ static FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj **sv = ARENA_ARRAY(a, FbObj *, app->nsymbols + 1);
     for (int i = 0; i < app->nsymbols; i++) sv[i] = str(a, app->symbols[i]);
     fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)app->nsymbols));
-    fb_set_obj(root, APP_relocs, fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
+    fb_set_obj(root, APP_relocs, app->reloc_spans ? fb_vec_pieces(a, app->reloc_spans, app->nreloc_spans, (int)sizeof(RelocRec))
+                                                  : fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
     return root;
 }
 

@@ -64,9 +64,16 @@ typedef struct {
     int nsymbols;
     const AppRelocRec *reloc_recs; /* written: the relocations as the file's records */
     int nreloc_recs;
+    /* written: the code and the records in pieces (a linker's parts), when set in place
+     * of code and reloc_recs */
+    const MNSpan *code_spans, *reloc_spans;
+    int ncode_spans, nreloc_spans;
 } MNApp;
 
 void app_write(Arena *a, const MNApp *app, MNBuf *out);
+/* The same as spans of own and of the app's large strings and vectors, which must stay
+ * as they are until the spans are written (fb_finish_spans) */
+MNSpan *app_write_spans(Arena *a, const MNApp *app, MNBuf *own, int *nspans);
 /* Verifies every offset and length; strings and arrays point into buf or the arena. */
 bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, size_t errlen);
 /* Text for humans, or JSON in the shape `flatc --json --defaults-json` prints. */

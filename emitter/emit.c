@@ -880,6 +880,39 @@ bool emit_program(MNCompile *c) {
     return ok;
 }
 
+/* model.app's bytes while it is written: the app's own and those it refers to */
+typedef struct {
+    MNBuf own;
+    MNSpan *span, *cspan, *rspan;
+    MNBufs code, rel;
+    AppTensor *params; /* their images */
+    int nparams;
+} AppOut;
+
+static void app_out_free(void *p) {
+    AppOut *o = p;
+    buf_free(&o->own);
+    free(o->span), free(o->cspan), free(o->rspan);
+    bufs_free(&o->code), bufs_free(&o->rel);
+    free_packed(o->params, o->nparams);
+    free(o);
+}
+
+static void text_free(void *p) {
+    bufs_free(p);
+    free(p);
+}
+
+static void em_linked_free(EmLinked *l) { bufs_free(&l->text), bufs_free(&l->code), bufs_free(&l->rel); }
+
+/* the pieces as spans (malloc'd) */
+static MNSpan *spans_of(const MNBufs *l, int *n) {
+    MNSpan *s = xmalloc(sizeof(MNSpan) * (size_t)(l->n + 1));
+    for (int k = 0; k < l->n; k++) s[k] = (MNSpan){l->part[k].data ? l->part[k].data : "", l->part[k].len};
+    *n = l->n;
+    return s;
+}
+
 static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
@@ -976,27 +1009,32 @@ static bool emit_all(MNCompile *c) {
     walk_free(&wk);
     emit_smap_cache_free(&e);
     seg[nseg] = b.len;
-    MNBuf linked = {0};
+    EmLinked lp; /* the program in its parts */
     EmLink lk;
     bool linked_ok;
     if (L) {
         emit_linker_add(L, &b, seg, lo, g->nnodes);
-        linked_ok = emit_linker_finish(L, hdr.data ? hdr.data : "", hdr.len, &linked, &lk);
+        linked_ok = emit_linker_finish(L, hdr.data ? hdr.data : "", hdr.len, &lp, &lk);
     } else {
+        MNBuf linked = {0};
         linked_ok = emit_link(c, b.data, seg, &linked, &lk);
         free(seg);
+        memset(&lp, 0, sizeof lp);
+        bufs_take(&lp.text, &linked);
+        bufs_take(&lp.code, &lk.code);
+        MNBuf rb = {(char *)lk.relocs, sizeof(AppRelocRec) * (size_t)lk.nrelocs, sizeof(AppRelocRec) * (size_t)lk.caprelocs};
+        if (rb.data) bufs_take(&lp.rel, &rb);
+        lp.nrelocs = lk.nrelocs;
+        lk.relocs = NULL;
     }
     buf_free(&b), buf_free(&hdr);
     if (threaded) pthread_join(packer, NULL);
     else pack_params(&pp);
     if (!linked_ok) {
-        buf_free(&linked);
-        free(lk.relocs);
-        buf_free(&lk.code);
+        em_linked_free(&lp);
         free_packed(pp.out, pp.done), free(pp.out), free(pp.vals);
         return false;
     }
-    b = linked;
     mn_figure(c, "link_merged_pairs", lk.pairs);
     mn_figure(c, "link_steps_saved", lk.steps_saved);
     if (c->opt->ival[MN_OPT_link] == MN_LINK_MERGE)
@@ -1004,12 +1042,14 @@ static bool emit_all(MNCompile *c) {
                (long long)lk.steps_concat);
     char err[600];
     if (c->opt->ival[MN_OPT_verify]) { /* the text model.vsm holds assembles to the program encoded */
+        MNBuf text = {0}, code = {0};
+        bufs_join(&lp.text, &text), bufs_join(&lp.code, &code);
         VProgram q = {0};
-        if (!vsm_parse("model.vsm", b.data, &q, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+        if (!vsm_parse("model.vsm", text.data, &q, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
         MNBuf y = {0};
         vsm_encode(&q, &y);
-        if (lk.code.len != y.len || memcmp(lk.code.data, y.data, y.len)) die("model.vsm does not assemble to the program the linker built");
-        buf_free(&y);
+        if (code.len != y.len || memcmp(code.data, y.data, y.len)) die("model.vsm does not assemble to the program the linker built");
+        buf_free(&y), buf_free(&text), buf_free(&code);
         vsm_program_free(&q);
     }
     MNApp app = {0};
@@ -1031,27 +1071,30 @@ static bool emit_all(MNCompile *c) {
     int64_t nsteps = lk.nsteps;
     app.code_format = "VSMB";
     app.code_version = VSMB_VERSION;
-    app.code = (const uint8_t *)lk.code.data; /* freed after app_write, like b */
-    app.code_len = lk.code.len;
+    AppOut *ao = xcalloc(1, sizeof *ao); /* what model.app's write reads: freed once written */
+    ao->code = lp.code, ao->rel = lp.rel;
+    app.code_spans = ao->cspan = spans_of(&ao->code, &app.ncode_spans);
+    app.reloc_spans = ao->rspan = spans_of(&ao->rel, &app.nreloc_spans);
     app.vsm = NULL; /* the text is model.vsm; the app holds the code (mndump disassembles it) */
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
     app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */
-    /* the linker's records (malloc'd, freed with the code once model.app is built), their
-     * symbols numbered in the order the records first name them */
+    /* the linker's records, their symbols numbered in the order the records first name them */
     int *sym_of = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
     for (int i = 0; i < g->nvalues; i++) sym_of[i] = -1;
     app.symbols = ARENA_ARRAY(a, const char *, g->nvalues + 1);
-    for (int i = 0; i < lk.nrelocs; i++) {
-        AppRelocRec *r = &lk.relocs[i];
-        if (r->symbol >= (uint32_t)g->nvalues) die("relocation to value %u of %d", r->symbol, g->nvalues);
-        if (sym_of[r->symbol] < 0) sym_of[r->symbol] = app.nsymbols, app.symbols[app.nsymbols++] = g->values[r->symbol]->name;
-        r->symbol = (uint32_t)sym_of[r->symbol];
+    for (int k = 0; k < ao->rel.n; k++) {
+        AppRelocRec *rr = (AppRelocRec *)ao->rel.part[k].data;
+        for (size_t i = 0; i < ao->rel.part[k].len / sizeof(AppRelocRec); i++) {
+            AppRelocRec *r = &rr[i];
+            if (r->symbol >= (uint32_t)g->nvalues) die("relocation to value %u of %d", r->symbol, g->nvalues);
+            if (sym_of[r->symbol] < 0) sym_of[r->symbol] = app.nsymbols, app.symbols[app.nsymbols++] = g->values[r->symbol]->name;
+            r->symbol = (uint32_t)sym_of[r->symbol];
+        }
     }
     free(sym_of);
-    app.reloc_recs = lk.relocs;
-    app.nreloc_recs = lk.nrelocs;
-    mn_figure(c, "relocations", lk.nrelocs);
+    app.nreloc_recs = (int)lp.nrelocs;
+    mn_figure(c, "relocations", lp.nrelocs);
     bool ok = true;
     ZSTD_CCtx *zc = ZSTD_createCCtx();
     if (!zc) die("out of memory (zstd)");
@@ -1067,25 +1110,33 @@ static bool emit_all(MNCompile *c) {
     for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, zc, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
     ZSTD_freeCCtx(zc);
     if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
+    ao->params = app.params, ao->nparams = app.nparams;
     if (!ok) {
-        buf_free(&b), buf_free(&lk.code), free_packed(app.params, app.nparams), free(lk.relocs);
+        bufs_free(&lp.text), app_out_free(ao);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
     }
     mn_figure(c, "vsm_lines", nsteps);
     if (!c->out_dir) { /* nowhere to write it (the test-data sweep): not built either */
-        buf_free(&b), buf_free(&lk.code), free_packed(app.params, app.nparams), free(lk.relocs);
+        bufs_free(&lp.text), app_out_free(ao);
         mn_log(c, 0, "code: %lld VSM lines", (long long)nsteps);
         return true;
     }
-    /* model.vsm is written in the background while model.app is built */
-    ok = mn_art_write_owned(c, "model.vsm", b.data, b.len);
-    MNBuf out = {0};
-    if (ok) app_write(a, &app, &out);
-    free_packed(app.params, app.nparams);
-    buf_free(&lk.code), free(lk.relocs);
-    size_t olen = out.len;
-    if (ok) ok = mn_art_write_owned(c, "model.app", out.data, olen);
-    else buf_free(&out);
+    /* model.vsm is written in the background while model.app is built; both from the
+     * linker's parts where they lie */
+    MNBufs *text = xmalloc(sizeof *text);
+    *text = lp.text;
+    int ntspan;
+    MNSpan *tspan = spans_of(text, &ntspan);
+    ok = mn_art_write_segs(c, "model.vsm", tspan, ntspan, text_free, text);
+    free(tspan);
+    size_t olen = 0;
+    if (ok) {
+        int nspan;
+        ao->span = app_write_spans(a, &app, &ao->own, &nspan);
+        for (int k = 0; k < nspan; k++) olen += ao->span[k].n;
+        ok = mn_art_write_segs(c, "model.app", ao->span, nspan, app_out_free, ao);
+    } else
+        app_out_free(ao);
     if (!ok) {
         if (!c->app_status) c->app_status = "not written: an artifact's write failed";
         return false;

@@ -24,6 +24,13 @@ typedef struct {
 } EmLink;
 /* link=merge: the whole text at once */
 bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st); /* false: over the memory limit (the error set) */
+/* a linked program as the parts it was linked in (concat's; merge's is one part) */
+typedef struct {
+    MNBufs text; /* model.vsm */
+    MNBufs code; /* the steps in GPFNBin, its header first */
+    MNBufs rel;  /* AppRelocRec records, symbol the value's index */
+    int64_t nrelocs;
+} EmLinked;
 /* link=concat: parts linked on threads while the code is emitted (link.c) */
 typedef struct EmLinker EmLinker;
 EmLinker *emit_linker_start(MNCompile *c);
@@ -32,6 +39,6 @@ EmLinker *emit_linker_start(MNCompile *c);
 void emit_linker_add(EmLinker *L, MNBuf *text, size_t *seg, int lo, int hi);
 /* every part linked (the caller takes those left), joined after the header into out
  * and st; false: over the memory limit (the error set) */
-bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, MNBuf *out, EmLink *st);
+bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, EmLinked *out, EmLink *st);
 void emit_linker_abort(EmLinker *L);
 #endif

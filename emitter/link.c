@@ -630,38 +630,36 @@ void emit_linker_abort(EmLinker *L) {
     linker_free(L);
 }
 
-bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, MNBuf *out, EmLink *st) {
+bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, EmLinked *out, EmLink *st) {
     memset(st, 0, sizeof *st);
+    memset(out, 0, sizeof *out);
     linker_close(L);
     VLineCache *lc = vsm_line_cache_new();
     take_parts(L, false, true, lc);
     vsm_line_cache_free(lc);
     for (int t = 0; t < L->nworkers; t++) pthread_join(L->tid[t], NULL);
-    size_t tlen = hlen, clen = 0;
-    int nrel = 0, np = L->n;
-    for (int k = 0; k < np; k++) tlen += L->parts[k]->out.len, clen += L->parts[k]->st.code.len, nrel += L->parts[k]->st.nrelocs;
-    buf_reserve(out, tlen);
-    buf_append(out, header, hlen);
-    vsm_encode_begin(&st->code);
-    buf_reserve(&st->code, clen);
-    st->relocs = xmalloc(sizeof(AppRelocRec) * (size_t)(nrel + 1));
-    st->caprelocs = nrel + 1;
+    /* the parts as they are, after a header each: joining them into one buffer was a
+     * copy of the whole program into fresh pages, the write that follows reads them so */
+    MNBuf h = {0};
+    buf_append(&h, header, hlen);
+    bufs_take(&out->text, &h);
+    vsm_encode_begin(&h);
+    bufs_take(&out->code, &h);
     int64_t line = 0;
-    for (int k = 0; k < np; k++) {
+    for (int k = 0; k < L->n; k++) {
         Part *pt = L->parts[k];
-        buf_append(out, pt->out.data ? pt->out.data : "", pt->out.len);
-        buf_append(&st->code, pt->st.code.data ? pt->st.code.data : "", pt->st.code.len);
-        for (int r = 0; r < pt->st.nrelocs; r++) {
-            AppRelocRec a = pt->st.relocs[r];
-            a.line += (uint32_t)line;
-            st->relocs[st->nrelocs++] = a;
-        }
+        bufs_take(&out->text, &pt->out);
+        bufs_take(&out->code, &pt->st.code);
+        for (int r = 0; r < pt->st.nrelocs; r++) pt->st.relocs[r].line += (uint32_t)line;
+        MNBuf rb = {(char *)pt->st.relocs, sizeof(AppRelocRec) * (size_t)pt->st.nrelocs, sizeof(AppRelocRec) * (size_t)pt->st.caprelocs};
+        if (rb.data) bufs_take(&out->rel, &rb);
+        pt->st.relocs = NULL;
+        out->nrelocs += pt->st.nrelocs;
         line += pt->st.nsteps;
         st->steps_concat += pt->st.steps_concat;
-        buf_free(&pt->out), buf_free(&pt->st.code), free(pt->st.relocs), pt->st.relocs = NULL; /* joined: the program is held once */
     }
     st->nsteps = line;
-    vsm_encode_end(&st->code, (uint32_t)line);
+    vsm_encode_end(&out->code.part[0], (uint32_t)line);
     bool ok = !atomic_load(&L->over);
     linker_free(L);
     return ok;

@@ -1,4 +1,5 @@
 #include "compile.h"
+#include "fb.h"
 #include "options.h"
 #include "unit.h"
 #include "vsm.h"
@@ -273,4 +274,48 @@ void test_buf_printf(void) {
     buf_printf(&big, "%s%s%d", s, s, 1); /* beyond the first reserve */
     CHECK(big.len == 2 * (sizeof s - 1) + 1 && big.data[big.len - 1] == '1' && big.data[big.len] == 0);
     buf_free(&big);
+}
+
+/* fb_finish_spans leaves large strings and vectors where they lie: its spans, one after
+ * another, must be the bytes fb_finish copies into one buffer, and a vector given in
+ * pieces the same as one given whole */
+void test_fb_spans(void) {
+    Arena *a = arena_new(0);
+    static uint8_t big[3][9000];
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < sizeof big[k]; i++) big[k][i] = (uint8_t)(i * 7 + k);
+    char *bigs = arena_alloc(a, 5001);
+    memset(bigs, 'q', 5000), bigs[5000] = 0;
+    for (int variant = 0; variant < 2; variant++) {
+        FbObj *root = fb_table(a, 6), *items[3];
+        fb_set_obj(root, 0, fb_string(a, "small"));
+        fb_set_obj(root, 1, fb_string(a, bigs));
+        fb_set_u64(root, 2, 0x1122334455667788ull);
+        for (int k = 0; k < 3; k++) {
+            items[k] = fb_table(a, 2);
+            fb_set_i32(items[k], 0, k);
+            fb_set_obj(items[k], 1, fb_vec_scalar(a, big[k], sizeof big[k] - 8 * (size_t)k, 1));
+        }
+        fb_set_obj(root, 3, fb_vec_obj(a, items, 3));
+        /* 24-byte records, whole or in three pieces (one of them small, one empty) */
+        static int64_t rec[600 * 3];
+        for (int i = 0; i < 600 * 3; i++) rec[i] = i * 31 - 7;
+        MNSpan pc[3] = {{rec, 24 * 100}, {rec + 300, 0}, {rec + 300, 24 * 500}};
+        fb_set_obj(root, 4, variant ? fb_vec_pieces(a, pc, 3, 24) : fb_vec_scalar(a, rec, 600, 24));
+        fb_set_obj(root, 5, fb_vec_scalar(a, rec, 3, 8));
+        MNBuf whole = {0}, own = {0}, joined = {0};
+        fb_finish(root, "TEST", &whole);
+        int n;
+        MNSpan *sp = fb_finish_spans(root, "TEST", &own, &n);
+        for (int k = 0; k < n; k++) buf_append(&joined, sp[k].p, sp[k].n);
+        CHECK(n > 4 && own.len < whole.len / 2); /* the large ones were not copied */
+        CHECK(joined.len == whole.len && !memcmp(joined.data, whole.data, whole.len));
+        char e[256] = "";
+        FbReader r = {(const uint8_t *)whole.data, whole.len, e, 0};
+        FbTable t;
+        CHECK(fb_root(&r, "TEST", &t));
+        free(sp);
+        buf_free(&whole), buf_free(&own), buf_free(&joined);
+    }
+    arena_free(a);
 }
