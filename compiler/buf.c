@@ -41,6 +41,11 @@ char *buf_dec(char *p, unsigned long long v) {
     return p + (24 - n);
 }
 
+char *buf_int(char *p, long long v) {
+    if (v < 0) *p++ = '-';
+    return buf_dec(p, v < 0 ? 0ull - (unsigned long long)v : (unsigned long long)v);
+}
+
 uint64_t buf_hash(const void *data, size_t n) {
     const char *s = data;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n;

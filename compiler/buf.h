@@ -15,6 +15,7 @@ void buf_append(MNBuf *b, const void *p, size_t n);
 void buf_free(MNBuf *b);
 /* the decimal digits of v at p (at most 20), returning the end */
 char *buf_dec(char *p, unsigned long long v);
+char *buf_int(char *p, long long v); /* the same signed */
 /* a 64-bit hash of n bytes, a word at a time (the in-memory caches' keys) */
 uint64_t buf_hash(const void *data, size_t n);
 /* room for extra more bytes (and a NUL) without moving data again */

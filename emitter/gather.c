@@ -813,7 +813,7 @@ static bool table_key(Em *e, const MNNode *n, const MNValue *o, const MNValue *c
                       const double *pool, int npool, int pool_cap, MNBuf *b) {
     EmMemo *mm = e->c->emit_memo;
     const SMap *sm = smap_for(e, src, ns, wk);
-    buf_printf(b, "table %p %d %d %d opset %lld at %lld %lld %d local %llx kforce %llx trows %d", (void *)(uintptr_t)fn, row0, rows, pool_cap,
+    buf_printf(b, "table %llx %d %d %d opset %lld at %lld %lld %d local %llx kforce %llx trows %d", (unsigned long long)(uintptr_t)fn, row0, rows, pool_cap,
                (long long)e->c->g->opset, (long long)wk->scr[wk->pos], (long long)wk->tab[wk->pos], wk->tbank[wk->pos],
                (unsigned long long)wk->local[wk->pos], (unsigned long long)wk->kforce[wk->pos], wk->trows[wk->pos]);
     for (int i = 0; i < npool; i++) {

@@ -25,16 +25,21 @@
  * the address the address planner gave it and records the relocation. A copy standing
  * for a node's scratch or table rows in LM is not a graph value: absolute. */
 bool emit_graph_value(const Em *e, const MNValue *v) { return v->id >= 0 && v->id < e->c->g->nvalues && e->c->g->values[v->id] == v; }
-const char *emit_at(const Em *e, const MNValue *v, int64_t lw, char *buf) {
-    if (emit_graph_value(e, v)) snprintf(buf, 40, "{%d}%lld", v->id, (long long)(2 * lw));
-    else snprintf(buf, 40, "%lld", (long long)(2 * (v->addr + lw)));
+/* "{id}word" or "word" (the hottest formatting of Code Emit: snprintf's was a tenth of it) */
+static const char *at_text(const Em *e, const MNValue *v, int64_t rel, int64_t abs, char *buf) {
+    char *p = buf;
+    if (emit_graph_value(e, v)) {
+        *p++ = '{';
+        p = buf_int(p, v->id);
+        *p++ = '}';
+        p = buf_int(p, rel);
+    } else
+        p = buf_int(p, abs);
+    *p = 0;
     return buf;
 }
-static const char *dram_at(const Em *e, const MNValue *v, int64_t lw, char *buf) {
-    if (emit_graph_value(e, v)) snprintf(buf, 40, "{%d}%lld", v->id, (long long)lw);
-    else snprintf(buf, 40, "%lld", (long long)(v->addr + lw));
-    return buf;
-}
+const char *emit_at(const Em *e, const MNValue *v, int64_t lw, char *buf) { return at_text(e, v, 2 * lw, 2 * (v->addr + lw), buf); }
+static const char *dram_at(const Em *e, const MNValue *v, int64_t lw, char *buf) { return at_text(e, v, lw, v->addr + lw, buf); }
 
 /* The MV lines of chunk k of a download (DRAM long word base of value dv) into L2BM
  * long word off; returns their tag */

@@ -355,9 +355,7 @@ static bool write_results(MNCompile *c, MNNode **nodes, int nn) {
         buf_printf(&b, "]}");
     }
     buf_printf(&b, "\n]\n}\n");
-    bool ok = mn_art_write(c, "simulation_result.json", b.data, b.len);
-    buf_free(&b);
-    return ok;
+    return mn_art_write_owned(c, "simulation_result.json", b.data, b.len); /* the writer's once it is large */
 }
 
 /* The cache directory of this compile: --cache-dir, else the user's cache when writing
