@@ -363,6 +363,43 @@ static void put_step(Out *o, const VStep *s) {
     o->line++;
 }
 
+/* a line from its template: the template's text and code with the values' addresses in
+ * its holes, its relocation records, as put_step would give for the line resolved */
+static void put_tmpl(Out *o, const VLinkTmpl *t, const uint32_t *ids) {
+    int64_t add[VSM_LINE_IDS];
+    for (int r = 0; r < t->nrel; r++) {
+        if (ids[r] >= (uint32_t)o->g->nvalues) die("relocation to value %u of %d", ids[r], o->g->nvalues);
+        const MNValue *v = o->g->values[ids[r]];
+        if (v->addr < 0) die("relocation to '%s', which has no address", v->name);
+        add[r] = t->rel[r].unit * v->addr;
+        EmLink *st = o->st;
+        if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppRelocRec) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
+        st->relocs[st->nrelocs++] = (AppRelocRec){o->line, t->rel[r].expr, t->rel[r].operand, (uint32_t)v->id, 0, t->rel[r].addend};
+    }
+    MNBuf *tb = o->out, *cb = &o->st->code;
+    buf_reserve(tb, t->tlen + 12 * (size_t)t->nholes), buf_reserve(cb, t->clen + 5 * (size_t)t->nholes);
+    char *tp = tb->data + tb->len;
+    uint8_t *cp = (uint8_t *)cb->data + cb->len;
+    uint32_t ta = 0, ca = 0; /* template bytes copied */
+    for (int i = 0; i < t->nholes; i++) {
+        const VTmplHole *h = &t->hole[i];
+        const VTmplRel *r = &t->rel[h->rel];
+        int64_t v = (int64_t)h->val + add[h->rel];
+        if (r->flat && v > 0xffff) die("relocated address of '%s' beyond 16 bits", o->g->values[ids[h->rel]]->name);
+        uint64_t u = r->flat ? (uint64_t)v : (uint64_t)(uint32_t)v; /* as resolve's 32-bit sum */
+        memcpy(tp, t->text + ta, h->toff - ta), tp += h->toff - ta, ta = h->toff + h->tlen;
+        tp = buf_dec(tp, u);
+        memcpy(cp, t->code + ca, h->coff - ca), cp += h->coff - ca, ca = h->coff + h->clen;
+        while (u >= 0x80) *cp++ = (uint8_t)(u | 0x80), u >>= 7;
+        *cp++ = (uint8_t)u;
+    }
+    memcpy(tp, t->text + ta, t->tlen - ta), tp += t->tlen - ta;
+    memcpy(cp, t->code + ca, t->clen - ca), cp += t->clen - ca;
+    tb->len = (size_t)(tp - tb->data), tb->data[tb->len] = 0;
+    cb->len = (size_t)(cp - (uint8_t *)cb->data);
+    o->line++;
+}
+
 static bool pure_nop(const VStep *s) { return s->kind == ST_STEP && s->nexpr == 1 && s->e[0].insn == VI_nop; }
 
 /* a merged stream, runs of plain nops as one nop/N */
@@ -494,7 +531,11 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
     const char *lt, *lcode;
     size_t ltn, lcn;
     uint32_t rep;
-#define LINKED(q, n) (!memchr(q, '{', n) && vsm_line_cache_linked(lc, q, n, &lt, &ltn, &lcode, &lcn, &rep))
+    VLinkTmpl tm;
+    uint32_t ids[VSM_LINE_IDS];
+    int nids;
+    /* a line linked before: without ids, its text and code; with ids, its template */
+#define LINKED(q, n) (!memchr(q, '{', n) ? vsm_line_cache_linked(lc, q, n, &lt, &ltn, &lcode, &lcn, &rep) : vsm_line_cache_tmpl(lc, q, n, &tm, ids, &nids))
     for (int k = pt->lo; k < pt->hi && !atomic_load(over); k++) {
         if (checks && k % 64 == 63 && !mn_memory_ok(c)) {
             atomic_store(over, true);
@@ -509,6 +550,11 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
             s = nl ? nl + 1 : end;
             if (!len || line[0] == '#') continue; /* the emitter's header of the node, comments */
             if (LINKED(line, len)) {
+                if (memchr(line, '{', len)) {
+                    put_tmpl(&o, &tm, ids);
+                    pt->st.steps_concat += tm.repeat;
+                    continue;
+                }
                 buf_append(o.out, lt, ltn);
                 buf_append(&o.st->code, lcode, lcn);
                 o.line++;
@@ -545,6 +591,8 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
                 size_t ql = run.len[st->line - 1];
                 if (!memchr(q, '{', ql))
                     vsm_line_cache_set_linked(lc, q, ql, o.out->data + t0, o.out->len - t0, o.st->code.data + c0, o.st->code.len - c0);
+                else
+                    vsm_line_cache_set_tmpl(lc, q, ql);
             }
             vsm_program_free(&p);
         }

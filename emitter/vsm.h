@@ -21,11 +21,48 @@ bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *tex
 bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const char **text, size_t *tlen, const char **code, size_t *clen, uint32_t *repeat);
 /* ... recorded once the line's step (parsed through lc) is linked; lines not kept are ignored */
 void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, const void *text, size_t tlen, const void *code, size_t clen);
+/* A line with value ids, linked once: its text and code with every value at address 0,
+ * and the places of the numbers the values' addresses move (holes, in operand order; a
+ * flat operand has four). The linker fills them in for the next line that differs only
+ * in its ids, instead of parsing, resolving, printing and encoding it again. */
+typedef struct {
+    uint16_t expr, operand; /* of the step: the relocation record's */
+    uint8_t unit;           /* address units per the value's address: LM words 2, DRAM 1 */
+    bool flat;              /* four 16-bit addresses */
+    int64_t addend;         /* the relocation record's: the first number, relative */
+} VTmplRel;
+typedef struct {
+    uint32_t toff, tlen, coff, clen; /* the number's place in the text, its varint's in the code */
+    uint32_t val;                    /* the number at address 0 */
+    uint8_t rel;                     /* whose (VTmplRel index) */
+} VTmplHole;
+typedef struct {
+    const char *text;
+    const uint8_t *code;
+    size_t tlen, clen;
+    uint32_t repeat;
+    const VTmplRel *rel;
+    const VTmplHole *hole;
+    int nrel, nholes;
+} VLinkTmpl;
+/* the template of a line with ids (valid until lc changes), its ids into ids */
+bool vsm_line_cache_tmpl(VLineCache *lc, const char *line, size_t len, VLinkTmpl *t, uint32_t *ids, int *nids);
+/* ... made from the line's step once it was parsed through lc (lines not kept are ignored) */
+void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len);
+enum { VSM_LINE_IDS = 16 }; /* the most ids a cached line has */
 void vsm_program_free(VProgram *p);
 /* Appends a copy of step s with its expressions (s->e may point anywhere). */
 void vsm_push_step(VProgram *p, const VStep *s);
 /* Canonical text of one line / a whole program (the disassembler). */
 void vsm_print_step(MNBuf *b, const VStep *s);
+/* where a step's relocated numbers (an operand's address, or the four of a flat one, in
+ * operand order) lie in its text or code, from the step's first byte */
+enum { VHOLES_MAX = 64 };
+typedef struct {
+    int n;
+    uint32_t off[VHOLES_MAX], len[VHOLES_MAX];
+} VHoles;
+void vsm_print_step_holes(MNBuf *b, const VStep *s, VHoles *h);
 void vsm_print(MNBuf *b, const VProgram *p);
 /* GPFNBin: the binary form of a program. */
 #define VSMB_VERSION 2 /* GPFNBin's (docs/vsm.md section 9) */
@@ -33,6 +70,7 @@ void vsm_encode(const VProgram *p, MNBuf *out);
 /* the same, a step at a time: begin, each step, end with the count of steps */
 void vsm_encode_begin(MNBuf *out);
 void vsm_encode_step(MNBuf *out, const VStep *s);
+void vsm_encode_step_holes(MNBuf *out, const VStep *s, VHoles *h);
 void vsm_encode_end(MNBuf *out, uint32_t nsteps);
 bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t errlen);
 /* Memory-mask entry (0..31) as 4 per-cycle nibbles. */

@@ -18,6 +18,8 @@
  * a million-line program is encoded in one pass at memory speed. */
 typedef struct {
     uint8_t *p;
+    uint8_t *start; /* the step's first byte */
+    VHoles *h;      /* or NULL: where the relocated numbers go */
 } Wr;
 static void w8(Wr *w, unsigned v) { *w->p++ = (uint8_t)v; }
 static void wv(Wr *w, uint64_t v) { /* LEB128 */
@@ -44,9 +46,16 @@ static void enc_operand(Wr *b, const VOperand *o) {
     if (o->group >= 0) f |= OF_GROUP;
     if (o->l2b >= 0) f |= OF_L2B;
     w8(b, o->kind), w8(b, f);
+    VHoles *h = o->reloc ? b->h : NULL;
+    if (h && o->amode != A_FLAT) h->off[h->n] = (uint32_t)(b->p - b->start);
     wv(b, o->addr);
+    if (h && o->amode != A_FLAT) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
     if (o->amode == A_STRIDE || o->amode == A_TIND) wv(b, zig(o->stride));
-    for (int i = 0; o->amode == A_FLAT && i < 4; i++) wv(b, o->flat[i]);
+    for (int i = 0; o->amode == A_FLAT && i < 4; i++) {
+        if (h) h->off[h->n] = (uint32_t)(b->p - b->start);
+        wv(b, o->flat[i]);
+        if (h) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
+    }
     if (o->mkind) w8(b, o->mkind), w8(b, o->mval);
     if (o->group >= 0) wv(b, (uint64_t)o->group);
     if (o->l2b >= 0) wv(b, (uint64_t)o->l2b);
@@ -59,11 +68,14 @@ void vsm_encode_begin(MNBuf *out) {
     buf_append(out, h, sizeof h);
 }
 
-void vsm_encode_step(MNBuf *out, const VStep *s) {
+void vsm_encode_step(MNBuf *out, const VStep *s) { vsm_encode_step_holes(out, s, NULL); }
+
+void vsm_encode_step_holes(MNBuf *out, const VStep *s, VHoles *h) {
     size_t most = 1 + 5 + 1 + (s->kind == ST_DEBUG ? strlen(s->text) : 0);
     for (int k = 0; s->kind == ST_STEP && k < s->nexpr; k++) most += ENC_EXPR + (size_t)(s->e[k].nsrc + s->e[k].ndst) * ENC_OPERAND;
     buf_reserve(out, most);
-    Wr w = {(uint8_t *)out->data + out->len};
+    Wr w = {(uint8_t *)out->data + out->len, (uint8_t *)out->data + out->len, h};
+    if (h) h->n = 0;
     w8(&w, s->kind);
     if (s->kind == ST_DEBUG) {
         size_t n = strlen(s->text);

@@ -583,19 +583,29 @@ static bool parse_line(Ctx *c, const char *line, size_t len, VProgram *p, bool *
  * Only plain steps are kept; anything else (comments, masks, debug lines, a line whose
  * braces are not a value id) is parsed as it stands. A line without ids is also the
  * same text and code once linked: the linker keeps those with its entry (linked). */
-enum { LC_MAX = 1 << 16, LC_IDS = 16 };
+enum { LC_MAX = 1 << 16, LC_IDS = VSM_LINE_IDS };
 typedef struct {
     uint64_t hash;
     uint32_t key, klen;              /* in bytes */
     uint32_t text, tlen, code, clen; /* linked: in bytes */
-    bool linked;
-    int step; /* in steps, +1; 0: empty slot */
+    bool linked, tried;              /* tried: a template was made, or cannot be */
+    uint32_t tmpl;                   /* a line with ids: its template, +1; 0: none */
+    int step;                        /* in steps, +1; 0: empty slot */
 } LcEntry;
+typedef struct {
+    uint32_t text, tlen, code, clen, repeat; /* in bytes */
+    uint32_t rel0, nrel, hole0, nholes;      /* in rels[], holes[] */
+} LcTmpl;
 struct VLineCache {
     LcEntry *tab;
     uint32_t cap, n;
     MNBuf bytes;
     VProgram steps;
+    MNBuf kbuf; /* lc_keyed's key */
+    LcTmpl *tmpl;
+    VTmplRel *rels;
+    VTmplHole *holes;
+    uint32_t ntmpl, captmpl, nrels, caprels, nholes, capholes;
 };
 
 VLineCache *vsm_line_cache_new(void) { return xcalloc(1, sizeof(VLineCache)); }
@@ -603,6 +613,8 @@ VLineCache *vsm_line_cache_new(void) { return xcalloc(1, sizeof(VLineCache)); }
 void vsm_line_cache_free(VLineCache *lc) {
     if (!lc) return;
     free(lc->tab);
+    free(lc->tmpl), free(lc->rels), free(lc->holes);
+    buf_free(&lc->kbuf);
     buf_free(&lc->bytes);
     vsm_program_free(&lc->steps);
     free(lc);
@@ -666,6 +678,94 @@ void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, con
     e->code = (uint32_t)lc->bytes.len, e->clen = (uint32_t)clen;
     buf_append(&lc->bytes, code, clen);
     e->linked = true;
+}
+
+/* the entry of a line with ids (their values into ids), or NULL */
+static LcEntry *lc_keyed(VLineCache *lc, const char *line, size_t len, uint32_t *ids, int *nids) {
+    if (!lc->cap) return NULL;
+    uint64_t h;
+    LcEntry *e = NULL;
+    if (line_key(line, len, &lc->kbuf, ids, nids, &h) && *nids) e = lc_slot(lc, lc->kbuf.data, lc->kbuf.len, h);
+    return e && e->step ? e : NULL;
+}
+
+bool vsm_line_cache_tmpl(VLineCache *lc, const char *line, size_t len, VLinkTmpl *t, uint32_t *ids, int *nids) {
+    LcEntry *e = lc_keyed(lc, line, len, ids, nids);
+    if (!e || !e->tmpl) return false;
+    const LcTmpl *m = &lc->tmpl[e->tmpl - 1];
+    t->text = lc->bytes.data + m->text, t->tlen = m->tlen;
+    t->code = (const uint8_t *)lc->bytes.data + m->code, t->clen = m->clen;
+    t->repeat = m->repeat;
+    t->rel = lc->rels + m->rel0, t->nrel = (int)m->nrel;
+    t->hole = lc->holes + m->hole0, t->nholes = (int)m->nholes;
+    return (int)m->nrel == *nids;
+}
+
+#define LC_GROW(arr, n, cap, more)                                                   \
+    do {                                                                             \
+        if ((n) + (more) > (cap)) {                                                  \
+            while ((n) + (more) > (cap)) (cap) = (cap) ? 2 * (cap) : 256;            \
+            (arr) = xrealloc((arr), sizeof(*(arr)) * (size_t)(cap));                 \
+        }                                                                            \
+    } while (0)
+
+void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len) {
+    uint32_t ids[LC_IDS];
+    int nids;
+    LcEntry *e = lc_keyed(lc, line, len, ids, &nids);
+    if (!e || e->tried || lc->ntmpl >= LC_MAX) return;
+    e->tried = true;
+    /* the step with every relocated operand at its relative number (as if each value
+     * were at address 0), printed and encoded with the places of those numbers noted */
+    VProgram one = {0};
+    vsm_push_step(&one, &lc->steps.steps[e->step - 1]);
+    VStep *st = &one.steps[0];
+    VTmplRel rel[LC_IDS];
+    VTmplHole hole[VHOLES_MAX];
+    int nrel = 0, nh = 0;
+    bool ok = st->kind == ST_STEP;
+    for (int k = 0; ok && k < st->nexpr; k++) {
+        VExpr *x = &st->e[k];
+        for (int j = 0; ok && j < x->nsrc + x->ndst; j++) {
+            VOperand *o = j < x->nsrc ? &x->src[j] : &x->dst[j - x->nsrc];
+            if (!o->sym) continue;
+            if (nrel == LC_IDS || nh + 4 > VHOLES_MAX || k > 0xffff || j > 0xffff) {
+                ok = false;
+                break;
+            }
+            o->reloc = o->sym, o->sym = 0;
+            bool flat = o->amode == A_FLAT;
+            rel[nrel] = (VTmplRel){(uint16_t)k, (uint16_t)j, (uint8_t)(o->kind == K_DRAM ? 1 : 2), flat, (int64_t)(flat ? o->flat[0] : o->addr)};
+            for (int c = 0; c < (flat ? 4 : 1); c++) hole[nh++] = (VTmplHole){0, 0, 0, 0, flat ? o->flat[c] : o->addr, (uint8_t)nrel};
+            nrel++;
+        }
+    }
+    MNBuf tx = {0}, cd = {0};
+    VHoles ht, hc;
+    if (ok && nrel == nids) {
+        vsm_print_step_holes(&tx, st, &ht);
+        vsm_encode_step_holes(&cd, st, &hc);
+        ok = ht.n == nh && hc.n == nh && lc->bytes.len + tx.len + cd.len < UINT32_MAX;
+    } else
+        ok = false;
+    if (ok) {
+        for (int i = 0; i < nh; i++) hole[i].toff = ht.off[i], hole[i].tlen = ht.len[i], hole[i].coff = hc.off[i], hole[i].clen = hc.len[i];
+        LC_GROW(lc->tmpl, lc->ntmpl, lc->captmpl, 1);
+        LC_GROW(lc->rels, lc->nrels, lc->caprels, (uint32_t)nrel);
+        LC_GROW(lc->holes, lc->nholes, lc->capholes, (uint32_t)nh);
+        LcTmpl *m = &lc->tmpl[lc->ntmpl++];
+        m->text = (uint32_t)lc->bytes.len, m->tlen = (uint32_t)tx.len;
+        buf_append(&lc->bytes, tx.data, tx.len);
+        m->code = (uint32_t)lc->bytes.len, m->clen = (uint32_t)cd.len;
+        buf_append(&lc->bytes, cd.data, cd.len);
+        m->repeat = st->repeat;
+        m->rel0 = lc->nrels, m->nrel = (uint32_t)nrel, m->hole0 = lc->nholes, m->nholes = (uint32_t)nh;
+        memcpy(lc->rels + lc->nrels, rel, sizeof(VTmplRel) * (size_t)nrel), lc->nrels += (uint32_t)nrel;
+        memcpy(lc->holes + lc->nholes, hole, sizeof(VTmplHole) * (size_t)nh), lc->nholes += (uint32_t)nh;
+        e->tmpl = lc->ntmpl;
+    }
+    buf_free(&tx), buf_free(&cd);
+    vsm_program_free(&one);
 }
 
 /* the ids of a line, in the order its operands read them (sources, then destinations,
@@ -764,6 +864,8 @@ void vsm_program_free(VProgram *p) {
  * once (buf_printf's vsnprintf per token was most of the linker's printing time). */
 typedef struct {
     char *p;
+    char *start; /* the step's first byte */
+    VHoles *h;   /* or NULL: where the relocated numbers go */
 } Pr;
 static void pc(Pr *w, char ch) { *w->p++ = ch; }
 static void ps(Pr *w, const char *s) {
@@ -821,11 +923,20 @@ static void print_operand(Pr *b, const VOperand *o) {
     }
     if (o->amode == A_TIND) pc(b, 't');
     if (o->sym) pc(b, '{'), pu(b, o->sym - 1), pc(b, '}');
+    VHoles *h = o->reloc ? b->h : NULL;
     if (o->amode == A_FLAT) {
-        for (int i = 0; i < 4; i++) pc(b, i ? ',' : '['), pu(b, o->flat[i]);
+        for (int i = 0; i < 4; i++) {
+            pc(b, i ? ',' : '[');
+            if (h) h->off[h->n] = (uint32_t)(b->p - b->start);
+            pu(b, o->flat[i]);
+            if (h) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
+        }
         pc(b, ']');
-    } else
+    } else {
+        if (h) h->off[h->n] = (uint32_t)(b->p - b->start);
         pu(b, o->addr);
+        if (h) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
+    }
     if (o->amode == A_STRIDE || (o->amode == A_TIND && o->stride)) {
         int k = o->stride / (o->width ? o->width : 1);
         pc(b, 'v');
@@ -871,11 +982,14 @@ static void print_expr(Pr *b, const VExpr *e, uint32_t repeat) {
  * "[65535,65535,65535,65535]" "v-32768" "@-32768.-32768" "/$imr255" (< 96 bytes) */
 enum { PRINT_OPERAND_MAX = 96, PRINT_EXPR_MAX = 96 };
 
-void vsm_print_step(MNBuf *b, const VStep *s) {
+void vsm_print_step(MNBuf *b, const VStep *s) { vsm_print_step_holes(b, s, NULL); }
+
+void vsm_print_step_holes(MNBuf *b, const VStep *s, VHoles *h) {
     size_t most = 64 + (s->kind == ST_DEBUG ? strlen(s->text) : 0);
     for (int i = 0; s->kind == ST_STEP && i < s->nexpr; i++) most += PRINT_EXPR_MAX + (size_t)(s->e[i].nsrc + s->e[i].ndst) * PRINT_OPERAND_MAX;
     buf_reserve(b, most);
-    Pr w = {b->data + b->len};
+    Pr w = {b->data + b->len, b->data + b->len, h};
+    if (h) h->n = 0;
     if (s->kind == ST_DEBUG) {
         ps(&w, s->text);
     } else if (s->kind == ST_MASK) {
