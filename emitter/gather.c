@@ -884,9 +884,10 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
     const SMap *smp = smap_for(e, src, ns, wk), sm = *smp;
     layout_parse(o->layout, &ld, err, sizeof err);
     int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
-    /* an output alike on every L1B and L2B reads alike scratches there: one table for all */
-    bool alike = (ld.bcast & (1u << LV_L1B)) && (ld.bcast & (1u << LV_L2B));
-    int64_t dims[6] = {alike ? 1 : m->n_l2b, alike ? 1 : m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt, 2};
+    /* an output alike on every L2B (and on every L1B) reads alike scratches there: one
+     * table for all of them (an image an eighth or a 64th the size to encode and load) */
+    bool l2 = ld.bcast & (1u << LV_L2B), alike = l2 && (ld.bcast & (1u << LV_L1B));
+    int64_t dims[6] = {l2 ? 1 : m->n_l2b, alike ? 1 : m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, nt, 2};
     MNLevel lv[4] = {LV_L2B, LV_L1B, LV_MAB, LV_PE};
     memset(&lt, 0, sizeof lt);
     lt.rank = 5;
