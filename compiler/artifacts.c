@@ -206,7 +206,7 @@ typedef struct MNArtQ {
     pthread_mutex_t mu;
     pthread_cond_t cv;
     MNArtJob **job;
-    int n, cap, done; /* jobs handed over, jobs the writer is through with */
+    int n, cap, next; /* jobs handed over, the first not yet taken */
     bool closing, failed;
 } MNArtQ;
 
@@ -216,26 +216,33 @@ static void job_release(MNArtJob *j) {
     j->release = NULL, j->src_fd = -1;
 }
 
-static void *art_writer(void *arg) {
-    MNArtQ *q = arg;
+/* the next job, written (or, after a failure, skipped); false when none is left */
+static bool art_take(MNArtQ *q, bool wait) {
     pthread_mutex_lock(&q->mu);
-    for (;;) {
-        while (q->done == q->n && !q->closing) pthread_cond_wait(&q->cv, &q->mu);
-        if (q->done == q->n) break;
-        MNArtJob *j = q->job[q->done];
-        bool skip = q->failed;
+    while (wait && q->next == q->n && !q->closing) pthread_cond_wait(&q->cv, &q->mu);
+    if (q->next == q->n) {
         pthread_mutex_unlock(&q->mu);
-        if (!skip) {
-            j->tried = true;
-            j->ok = put_file_raw(j->path, j->seg, j->nseg, j->src_fd, j->src_len, &j->what, j->where, sizeof j->where);
-            j->err = errno;
-        }
-        job_release(j);
-        pthread_mutex_lock(&q->mu);
-        q->done++;
-        if (j->tried && !j->ok) q->failed = true;
+        return false;
     }
+    MNArtJob *j = q->job[q->next++];
+    bool skip = q->failed;
     pthread_mutex_unlock(&q->mu);
+    if (!skip) {
+        j->tried = true;
+        j->ok = put_file_raw(j->path, j->seg, j->nseg, j->src_fd, j->src_len, &j->what, j->where, sizeof j->where);
+        j->err = errno;
+    }
+    job_release(j);
+    if (j->tried && !j->ok) {
+        pthread_mutex_lock(&q->mu);
+        q->failed = true;
+        pthread_mutex_unlock(&q->mu);
+    }
+    return true;
+}
+
+static void *art_writer(void *arg) {
+    while (art_take(arg, true)) continue;
     return NULL;
 }
 
@@ -250,14 +257,18 @@ bool mn_art_wait(MNCompile *c) {
     q->closing = true;
     pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
+    /* the last artifacts come together (model.app, the dumps): written two at a time,
+     * this thread taking the next while the writer writes one (a write is mostly the
+     * kernel filling new page-cache pages: one core's worth) */
+    while (art_take(q, false)) continue;
     pthread_join(q->tid, NULL);
     bool ok = true;
     for (int k = 0; k < q->n; k++) {
         MNArtJob *j = q->job[k];
         if (!j->ok) art_unrecord(c, j->name);
-        if (j->tried && !j->ok) {
+        if (j->tried && !j->ok) { /* the first failure says it (two writes at once may both fail) */
             errno = j->err;
-            io_fail(c, j->what, j->where);
+            if (ok) io_fail(c, j->what, j->where);
             if (!strcmp(j->name, "model.app")) c->app_status = "not written: its write failed";
         }
         ok &= j->ok;
