@@ -54,13 +54,11 @@ static bool own_temp(const char *f) {
     return n > 11 && !strncmp(f + 1, "layout.", 7) && !strncmp(f + 1 + n - 4, ".txt", 4);
 }
 
+static bool art_remove_later(MNCompile *c, const char *path);
+
 bool mn_art_prepare_dir(MNCompile *c) {
     if (!mkdir_p(c->out_dir)) return io_fail(c, "cannot create output directory", c->out_dir);
-    char path[4096];
-    for (size_t i = 0; i < sizeof known_artifacts / sizeof known_artifacts[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", c->out_dir, known_artifacts[i]);
-        if (unlink(path) && errno != ENOENT) return io_fail(c, "cannot remove stale artifact", path);
-    }
+    char path[4096], old[4200];
     /* temporary files of a compile that was killed before it could rename them */
     DIR *d = opendir(c->out_dir);
     struct dirent *e;
@@ -70,6 +68,17 @@ bool mn_art_prepare_dir(MNCompile *c) {
             unlink(path);
         }
     if (d) closedir(d);
+    /* the artifacts of an earlier compile: out of the way at once (renamed to temporary
+     * names no compile writes, ".NAME.tmp0"), removed on the writer thread (the kernel's
+     * freeing of a large file's pages was a few percent of a compile) */
+    for (size_t i = 0; i < sizeof known_artifacts / sizeof known_artifacts[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", c->out_dir, known_artifacts[i]);
+        snprintf(old, sizeof old, "%s/.%s.tmp0", c->out_dir, known_artifacts[i]);
+        if (!rename(path, old)) {
+            if (!art_remove_later(c, old) && unlink(old) && errno != ENOENT) return io_fail(c, "cannot remove stale artifact", old);
+        } else if (errno != ENOENT && unlink(path) && errno != ENOENT)
+            return io_fail(c, "cannot remove stale artifact", path);
+    }
     /* layout.<pass>.txt dumps of an earlier run */
     int n;
     const char *const *names = mn_pass_names(&n);
@@ -198,7 +207,7 @@ typedef struct {
     void *ctx;
     const char *what;
     int err;
-    bool ok, tried;
+    bool ok, tried, remove; /* remove: path only unlinked (a stale artifact's) */
 } MNArtJob;
 
 typedef struct MNArtQ {
@@ -227,7 +236,9 @@ static bool art_take(MNArtQ *q, bool wait) {
     MNArtJob *j = q->job[q->next++];
     bool skip = q->failed;
     pthread_mutex_unlock(&q->mu);
-    if (!skip) {
+    if (j->remove)
+        j->ok = true, unlink(j->path); /* as in line: gone, or never there */
+    else if (!skip) {
         j->tried = true;
         j->ok = put_file_raw(j->path, j->seg, j->nseg, j->src_fd, j->src_len, &j->what, j->where, sizeof j->where);
         j->err = errno;
@@ -308,8 +319,21 @@ static bool art_enqueue(MNCompile *c, MNArtJob *j) {
     q->job[q->n++] = j;
     pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
-    art_record(c, j->name);
+    if (!j->remove) art_record(c, j->name);
     return true;
+}
+
+/* path unlinked by the writer; false when there is none (then in line) */
+static bool art_remove_later(MNCompile *c, const char *path) {
+    size_t n = strlen(path);
+    if (mn_threads(c) < 2 || n >= sizeof ((MNArtJob *)0)->path) return false;
+    MNArtJob *j = xcalloc(1, sizeof *j);
+    memcpy(j->path, path, n + 1);
+    j->seg = xmalloc(sizeof(MNSpan));
+    j->src_fd = -1, j->remove = true;
+    if (art_enqueue(c, j)) return true;
+    free(j->seg), free(j);
+    return false;
 }
 
 /* one job of a large artifact; in line when it is small or there is no writer */
