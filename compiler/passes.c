@@ -382,6 +382,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         }
     }
     if (dumping) pthread_join(dumps.tid, NULL);
+    if (c->sched && !sched_results_write(c)) ok = false; /* the schedule pass did not run to write it */
     if (ok) {
         c->cur_pass = "artifacts";
         if (out_dir && dumping) ok = write_dumps(c, &dumps);

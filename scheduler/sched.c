@@ -976,7 +976,14 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
     return mn_art_write_owned(c, "trace.json", b.data, b.len); /* the writer's once it is large */
 }
 
+static bool schedule(MNCompile *c);
+
 bool sched_schedule(MNCompile *c) {
+    bool ok = schedule(c);
+    return sched_results_write(c) && ok; /* its text was made while this pass ran */
+}
+
+static bool schedule(MNCompile *c) {
     MNGraph *g = c->g;
     if (!c->sched) die("schedule before node simulation");
     Sched s = {0};

@@ -39,10 +39,14 @@ typedef struct SchedState {
     int64_t dram_top; /* the address pass: DRAM in use per group, in long words */
     SchedEvent *events; /* the timeline by start (arena), when trace.json was written */
     int nevents;
+    struct SimResults *results; /* simulation_result.json while its text is made (sim.c) */
 } SchedState;
 
 bool sched_node_simulation(MNCompile *c);
 bool sched_schedule(MNCompile *c);
+/* simulation_result.json, once its text is made (at the end of the schedule pass, or of
+ * the compile when that pass did not run); true when there is none to write */
+bool sched_results_write(MNCompile *c);
 bool sched_address(MNCompile *c);
 
 /* The cost model's pieces the scheduler also needs for what it inserts. */

@@ -332,30 +332,68 @@ static void run_threads(Work *w, int nt, int phase) {
 
 static const char *res_name(SimResource r) { return r == SIM_COMPUTE ? "compute" : r == SIM_DRAM ? "dram" : "tree"; }
 
-/* simulation_result.json, written as a stream: a 100k-node graph makes a large file */
-static bool write_results(MNCompile *c, MNNode **nodes, int nn) {
-    MNBuf b = {0};
+/* simulation_result.json's text, as a stream: a 100k-node graph makes a large file. It
+ * reads only what the schedule pass leaves alone (the nodes' names, kinds and results,
+ * not the graph's node array, which grows), so it may run while that pass does. */
+typedef struct SimResults {
+    const MNCompile *c;
+    MNNode **nodes; /* a copy of the graph's, as Node Simulation saw it */
+    int nn;
+    MNBuf b;
+    pthread_t tid;
+    bool threaded;
+} SimResults;
+
+static void *results_text(void *arg) {
+    SimResults *r = arg;
+    const MNCompile *c = r->c;
+    MNBuf *b = &r->b;
     char buf[32];
-    buf_printf(&b, "{\n\"mode\": \"%s\",\n\"machine\": ", opt_value_text(c->opt, MN_OPT_simulation_mode, buf, sizeof buf));
-    buf_json_string(&b, c->machine.name);
-    buf_printf(&b, ",\n\"nodes\": [");
-    for (int i = 0; i < nn; i++) {
-        const SimNode *sn = &c->sched->sim[nodes[i]->sim];
-        buf_printf(&b, "%s\n{\"node\": ", i ? "," : "");
-        buf_json_string(&b, nodes[i]->name);
-        buf_printf(&b, ", \"op\": ");
-        buf_json_string(&b, nodes[i]->op_type);
-        buf_printf(&b, ", \"key\": \"%016llx\", \"resource\": \"%s\", \"variants\": [", (unsigned long long)sn->key, res_name(sn->res));
+    buf_printf(b, "{\n\"mode\": \"%s\",\n\"machine\": ", opt_value_text(c->opt, MN_OPT_simulation_mode, buf, sizeof buf));
+    buf_json_string(b, c->machine.name);
+    buf_printf(b, ",\n\"nodes\": [");
+    for (int i = 0; i < r->nn; i++) {
+        const MNNode *n = r->nodes[i];
+        const SimNode *sn = &c->sched->sim[n->sim];
+        buf_printf(b, "%s\n{\"node\": ", i ? "," : "");
+        buf_json_string(b, n->name);
+        buf_printf(b, ", \"op\": ");
+        buf_json_string(b, n->op_type);
+        buf_printf(b, ", \"key\": \"%016llx\", \"resource\": \"%s\", \"variants\": [", (unsigned long long)sn->key, res_name(sn->res));
         for (int k = 0; k < sn->nvar; k++) {
             const SimVariant *v = &sn->var[k];
-            buf_printf(&b, "%s{\"output\": \"%s\", \"double_buffered\": %s, \"cycles\": %lld, \"cycles_bank_conflict\": %lld, \"lm_lw\": %lld, \"temp_lw\": %lld}",
+            buf_printf(b, "%s{\"output\": \"%s\", \"double_buffered\": %s, \"cycles\": %lld, \"cycles_bank_conflict\": %lld, \"lm_lw\": %lld, \"temp_lw\": %lld}",
                        k ? ", " : "", v->out_bank < 0 ? "in_place" : v->out_bank ? "LM1" : "LM0", v->fast ? "true" : "false", (long long)v->cycles,
                        (long long)v->cycles_conflict, (long long)v->lm_lw, (long long)v->temp_lw);
         }
-        buf_printf(&b, "]}");
+        buf_printf(b, "]}");
     }
-    buf_printf(&b, "\n]\n}\n");
-    return mn_art_write_owned(c, "simulation_result.json", b.data, b.len); /* the writer's once it is large */
+    buf_printf(b, "\n]\n}\n");
+    return NULL;
+}
+
+bool sched_results_write(MNCompile *c) {
+    SimResults *r = c->sched ? c->sched->results : NULL;
+    if (!r) return true;
+    c->sched->results = NULL;
+    if (r->threaded) pthread_join(r->tid, NULL);
+    else results_text(r);
+    free(r->nodes);
+    bool ok = mn_art_write_owned(c, "simulation_result.json", r->b.data, r->b.len); /* the writer's once it is large */
+    free(r);
+    return ok;
+}
+
+/* the text made on a thread of its own while the schedule is made (a large graph with
+ * threads to spare), else at once; written by sched_results_write */
+static bool write_results(MNCompile *c, MNNode **nodes, int nn) {
+    SimResults *r = xcalloc(1, sizeof *r);
+    r->c = c, r->nn = nn;
+    r->nodes = xmalloc(sizeof(MNNode *) * (size_t)(nn + 1));
+    memcpy(r->nodes, nodes, sizeof(MNNode *) * (size_t)nn);
+    c->sched->results = r;
+    r->threaded = mn_threads(c) >= 2 && nn >= 256 && !pthread_create(&r->tid, NULL, results_text, r);
+    return r->threaded || sched_results_write(c);
 }
 
 /* The cache directory of this compile: --cache-dir, else the user's cache when writing
