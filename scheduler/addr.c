@@ -78,6 +78,9 @@ static int64_t lowest_gap(const SchedInterval *iv, const int64_t *off, const int
 
 #define BUCKET 64
 #define GREEDY_MAX 20000
+/* the block visits greedy by size may make before it gives up (to best fit by start): a
+ * large conv net's long-lived parameters made it quadratic, most of a 10k-node compile */
+#define GREEDY_WORK(n) (64 * (int64_t)(n) + (1 << 21))
 
 static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int64_t *off) {
     int *ord = xmalloc(sizeof(int) * (size_t)(n + 1));
@@ -91,16 +94,22 @@ static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int
     int **bl = xcalloc((size_t)nb, sizeof(int *));
     int *bn = xcalloc((size_t)nb, sizeof(int)), *bc = xcalloc((size_t)nb, sizeof(int));
     int *stamp = xcalloc((size_t)n + 1, sizeof(int)), *cand = xmalloc(sizeof(int) * (size_t)(n + 1));
-    int64_t peak = 0;
+    int64_t peak = 0, work = 0;
     for (int r = 0; r < n; r++) {
         int i = ord[r], nc = 0;
-        for (int64_t b = iv[i].start / BUCKET; b <= iv[i].end / BUCKET; b++)
+        for (int64_t b = iv[i].start / BUCKET; b <= iv[i].end / BUCKET; b++) {
+            work += bn[b];
             for (int k = 0; k < bn[b]; k++) {
                 int j = bl[b][k];
                 if (stamp[j] == r + 1 || iv[j].end < iv[i].start || iv[j].start > iv[i].end) continue;
                 stamp[j] = r + 1;
                 cand[nc++] = j;
             }
+        }
+        if (work > GREEDY_WORK(n)) {
+            peak = INT64_MAX; /* too costly here: the other heuristic's placement */
+            break;
+        }
         qsort_r(cand, (size_t)nc, sizeof(int), by_offset, off);
         off[i] = lowest_gap(iv, off, cand, nc, iv[i].size, align, false);
         if (off[i] + iv[i].size > peak) peak = off[i] + iv[i].size;
