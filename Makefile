@@ -148,12 +148,14 @@ check-san:
 # scheduler; per configuration a JSON file and a summary line
 CONF_DIRS = /usr/share/libonnx-testdata/data/node /usr/share/libonnx-testdata/data/pytorch-converted \
             /usr/share/libonnx-testdata/data/pytorch-operator /usr/share/libonnx-testdata/data/simple
-# Real models (openwakeword-js) and the generated 60-node bench nets, compiled and run on
+# Real models (openwakeword-js), the generated 60-node bench nets and a 3000-node conv net
+# (whose schedule keeps LM0 room for the gathers' scratch), compiled and run on
 # mnemu, against onnxruntime-node's outputs (npm packages into build/real, fetched once;
 # install scripts skipped: the CPU library is inside the package)
 real: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
 	@mkdir -p build/real/gen
 	@for k in convnet transformer mlp; do $(PYTHON) bench/gen_graph.py $$k 60 build/real/gen/$${k}_60.onnx >/dev/null 2>&1; done
+	@$(PYTHON) bench/gen_graph.py convnet 3000 build/real/gen/convnet_3000.onnx >/dev/null 2>&1 # LM0 kept for scratch
 	@$(PYTHON) tests/real/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/real/node_modules/openwakeword-js/models build/real/gen
 
 npm-deps: test-deps

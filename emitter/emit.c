@@ -401,9 +401,36 @@ static void walk_init(Walk *w, const MNGraph *g) {
     w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->mat = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->dry = false, w->dry_need = 0;
 }
 static void walk_free(Walk *w) {
     free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce), free(w->mat), free(w->scopy);
+}
+
+static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w);
+
+int64_t emit_scratch_need(MNCompile *c, int64_t most) {
+    MNGraph *g = c->g;
+    /* before the schedule a value is in LM, in no bank yet: LM0 for the checks, which
+     * look at kinds and layouts only, then as it was */
+    MNLoc *was = xmalloc(sizeof(MNLoc) * (size_t)(g->nvalues + 1));
+    for (int v = 0; v < g->nvalues; v++) {
+        was[v] = g->values[v]->loc;
+        if (g->values[v]->loc_kind == MN_LOC_KIND_LM && was[v] != MN_LOC_LM1) g->values[v]->loc = MN_LOC_LM0;
+    }
+    Walk wk;
+    walk_init(&wk, g);
+    wk.dry = true;
+    int64_t need = 0;
+    for (int i = 0; i < g->nnodes; i++) {
+        wk.pos = i, wk.dry_need = 0;
+        (void)why_not(c, g->nodes[i], &wk);
+        if (wk.dry_need <= most && wk.dry_need > need) need = wk.dry_need; /* a larger one cannot be helped */
+    }
+    walk_free(&wk);
+    for (int v = 0; v < g->nvalues; v++) g->values[v]->loc = was[v];
+    free(was);
+    return need;
 }
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */

@@ -33,6 +33,8 @@ typedef struct {
     uint64_t *kforce; /* per scratch: bit k, constant source k carried by the table (no LM0 room for it) */
     bool *mat;        /* a product on the MAB matrix unit (matmul.c) */
     bool *scopy;      /* a Slice that copies long words (every element keeps its PE and slot) */
+    bool dry;         /* no placing: each scratch's need is only noted (emit_scratch_need) */
+    int64_t dry_need; /* ... the most LM0 long words one scratch and a table row took */
 } Walk;
 
 const char *emit_bank_reg(const MNValue *v);

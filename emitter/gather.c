@@ -362,6 +362,11 @@ static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *con
 /* scratch_place's search, with room for every resident value in iv (LM0) and iv1 (LM1) */
 static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2], int64_t need, int64_t row_lw, int rows,
                             bool in_lm0, int64_t *scr, int64_t *tab, int *tbank) {
+    if (w->dry) { /* the scratch and one table row, side by side in LM0 */
+        if (need + 4 + row_lw > w->dry_need) w->dry_need = need + 4 + row_lw;
+        *scr = *tab = 0, *tbank = 0, w->trows[w->pos] = rows;
+        return NULL;
+    }
     int k = lm_busy(g, w, 0, iv);
     *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
     if (*scr < 0) return "no LM0 room for a gather's scratch";

@@ -35,6 +35,7 @@
  * holds (fragmentation), the schedule is redone with that bank's budget lowered by the
  * excess. */
 #include "scheduler.h"
+#include "emit.h"
 #include "ops.h"
 #include <math.h>
 #include <stdlib.h>
@@ -1058,6 +1059,35 @@ static bool schedule(MNCompile *c) {
     }
     plan_slots(&s, &r, &S);
     place_slots(&s, &S, peak, load, which);
+    /* Code Emit puts a gather's scratch in LM0 where nothing is placed while it runs: a
+     * schedule whose placements leave less than the largest scratch above them (values
+     * kept resident to the brim) is made again in an LM0 that much smaller, so that the
+     * top of LM0 stays free throughout; kept when it fits that way */
+    int64_t reserve = peak[0] > s.cap[0] - s.cap[0] / 4 ? emit_scratch_need(c, s.cap[0] / 4) : 0; /* at most a quarter of LM0 is kept */
+    if (reserve > 0 && peak[0] + reserve > s.cap[0]) {
+        Run r2;
+        Slots S2 = {0};
+        int64_t peak2[2], load2[2];
+        const char *which2[2];
+        s.cap[0] -= reserve;
+        sim_run(&s, &r2, true, false);
+        if (!r2.fail) {
+            plan_slots(&s, &r2, &S2);
+            place_slots(&s, &S2, peak2, load2, which2);
+        }
+        s.cap[0] += reserve;
+        bool remade = !r2.fail && peak2[0] + reserve <= s.cap[0];
+        if (remade) {
+            run_free(&r), slots_free(&S);
+            r = r2, S = S2;
+            memcpy(peak, peak2, sizeof peak2), memcpy(load, load2, sizeof load2), memcpy(which, which2, sizeof which2);
+            mn_log(c, 0, "schedule: made again with the top %lld LW of LM0 kept free for gather scratch", (long long)reserve);
+        } else {
+            if (!r2.fail) slots_free(&S2);
+            run_free(&r2);
+        }
+        mn_figure(c, "lm0_kept_for_scratch_lw", remade ? reserve : 0);
+    }
     materialize(&s, &r, &S);
     slots_free(&S);
     for (int b = 0; b < 2; b++) {

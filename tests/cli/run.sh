@@ -186,6 +186,13 @@ for k in tconv tmlp; do
     done
     [ -z "$differ" ] && ok threads-$k-same || bad threads-$k-same "differ or missing:$differ"
 done
+# a conv net that keeps LM0 all but full of resident parameters: the schedule is made
+# again with the top of LM0 kept for the gathers' scratch, and every node is emitted
+# (its outputs are checked against onnxruntime's by make real)
+/usr/bin/python3 "$root/bench/gen_graph.py" convnet 3000 "$tmp/c3k.onnx" >/dev/null 2>&1
+expect scratch-kept 0 "$mncc" "$tmp/c3k.onnx" -o "$tmp/c3k" --cache-dir none --preset O2
+[ "$(fig "$tmp/c3k/report.json" schedule lm0_kept_for_scratch_lw)" -gt 0 ] 2>/dev/null && [ -f "$tmp/c3k/model.app" ] && ok scratch-kept-app ||
+    bad scratch-kept-app "$(fig "$tmp/c3k/report.json" schedule lm0_kept_for_scratch_lw) LW kept; $(grep -o '"model_app": "[^"]*"' "$tmp/c3k/report.json")"
 rm -rf "$tmp/cc"
 "$mncc" "$g/ok_transformer.onnx" -o "$tmp/p1" --cache-dir "$tmp/cc" -O num_threads=2 >/dev/null 2>&1 & p1=$!
 "$mncc" "$g/ok_transformer.onnx" -o "$tmp/p2" --cache-dir "$tmp/cc" -O num_threads=2 >/dev/null 2>&1 & p2=$!
