@@ -362,8 +362,10 @@ static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *con
 /* scratch_place's search, with room for every resident value in iv (LM0) and iv1 (LM1) */
 static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2], int64_t need, int64_t row_lw, int rows,
                             bool in_lm0, int64_t *scr, int64_t *tab, int *tbank) {
-    if (w->dry) { /* the scratch and one table row, side by side in LM0 */
-        if (need + 4 + row_lw > w->dry_need) w->dry_need = need + 4 + row_lw;
+    if (w->dry) { /* the scratch and one table row, side by side in LM0, above a value whose
+                   * last group of 4 long words (busy here) the schedule placed as fewer */
+        int64_t lw = need + 4 + row_lw + 3;
+        if (lw > w->dry_need) w->dry_need = lw;
         *scr = *tab = 0, *tbank = 0, w->trows[w->pos] = rows;
         return NULL;
     }
