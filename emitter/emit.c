@@ -421,6 +421,7 @@ int64_t emit_scratch_need(MNCompile *c, int64_t most) {
     Walk wk;
     walk_init(&wk, g);
     wk.dry = true;
+    c->emit_memo = memo_new(); /* the per-element checks once per shape, as in emission; its own: keys may hold banks */
     int64_t need = 0;
     for (int i = 0; i < g->nnodes; i++) {
         wk.pos = i, wk.dry_need = 0;
@@ -428,6 +429,8 @@ int64_t emit_scratch_need(MNCompile *c, int64_t most) {
         if (wk.dry_need <= most && wk.dry_need > need) need = wk.dry_need; /* a larger one cannot be helped */
     }
     walk_free(&wk);
+    memo_free(c->emit_memo);
+    c->emit_memo = NULL;
     for (int v = 0; v < g->nvalues; v++) g->values[v]->loc = was[v];
     free(was);
     return need;
