@@ -25,23 +25,14 @@
  * The source must be replicated on every L1B and L2B (each L1B then holds all of it);
  * scratch and table need free LM at that point of the schedule. */
 
-/* the LM ranges in use in bank b at the walk's node, sorted; returns the count */
-static int by_start(const void *a, const void *b) {
-    const int64_t *x = a, *y = b;
-    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : (x[1] > y[1]) - (x[1] < y[1]);
-}
-
 /* the long-word ranges of the values resident in LM bank b, by address, into iv (room
  * for w->n of them); how many */
 static int lm_busy(const MNGraph *g, const Walk *w, int b, int64_t (*iv)[2]) {
-    int n = 0;
-    for (int i = 0; i < w->n; i++) {
-        const MNValue *x = g->values[w->list[i]];
-        if ((x->loc == MN_LOC_LM1 ? 1 : 0) != b || x->addr < 0) continue;
-        iv[n][0] = x->addr, iv[n][1] = x->addr + (x->num_lw + 3) / 4 * 4, n++;
+    for (int i = 0; i < w->nord[b]; i++) { /* kept sorted by the walk */
+        const MNValue *x = g->values[w->ord[b][i]];
+        iv[i][0] = x->addr, iv[i][1] = x->addr + (x->num_lw + 3) / 4 * 4;
     }
-    qsort(iv, (size_t)n, sizeof *iv, by_start);
-    return n;
+    return w->nord[b];
 }
 
 static int64_t lm_gap(int64_t (*iv)[2], int n, int64_t size, int64_t cap) {
