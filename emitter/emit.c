@@ -1080,16 +1080,8 @@ static bool emit_all(MNCompile *c) {
         emit_linker_add(L, &b, seg, lo, g->nnodes);
         linked_ok = emit_linker_finish(L, hdr.data ? hdr.data : "", hdr.len, &lp, &lk);
     } else {
-        MNBuf linked = {0};
-        linked_ok = emit_link(c, b.data, seg, &linked, &lk);
+        linked_ok = emit_link(c, b.data, seg, &lp, &lk);
         free(seg);
-        memset(&lp, 0, sizeof lp);
-        bufs_take(&lp.text, &linked);
-        bufs_take(&lp.code, &lk.code);
-        MNBuf rb = {(char *)lk.relocs, sizeof(AppRelocRec) * (size_t)lk.nrelocs, sizeof(AppRelocRec) * (size_t)lk.caprelocs};
-        if (rb.data) bufs_take(&lp.rel, &rb);
-        lp.nrelocs = lk.nrelocs;
-        lk.relocs = NULL;
     }
     buf_free(&b), buf_free(&hdr);
     if (threaded) pthread_join(packer, NULL);

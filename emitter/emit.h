@@ -22,13 +22,11 @@ typedef struct {
     int pairs;                 /* transfer nodes merged with a compute neighbour */
     int64_t steps_concat;      /* steps of the segments one after another */
     int64_t steps_saved;       /* steps the merged pairs took fewer */
-    struct AppRelocRec *relocs; /* every operand that was relative to a value (malloc'd); symbol: the value's index */
+    struct AppRelocRec *relocs; /* while linking (then in EmLinked): every operand that was relative to a value; symbol: the value's index */
     int nrelocs, caprelocs;
-    MNBuf code;                /* the steps of out, as they are printed there, in GPFNBin */
+    MNBuf code;                /* while linking (then in EmLinked): the steps in GPFNBin */
     int64_t nsteps;
 } EmLink;
-/* link=merge: the whole text at once */
-bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st); /* false: over the memory limit (the error set) */
 /* a linked program as the parts it was linked in (concat's; merge's is one part) */
 typedef struct {
     MNBufs text; /* model.vsm */
@@ -36,6 +34,8 @@ typedef struct {
     MNBufs rel;  /* AppRelocRec records, symbol the value's index */
     int64_t nrelocs;
 } EmLinked;
+/* link=merge: the whole text at once; st has the figures */
+bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *out, EmLink *st); /* false: over the memory limit (the error set) */
 /* link=concat: parts linked on threads while the code is emitted (link.c) */
 typedef struct EmLinker EmLinker;
 EmLinker *emit_linker_start(MNCompile *c);

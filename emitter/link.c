@@ -344,6 +344,19 @@ typedef struct {
     EmLink *st;
 } Out;
 
+static void push_reloc(EmLink *st, AppRelocRec r) {
+    if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppRelocRec) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
+    st->relocs[st->nrelocs++] = r;
+}
+
+/* a program's relocation records as a piece of the linked program (taken from st) */
+static void take_relocs(EmLink *st, EmLinked *out) {
+    MNBuf rb = {(char *)st->relocs, sizeof(AppRelocRec) * (size_t)st->nrelocs, sizeof(AppRelocRec) * (size_t)st->caprelocs};
+    if (rb.data) bufs_take(&out->rel, &rb);
+    out->nrelocs += st->nrelocs;
+    st->relocs = NULL, st->nrelocs = st->caprelocs = 0;
+}
+
 static void put_step(Out *o, const VStep *s) {
     for (int k = 0; k < s->nexpr; k++) {
         const VExpr *x = &s->e[k];
@@ -353,9 +366,8 @@ static void put_step(Out *o, const VStep *s) {
             const MNValue *v = o->g->values[op->reloc - 1]; /* value names are unique (ir_value_new): its name is the symbol */
             int64_t unit = op->kind == K_DRAM ? 1 : 2;
             EmLink *st = o->st;
-            if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppRelocRec) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
             if (k > 0xffff || j > 0xffff) die("relocation: expression %d, operand %d", k, j);
-            st->relocs[st->nrelocs++] = (AppRelocRec){o->line, (uint16_t)k, (uint16_t)j, (uint32_t)v->id, 0, (int64_t)(op->amode == A_FLAT ? op->flat[0] : op->addr) - unit * v->addr};
+            push_reloc(st, (AppRelocRec){o->line, (uint16_t)k, (uint16_t)j, (uint32_t)v->id, 0, (int64_t)(op->amode == A_FLAT ? op->flat[0] : op->addr) - unit * v->addr});
         }
     }
     vsm_print_step(o->out, s);
@@ -363,8 +375,8 @@ static void put_step(Out *o, const VStep *s) {
     o->line++;
 }
 
-/* a line from its template: the template's text and code with the values' addresses in
- * its holes, its relocation records, as put_step would give for the line resolved */
+/* a line from its template: the values' addresses in its holes and its relocation
+ * records, as put_step would give for the line resolved */
 static void put_tmpl(Out *o, const VLinkTmpl *t, const uint32_t *ids) {
     int64_t add[VSM_LINE_IDS];
     for (int r = 0; r < t->nrel; r++) {
@@ -372,31 +384,10 @@ static void put_tmpl(Out *o, const VLinkTmpl *t, const uint32_t *ids) {
         const MNValue *v = o->g->values[ids[r]];
         if (v->addr < 0) die("relocation to '%s', which has no address", v->name);
         add[r] = t->rel[r].unit * v->addr;
-        EmLink *st = o->st;
-        if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppRelocRec) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
-        st->relocs[st->nrelocs++] = (AppRelocRec){o->line, t->rel[r].expr, t->rel[r].operand, (uint32_t)v->id, 0, t->rel[r].addend};
+        push_reloc(o->st, (AppRelocRec){o->line, t->rel[r].expr, t->rel[r].operand, (uint32_t)v->id, 0, t->rel[r].addend});
     }
-    MNBuf *tb = o->out, *cb = &o->st->code;
-    buf_reserve(tb, t->tlen + 12 * (size_t)t->nholes), buf_reserve(cb, t->clen + 5 * (size_t)t->nholes);
-    char *tp = tb->data + tb->len;
-    uint8_t *cp = (uint8_t *)cb->data + cb->len;
-    uint32_t ta = 0, ca = 0; /* template bytes copied */
-    for (int i = 0; i < t->nholes; i++) {
-        const VTmplHole *h = &t->hole[i];
-        const VTmplRel *r = &t->rel[h->rel];
-        int64_t v = (int64_t)h->val + add[h->rel];
-        if (r->flat && v > 0xffff) die("relocated address of '%s' beyond 16 bits", o->g->values[ids[h->rel]]->name);
-        uint64_t u = r->flat ? (uint64_t)v : (uint64_t)(uint32_t)v; /* as resolve's 32-bit sum */
-        memcpy(tp, t->text + ta, h->toff - ta), tp += h->toff - ta, ta = h->toff + h->tlen;
-        tp = buf_dec(tp, u);
-        memcpy(cp, t->code + ca, h->coff - ca), cp += h->coff - ca, ca = h->coff + h->clen;
-        while (u >= 0x80) *cp++ = (uint8_t)(u | 0x80), u >>= 7;
-        *cp++ = (uint8_t)u;
-    }
-    memcpy(tp, t->text + ta, t->tlen - ta), tp += t->tlen - ta;
-    memcpy(cp, t->code + ca, t->clen - ca), cp += t->clen - ca;
-    tb->len = (size_t)(tp - tb->data), tb->data[tb->len] = 0;
-    cb->len = (size_t)(cp - (uint8_t *)cb->data);
+    int bad;
+    if (!vsm_tmpl_fill(t, add, o->out, &o->st->code, &bad)) die("relocated address of '%s' beyond 16 bits", o->g->values[ids[bad]]->name);
     o->line++;
 }
 
@@ -534,8 +525,9 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
     VLinkTmpl tm;
     uint32_t ids[VSM_LINE_IDS];
     int nids;
+    bool rel; /* the line names values: LINKED found its template, else its text and code */
     /* a line linked before: without ids, its text and code; with ids, its template */
-#define LINKED(q, n) (!memchr(q, '{', n) ? vsm_line_cache_linked(lc, q, n, &lt, &ltn, &lcode, &lcn, &rep) : vsm_line_cache_tmpl(lc, q, n, &tm, ids, &nids))
+#define LINKED(q, n) ((rel = memchr(q, '{', n) != NULL) ? vsm_line_cache_tmpl(lc, q, n, &tm, ids, &nids) : vsm_line_cache_linked(lc, q, n, &lt, &ltn, &lcode, &lcn, &rep))
     for (int k = pt->lo; k < pt->hi && !atomic_load(over); k++) {
         if (checks && k % 64 == 63 && !mn_memory_ok(c)) {
             atomic_store(over, true);
@@ -550,7 +542,7 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
             s = nl ? nl + 1 : end;
             if (!len || line[0] == '#') continue; /* the emitter's header of the node, comments */
             if (LINKED(line, len)) {
-                if (memchr(line, '{', len)) {
+                if (rel) {
                     put_tmpl(&o, &tm, ids);
                     pt->st.steps_concat += tm.repeat;
                     continue;
@@ -699,10 +691,7 @@ bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, EmLinked *
         bufs_take(&out->text, &pt->out);
         bufs_take(&out->code, &pt->st.code);
         for (int r = 0; r < pt->st.nrelocs; r++) pt->st.relocs[r].line += (uint32_t)line;
-        MNBuf rb = {(char *)pt->st.relocs, sizeof(AppRelocRec) * (size_t)pt->st.nrelocs, sizeof(AppRelocRec) * (size_t)pt->st.caprelocs};
-        if (rb.data) bufs_take(&out->rel, &rb);
-        pt->st.relocs = NULL;
-        out->nrelocs += pt->st.nrelocs;
+        take_relocs(&pt->st, out);
         line += pt->st.nsteps;
         st->steps_concat += pt->st.steps_concat;
     }
@@ -713,9 +702,11 @@ bool emit_linker_finish(EmLinker *L, const char *header, size_t hlen, EmLinked *
     return ok;
 }
 
-bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, EmLink *st) {
+bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, EmLink *st) {
     const MNGraph *g = c->g;
     memset(st, 0, sizeof *st);
+    memset(lp, 0, sizeof *lp);
+    MNBuf whole = {0}, *out = &whole;
     if (c->opt->ival[MN_OPT_link] != MN_LINK_MERGE) die("emit_link is link=merge's; concat links through an EmLinker");
     buf_append(out, text, seg[0]);
     vsm_encode_begin(&st->code);
@@ -778,5 +769,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, MNBuf *out, Em
     vsm_line_cache_free(sg.lines);
     st->nsteps = o.line;
     vsm_encode_end(&st->code, o.line);
+    bufs_take(&lp->text, &whole), bufs_take(&lp->code, &st->code); /* one part each */
+    take_relocs(st, lp);
     return within;
 }

@@ -49,6 +49,10 @@ typedef struct {
 bool vsm_line_cache_tmpl(VLineCache *lc, const char *line, size_t len, VLinkTmpl *t, uint32_t *ids, int *nids);
 /* ... made from the line's step once it was parsed through lc (lines not kept are ignored) */
 void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len);
+/* the template's text and code appended with add[r] added to relocated operand r's
+ * numbers, as resolving the line would give; false (*bad: the operand) when a flat
+ * address goes beyond 16 bits */
+bool vsm_tmpl_fill(const VLinkTmpl *t, const int64_t *add, MNBuf *text, MNBuf *code, int *bad);
 enum { VSM_LINE_IDS = 16 }; /* the most ids a cached line has */
 void vsm_program_free(VProgram *p);
 /* Appends a copy of step s with its expressions (s->e may point anywhere). */
@@ -72,6 +76,7 @@ void vsm_encode_begin(MNBuf *out);
 void vsm_encode_step(MNBuf *out, const VStep *s);
 void vsm_encode_step_holes(MNBuf *out, const VStep *s, VHoles *h);
 void vsm_encode_end(MNBuf *out, uint32_t nsteps);
+uint8_t *vsm_varint(uint8_t *p, uint64_t v); /* v's LEB128 at p (at most 10 bytes), returning the end */
 bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t errlen);
 /* Memory-mask entry (0..31) as 4 per-cycle nibbles. */
 uint16_t vsm_mask_fixed(int entry); /* for the fixed entries 0 and 16..31 */

@@ -22,9 +22,16 @@ typedef struct {
     VHoles *h;      /* or NULL: where the relocated numbers go */
 } Wr;
 static void w8(Wr *w, unsigned v) { *w->p++ = (uint8_t)v; }
-static void wv(Wr *w, uint64_t v) { /* LEB128 */
-    while (v >= 0x80) *w->p++ = (uint8_t)(v | 0x80), v >>= 7;
-    *w->p++ = (uint8_t)v;
+uint8_t *vsm_varint(uint8_t *p, uint64_t v) { /* LEB128 */
+    while (v >= 0x80) *p++ = (uint8_t)(v | 0x80), v >>= 7;
+    *p++ = (uint8_t)v;
+    return p;
+}
+static void wv(Wr *w, uint64_t v) { w->p = vsm_varint(w->p, v); }
+static void wv_hole(Wr *w, VHoles *h, uint64_t v) {
+    if (h) h->off[h->n] = (uint32_t)(w->p - w->start);
+    wv(w, v);
+    if (h) h->len[h->n] = (uint32_t)(w->p - w->start) - h->off[h->n], h->n++;
 }
 static void w64(Wr *w, uint64_t v) { memcpy(w->p, &v, 8), w->p += 8; }
 static uint64_t zig(int64_t v) { return v < 0 ? 2 * (uint64_t)(-(v + 1)) + 1 : 2 * (uint64_t)v; }
@@ -46,16 +53,11 @@ static void enc_operand(Wr *b, const VOperand *o) {
     if (o->group >= 0) f |= OF_GROUP;
     if (o->l2b >= 0) f |= OF_L2B;
     w8(b, o->kind), w8(b, f);
-    VHoles *h = o->reloc ? b->h : NULL;
-    if (h && o->amode != A_FLAT) h->off[h->n] = (uint32_t)(b->p - b->start);
-    wv(b, o->addr);
-    if (h && o->amode != A_FLAT) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
+    VHoles *h = o->reloc ? b->h : NULL; /* a relocated number: where it goes noted */
+    if (o->amode != A_FLAT) wv_hole(b, h, o->addr);
+    else wv(b, o->addr);
     if (o->amode == A_STRIDE || o->amode == A_TIND) wv(b, zig(o->stride));
-    for (int i = 0; o->amode == A_FLAT && i < 4; i++) {
-        if (h) h->off[h->n] = (uint32_t)(b->p - b->start);
-        wv(b, o->flat[i]);
-        if (h) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
-    }
+    for (int i = 0; o->amode == A_FLAT && i < 4; i++) wv_hole(b, h, o->flat[i]);
     if (o->mkind) w8(b, o->mkind), w8(b, o->mval);
     if (o->group >= 0) wv(b, (uint64_t)o->group);
     if (o->l2b >= 0) wv(b, (uint64_t)o->l2b);

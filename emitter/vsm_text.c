@@ -768,6 +768,28 @@ void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len) {
     vsm_program_free(&one);
 }
 
+bool vsm_tmpl_fill(const VLinkTmpl *t, const int64_t *add, MNBuf *text, MNBuf *code, int *bad) {
+    buf_reserve(text, t->tlen + 12 * (size_t)t->nholes), buf_reserve(code, t->clen + 10 * (size_t)t->nholes);
+    char *tp = text->data + text->len;
+    uint8_t *cp = (uint8_t *)code->data + code->len;
+    uint32_t ta = 0, ca = 0; /* template bytes copied */
+    for (int i = 0; i < t->nholes; i++) {
+        const VTmplHole *h = &t->hole[i];
+        int64_t v = (int64_t)h->val + add[h->rel];
+        if (t->rel[h->rel].flat && v > 0xffff) return *bad = h->rel, false;
+        uint64_t u = t->rel[h->rel].flat ? (uint64_t)v : (uint64_t)(uint32_t)v; /* an address is 32 bits, as resolving adds it */
+        memcpy(tp, t->text + ta, h->toff - ta), tp += h->toff - ta, ta = h->toff + h->tlen;
+        tp = buf_dec(tp, u);
+        memcpy(cp, t->code + ca, h->coff - ca), cp += h->coff - ca, ca = h->coff + h->clen;
+        cp = vsm_varint(cp, u);
+    }
+    memcpy(tp, t->text + ta, t->tlen - ta), tp += t->tlen - ta;
+    memcpy(cp, t->code + ca, t->clen - ca), cp += t->clen - ca;
+    text->len = (size_t)(tp - text->data), text->data[text->len] = 0;
+    code->len = (size_t)(cp - (uint8_t *)code->data);
+    return true;
+}
+
 /* the ids of a line, in the order its operands read them (sources, then destinations,
  * expression by expression: the text's order) */
 static void put_ids(VStep *t, const uint32_t *ids, int nids) {
@@ -873,6 +895,11 @@ static void ps(Pr *w, const char *s) {
     memcpy(w->p, s, n), w->p += n;
 }
 static void pu(Pr *w, uint64_t v) { w->p = buf_dec(w->p, v); }
+static void pu_hole(Pr *w, VHoles *h, uint64_t v) {
+    if (h) h->off[h->n] = (uint32_t)(w->p - w->start);
+    pu(w, v);
+    if (h) h->len[h->n] = (uint32_t)(w->p - w->start) - h->off[h->n], h->n++;
+}
 static void pd(Pr *w, int64_t v) {
     if (v < 0) pc(w, '-'), v = -v;
     pu(w, (uint64_t)v);
@@ -923,20 +950,12 @@ static void print_operand(Pr *b, const VOperand *o) {
     }
     if (o->amode == A_TIND) pc(b, 't');
     if (o->sym) pc(b, '{'), pu(b, o->sym - 1), pc(b, '}');
-    VHoles *h = o->reloc ? b->h : NULL;
+    VHoles *h = o->reloc ? b->h : NULL; /* a relocated number: where it goes noted */
     if (o->amode == A_FLAT) {
-        for (int i = 0; i < 4; i++) {
-            pc(b, i ? ',' : '[');
-            if (h) h->off[h->n] = (uint32_t)(b->p - b->start);
-            pu(b, o->flat[i]);
-            if (h) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
-        }
+        for (int i = 0; i < 4; i++) pc(b, i ? ',' : '['), pu_hole(b, h, o->flat[i]);
         pc(b, ']');
-    } else {
-        if (h) h->off[h->n] = (uint32_t)(b->p - b->start);
-        pu(b, o->addr);
-        if (h) h->len[h->n] = (uint32_t)(b->p - b->start) - h->off[h->n], h->n++;
-    }
+    } else
+        pu_hole(b, h, o->addr);
     if (o->amode == A_STRIDE || (o->amode == A_TIND && o->stride)) {
         int k = o->stride / (o->width ? o->width : 1);
         pc(b, 'v');
