@@ -185,11 +185,11 @@ static bool put_file_raw(const char *path, const MNSpan *seg, int nseg, int src_
     return true;
 }
 
-static bool put_file(MNCompile *c, const char *path, const void *data, size_t len, int src_fd) {
+static bool put_file(MNCompile *c, const char *path, const void *data, size_t len) {
     const char *what;
     char where[4200];
     MNSpan one = {data, len};
-    if (put_file_raw(path, &one, 1, src_fd, len, &what, where, sizeof where)) return true;
+    if (put_file_raw(path, &one, 1, -1, 0, &what, where, sizeof where)) return true;
     return io_fail(c, what, where);
 }
 
@@ -367,7 +367,7 @@ bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len) 
     return art_submit(c, name, &one, 1, -1, 0, free, data);
 }
 
-bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return art_healthy(c) && put_file(c, path, data ? data : "", len, -1); }
+bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return art_healthy(c) && put_file(c, path, data ? data : "", len); }
 
 static void art_record(MNCompile *c, const char *name) {
     int k = 0;

@@ -186,11 +186,7 @@ void buf_free(MNBuf *b) {
 }
 
 void bufs_take(MNBufs *l, MNBuf *b) {
-    if (l->n == l->cap) {
-        l->cap = l->cap ? 2 * l->cap : 16;
-        l->part = realloc(l->part, sizeof(MNBuf) * (size_t)l->cap);
-        if (!l->part) die("out of memory");
-    }
+    if (l->n == l->cap) l->part = xrealloc(l->part, sizeof(MNBuf) * (size_t)(l->cap = l->cap ? 2 * l->cap : 16));
     l->part[l->n++] = *b;
     memset(b, 0, sizeof *b);
 }

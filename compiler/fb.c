@@ -19,8 +19,9 @@ struct FbObj {
     size_t count;
     int elem_size;
     FbObj **items;
-    const MNSpan *pieces; /* a scalar vector's data in pieces (npieces of them), or NULL */
+    const MNSpan *pieces; /* a scalar vector's data in pieces (npieces of them; one: one) */
     int npieces;
+    MNSpan one;
     int nfields;
     FbField *fields;
 };
@@ -37,7 +38,8 @@ FbObj *fb_string(Arena *a, const char *s) { return fb_bytes_string(a, s ? s : ""
 FbObj *fb_vec_scalar(Arena *a, const void *data, size_t count, int elem_size) {
     FbObj *o = ARENA_NEW(a, FbObj);
     o->kind = FB_VEC_SCALAR;
-    o->data = data;
+    o->one = (MNSpan){data, count * (size_t)elem_size};
+    o->pieces = &o->one, o->npieces = 1;
     o->count = count;
     o->elem_size = elem_size;
     return o;
@@ -162,10 +164,7 @@ static size_t emit(Sink *k, const FbObj *o) {
         size_t at = pos(k);
         u = (uint32_t)o->count;
         buf_append(b, &u, 4);
-        if (o->pieces)
-            for (int i = 0; i < o->npieces; i++) put_data(k, o->pieces[i].p, o->pieces[i].n);
-        else
-            put_data(k, o->data, o->count * (size_t)o->elem_size);
+        for (int i = 0; i < o->npieces; i++) put_data(k, o->pieces[i].p, o->pieces[i].n);
         return at;
     }
     case FB_VEC_OBJ: {
