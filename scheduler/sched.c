@@ -30,10 +30,11 @@
  * The chosen schedule is then written into the graph: MNCoreUpload to a spill value,
  * MNCoreDownload back, MNCoreForget where a value leaves LM, MNCoreMove between banks,
  * copies of producers for recomputation; every LM value gets its bank (loc LM0/LM1)
- * and, from the lifetimes, its address (addr.c). Two values sharing LM space at the
- * same time would be a wrong answer, so when the placement needs more than a bank
- * holds (fragmentation), the schedule is redone with that bank's budget lowered by the
- * excess. */
+ * and, from the lifetimes, its address: the simulation's own first fit within the bank
+ * as it goes (a value that finds no free range is a full bank), or addr.c's offline
+ * placement when that peaks lower. Code Emit also needs LM0 room for a gather's scratch
+ * while the gather runs; a schedule that leaves too little above its placements is made
+ * again with the top of LM0 kept free (emit_scratch_need says how much). */
 #include "scheduler.h"
 #include "emit.h"
 #include "ops.h"
@@ -977,6 +978,24 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
     return mn_art_write_owned(c, "trace.json", b.data, b.len); /* the writer's once it is large */
 }
 
+/* a schedule with its LM addresses */
+typedef struct {
+    Run r;
+    Slots S;
+    int64_t peak[2], load[2];
+    const char *which[2];
+} Placed;
+
+/* false (p->r.fail_node says where) when a node's operands do not fit the budget */
+static bool placed(Sched *s, Placed *p) {
+    memset(&p->S, 0, sizeof p->S);
+    sim_run(s, &p->r, true, false);
+    if (p->r.fail) return false;
+    plan_slots(s, &p->r, &p->S);
+    place_slots(s, &p->S, p->peak, p->load, p->which);
+    return true;
+}
+
 static bool schedule(MNCompile *c);
 
 bool sched_schedule(MNCompile *c) {
@@ -1040,54 +1059,43 @@ static bool schedule(MNCompile *c) {
         anneal(&s, &sa);
     }
     /* the schedule, with the addresses it placed as it went (or better ones) */
-    Run r;
-    Slots S = {0};
-    int64_t peak[2], load[2];
-    const char *which[2];
-    sim_run(&s, &r, true, false);
-    if (r.fail) {
-        const MNNode *n = s.order[r.fail_node];
+    Placed pl;
+    if (!placed(&s, &pl)) {
+        const MNNode *n = s.order[pl.r.fail_node];
         int64_t need = 0;
         for (int k = 0; k < n->nin; k++) need += lm_value(n->in[k]) ? n->in[k]->num_lw : 0;
         for (int k = 0; k < n->nout; k++) need += lm_value(n->out[k]) ? n->out[k]->num_lw : 0;
         diag_error(&c->diag, DIAG_RESOURCE,
                    "%s: does not fit machine '%s' (LM0 %lld + LM1 %lld LW per PE): node '%s' (%s) needs %lld LW of operands in LM at once, each in one free range of a bank",
                    g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name, n->op_type, (long long)need);
-        run_free(&r), run_free(&base);
+        run_free(&pl.r), run_free(&base);
         free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes);
         return false;
     }
-    plan_slots(&s, &r, &S);
-    place_slots(&s, &S, peak, load, which);
     /* Code Emit puts a gather's scratch in LM0 where nothing is placed while it runs: a
      * schedule whose placements leave less than the largest scratch above them (values
      * kept resident to the brim) is made again in an LM0 that much smaller, so that the
      * top of LM0 stays free throughout; kept when it fits that way */
-    int64_t reserve = peak[0] > s.cap[0] - s.cap[0] / 4 ? emit_scratch_need(c, s.cap[0] / 4) : 0; /* at most a quarter of LM0 is kept */
-    if (reserve > 0 && peak[0] + reserve > s.cap[0]) {
-        Run r2;
-        Slots S2 = {0};
-        int64_t peak2[2], load2[2];
-        const char *which2[2];
+    int64_t reserve = pl.peak[0] > s.cap[0] - s.cap[0] / 4 ? emit_scratch_need(c, s.cap[0] / 4) : 0; /* at most a quarter of LM0 is kept */
+    if (reserve > 0 && pl.peak[0] + reserve > s.cap[0]) {
+        Placed p2;
         s.cap[0] -= reserve;
-        sim_run(&s, &r2, true, false);
-        if (!r2.fail) {
-            plan_slots(&s, &r2, &S2);
-            place_slots(&s, &S2, peak2, load2, which2);
-        }
+        bool made = placed(&s, &p2);
         s.cap[0] += reserve;
-        bool remade = !r2.fail && peak2[0] + reserve <= s.cap[0];
+        bool remade = made && p2.peak[0] + reserve <= s.cap[0];
+        Placed *drop = remade ? &pl : &p2;
+        if (made) slots_free(&drop->S);
+        run_free(&drop->r);
         if (remade) {
-            run_free(&r), slots_free(&S);
-            r = r2, S = S2;
-            memcpy(peak, peak2, sizeof peak2), memcpy(load, load2, sizeof load2), memcpy(which, which2, sizeof which2);
+            pl = p2;
             mn_log(c, 0, "schedule: made again with the top %lld LW of LM0 kept free for gather scratch", (long long)reserve);
-        } else {
-            if (!r2.fail) slots_free(&S2);
-            run_free(&r2);
         }
         mn_figure(c, "lm0_kept_for_scratch_lw", remade ? reserve : 0);
     }
+    Run r = pl.r;
+    Slots S = pl.S;
+    int64_t *peak = pl.peak, *load = pl.load;
+    const char **which = pl.which;
     materialize(&s, &r, &S);
     slots_free(&S);
     for (int b = 0; b < 2; b++) {
