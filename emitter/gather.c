@@ -355,7 +355,7 @@ static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64
                             bool in_lm0, int64_t *scr, int64_t *tab, int *tbank) {
     if (w->dry) { /* the scratch and one table row, side by side in LM0, above a value whose
                    * last group of 4 long words (busy here) the schedule placed as fewer */
-        int64_t lw = need + 4 + row_lw + 3;
+        int64_t lw = need + 4 + row_lw + 3; /* lm_busy's emit_round4 of that value's end */
         if (lw > w->dry_need) w->dry_need = lw;
         *scr = *tab = 0, *tbank = 0, w->trows[w->pos] = rows;
         return NULL;
@@ -786,8 +786,7 @@ static uint64_t konst_hash(EmMemo *mm, const MNTensor *t) {
  * (a BatchNormalization's scale or mean) only ever gives addresses. Keying those by
  * shape alone lets a conv net's hundreds of BN layers share one table build. */
 static bool data_keyed(const MNValue *v, const MNTensor *kt, const MNValue *const *src, int ns, const SMap *sm) {
-    bool fl = kt->elem == ONNX_FLOAT32 || kt->elem == ONNX_FLOAT16 || kt->elem == ONNX_BFLOAT16 || kt->elem == ONNX_DOUBLE;
-    if (!fl || kt->numel <= 1) return true;
+    if (!onnx_type_is_float(kt->elem) || kt->numel <= 1) return true;
     for (int k = 0; k < ns; k++)
         if (src[k] == v && sm->kimg[k]) return true;
     return false;
