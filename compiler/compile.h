@@ -52,6 +52,7 @@ typedef struct MNCompile {
     int64_t cache_hits, cache_misses, cache_corrupt, cache_write_failures;
     bool finished;
     struct EmMemo *emit_memo; /* Code Emit's memo of per-element checks, while it runs (emitter/memo.h) */
+    struct EmParams *params;  /* the parameter images made ahead of Code Emit (emitter/params.c) */
 } MNCompile;
 
 /* Runs the whole pipeline; 0 on success, 1 on bad input or failure (message in

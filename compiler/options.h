@@ -32,6 +32,7 @@
     X(verify, BOOL, "false", "", "check the graph's invariants after every pass") \
     X(dump_all, BOOL, "false", "", "write layout.PASS.txt after every pass") \
     X(dump_after, STRING, "", "", "write layout.PASS.txt after the named passes (comma-separated)") \
+    X(param_compression, ENUM, "fast", "fast|small", "zstd of model.app's parameter images: fast, level -1 (repeats found, literals stored as they are); small, level 3 (literals entropy-coded too: float weights a few percent smaller, about four times the time)") \
     X(compress_dumps, BOOL, "false", "", "write the final graph as l3ir_stripped.onnx.zst (zstd) instead of l3ir_stripped.onnx") \
     X(out_onnx, STRING, "", "", "also write the graph as it enters the planners (after dce) as ONNX to this path")
 
@@ -78,6 +79,7 @@ enum { MN_FLOAT_DTYPE_FLOAT, MN_FLOAT_DTYPE_MIXED };
 enum { MN_LAYOUT_PLANNER_LPZ, MN_LAYOUT_PLANNER_NAIVE };
 enum { MN_SIM_FAKE, MN_SIM_FAST, MN_SIM_DEFAULT, MN_SIM_BEST };
 enum { MN_LINK_CONCAT, MN_LINK_MERGE };
+enum { MN_PARAM_COMPRESSION_FAST, MN_PARAM_COMPRESSION_SMALL };
 enum { MN_CONV_WINDOW, MN_CONV_IM2COL };
 enum { MN_SCHED_ALWAYS_FROM_DRAM, MN_SCHED_REUSE_CONSECUTIVE, MN_SCHED_SPILL_OPT, MN_SCHED_AUTO_RECOMPUTE_SA };
 /* the name of an option's current value ("mixed", or the number as text) */

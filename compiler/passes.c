@@ -12,6 +12,7 @@
 #include "plan.h"
 #include "scheduler.h"
 #include "emit.h"
+#include "params.h"
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdarg.h>
@@ -205,6 +206,7 @@ static const MNPass pipeline[] = {
     {"location", plan_location, 4},
     {"time_slice", plan_time_slice, 4},
     {"location_sliced", plan_location_sliced, 5},
+    {"param_images", emit_param_images, 5}, /* started here, taken by Code Emit */
     {"node_simulation", sched_node_simulation, 5},
     {"schedule", sched_schedule, 6},
     {"address", sched_address, 7},
@@ -381,6 +383,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             last_report = now_ms();
         }
     }
+    emit_params_drop(c); /* what Code Emit did not take, or all of it when it did not run */
     if (dumping) pthread_join(dumps.tid, NULL);
     if (c->sched && !sched_results_write(c)) ok = false; /* the schedule pass did not run to write it */
     if (ok) {
@@ -407,6 +410,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
 
 void mn_compile_free(MNCompile *c) {
     mn_art_wait(c);
+    emit_params_drop(c);
     free(c->log);
     arena_free(c->arena);
     c->log = NULL;

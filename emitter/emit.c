@@ -32,6 +32,7 @@
 #include "emit.h"
 #include "emit_impl.h"
 #include "memo.h"
+#include "params.h"
 #include "scheduler.h"
 #include "app.h"
 #include "layout.h"
@@ -40,7 +41,6 @@
 #include "vsm.h"
 #include "emu.h"
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -753,21 +753,7 @@ static void move(Em *e, const MNNode *n) {
 
 /* A value the host exchanges: a layout image, or (a constant without a layout, such as
  * a folded Shape output, or an input nothing reads) a row-major image in group 0. */
-/* img compressed into t (and freed); t->zstd is malloc'd, the caller frees it once
- * model.app is written (a parameter's bytes may be packed on another thread, which
- * must not touch the arena) */
-static bool pack(ZSTD_CCtx *zc, uint64_t *img, size_t bytes, AppTensor *t, char *err, size_t errlen) {
-    size_t cap = ZSTD_compressBound(bytes);
-    uint8_t *z = xmalloc(cap);
-    size_t got = ZSTD_compressCCtx(zc, z, cap, img, bytes, 3);
-    free(img);
-    if (ZSTD_isError(got)) return free(z), snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
-    t->zstd = xrealloc(z, got ? got : 1);
-    t->zstd_len = got;
-    return true;
-}
-
-static bool host_tensor(const MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
+static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
     memset(t, 0, sizeof *t);
     if (!v->layout) { /* unread inputs and folded outputs have none */
         if (!v->konst && !v->is_input) return snprintf(err, errlen, "'%s' has no layout", v->name), false;
@@ -775,12 +761,7 @@ static bool host_tensor(const MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, App
         t->mn_dtype = mn_dtype_name(v->dtype), t->layout = "RowMajor", t->location = "DRAM", t->group = 0;
         t->address = (uint64_t)(v->addr > 0 ? v->addr : 0);
         t->num_lw = app_image_lw(t->mn_dtype, ir_shape_numel(&v->type));
-        if (param) {
-            uint64_t *img = xmalloc((size_t)t->num_lw * 8 + 8);
-            if (!app_encode(v->konst, t->mn_dtype, img, err, errlen)) return free(img), false;
-            if (!pack(zc, img, (size_t)t->num_lw * 8, t, err, errlen)) return false;
-        }
-        return true;
+        return !param || emit_param_image(c, zc, v, t, err, errlen);
     }
     t->name = v->name;
     t->onnx_dtype = v->type.elem;
@@ -793,40 +774,7 @@ static bool host_tensor(const MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, App
     t->address = (uint64_t)v->addr;
     t->num_lw = app_layout_image_lw(v->layout, &c->machine, err, errlen);
     if (!t->num_lw) return false;
-    if (param) { /* every group's part, one after another; one part when they are alike */
-        t->alike = app_layout_alike(v->layout);
-        size_t n = (size_t)t->num_lw * (t->alike ? 1 : (size_t)c->machine.groups);
-        uint64_t *img = xmalloc(n * 8 + 8);
-        if (!(t->alike ? app_encode_layout_alike : app_encode_layout)(v->konst, t->mn_dtype, v->layout, &c->machine, img, err, errlen)) {
-            free(img);
-            return false;
-        }
-        if (!pack(zc, img, n * 8, t, err, errlen)) return false;
-    }
-    return true;
-}
-
-/* The parameters' images and their compression (a fifth of a weight-heavy model's
- * Code Emit) depend on nothing the node code decides: on num_threads > 1 they are
- * packed on a thread of their own while the nodes are emitted. The values are the
- * graph's before emission (which adds gather tables to it), in graph order; the first
- * that fails stops the packing, as it would in line. */
-typedef struct {
-    const MNCompile *c;
-    const MNValue **vals;
-    int n, done; /* done: packed, in order; a failure stops there */
-    AppTensor *out;
-    char err[600];
-} Params;
-
-static void *pack_params(void *arg) {
-    Params *pp = arg;
-    ZSTD_CCtx *zc = ZSTD_createCCtx();
-    if (!zc) die("out of memory (zstd)");
-    for (; pp->done < pp->n; pp->done++)
-        if (!host_tensor(pp->c, zc, pp->vals[pp->done], &pp->out[pp->done], true, pp->err, sizeof pp->err)) break;
-    ZSTD_freeCCtx(zc);
-    return NULL;
+    return !param || emit_param_image(c, zc, v, t, err, errlen); /* every group's part, one after another; one part when they are alike */
 }
 
 static void free_packed(AppTensor *t, int n) {
@@ -1025,17 +973,7 @@ static bool emit_all(MNCompile *c) {
         return true;
     }
     buf_free(&why);
-    Params pp = {.c = c};
-    pp.vals = xcalloc((size_t)g->nvalues + 1, sizeof(MNValue *));
-    for (int i = 0; i < g->nvalues; i++) { /* parameters, and outputs that are constants: the host writes them */
-        const MNValue *v = g->values[i];
-        if (v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output)) pp.vals[pp.n++] = v;
-    }
-    pp.out = xcalloc((size_t)pp.n + 1, sizeof(AppTensor));
-    int64_t plw = 0; /* a few kilobytes of parameters take less than a thread's start */
-    for (int i = 0; i < pp.n; i++) plw += pp.vals[i]->num_lw > 0 ? pp.vals[i]->num_lw : 1;
-    pthread_t packer;
-    bool threaded = mn_threads(c) > 1 && plw >= 32768 && !pthread_create(&packer, NULL, pack_params, &pp);
+    int nv0 = g->nvalues; /* the graph's values before the gather tables join them */
     /* link=concat: the code goes to the linker a part of some 256 KB at a time, linked
      * on the other threads while the rest is emitted; merge takes the whole text */
     bool merge = c->opt->ival[MN_OPT_link] == MN_LINK_MERGE;
@@ -1054,8 +992,6 @@ static bool emit_all(MNCompile *c) {
             if (L) emit_linker_abort(L);
             free(seg);
             buf_free(&b), buf_free(&hdr);
-            if (threaded) pthread_join(packer, NULL);
-            free_packed(pp.out, pp.done), free(pp.out), free(pp.vals);
             return false;
         }
         wk.pos = i;
@@ -1084,11 +1020,8 @@ static bool emit_all(MNCompile *c) {
         free(seg);
     }
     buf_free(&b), buf_free(&hdr);
-    if (threaded) pthread_join(packer, NULL);
-    else pack_params(&pp);
     if (!linked_ok) {
         em_linked_free(&lp);
-        free_packed(pp.out, pp.done), free(pp.out), free(pp.vals);
         return false;
     }
     mn_figure(c, "link_merged_pairs", lk.pairs);
@@ -1134,7 +1067,7 @@ static bool emit_all(MNCompile *c) {
     app.vsm = NULL; /* the text is model.vsm; the app holds the code (mndump disassembles it) */
     app.inputs = ARENA_ARRAY(a, AppTensor, g->ninputs + 1);
     app.outputs = ARENA_ARRAY(a, AppTensor, g->noutputs + 1);
-    app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + e.ntables + 1); /* the gather tables are values too */
+    app.params = ARENA_ARRAY(a, AppTensor, g->nvalues + 1); /* the gather tables are values too */
     /* the linker's records, their symbols numbered in the order the records first name them */
     int *sym_of = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
     for (int i = 0; i < g->nvalues; i++) sym_of[i] = -1;
@@ -1156,13 +1089,9 @@ static bool emit_all(MNCompile *c) {
     if (!zc) die("out of memory (zstd)");
     for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, zc, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
     for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, zc, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
-    if (ok) {
-        memcpy(app.params, pp.out, sizeof(AppTensor) * (size_t)pp.done);
-        app.nparams = pp.done;
-        if (pp.done < pp.n) ok = false, snprintf(err, sizeof err, "%s", pp.err);
-    } else
-        free_packed(pp.out, pp.done);
-    free(pp.out), free(pp.vals);
+    /* parameters and outputs that are constants (the host writes them), then the tables */
+    for (int i = 0; ok && i < nv0; i++)
+        if (emit_is_param(g->values[i])) ok = host_tensor(c, zc, g->values[i], &app.params[app.nparams++], true, err, sizeof err);
     for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, zc, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
     ZSTD_freeCCtx(zc);
     if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);

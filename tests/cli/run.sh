@@ -172,9 +172,9 @@ for f in simulation_result.json l3ir.txt trace.json model.app model.vsm l3ir_str
     [ -f "$tmp/c1/$f" ] || [ -f "$tmp/c5/$f" ] || continue
     cmp -s "$tmp/c1/$f" "$tmp/c5/$f" || bad threads-same "$f differs with num_threads=3"
 done
-# graphs big enough for Code Emit's threads (its linker's workers take parts of the code
-# while the rest is emitted, the parameters and the graph's dumps are built on threads of
-# their own, the large files are written in the background): the same files on 1 and 3
+# graphs big enough for mncc's threads (the parameter images are made ahead on one, the
+# linker's workers take parts of the code while the rest is emitted, the graph's dumps
+# are built on one, the large files are written in the background): the same files on 1 and 3
 /usr/bin/python3 "$root/bench/gen_graph.py" convnet 400 "$tmp/tconv.onnx" >/dev/null 2>&1
 /usr/bin/python3 "$root/bench/gen_graph.py" mlp 300 "$tmp/tmlp.onnx" >/dev/null 2>&1
 for k in tconv tmlp; do
@@ -186,6 +186,27 @@ for k in tconv tmlp; do
     done
     [ -z "$differ" ] && ok threads-$k-same || bad threads-$k-same "differ or missing:$differ"
 done
+# the parameter images made ahead of Code Emit (num_threads=3 above) are the ones
+# Code Emit takes; param_compression=small entropy-codes them too: the same program
+# and the same outputs on mnemu from a smaller model.app
+[ "$(fig "$tmp/tmlp.3/report.json" param_images params_ahead)" -gt 0 ] 2>/dev/null && ok params-ahead ||
+    bad params-ahead "params_ahead $(fig "$tmp/tmlp.3/report.json" param_images params_ahead)"
+expect compression-small 0 "$mncc" "$tmp/tmlp.onnx" -o "$tmp/tmlp.s" --cache-dir none -O param_compression=small
+/usr/bin/python3 - "$tmp/tmlp.onnx" "$tmp/tmlp.in" <<'PY'
+import os, sys, numpy as np, onnx
+from onnx import numpy_helper
+m = onnx.load(sys.argv[1])
+os.makedirs(sys.argv[2], exist_ok=True)
+init = {t.name for t in m.graph.initializer}
+for k, vi in enumerate(i for i in m.graph.input if i.name not in init):
+    shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
+    x = np.random.default_rng(k).standard_normal(shape).astype(np.float32)
+    open(os.path.join(sys.argv[2], "input_%d.pb" % k), "wb").write(numpy_helper.from_array(x, vi.name).SerializeToString())
+PY
+for v in 3 s; do "$(dirname "$mncc")/mnemu" "$tmp/tmlp.$v/model.app" --inputs "$tmp/tmlp.in" -o "$tmp/tmlp.out$v" >/dev/null 2>&1 || echo "mnemu failed on tmlp.$v"; done
+if cmp -s "$tmp/tmlp.3/model.vsm" "$tmp/tmlp.s/model.vsm" && [ -f "$tmp/tmlp.out3/output_0.pb" ] && cmp -s "$tmp/tmlp.out3/output_0.pb" "$tmp/tmlp.outs/output_0.pb" &&
+    [ "$(wc -c < "$tmp/tmlp.s/model.app")" -lt "$(wc -c < "$tmp/tmlp.3/model.app")" ]; then ok compression-small-same
+else bad compression-small-same "model.app $(wc -c < "$tmp/tmlp.s/model.app") (small) against $(wc -c < "$tmp/tmlp.3/model.app") bytes, or the program or outputs differ"; fi
 # a conv net that keeps LM0 all but full of resident parameters: the schedule is made
 # again with the top of LM0 kept for the gathers' scratch, and every node is emitted
 # (its outputs are checked against onnxruntime's by make real)
@@ -516,7 +537,7 @@ if command -v script >/dev/null; then
     script -qec "'$mncc' batch '$tmp/zoo/list.txt' -o '$tmp/bt' -j 1" /dev/null > "$tmp/out" 2>&1
     grep -q "$(printf '\r\033\\[K')\[[0-3]/3\] 0 failed" "$tmp/out" && grep -q "3 models, 3 compiled" "$tmp/out" && ok batch-terminal || bad batch-terminal "$(tr '\r' '\n' < "$tmp/out" | tail -3)"
     script -qec "'$mncc' '$g/ok_cnn.onnx' -o '$tmp/st'" /dev/null > "$tmp/out" 2>&1
-    grep -q "mncc: pass 9/15 location" "$tmp/out" && ok single-terminal || bad single-terminal "$(od -c "$tmp/out" | head -3)"
+    grep -q "mncc: pass 9/16 location" "$tmp/out" && ok single-terminal || bad single-terminal "$(od -c "$tmp/out" | head -3)"
     script -qec "'$mncc' '$g/ok_cnn.onnx' -o '$tmp/st' --quiet" /dev/null > "$tmp/out" 2>&1
     [ ! -s "$tmp/out" ] && ok single-terminal-quiet || bad single-terminal-quiet "$(od -c "$tmp/out" | head -3)"
 else bad batch-terminal "no script(1) to run a terminal"; fi

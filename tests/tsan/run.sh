@@ -1,8 +1,9 @@
 #!/bin/sh
-# ThreadSanitizer over mncc's threads: graphs large enough that Node Simulation runs on
-# several threads and Code Emit links parts on workers while it emits, packs parameters
-# and builds the graph's dumps on threads of their own and writes large files in the
-# background; a compile whose disk fills mid-way too. Any race report fails the check.
+# ThreadSanitizer over mncc's threads: graphs large enough that the parameter images are
+# made on a thread from before Node Simulation on, Node Simulation runs on several
+# threads, and Code Emit links parts on workers while it emits, builds the graph's dumps
+# on a thread of its own and writes large files in the background; compiles whose disk
+# fills mid-way too. Any race report fails the check.
 #   run.sh MNCC (a -fsanitize=thread build)
 set -u
 mncc=$1
@@ -32,7 +33,7 @@ done
 run late-tables-3 0 "$tmp/late.onnx" -o "$tmp/late.d" --cache-dir none --preset O2 -O num_threads=3 # gather tables made while workers link
 run cache-2 0 "$tmp/conv.onnx" -o "$tmp/c.d" --cache-dir "$tmp/cache" -O num_threads=2
 run cache-2-again 0 "$tmp/conv.onnx" -o "$tmp/c.d" --cache-dir "$tmp/cache" -O num_threads=2
-for f in model.vsm model.app l3ir.txt; do
+for f in simulation_result.json model.vsm model.app l3ir.txt; do # the first while the parameter images are made
     MNCC_FAIL_WRITE=$f run "disk-full-$f" 1 "$tmp/mlp.onnx" -o "$tmp/f.d" --cache-dir none -O num_threads=2
 done
 echo "tsan: $pass passed, $fail failed"
