@@ -90,6 +90,17 @@ static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int
     for (int i = 0; i < n; i++)
         if (iv[i].end > tmax) tmax = iv[i].end;
     int nb = (int)(tmax / BUCKET) + 1;
+    /* the visits it would make, known before it starts: block i visits the blocks placed
+     * before it in each bucket it lives in, so all of them make the sum over the buckets
+     * of cnt (cnt - 1) / 2. Over the budget, it would give up somewhere on the way. */
+    int64_t *cnt = xcalloc((size_t)nb + 1, sizeof(int64_t)), total = 0, alive = 0;
+    for (int i = 0; i < n; i++) cnt[iv[i].start / BUCKET]++, cnt[iv[i].end / BUCKET + 1]--;
+    for (int b = 0; b < nb; b++) alive += cnt[b], total += alive * (alive - 1) / 2;
+    free(cnt);
+    if (total > GREEDY_WORK(n)) {
+        free(ord);
+        return INT64_MAX; /* too costly here: the other heuristic's placement */
+    }
     /* per time bucket, the placed blocks living in it */
     int **bl = xcalloc((size_t)nb, sizeof(int *));
     int *bn = xcalloc((size_t)nb, sizeof(int)), *bc = xcalloc((size_t)nb, sizeof(int));
@@ -106,10 +117,7 @@ static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int
                 cand[nc++] = j;
             }
         }
-        if (work > GREEDY_WORK(n)) {
-            peak = INT64_MAX; /* too costly here: the other heuristic's placement */
-            break;
-        }
+        if (work > GREEDY_WORK(n)) die("greedy by size: %lld visits past the %lld counted", (long long)work, (long long)total);
         qsort_r(cand, (size_t)nc, sizeof(int), by_offset, off);
         off[i] = lowest_gap(iv, off, cand, nc, iv[i].size, align, false);
         if (off[i] + iv[i].size > peak) peak = off[i] + iv[i].size;

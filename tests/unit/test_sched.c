@@ -1,4 +1,5 @@
 /* The address planner's placement and the Node Simulation cache. */
+#include <string.h>
 #include "scheduler.h"
 #include "unit.h"
 #include <stdlib.h>
@@ -27,6 +28,17 @@ void test_sched_place(void) {
     CHECK_EQ_I(load, 8);
     CHECK_EQ_I(peak, 8);
     CHECK(placement_ok(c, 3, 1, peak, load));
+    CHECK(!strcmp(which, "greedy_by_size")); /* a tie goes to greedy by size */
+    /* thousands of blocks living all the time: greedy by size would visit every pair in
+     * each of 100 time buckets, past its budget, so the placement is best fit's */
+    int nl = 2500;
+    SchedInterval *lv = calloc((size_t)nl, sizeof *lv);
+    for (int i = 0; i < nl; i++) lv[i] = (SchedInterval){0, 6399, 1 + i % 3, 0};
+    peak = sched_place(lv, nl, 1, &load, &which);
+    CHECK(!strcmp(which, "best_fit_by_start"));
+    CHECK(placement_ok(lv, nl, 1, peak, load));
+    CHECK_EQ_I(peak, load);
+    free(lv);
     /* random lifetimes: always valid, and close to LOAD */
     uint64_t x = 12345;
     double worst = 1;
