@@ -410,7 +410,6 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
 
 void mn_compile_free(MNCompile *c) {
     mn_art_wait(c);
-    emit_params_drop(c);
     free(c->log);
     arena_free(c->arena);
     c->log = NULL;

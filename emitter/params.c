@@ -29,12 +29,11 @@
 #include <zstd.h>
 
 typedef struct {
-    int id;
     const MNTensor *konst; /* what the image is made from */
     const char *layout;    /* NULL: row-major, group 0 */
     MNDtype dtype;
     int64_t numel;
-    uint8_t *zstd; /* the image (malloc'd), until Code Emit takes it */
+    uint8_t *zstd; /* the image (malloc'd) once made, until Code Emit takes it */
     size_t zstd_len;
     bool alike;
 } PImg;
@@ -43,12 +42,11 @@ struct EmParams {
     const MNMachine *m;
     int level;
     PImg *img;
-    int n, done; /* made, in order; the first that fails stops the thread there */
-    int *at;     /* value id -> its index in img, -1: none */
+    int n;
+    int *at; /* value id -> its index in img, -1: none */
     int nids;
     pthread_t tid;
     bool running;
-    char err[600];
 };
 
 static int level_of(const MNCompile *c) { return c->opt->ival[MN_OPT_param_compression] == MN_PARAM_COMPRESSION_SMALL ? 3 : -1; }
@@ -86,22 +84,23 @@ static bool make(const MNMachine *m, ZSTD_CCtx *zc, int level, PImg *p, char *er
 }
 
 static PImg snap(const MNValue *v) {
-    return (PImg){.id = v->id, .konst = v->konst, .layout = v->layout, .dtype = v->dtype, .numel = ir_shape_numel(&v->type)};
+    return (PImg){.konst = v->konst, .layout = v->layout, .dtype = v->dtype, .numel = ir_shape_numel(&v->type)};
 }
 
 static void *run(void *arg) {
     EmParams *ep = arg;
+    char err[600]; /* a failure stops here; Code Emit makes that image again and says why */
     ZSTD_CCtx *zc = ZSTD_createCCtx();
     if (!zc) die("out of memory (zstd)");
-    for (; ep->done < ep->n; ep->done++)
-        if (!make(ep->m, zc, ep->level, &ep->img[ep->done], ep->err, sizeof ep->err)) break;
+    for (int i = 0; i < ep->n; i++)
+        if (!make(ep->m, zc, ep->level, &ep->img[i], err, sizeof err)) break;
     ZSTD_freeCCtx(zc);
     return NULL;
 }
 
 bool emit_param_images(MNCompile *c) {
     const MNGraph *g = c->g;
-    if (mn_threads(c) < 2 || c->params) return true;
+    if (mn_threads(c) < 2) return true;
     int n = 0;
     for (int i = 0; i < g->nvalues; i++) n += emit_is_param(g->values[i]);
     if (!n) return true;
@@ -142,7 +141,7 @@ bool emit_param_image(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *
     if (ep && v->id < ep->nids && ep->at[v->id] >= 0) {
         join(ep);
         PImg *p = &ep->img[ep->at[v->id]];
-        if (ep->at[v->id] < ep->done && p->zstd && p->konst == want.konst && p->layout == want.layout && p->dtype == want.dtype && p->numel == want.numel) {
+        if (p->zstd && p->konst == want.konst && p->layout == want.layout && p->dtype == want.dtype && p->numel == want.numel) {
             t->zstd = p->zstd, t->zstd_len = p->zstd_len, t->alike = p->alike;
             p->zstd = NULL;
             return true;

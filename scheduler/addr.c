@@ -78,29 +78,27 @@ static int64_t lowest_gap(const SchedInterval *iv, const int64_t *off, const int
 
 #define BUCKET 64
 #define GREEDY_MAX 20000
-/* the block visits greedy by size may make before it gives up (to best fit by start): a
- * large conv net's long-lived parameters made it quadratic, most of a 10k-node compile */
+/* the block visits greedy by size may make, or it is not run (best fit by start places
+ * alone): a large conv net's long-lived parameters made it quadratic, most of a 10k-node
+ * compile */
 #define GREEDY_WORK(n) (64 * (int64_t)(n) + (1 << 21))
 
 static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int64_t *off) {
-    int *ord = xmalloc(sizeof(int) * (size_t)(n + 1));
-    for (int i = 0; i < n; i++) ord[i] = i;
-    qsort_r(ord, (size_t)n, sizeof(int), by_size, (void *)iv);
     int64_t tmax = 0;
     for (int i = 0; i < n; i++)
         if (iv[i].end > tmax) tmax = iv[i].end;
     int nb = (int)(tmax / BUCKET) + 1;
     /* the visits it would make, known before it starts: block i visits the blocks placed
      * before it in each bucket it lives in, so all of them make the sum over the buckets
-     * of cnt (cnt - 1) / 2. Over the budget, it would give up somewhere on the way. */
+     * of cnt (cnt - 1) / 2, counted here in one pass over the blocks. */
     int64_t *cnt = xcalloc((size_t)nb + 1, sizeof(int64_t)), total = 0, alive = 0;
     for (int i = 0; i < n; i++) cnt[iv[i].start / BUCKET]++, cnt[iv[i].end / BUCKET + 1]--;
     for (int b = 0; b < nb; b++) alive += cnt[b], total += alive * (alive - 1) / 2;
     free(cnt);
-    if (total > GREEDY_WORK(n)) {
-        free(ord);
-        return INT64_MAX; /* too costly here: the other heuristic's placement */
-    }
+    if (total > GREEDY_WORK(n)) return INT64_MAX; /* too costly here: the other heuristic's placement */
+    int *ord = xmalloc(sizeof(int) * (size_t)(n + 1));
+    for (int i = 0; i < n; i++) ord[i] = i;
+    qsort_r(ord, (size_t)n, sizeof(int), by_size, (void *)iv);
     /* per time bucket, the placed blocks living in it */
     int **bl = xcalloc((size_t)nb, sizeof(int *));
     int *bn = xcalloc((size_t)nb, sizeof(int)), *bc = xcalloc((size_t)nb, sizeof(int));
