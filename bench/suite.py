@@ -140,13 +140,6 @@ def compile_table(ms):
 ORT_ROUNDS = 5  # fresh processes per side and model: one run of either varies by half on this VM
 
 
-def mncc_wall(name, path, out):
-    """mncc -O2 as a plain process (no /usr/bin/time in between): its wall time in s, or None if it failed"""
-    t0 = time.perf_counter()
-    r = subprocess.run([MNCC, path, "-o", out, "--cache-dir", "none", "--preset", "O2"] + shape_args(name), capture_output=True)
-    return None if r.returncode else time.perf_counter() - t0
-
-
 def ort_run(js, path, reps, env):
     r = subprocess.run(["node", js, str(reps), path], capture_output=True, text=True, env=env)  # a process per run: each pays the set-up
     try:
@@ -155,7 +148,7 @@ def ort_run(js, path, reps, env):
         return {"error": (r.stderr.strip().splitlines() or ["no output"])[-1]}
 
 
-def ort_table(ms, comp):
+def ort_table(ms):
     js = os.path.join(ROOT, "bench", "ort_session.js")
     if not os.path.isdir(os.path.join(ORT_DIR, "node_modules", "onnxruntime-node")):
         print("\n== 2. against onnxruntime: onnxruntime-node is not in %s (make real installs it)" % ORT_DIR)
@@ -164,11 +157,11 @@ def ort_table(ms, comp):
     for name, path in ms:
         walls, firsts, warm, err = [], [], [], None
         for k in range(ORT_ROUNDS):  # alternating, so that both sides see the same state of the machine
-            w = mncc_wall(name, path, os.path.join(DIR, "o_%s_O2" % name))
-            if w is None:
-                err = "mncc failed"
+            c = compile_once(name, path, os.path.join(DIR, "o_%s_O2" % name), ["--preset", "O2"])
+            if c["exit"]:
+                err = "mncc: exit %d" % c["exit"]
                 break
-            walls.append(w)
+            walls.append(c["wall_s"])
             o = ort_run(js, path, 7 if k == 0 else 0, env)
             if "error" in o:
                 err = "onnxruntime: " + o["error"][:60]
@@ -273,7 +266,7 @@ def main():
     print("mncc bench: %s; %s; %d CPUs" % (r.stdout.strip(), os.uname().machine, os.cpu_count()))
     ms = models()
     comp = compile_table(ms)
-    ort_table(ms, comp)
+    ort_table(ms)
     scaling_table()
     emu_rows = []
     schedule_table([m for m in ms if m[0].endswith("_60") or m[0] in figures.SHAPES], emu_rows)

@@ -192,17 +192,8 @@ done
 [ "$(fig "$tmp/tmlp.3/report.json" param_images params_ahead)" -gt 0 ] 2>/dev/null && ok params-ahead ||
     bad params-ahead "params_ahead $(fig "$tmp/tmlp.3/report.json" param_images params_ahead)"
 expect compression-small 0 "$mncc" "$tmp/tmlp.onnx" -o "$tmp/tmlp.s" --cache-dir none -O param_compression=small
-/usr/bin/python3 - "$tmp/tmlp.onnx" "$tmp/tmlp.in" <<'PY'
-import os, sys, numpy as np, onnx
-from onnx import numpy_helper
-m = onnx.load(sys.argv[1])
-os.makedirs(sys.argv[2], exist_ok=True)
-init = {t.name for t in m.graph.initializer}
-for k, vi in enumerate(i for i in m.graph.input if i.name not in init):
-    shape = [d.dim_value for d in vi.type.tensor_type.shape.dim]
-    x = np.random.default_rng(k).standard_normal(shape).astype(np.float32)
-    open(os.path.join(sys.argv[2], "input_%d.pb" % k), "wb").write(numpy_helper.from_array(x, vi.name).SerializeToString())
-PY
+/usr/bin/python3 -c 'import sys; sys.path.insert(0, sys.argv[1]); import figures; figures.load_with_inputs(sys.argv[2], "tmlp", sys.argv[3])' \
+    "$root/bench" "$tmp/tmlp.onnx" "$tmp/tmlp.in"
 for v in 3 s; do "$(dirname "$mncc")/mnemu" "$tmp/tmlp.$v/model.app" --inputs "$tmp/tmlp.in" -o "$tmp/tmlp.out$v" >/dev/null 2>&1 || echo "mnemu failed on tmlp.$v"; done
 if cmp -s "$tmp/tmlp.3/model.vsm" "$tmp/tmlp.s/model.vsm" && [ -f "$tmp/tmlp.out3/output_0.pb" ] && cmp -s "$tmp/tmlp.out3/output_0.pb" "$tmp/tmlp.outs/output_0.pb" &&
     [ "$(wc -c < "$tmp/tmlp.s/model.app")" -lt "$(wc -c < "$tmp/tmlp.3/model.app")" ]; then ok compression-small-same

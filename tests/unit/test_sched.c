@@ -1,8 +1,8 @@
 /* The address planner's placement and the Node Simulation cache. */
-#include <string.h>
 #include "scheduler.h"
 #include "unit.h"
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
