@@ -65,23 +65,24 @@ def shape_args(name):
     return sum((["--input-shape", "%s=%s" % (k, ",".join(map(str, v)))] for k, v in figures.SHAPES.get(name, {}).items()), [])
 
 
-def compile_once(name, path, out, args):
-    """mncc under /usr/bin/time -v: wall s (this process's clock), peak MiB, exit code, report.json or None"""
+def compile_once(name, path, out, args, rss=True):
+    """mncc under /usr/bin/time -v (rss=False: alone, as table 2 times it: time -v's own process
+    added 3 to 10 ms): wall s (this process's clock), peak MiB, exit code, report.json or None"""
     tv = out + ".time"
     t0 = time.perf_counter()
-    r = subprocess.run(["/usr/bin/time", "-v", "-o", tv, MNCC, path, "-o", out, "--cache-dir", "none"] + shape_args(name) + args,
+    r = subprocess.run((["/usr/bin/time", "-v", "-o", tv] if rss else []) + [MNCC, path, "-o", out, "--cache-dir", "none"] + shape_args(name) + args,
                        capture_output=True, text=True)
     wall = time.perf_counter() - t0  # time -v counts in 10 ms steps: too coarse for the small models
-    rss = None
-    for line in open(tv):
+    peak = None
+    for line in open(tv) if rss else []:
         if "Maximum resident set size" in line:
-            rss = int(line.split(":")[1]) / 1024
+            peak = int(line.split(":")[1]) / 1024
     rep = None
     try:
         rep = json.load(open(os.path.join(out, "report.json")))
     except (OSError, ValueError):
         pass
-    return {"wall_s": wall, "peak_mib": rss, "exit": r.returncode, "report": rep, "stderr": r.stderr.strip().splitlines()[-1:] if r.returncode else [],
+    return {"wall_s": wall, "peak_mib": peak, "exit": r.returncode, "report": rep, "stderr": r.stderr.strip().splitlines()[-1:] if r.returncode else [],
             "app": os.path.exists(os.path.join(out, "model.app"))}
 
 
@@ -157,7 +158,7 @@ def ort_table(ms):
     for name, path in ms:
         walls, firsts, warm, err = [], [], [], None
         for k in range(ORT_ROUNDS):  # alternating, so that both sides see the same state of the machine
-            c = compile_once(name, path, os.path.join(DIR, "o_%s_O2" % name), ["--preset", "O2"])
+            c = compile_once(name, path, os.path.join(DIR, "o_%s_O2" % name), ["--preset", "O2"], rss=False)
             if c["exit"]:
                 err = "mncc: exit %d" % c["exit"]
                 break
