@@ -330,6 +330,21 @@ int fold_where(MNInfer *c, MNNode *n) {
     return 1;
 }
 
+int fold_trilu(MNInfer *c, MNNode *n) {
+    int64_t k;
+    if (!infer_trilu_k(n, &k)) return 0;
+    const MNTensor *x = K(n, 0);
+    MNTensor *r = new_out(c, n, 0);
+    bool upper = ir_attr_int(n, "upper", 1) != 0;
+    int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+    size_t sz = (size_t)onnx_type_size(x->elem);
+    memset(r->data, 0, sz * (size_t)x->numel); /* zero in every type */
+    for (int64_t i = 0; i < x->numel; i++)
+        if (infer_trilu_keeps(upper, k, i / cols % rows, i % cols)) memcpy((char *)r->data + (size_t)i * sz, (const char *)x->data + (size_t)i * sz, sz);
+    n->out[0]->konst = r;
+    return 1;
+}
+
 /* ---- reductions ---- */
 
 int fold_reduce(MNInfer *c, MNNode *n) {

@@ -339,6 +339,39 @@ bool infer_where(MNInfer *c, MNNode *n) {
     return broadcast_all(c, n, 0, T(n, 1)->elem);
 }
 
+/* Trilu: the input's type; k (optional) one int64. Codegen needs k at compile time
+ * (planners/mask_lower.c), inference does not: the output's shape is the input's. */
+bool infer_trilu(MNInfer *c, MNNode *n) {
+    if (!need_inputs(c, n, 1, 2) || !need_rank(c, n, 0, 2, MN_MAX_RANK)) return false;
+    MNType *k = T(n, 1);
+    if (k && (k->elem != ONNX_INT64 || ir_shape_numel(k) != 1)) return infer_fail(c, n, n->in[1], "k must be one int64");
+    return same_as(c, n, 0, 0);
+}
+
+bool infer_trilu_k(const MNNode *n, int64_t *k) {
+    *k = 0;
+    const MNValue *kv = infer_in(n, 1);
+    if (!kv) return true;
+    if (!kv->konst || kv->konst->numel != 1) return false;
+    *k = ir_tensor_get_i(kv->konst, 0);
+    return true;
+}
+
+bool infer_trilu_keeps(bool upper, int64_t k, int64_t row, int64_t col) {
+    return upper ? col - row >= k : col - row <= k; /* indices are dims, far below 2^62: no overflow */
+}
+
+/* mncc's bitwise and of two values of one element width (planners/mask_lower.c): the
+ * first input's type */
+bool infer_bit_and(MNInfer *c, MNNode *n) {
+    if (!need_inputs(c, n, 2, 2)) return false;
+    MNType *a = T(n, 0), *b = T(n, 1);
+    if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) ||
+        onnx_type_size(a->elem) != onnx_type_size(b->elem))
+        return infer_fail(c, n, n->in[1], "operands differ in shape or element width");
+    return same_as(c, n, 0, 0);
+}
+
 /* ---- linear algebra ---- */
 
 bool infer_matmul(MNInfer *c, MNNode *n) {

@@ -33,6 +33,10 @@ MN_OPS(OP)
 /* fold functions return 1 when the node was evaluated, 0 when it is left as a node
  * (e.g. an unsupported mode), -1 on error. */
 bool fold_ready(const MNNode *n);
+/* Trilu's k (0 when absent); false when it is not known at compile time */
+bool infer_trilu_k(const MNNode *n, int64_t *k);
+/* does Trilu keep element (row, col) of each matrix */
+bool infer_trilu_keeps(bool upper, int64_t k, int64_t row, int64_t col);
 /* Static shapes over a whole graph whose inputs are bound; false + *d on bad input. */
 bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded);
 /* The verifier's check after a pass rewrote n: inference on n's inputs and attributes

@@ -81,6 +81,7 @@
     OP(Or, 6, 21, compare, binary)                                 \
     OP(Xor, 6, 21, compare, binary)                                \
     OP(Where, 9, 21, where, where)                                 \
+    OP(Trilu, 14, 21, trilu, trilu)                                \
     /* linear algebra, convolution, normalisation, pooling */     \
     OP(MatMul, 1, 21, matmul, none)                                \
     OP(Gemm, 6, 21, gemm, none)                                    \
@@ -143,6 +144,7 @@
     OP(MNCoreOutputConcat, 0, 0, same_as_input0, none)            \
     OP(MNCoreOutputSum, 0, 0, same_as_input0, none)               \
     OP(MNCoreIm2col, 0, 0, im2col, none)                          \
+    OP(MNCoreBitAnd, 0, 0, bit_and, none)                         \
     /* made by the scheduler: LM bookkeeping */                    \
     OP(MNCoreForget, 0, 0, same_as_input0, none)                  \
     OP(MNCoreMove, 0, 0, same_as_input0, none)

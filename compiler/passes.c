@@ -200,6 +200,7 @@ static const MNPass pipeline[] = {
     {"dce", pass_dce, 1},
     {"conv_lowering", plan_conv_lowering, 1},
     {"matmul_split", plan_matmul_split, 1},
+    {"mask_lowering", plan_mask_lowering, 1},
     {"dtype", plan_dtype, 2},
     {"location_initial", plan_location_initial, 2},
     {"layout", plan_layout, 3},

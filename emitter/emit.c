@@ -152,6 +152,12 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
 static bool int_seq_of(const MNNode *n, Seq *q) {
     if (!n->nin || !n->in[0] || !n->out[0] || n->nout != 1) return false;
     MNDtype dt = n->in[0]->dtype;
+    if (n->op == OP_MNCoreBitAnd) { /* a mask's bit patterns: whole lanes, any element width alike in both */
+        if (n->nin != 2 || !n->in[1] || mn_dtype_bytes(n->in[1]->dtype) != mn_dtype_bytes(dt) || mn_dtype_bytes(n->out[0]->dtype) != mn_dtype_bytes(dt))
+            return false;
+        q->nk = 0, q->steps = "land X Y O";
+        return true;
+    }
     bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool, uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
     if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false; /* float nodes (most): before touching q's 16 KB */
     q->nk = 0, q->buf[0] = 0, q->steps = q->buf;
@@ -556,11 +562,13 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
             if (n->out[k2] && n->out[k2]->nuses) return "a dropout mask that is read";
         return operand_ok(c, n->in[0], n->out[0]) ? NULL : "an operand whose elements sit elsewhere (a layout switch)";
     }
+    if (n->op == OP_Trilu) return "k computed at run time"; /* else planners/mask_lower.c made it an and */
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
     if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n, w);
     const MNValue *o = n->out[0];
     bool dbl_ok = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
-    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok) || k == EW_INT) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1))
+    bool any_type = k == EW_INT || (k == EW_COPY && n->op == OP_Identity); /* bits moved whole */
+    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok) || any_type) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1))
         return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : k == EW_INT ? n->nin : 1;
     if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
@@ -581,14 +589,15 @@ const char *emit_op_dtypes(int op) {
     switch (op) {
     case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad: case OP_DepthToSpace:
     case OP_SpaceToDepth: case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze:
+    case OP_Identity:
         return wide;
-    case OP_Identity: return "float double";
     case OP_Gather: return "float double int32 int64 uint32 uint64 bool (known indices); float (indices computed at run time)";
     case OP_Add: case OP_Sub: case OP_Max: case OP_Min: case OP_Mul: return "float double int32 int64 uint32 uint64";
     case OP_Neg: return "float double int32 int64";
     case OP_Abs: return "float int32 int64";
     case OP_And: case OP_Or: case OP_Xor: case OP_Not: return "bool";
     case OP_BitShift: return "uint32 uint64";
+    case OP_Trilu: return "float double int32 int64 uint32 uint64 bool (k known at compile time)";
     case OP_Equal: case OP_Greater: case OP_Less: case OP_GreaterOrEqual: case OP_LessOrEqual: return "float int64 uint64";
     case OP_Dropout: return "float double (inference)";
     case OP_Cast: case OP_CastLike: return "between types kept alike on the machine (float16 as float)";
@@ -694,7 +703,7 @@ static void elementwise(Em *e, const MNNode *n) {
             buf_printf(e->b, "lpassa %s $ls0v\nnop\n", Y);
             snprintf(Y, sizeof Y, "$ls0v");
         }
-        if (dbl) /* products on PEs 0,1 then 2,3 (the second adds the first's forwarded result elsewhere) */
+        if (dbl && k != EW_INT) /* products on PEs 0,1 then 2,3 (the second adds the first's forwarded result elsewhere) */
             switch (n->op) {
             case OP_Add: buf_printf(e->b, "dvadd %s %s %s\n", X, Y, O); break;
             case OP_Sub: buf_printf(e->b, "dvadd %s -%s %s\n", X, Y, O); break;

@@ -31,6 +31,7 @@ static bool precision_sensitive(const MNNode *n) {
     case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
     case OP_ReduceL1: case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
     case OP_Exp: case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Pow: case OP_Div: case OP_Erf:
+    case OP_MNCoreBitAnd: /* bit patterns: its mask has the width of its output */
         return true;
     default: return false;
     }

@@ -221,7 +221,7 @@ static bool elementwise(const MNNode *n) {
     case OP_Asinh: case OP_Acosh: case OP_Atanh: case OP_Erf: case OP_Relu: case OP_LeakyRelu: case OP_Elu: case OP_Selu: case OP_Celu:
     case OP_ThresholdedRelu: case OP_Sigmoid: case OP_HardSigmoid: case OP_HardSwish: case OP_Tanh: case OP_Softplus: case OP_Softsign:
     case OP_Mish: case OP_Gelu: case OP_Shrink: case OP_Not: case OP_IsNaN: case OP_IsInf: case OP_Identity: case OP_Clip: case OP_Cast:
-    case OP_CastLike: case OP_MNCoreCast: case OP_Dropout:
+    case OP_CastLike: case OP_MNCoreCast: case OP_Dropout: case OP_MNCoreBitAnd:
         return true;
     default: return false;
     }

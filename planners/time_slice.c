@@ -261,7 +261,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     case OP_Equal: case OP_Less: case OP_Greater: case OP_And: case OP_Or: case OP_Xor: case OP_Abs: case OP_Neg: case OP_Exp:
     case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Floor: case OP_Ceil: case OP_Erf: case OP_Relu: case OP_LeakyRelu:
     case OP_Elu: case OP_Sigmoid: case OP_HardSigmoid: case OP_HardSwish: case OP_Tanh: case OP_Softplus: case OP_Clip:
-    case OP_Identity: case OP_Cast: case OP_Dropout: case OP_Sin: case OP_Cos: case OP_Sign: case OP_Not:
+    case OP_Identity: case OP_Cast: case OP_Dropout: case OP_Sin: case OP_Cos: case OP_Sign: case OP_Not: case OP_MNCoreBitAnd:
         return true;
     default: return false;
     }

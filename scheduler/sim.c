@@ -204,7 +204,7 @@ static bool elementwise_inplace(const MNNode *n) {
     case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Max: case OP_Min: case OP_Relu: case OP_LeakyRelu: case OP_Neg:
     case OP_Abs: case OP_Exp: case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Sigmoid: case OP_Tanh: case OP_Erf:
     case OP_Clip: case OP_HardSwish: case OP_HardSigmoid: case OP_Elu: case OP_Gelu: case OP_Softplus: case OP_Floor: case OP_Ceil:
-    case OP_Pow: case OP_PRelu: case OP_Sign: case OP_Round: case OP_MNCoreOutputSum:
+    case OP_Pow: case OP_PRelu: case OP_Sign: case OP_Round: case OP_MNCoreOutputSum: case OP_MNCoreBitAnd:
         return true;
     default: return false;
     }

@@ -218,6 +218,21 @@ def ok_slice_limits():
     save_ok("ok_slice_limits", model(g, opset=11), "--machine tiny")
 
 
+def ok_trilu():
+    """Trilu: a constant input's folds (the causal mask of a decoder), the other becomes a
+    bitwise and with a constant mask (mask_lowering); the lower triangle with k = 5 of
+    5 columns keeps every element: an Identity."""
+    g = helper.make_graph(
+        [node("Trilu", ["ones"], ["causal"], upper=0), node("Mul", ["x", "causal"], ["m"]),
+         node("Trilu", ["m", "k1"], ["y"]), node("Trilu", ["x", "k5"], ["z"], upper=0)],
+        "ok_trilu",
+        [fvi("x", [2, 4, 5])],
+        [fvi("y", [2, 4, 5]), fvi("z", [2, 4, 5])],
+        [init("ones", np.ones([4, 5], np.float32)), i64("k1", 1), i64("k5", 5)],
+    )
+    save_ok("ok_trilu", model(g, opset=14))
+
+
 def ok_mlp():
     g = helper.make_graph(
         [
@@ -818,6 +833,7 @@ def main():
         ok_value_info,
         ok_external_data,
         ok_resize_pad,
+        ok_trilu,
     ):
         fn()
     bad_models()  # after ok_mlp, which bad_truncated cuts
