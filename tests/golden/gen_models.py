@@ -808,6 +808,15 @@ def bad_models():
     )
     save_bad("bad_shape_mismatch", model(g))
 
+    g = simple_graph(
+        "bad_trilu_k",
+        [node("Trilu", ["x", "k"], ["y"])],
+        [fvi("x", [4, 5])],
+        [fvi("y", [4, 5])],
+        [init("k", np.array([1.0, 2.0], np.float32))],
+    )
+    save_bad("bad_trilu_k", model(g, opset=14))
+
 
 def main():
     global OUT
