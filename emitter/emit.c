@@ -562,7 +562,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
             if (n->out[k2] && n->out[k2]->nuses) return "a dropout mask that is read";
         return operand_ok(c, n->in[0], n->out[0]) ? NULL : "an operand whose elements sit elsewhere (a layout switch)";
     }
-    if (n->op == OP_Trilu) return "k computed at run time"; /* else planners/mask_lower.c made it an and */
+    if (n->op == OP_Trilu) return "k computed at run time, or a mask above fold_max_elems"; /* else planners/mask_lower.c made it an and */
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
     if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n, w);
     const MNValue *o = n->out[0];

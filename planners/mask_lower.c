@@ -9,8 +9,11 @@
  * and AND is exact for every value (an infinity or a NaN is kept or zeroed, where a
  * product by 0 or 1 would give NaN for 0 * inf). The dtype planner never narrows the
  * result (the op is precision-sensitive there); Code Emit checks the widths and layouts
- * still agree. A k computed at run time leaves the node as it is: Code Emit names it as
- * not covered. A mask that keeps everything makes Y an Identity of X; one that keeps
+ * still agree. M has X's whole shape, not one matrix broadcast over the batch axes: a
+ * broadcast constant that Time-Slice cuts along its rows is not one run of its DRAM
+ * image, which Code Emit cannot download yet; so M is bounded as folding is
+ * (fold_max_elems). A k computed at run time, or a larger X, leaves the node as it is:
+ * Code Emit names it as not covered. A mask that keeps everything makes Y an Identity of X; one that keeps
  * nothing makes Y a constant 0 (folded, written by the host). */
 #include "plan.h"
 #include "infer.h"
@@ -37,6 +40,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     int32_t me = mask_elem(y->type.elem);
     int64_t numel = ir_shape_numel(&y->type);
     if (me == ONNX_UNDEFINED || numel < 0 || y->type.rank < 2) return false;
+    if (numel > c->opt->ival[MN_OPT_fold_max_elems]) return false; /* a constant as large as folding may make, no larger */
     /* BOOL is one byte in ONNX but a 64-bit lane on the machine (LongBool) */
     if (y->type.elem == ONNX_BOOL) me = ONNX_INT64;
     Arena *a = g->arena;
