@@ -175,6 +175,7 @@ conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	@$(PYTHON) tests/conformance/run.py --machine l1b --json $(BUILD)/conformance_l1b.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/run.py --machine mncore2 -O link=merge --json $(BUILD)/conformance_merge.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/run.py --machine tiny -O link=merge --json $(BUILD)/conformance_tiny_merge.json $(CONF_DIRS) | tail -n 2
+	@$(PYTHON) tests/conformance/run.py --machine mncore2 --freeze --json $(BUILD)/conformance_frozen.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/table.py /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
 	    $(BUILD)/conformance_tiny_spill_opt.json $(BUILD)/conformance_l1b.json > $(BUILD)/conformance_table.md
 	@$(PYTHON) tests/conformance/table.py --passing /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \

@@ -44,7 +44,7 @@ bool plan_location_initial(MNCompile *c) {
             v->loc_kind = MN_LOC_KIND_INOUT;
             v->loc = MN_LOC_DRAM;
             io++;
-        } else if (v->konst && v->konst->numel > 1 && !data_uses[v->id]) {
+        } else if (v->konst && v->konst->numel != 1 && !data_uses[v->id]) { /* an empty one too (ReduceSum's axes) */
             v->loc_kind = MN_LOC_KIND_IMM;
             v->loc = MN_LOC_IMM;
             ct++;
