@@ -10,7 +10,7 @@
     X(noop_with_empty_axes, INT) X(allowzero, INT) X(start, INT) X(end, INT) X(fmod, INT)     \
     X(detect_positive, INT) X(detect_negative, INT) X(exclude_outside, INT)                   \
     X(storage_order, INT) X(training_mode, INT) X(num_outputs, INT) X(stash_type, INT)        \
-    X(p, INT) X(size, INT) X(spatial, INT) X(is_test, INT) X(seed, INT)                        \
+    X(p, INT) X(size, INT) X(spatial, INT) X(is_test, INT) X(seed, INT) X(upper, INT)            \
     X(alpha, FLOAT) X(beta, FLOAT) X(gamma, FLOAT) X(epsilon, FLOAT) X(momentum, FLOAT)        \
     X(ratio, FLOAT) X(bias, FLOAT) X(lambd, FLOAT) X(min, FLOAT) X(max, FLOAT)                 \
     X(cubic_coeff_a, FLOAT) X(extrapolation_value, FLOAT)                                      \

@@ -361,13 +361,13 @@ bool infer_trilu_keeps(bool upper, int64_t k, int64_t row, int64_t col) {
     return upper ? col - row >= k : col - row <= k; /* indices are dims, far below 2^62: no overflow */
 }
 
-/* mncc's bitwise and of two values of one element width (planners/mask_lower.c): the
- * first input's type */
+/* mncc's bitwise and of two values of one element width on the machine (a BOOL is a
+ * 64-bit lane: its mask is INT64; planners/mask_lower.c): the first input's type */
 bool infer_bit_and(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 2, 2)) return false;
     MNType *a = T(n, 0), *b = T(n, 1);
     if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) ||
-        onnx_type_size(a->elem) != onnx_type_size(b->elem))
+        mn_dtype_bytes(onnx_type_default_mn(a->elem)) != mn_dtype_bytes(onnx_type_default_mn(b->elem)))
         return infer_fail(c, n, n->in[1], "operands differ in shape or element width");
     return same_as(c, n, 0, 0);
 }

@@ -817,6 +817,9 @@ def bad_models():
     )
     save_bad("bad_trilu_k", model(g, opset=14))
 
+    g = simple_graph("bad_trilu_upper", [node("Trilu", ["x"], ["y"], upper=0.0)], [fvi("x", [4, 5])], [fvi("y", [4, 5])])
+    save_bad("bad_trilu_upper", model(g, opset=14))
+
 
 def main():
     global OUT
