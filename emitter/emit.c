@@ -573,8 +573,12 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : k == EW_INT ? n->nin : 1;
     if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
         return n->nin > nin ? "more than two operands" : "missing operands";
-    for (int i = 0; i < nin; i++)
-        if (!n->in[i] || !operand_ok(c, n->in[i], o)) return "an operand whose elements sit elsewhere (a layout switch)";
+    for (int i = 0; i < nin; i++) {
+        const MNValue *v = n->in[i];
+        if (v && v->loc_kind != MN_LOC_KIND_IMM && mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype))
+            return "operand and result of different element widths (a cast)";
+        if (!v || !operand_ok(c, v, o)) return "an operand whose elements sit elsewhere (a layout switch)";
+    }
     if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
     return NULL;
 }
