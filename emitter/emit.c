@@ -152,9 +152,7 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
 static bool int_seq_of(const MNNode *n, Seq *q) {
     if (!n->nin || !n->in[0] || !n->out[0] || n->nout != 1) return false;
     MNDtype dt = n->in[0]->dtype;
-    if (n->op == OP_MNCoreBitAnd) { /* a mask's bit patterns: whole lanes, any element width alike in both */
-        if (n->nin != 2 || !n->in[1] || mn_dtype_bytes(n->in[1]->dtype) != mn_dtype_bytes(dt) || mn_dtype_bytes(n->out[0]->dtype) != mn_dtype_bytes(dt))
-            return false;
+    if (n->op == OP_MNCoreBitAnd) { /* a mask's bit patterns: whole lanes, of any width (vector_why checks both operands') */
         q->nk = 0, q->steps = "land X Y O";
         return true;
     }
@@ -386,11 +384,15 @@ static bool lines_up(const MNCompile *c, const MNValue *v, const MNValue *o, boo
 
 /* an operand of an elementwise node: a float LM value whose long words line up with the
  * output's, or a one-element constant (an immediate) */
-static bool operand_ok(const MNCompile *c, const MNValue *v, const MNValue *o) {
-    if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1;
-    if ((v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) || mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype)) return false; /* the op checks types */
-    if (v->layout && o->layout && !strcmp(v->layout, o->layout)) return true;
-    return lines_up(c, v, o, false, NULL);
+/* why operand v cannot be read with output o element by element (NULL: it can) */
+static const char *operand_why(const MNCompile *c, const MNValue *v, const MNValue *o) {
+    static const char *elsewhere = "an operand whose elements sit elsewhere (a layout switch)";
+    if (!v) return "missing operands";
+    if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1 ? NULL : elsewhere;
+    if (mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype)) return "operand and result of different element widths (a cast)"; /* the op checks types */
+    if (v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) return elsewhere;
+    if (v->layout && o->layout && !strcmp(v->layout, o->layout)) return NULL;
+    return lines_up(c, v, o, false, NULL) ? NULL : elsewhere;
 }
 
 static void walk_init(Walk *w, const MNGraph *g) {
@@ -560,7 +562,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         if (tm && (!tm->konst || ir_tensor_get_f(tm->konst, 0) != 0)) return "training-mode dropout";
         for (int k2 = 1; k2 < n->nout; k2++)
             if (n->out[k2] && n->out[k2]->nuses) return "a dropout mask that is read";
-        return operand_ok(c, n->in[0], n->out[0]) ? NULL : "an operand whose elements sit elsewhere (a layout switch)";
+        return operand_why(c, n->in[0], n->out[0]);
     }
     if (n->op == OP_Trilu) return "k computed at run time, or a mask above fold_max_elems"; /* else planners/mask_lower.c made it an and */
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
@@ -574,10 +576,8 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
         return n->nin > nin ? "more than two operands" : "missing operands";
     for (int i = 0; i < nin; i++) {
-        const MNValue *v = n->in[i];
-        if (v && v->loc_kind != MN_LOC_KIND_IMM && mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype))
-            return "operand and result of different element widths (a cast)";
-        if (!v || !operand_ok(c, v, o)) return "an operand whose elements sit elsewhere (a layout switch)";
+        const char *why = operand_why(c, n->in[i], o);
+        if (why) return why;
     }
     if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
     return NULL;
