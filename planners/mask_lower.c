@@ -3,8 +3,9 @@
  *
  * Y = Trilu(X, k) becomes Y = MNCoreBitAnd(X, M), M a constant of X's shape whose
  * elements are all ones where Trilu keeps X's element and zero elsewhere. Its type is
- * the integer type of X's element width (INT32 for FLOAT32, INT16 for FLOAT16, INT64
- * for DOUBLE and BOOL, ...), whose natural MN dtype has the width of X's: the AND runs
+ * the integer type of X's element width on the machine (INT32 for FLOAT32, INT16 for
+ * FLOAT16, INT64 for DOUBLE and for BOOL, a 64-bit lane), whose natural MN dtype has
+ * the width of X's: the AND runs
  * on whole 64-bit lanes (`land`), so M must sit in the long words exactly as X does,
  * and AND is exact for every value (an infinity or a NaN is kept or zeroed, where a
  * product by 0 or 1 would give NaN for 0 * inf). The dtype planner never narrows the
@@ -23,7 +24,7 @@
 static bool is_trilu(const MNNode *n) { return n->op == OP_Trilu; }
 
 static int32_t mask_elem(int32_t elem) {
-    switch (onnx_type_size(elem)) {
+    switch (mn_dtype_bytes(onnx_type_default_mn(elem))) {
     case 1: return ONNX_INT8;
     case 2: return ONNX_INT16;
     case 4: return ONNX_INT32;
@@ -41,17 +42,11 @@ static bool lower(MNCompile *c, MNNode *n) {
     int64_t numel = ir_shape_numel(&y->type);
     if (me == ONNX_UNDEFINED || numel < 0 || y->type.rank < 2) return false;
     if (numel > c->opt->ival[MN_OPT_fold_max_elems]) return false; /* a constant as large as folding may make, no larger */
-    /* BOOL is one byte in ONNX but a 64-bit lane on the machine (LongBool) */
-    if (y->type.elem == ONNX_BOOL) me = ONNX_INT64;
     Arena *a = g->arena;
     bool upper = ir_attr_int(n, "upper", 1) != 0;
-    int64_t rows = y->type.dims[y->type.rank - 2], cols = y->type.dims[y->type.rank - 1], kept = 0;
-    MNTensor *mt = ir_tensor_new(a, me, y->type.rank, y->type.dims);
-    for (int64_t i = 0; i < numel; i++) {
-        bool keep = infer_trilu_keeps(upper, k, i / cols % rows, i % cols);
-        ir_tensor_set_i(mt, i, keep ? -1 : 0);
-        kept += keep;
-    }
+    int64_t rows = y->type.dims[y->type.rank - 2], cols = y->type.dims[y->type.rank - 1], mat = rows * cols, kept = 0;
+    for (int64_t i = 0; i < mat; i++) kept += infer_trilu_keeps(upper, k, i / cols, i % cols);
+    if (mat) kept *= numel / mat; /* every matrix alike */
     if (kept == 0 && numel) { /* nothing kept: a constant 0 (x * 0 would be NaN for an infinity) */
         MNTensor *z = ir_tensor_new(a, y->type.elem, y->type.rank, y->type.dims);
         memset(z->data, 0, (size_t)onnx_type_size(y->type.elem) * (size_t)numel);
@@ -68,7 +63,8 @@ static bool lower(MNCompile *c, MNNode *n) {
         r->in[0] = x;
     } else {
         MNValue *m = plan_value_new(g, arena_printf(a, "%s_mask", n->name), me, y->type.rank, y->type.dims);
-        m->konst = mt;
+        m->konst = ir_tensor_new(a, me, y->type.rank, y->type.dims);
+        for (int64_t i = 0; i < numel; i++) ir_tensor_set_i(m->konst, i, infer_trilu_keeps(upper, k, i / cols % rows, i % cols) ? -1 : 0);
         m->is_initializer = true;
         r = ir_node_new(g, "MNCoreBitAnd", 2, 1);
         r->name = arena_printf(a, "%s_and", n->name);
