@@ -25,6 +25,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -82,7 +83,7 @@ def run_frozen(args, d, tmp):
         j, k = 0, 0
         while os.path.exists(os.path.join(d, s, "input_%d.pb" % k)):  # the others, numbered again
             if k not in skip:
-                os.link(os.path.join(d, s, "input_%d.pb" % k), os.path.join(sd, "in", "input_%d.pb" % j))
+                shutil.copyfile(os.path.join(d, s, "input_%d.pb" % k), os.path.join(sd, "in", "input_%d.pb" % j))
                 j += 1
             k += 1
         cls, why = run_test(args, d, sd, extra, [s], os.path.join(sd, "in"))
