@@ -39,8 +39,8 @@ COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c
                 compiler/onnx_load.c compiler/onnx_write.c compiler/infer.c compiler/fold.c compiler/attrs.c \
                 compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c compiler/dashboard.c \
                 compiler/options.c compiler/version.c compiler/buf.c \
-                compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c emitter/emit.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/matmul.c emitter/memo.c emitter/link.c emitter/params.c \
-                emu/emu.c emu/emu_units.c emu/emu_time.c emu/emu_app.c planners/layout.c planners/dtype.c planners/conv_lower.c planners/matmul_split.c planners/mask_lower.c planners/location.c planners/layout_plan.c planners/time_slice.c \
+                compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/mv.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c emitter/emit.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/matmul.c emitter/memo.c emitter/link.c emitter/params.c \
+                emu/emu.c emu/emu_units.c emu/emu_mv.c emu/emu_time.c emu/emu_app.c planners/layout.c planners/dtype.c planners/conv_lower.c planners/matmul_split.c planners/mask_lower.c planners/location.c planners/layout_plan.c planners/time_slice.c \
                 scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
 MNCC_SRCS     = cmd/mncc.c cmd/batch.c

@@ -20,7 +20,7 @@ static void usage(FILE *f) {
                "APP mode reads DIR/input_K.pb (graph-input order), places inputs and parameters in DRAM,\n"
                "runs the program and writes OUTDIR/output_K.pb.\n"
                "Assembles FILE.vsm, runs it on every PE of the machine (default mncore2) and prints\n"
-               "the output of its d get commands; --stats adds cycles, instruction counts and DRAM bytes.\n");
+               "the output of its d get commands; --stats adds cycles, instruction counts, DRAM bytes and each group's DRAM and PDM traffic.\n");
 }
 
 static char *slurp(const char *path, size_t *len) {
@@ -46,7 +46,11 @@ static void print_stats(const char *machine, double clock, const EmuStats *s, do
                machine, (long long)s->steps, (long long)s->cycles, (long long)s->model_cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops,
                (long long)s->lm_peak_lw[0], (long long)s->lm_peak_lw[1]);
         for (int u = 0; u < U_UNIT_COUNT; u++) printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
-        printf("}, \"wall_seconds\": %.6f}\n", secs);
+        printf("}, \"groups\": [");
+        for (int g = 0; g < s->groups; g++)
+            printf("%s{\"dram_bytes\": %lld, \"dram_busy_cycles\": %lld, \"pdm_bytes\": %lld, \"pdm_busy_cycles\": %lld}", g ? ", " : "",
+                   8 * (long long)s->dram_lw[g], (long long)s->dram_busy[g], 8 * (long long)s->pdm_lw[g], (long long)s->pdm_busy[g]);
+        printf("], \"link_busy_cycles_max\": %lld, \"wall_seconds\": %.6f}\n", (long long)s->link_busy_max, secs);
         return;
     }
     fprintf(stderr, "mnemu: %s: %lld steps, %lld cycles (%lld stalled), %.3f us at %.0f MHz; DRAM %lld bytes;", machine, (long long)s->steps,
@@ -55,6 +59,12 @@ static void print_stats(const char *machine, double clock, const EmuStats *s, do
         if (s->insns[u]) fprintf(stderr, " %s %lld", units[u], (long long)s->insns[u]);
     fprintf(stderr, "; peak LM0 %lld LW, LM1 %lld LW; %.3g PE-element ops/s\n", (long long)s->lm_peak_lw[0], (long long)s->lm_peak_lw[1],
             secs > 0 ? (double)s->pe_element_ops / secs : 0);
+    for (int g = 0; g < s->groups; g++)
+        if (s->dram_lw[g] || s->pdm_lw[g])
+            fprintf(stderr, "mnemu: group %d: DRAM %lld bytes, busy %lld cycles (%.0f%%); PDM %lld bytes, busy %lld cycles\n", g, 8 * (long long)s->dram_lw[g],
+                    (long long)s->dram_busy[g], s->cycles ? 100.0 * (double)s->dram_busy[g] / (double)s->cycles : 0, 8 * (long long)s->pdm_lw[g],
+                    (long long)s->pdm_busy[g]);
+    if (s->link_busy_max) fprintf(stderr, "mnemu: busiest link between groups: %lld cycles\n", (long long)s->link_busy_max);
 }
 
 static bool write_trace(const char *path, MNBuf *t) {

@@ -26,6 +26,7 @@ static const Field fields[] = {
     FI("memory_lw", "lm0", lm0_lw, 8, 2048), FI("memory_lw", "lm1", lm1_lw, 8, 2048), FI("memory_lw", "grf0", grf0_lw, 8, 256),
     FI("memory_lw", "grf1", grf1_lw, 8, 256), FI("memory_lw", "l1bm", l1bm_lw, 64, 1 << 20),
     FI("memory_lw", "l2bm", l2bm_lw, 256, 1 << 22), FI("memory_lw", "dram_per_group", dram_lw, 1024, (double)(1ll << 40)),
+    FI("memory_lw", "pdm_per_group", pdm_lw, 1024, (double)(1ll << 32)),
     FINT("word_bits", "half", half_bits, 16, 16), FINT("word_bits", "word", word_bits, 32, 32), FINT("word_bits", "long", long_bits, 64, 64),
     FD(NULL, "clock_mhz", clock_mhz, 1, 1e5),
     FINT("issue", "cycles_per_step", cycles_per_step, 4, 4), FINT("issue", "mv_issue_steps", mv_issue_steps, 1, 64),
@@ -37,7 +38,11 @@ static const Field fields[] = {
     FD("bandwidth_lw_per_cycle", "l2bm_l1bm_broadcast", bw_l2bm_l1bm_broadcast, 0.01, 1e4),
     FD("bandwidth_lw_per_cycle", "l2bm_l1bm_distribute", bw_l2bm_l1bm_distribute, 0.01, 1e4),
     FD("bandwidth_lw_per_cycle", "dram_l2bm_per_group", bw_dram_l2bm, 0.01, 1e4),
+    FD("bandwidth_lw_per_cycle", "pdm_per_group", bw_pdm, 0.01, 1e4),
+    FD("bandwidth_lw_per_cycle", "l2bm_mv", bw_l2bm_mv, 0.01, 1e4),
+    FD("bandwidth_lw_per_cycle", "cross_group", bw_cross_group, 0.01, 1e4),
     FINT("latency_cycles", "dram", dram_latency_cycles, 0, 1 << 20),
+    FINT("latency_cycles", "pdm", pdm_latency_cycles, 0, 1 << 20),
     FINT(NULL, "address_alignment_lw", address_alignment_lw, 1, 64),
 };
 

@@ -11,12 +11,14 @@ typedef struct MNMachine {
     char name[64];
     char source[4352]; /* the file it was read from */
     int groups, l2b_per_group, l1b_per_l2b, mab_per_l1b, pe_per_mab;
-    int64_t lm0_lw, lm1_lw, grf0_lw, grf1_lw, l1bm_lw, l2bm_lw, dram_lw; /* dram per group */
+    int64_t lm0_lw, lm1_lw, grf0_lw, grf1_lw, l1bm_lw, l2bm_lw, dram_lw, pdm_lw; /* dram and pdm per group */
     int half_bits, word_bits, long_bits;
     double clock_mhz;
     int cycles_per_step, mv_issue_steps, lm_raw_steps, grf_raw_steps, l1bm_raw_steps, l2bm_raw_steps;
     double bw_l1bm_pe_broadcast, bw_l1bm_pe_distribute, bw_l2bm_l1bm_broadcast, bw_l2bm_l1bm_distribute, bw_dram_l2bm;
-    int dram_latency_cycles;
+    /* the MV ports of docs/vsm.md 5.6: a group's PDM, an L2BM's MV side, a link between two groups */
+    double bw_pdm, bw_l2bm_mv, bw_cross_group;
+    int dram_latency_cycles, pdm_latency_cycles;
     int address_alignment_lw;
     /* instruction_steps: cost overrides in steps, by full mnemonic ("frcp", "fmmul") */
     int nsteps_override;

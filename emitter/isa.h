@@ -91,10 +91,15 @@ typedef enum { U_NOP, U_WAIT, U_NOFWD, U_ALU, U_MAU, U_MWRITE, U_MREAD, U_L1BM, 
     INSN(l2bm, U_L2BM, 1, P_NONE, F_SEL, 1)                                               \
     INSN(l2bmd, U_L2BM, 1, P_NONE, 0, 1)                                                  \
     INSN(l2bmr, U_L2BM, 1, P_NONE, F_RRN, 1)                                              \
-    /* DRAM <-> L2BM (MV lines) */                                                        \
+    /* DRAM, PDM <-> L2BM, within and across groups (MV lines; forms in emitter/mv.h) */ \
     INSN(mvp, U_MV, 1, P_NONE, F_MV, 1)                                                   \
     INSN(mvb2, U_MV, 1, P_NONE, F_MV, 1)                                                  \
-    INSN(mvr2, U_MV, 1, P_NONE, F_MV | F_RRN, 1)
+    INSN(mvr2, U_MV, 1, P_NONE, F_MV | F_RRN, 1)                                          \
+    INSN(mvb, U_MV, 1, P_NONE, F_MV, 1)                                                   \
+    INSN(mvb4, U_MV, 1, P_NONE, F_MV, 1)                                                  \
+    INSN(mvr, U_MV, 1, P_NONE, F_MV | F_RRN, 1)                                           \
+    INSN(mvr4, U_MV, 1, P_NONE, F_MV | F_RRN, 1)                                          \
+    INSN(mvd, U_MV, 1, P_NONE, F_MV, 1)
 
 typedef enum {
 #define INSN(name, unit, nsrc, precs, flags, steps) VI_##name,
@@ -110,7 +115,7 @@ typedef struct {
 } VInsnInfo;
 extern const VInsnInfo vsm_insns[VI_COUNT];
 
-/* Reduction opcodes of the RRN (l1bmr<op>, l2bmr<op>, mvr2<op>). */
+/* Reduction opcodes of the RRN (l1bmr<op>, l2bmr<op>, mvr<op>, mvr2<op>, mvr4<op>). */
 #define VSM_RRNS(R) R(dfadd) R(ffadd) R(hfadd) R(dmax) R(fmax) R(hmax) R(dmin) R(fmin) R(hmin) \
     R(liadd) R(iiadd) R(siadd) R(lbor) R(ibor) R(sbor) R(lband) R(iband) R(sband)
 typedef enum {
@@ -135,7 +140,7 @@ typedef enum {
     /* MAB matrix registers */
     K_MX, K_MY,
     /* upper memories (long-word addressed) */
-    K_L1BM, K_L2BM, K_DRAM,
+    K_L1BM, K_L2BM, K_DRAM, K_PDM,
     K_COUNT
 } VKind;
 

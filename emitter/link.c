@@ -29,6 +29,7 @@
 #include "app.h"
 #include "emu.h"
 #include "isa.h"
+#include "mv.h"
 #include "ops.h"
 #include "vsm.h"
 #include <pthread.h>
@@ -149,10 +150,11 @@ static void expr_foot(const Ctx *c, Foot *f, const VExpr *x) {
         return;
     }
     case U_MV: {
-        bool to_dram = d->kind == K_DRAM;
-        const VOperand *dr = to_dram ? d : s, *lc = to_dram ? s : d;
-        iv_add(to_dram ? &f->w[K_DRAM] : &f->r[K_DRAM], dr->addr, x->size, c->size[K_DRAM]);
-        iv_add(to_dram ? &f->r[K_L2BM] : &f->w[K_L2BM], lc->addr, x->size, c->size[K_L2BM]);
+        MvShape sh;
+        char why[240];
+        if (!mv_shape(x, c->m, &sh, why, sizeof why)) die("Code Emit wrote an MV line mnemu refuses: %s", why);
+        iv_add(&f->r[s->kind], s->addr, sh.src_span, c->size[s->kind]);
+        iv_add(&f->w[d->kind], d->addr, sh.dst_span, c->size[d->kind]);
         if (x->tag) iv_add(&f->w[K_TAG], x->tag, 1, 256);
         return;
     }
@@ -195,7 +197,7 @@ typedef struct {
     bool nop;         /* nothing but nop (and wait) */
     int wait;         /* the tag waited for, -1 */
     int mv_tag;       /* an MV with that tag (0: untagged), -1 */
-    int64_t mv_n;
+    const VExpr *mv;
     int cost;
 } Unit;
 typedef struct {
@@ -210,7 +212,7 @@ static void stream_of(const VProgram *p, const int cost_of[VI_COUNT][8], Stream 
     st->n = 0, st->i = 0;
     for (int i = 0; i < p->nsteps; i++) {
         const VStep *s = &p->steps[i];
-        Unit u = {s, 0, 0, true, -1, -1, 0, 1};
+        Unit u = {s, 0, 0, true, -1, -1, NULL, 1};
         int cost = 0;
         for (int k = 0; k < s->nexpr; k++) {
             const VExpr *x = &s->e[k];
@@ -219,7 +221,7 @@ static void stream_of(const VProgram *p, const int cost_of[VI_COUNT][8], Stream 
             if (ic > cost) cost = ic;
             if (in->unit == U_WAIT) u.wait = x->tag;
             else if (in->unit != U_NOP) u.nop = false;
-            if (in->unit == U_MV) u.mv_tag = x->tag, u.mv_n = x->size;
+            if (in->unit == U_MV) u.mv_tag = x->tag, u.mv = x;
             for (int j = 0; j < x->nsrc; j++)
                 if (x->src[j].kind == K_LM0 || x->src[j].kind == K_LM1) u.lmr |= (uint8_t)(1 << (x->src[j].kind == K_LM1));
             for (int j = 0; j < x->ndst; j++)
@@ -269,6 +271,7 @@ typedef struct {
     int64_t lastw[2][2]; /* per stream and LM bank: the step of its last write */
     int64_t done[256];   /* estimated completion cycle of the MV per tag */
     int64_t last_mv;
+    MvClock clk;         /* the MV ports, as mnemu times them */
     VProgram out;
 } Merge;
 
@@ -292,7 +295,10 @@ static void issue(Merge *g, const Unit *a, const Unit *b, const VStep *line) {
         if (u->mv_tag >= 0) {
             if (g->cyc - g->last_mv < (int64_t)m->mv_issue_steps * m->cycles_per_step) g->cyc = g->last_mv + (int64_t)m->mv_issue_steps * m->cycles_per_step;
             g->last_mv = g->cyc;
-            g->done[u->mv_tag] = g->cyc + m->dram_latency_cycles + (int64_t)((double)u->mv_n / m->bw_dram_l2bm + 0.999);
+            MvShape sh;
+            char why[240];
+            if (!mv_shape(u->mv, m, &sh, why, sizeof why)) die("Code Emit wrote an MV line mnemu refuses: %s", why);
+            g->done[u->mv_tag] = mv_clock_issue(&g->clk, m, u->mv, &sh, g->cyc);
         }
     }
     g->t += cost;
@@ -714,7 +720,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
     Ctx cx = {&c->machine, {0}};
     const MNMachine *m = &c->machine;
     cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw, cx.size[K_GRF1] = 2 * m->grf1_lw;
-    cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw;
+    cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw, cx.size[K_PDM] = m->pdm_lw;
     int n = g->nnodes;
     Segs sg = {c, text, seg, xcalloc((size_t)n + 1, sizeof(VProgram)), 0, vsm_line_cache_new()};
     int cost[VI_COUNT][8]; /* the machine's instruction costs: the LM distances are counted in its steps */
@@ -746,6 +752,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
         }
         int tr = is_transfer(g->nodes[i]) ? i : j, cp = tr == i ? j : i;
         Merge mg = {.c = &cx, .lastw = {{-1000, -1000}, {-1000, -1000}}, .last_mv = -1000000};
+        mv_clock_init(&mg.clk, m);
         stream_of(&sg.prog[tr], cost, &mg.x[0]);
         stream_of(&sg.prog[cp], cost, &mg.x[1]);
         merge_streams(&mg);
@@ -758,7 +765,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
         vsm_program_free(&sg.prog[i]), vsm_program_free(&sg.prog[j]);
         st->pairs++;
         st->steps_saved += mg.x[0].n + mg.x[1].n - mg.t;
-        free(mg.x[0].u), free(mg.x[1].u), vsm_program_free(&mg.out);
+        free(mg.x[0].u), free(mg.x[1].u), vsm_program_free(&mg.out), mv_clock_free(&mg.clk);
         next = j + 1;
         i = next_live(&sg, j + 1, st);
         within = i != -2;

@@ -126,6 +126,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     case 'b': o->kind = K_L1BM; break;
     case 'c': o->kind = K_L2BM; break;
     case 'd': o->kind = K_DRAM; break;
+    case 'p': o->kind = K_PDM; break;
     default: return perr(c, "unknown operand '%s'", tok);
     }
     o->width = (uint8_t)width;
@@ -165,7 +166,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         o->amode = A_FLAT;
     } else if (isdigit((unsigned char)*s)) {
         if (!parse_uint(&s, &o->addr) || (o->kind <= K_GRF1 && o->addr > 0xffff)) return perr(c, "bad address in '%s'", tok);
-    } else if (o->amode != A_TIND && o->kind != K_L1BM && o->kind != K_L2BM && o->kind != K_DRAM)
+    } else if (o->amode != A_TIND && o->kind != K_L1BM && o->kind != K_L2BM && o->kind != K_DRAM && o->kind != K_PDM)
         return perr(c, "missing address in '%s'", tok);
     else if (o->amode != A_TIND)
         return perr(c, "missing address in '%s'", tok);
@@ -267,8 +268,9 @@ static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
         e->prec = P_NONE;
         goto check_sel;
     }
-    static const char *const rrn_bases[] = {"l1bmr", "l2bmr", "mvr2"};
-    for (size_t k = 0; k < 3; k++) {
+    /* mvr last: mvr2 and mvr4 begin with it */
+    static const char *const rrn_bases[] = {"l1bmr", "l2bmr", "mvr2", "mvr4", "mvr"};
+    for (size_t k = 0; k < sizeof rrn_bases / sizeof rrn_bases[0]; k++) {
         size_t n = strlen(rrn_bases[k]);
         if (!strncmp(buf, rrn_bases[k], n)) {
             int r = find_rrn(buf + n);
@@ -935,7 +937,7 @@ static void print_operand(Pr *b, const VOperand *o) {
         return;
     }
     static const char letters[K_COUNT] = {[K_LM0] = 'm', [K_LM1] = 'n', [K_GRF0] = 'r', [K_GRF1] = 's', [K_T] = 't',
-                                          [K_MX] = 'x', [K_MY] = 'y', [K_L1BM] = 'b', [K_L2BM] = 'c', [K_DRAM] = 'd'};
+                                          [K_MX] = 'x', [K_MY] = 'y', [K_L1BM] = 'b', [K_L2BM] = 'c', [K_DRAM] = 'd', [K_PDM] = 'p'};
     if (o->kind == K_T) {
         ps(b, "lt");
         print_mask(b, o->mkind, o->mval);

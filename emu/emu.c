@@ -30,6 +30,12 @@ bool emu_fail(Emu *e, const char *fmt, ...) {
 
 static void *zalloc(size_t n) { return xcalloc(1, n); }
 
+/* zeroed memory the kernel gives page by page as it is touched; NULL when it cannot */
+static void *reserve(size_t n) {
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
+}
+
 Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     Emu *e = zalloc(sizeof *e);
     e->m = *m;
@@ -62,15 +68,17 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     e->l2bm_w = zalloc(sizeof(int64_t) * (size_t)m->l2bm_lw);
     for (int64_t i = 0; i < m->l1bm_lw; i++) e->l1bm_w[i] = INT64_MIN / 2;
     for (int64_t i = 0; i < m->l2bm_lw; i++) e->l2bm_w[i] = INT64_MIN / 2;
-    /* DRAM is large and mostly untouched: reserve it lazily (zero pages) */
+    /* DRAM and PDM are large and mostly untouched: reserved lazily (zero pages) */
     e->dram_map_bytes = sizeof(uint64_t) * (size_t)m->dram_lw * (size_t)e->ng;
-    e->dram = mmap(NULL, e->dram_map_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (e->dram == MAP_FAILED) {
-        snprintf(err, errlen, "cannot reserve %zu bytes of emulated DRAM", e->dram_map_bytes);
-        e->dram = NULL;
+    e->pdm_map_bytes = sizeof(uint64_t) * (size_t)m->pdm_lw * (size_t)e->ng;
+    e->dram = reserve(e->dram_map_bytes);
+    e->pdm = reserve(e->pdm_map_bytes);
+    if (!e->dram || !e->pdm) {
+        snprintf(err, errlen, "cannot reserve %zu bytes of emulated DRAM and PDM", e->dram_map_bytes + e->pdm_map_bytes);
         emu_free(e);
         return NULL;
     }
+    mv_clock_init(&e->clk, m);
     for (int x = 0; x < VSM_MAX_EXPR; x++)
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) e->res[x].w[c][w] = zalloc(sizeof(uint32_t) * np);
@@ -100,6 +108,9 @@ void emu_free(Emu *e) {
     for (int i = 0; i < FW_COUNT; i++) free(e->fwd[i]);
     free(e->l1bm), free(e->l2bm), free(e->l1bm_w), free(e->l2bm_w), free(e->inflight);
     if (e->dram) munmap(e->dram, e->dram_map_bytes);
+    if (e->pdm) munmap(e->pdm, e->pdm_map_bytes);
+    mv_clock_free(&e->clk);
+    free(e->mvw);
     for (int x = 0; x < VSM_MAX_EXPR; x++)
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) free(e->res[x].w[c][w]);
@@ -117,8 +128,9 @@ void emu_free(Emu *e) {
         for (int s2 = 0; s2 < 3; s2++)
             for (int c = 0; c < NCYC; c++)
                 for (int w = 0; w < 4; w++) free(e->sdefbuf[s2][c][w]);
-        if (e->dram_def) munmap(e->dram_def, e->dram_map_bytes / 8);
     }
+    if (e->dram_def) munmap(e->dram_def, e->dram_map_bytes / 8);
+    if (e->pdm_def) munmap(e->pdm_def, e->pdm_map_bytes / 8);
     free(e->tmp);
     Lanes *L = &e->lanes;
     free(L->ia), free(L->ib), free(L->io), free(L->fa), free(L->fb), free(L->fc), free(L->fo), free(L->lf);
@@ -142,11 +154,9 @@ bool emu_set_strict(Emu *e) {
     e->omr_def = zalloc(sizeof(uint16_t) * 32 * np);
     e->l1bm_def = zalloc((size_t)e->m.l1bm_lw * (size_t)e->nl1b);
     e->l2bm_def = zalloc((size_t)e->m.l2bm_lw * (size_t)e->nl2b);
-    e->dram_def = mmap(NULL, e->dram_map_bytes / 8, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (e->dram_def == MAP_FAILED) {
-        e->dram_def = NULL;
-        return false;
-    }
+    e->dram_def = reserve(e->dram_map_bytes / 8);
+    e->pdm_def = reserve(e->pdm_map_bytes / 8);
+    if (!e->dram_def || !e->pdm_def) return false;
     e->one_row = xmalloc(np);
     memset(e->one_row, 1, np);
     for (int s = 0; s < 3; s++)
@@ -498,7 +508,17 @@ static uint64_t *l2bm_at(Emu *e, int l2b, uint32_t lw) { return &e->l2bm[(size_t
 static uint8_t *l1bm_d(Emu *e, int l1b, uint32_t lw) { return &e->l1bm_def[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw]; }
 static uint8_t *l2bm_d(Emu *e, int l2b, uint32_t lw) { return &e->l2bm_def[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw]; }
 
-static bool check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const char *what) {
+bool emu_check_inflight(Emu *e, int kind, int g, int64_t lo, int64_t n, const char *what) {
+    for (int i = 0; i < e->ninflight; i++) {
+        Inflight *f = &e->inflight[i];
+        if (f->kind == kind && f->done > e->cycle && (g < 0 || f->group < 0 || g == f->group) && lo < f->hi && lo + n > f->lo)
+            return emu_fail(e, "hazard: %s reads %s [%" PRId64 ", %" PRId64 ") before the MV writing it completes (use wait)", what, vsm_kind_name(kind), lo,
+                            lo + n);
+    }
+    return true;
+}
+
+bool emu_check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const char *what) {
     int64_t *w = kind == K_L1BM ? e->l1bm_w : e->l2bm_w;
     int64_t lim = kind == K_L1BM ? e->m.l1bm_raw_steps : e->m.l2bm_raw_steps;
     uint32_t size = (uint32_t)(kind == K_L1BM ? e->m.l1bm_lw : e->m.l2bm_lw);
@@ -506,12 +526,7 @@ static bool check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const ch
         if (e->step - w[(lo + i) % size] <= lim)
             return emu_fail(e, "hazard: %s reads %s long word %u %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)", what,
                          vsm_kind_name(kind), (lo + i) % size, e->step - w[(lo + i) % size], lim);
-    for (int i = 0; i < e->ninflight; i++) {
-        Inflight *f = &e->inflight[i];
-        if (f->kind == kind && f->done > e->cycle && (int)lo < f->hi && (int)(lo + n) > f->lo)
-            return emu_fail(e, "hazard: %s reads %s [%u, %u) before the MV writing it completes (use wait)", what, vsm_kind_name(kind), lo, lo + n);
-    }
-    return true;
+    return emu_check_inflight(e, kind, -1, lo, n, what);
 }
 
 static void mark_upper_write(Emu *e, int kind, uint32_t lo, uint32_t n) {
@@ -521,7 +536,7 @@ static void mark_upper_write(Emu *e, int kind, uint32_t lo, uint32_t n) {
 }
 
 /* RRN reduction of two long words. */
-static uint64_t rrn(int op, uint64_t a, uint64_t b) {
+uint64_t emu_rrn(int op, uint64_t a, uint64_t b) {
     switch (op) {
     case RRN_dfadd: return out_d(in_d(a) + in_d(b));
     case RRN_dmax: return (int64_t)(a ^ (a >> 63 ? 0x7fffffffffffffffull : 0)) >= (int64_t)(b ^ (b >> 63 ? 0x7fffffffffffffffull : 0)) ? a : b;
@@ -583,7 +598,7 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
     if (down) {
         if (x->insn == VI_l1bmr) return emu_fail(e, "l1bmr reduces PE values into L1BM");
         uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : x->insn == VI_l1bmp ? (uint32_t)(4 * W) : (uint32_t)(16 * W);
-        if (!check_upper_read(e, K_L1BM, a, span, vsm_insns[x->insn].name)) return false;
+        if (!emu_check_upper_read(e, K_L1BM, a, span, vsm_insns[x->insn].name)) return false;
         r->fw = FW_LB;
         r->has_flags = false;
         if (e->strict) emu_def_all(e, r, 1);
@@ -620,7 +635,7 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
                         for (int m = 0; m < nm; m++) {
                             size_t p = (size_t)(l1 * ppl + m * 4 + j);
                             uint64_t v = row_lw(e->src[0], c, k, p);
-                            acc = m ? rrn(x->rrn, acc, v) : v;
+                            acc = m ? emu_rrn(x->rrn, acc, v) : v;
                             if (e->strict) d &= PDEF(p);
                         }
                         if (x->rrn == RRN_dfadd) acc = out_d(in_d(acc));
@@ -663,7 +678,7 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
     if (down) {
         if (x->insn == VI_l2bmr) { free(tmp); return emu_fail(e, "l2bmr reduces L1BMs into L2BM"); }
         uint32_t span = x->insn == VI_l2bmd ? D * (uint32_t)nj : B;
-        ok = check_upper_read(e, K_L2BM, lc, span, vsm_insns[x->insn].name);
+        ok = emu_check_upper_read(e, K_L2BM, lc, span, vsm_insns[x->insn].name);
         for (int l2 = 0; ok && l2 < e->nl2b; l2++)
             for (int j = 0; j < nj; j++) {
                 if (x->sel >= 0 && j != x->sel) continue;
@@ -681,7 +696,7 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
         if (x->insn == VI_l2bm && x->sel < 0) { free(tmp); return emu_fail(e, "l2bm needs @<l1b>"); }
         if (x->insn == VI_l2bmr && x->rrn == RRN_NONE) { free(tmp); return emu_fail(e, "l2bmr needs a reduction"); }
         uint32_t span = x->insn == VI_l2bmd ? D : B;
-        ok = check_upper_read(e, K_L1BM, lb, span, vsm_insns[x->insn].name);
+        ok = emu_check_upper_read(e, K_L1BM, lb, span, vsm_insns[x->insn].name);
         for (int l2 = 0; ok && l2 < e->nl2b; l2++) {
             if (x->insn == VI_l2bmd)
                 for (int j = 0; j < nj; j++)
@@ -699,7 +714,7 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
                     uint64_t acc = *l1bm_at(e, l2 * nj, lb + i);
                     uint8_t d = e->strict ? *l1bm_d(e, l2 * nj, lb + i) : 1;
                     for (int j = 1; j < nj; j++) {
-                        acc = rrn(x->rrn, acc, *l1bm_at(e, l2 * nj + j, lb + i));
+                        acc = emu_rrn(x->rrn, acc, *l1bm_at(e, l2 * nj + j, lb + i));
                         if (e->strict) d &= *l1bm_d(e, l2 * nj + j, lb + i);
                     }
                     if (x->rrn == RRN_dfadd) acc = out_d(in_d(acc));
@@ -711,85 +726,6 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
     }
     free(tmp);
     return ok;
-}
-
-/* ---- MV: DRAM <-> L2BM ---- */
-
-static bool exec_mv(Emu *e, const VExpr *x) {
-    const VOperand *s = &x->src[0], *d = &x->dst[0];
-    if (x->ndst != 1) return emu_fail(e, "an MV line has one source and one destination");
-    if (x->size % 64) return emu_fail(e, "MV sizes are multiples of 64 long words (got %u)", x->size);
-    bool to_dram = d->kind == K_DRAM;
-    const VOperand *dr = to_dram ? d : s, *lc = to_dram ? s : d;
-    if (dr->kind != K_DRAM || lc->kind != K_L2BM) return emu_fail(e, "MV moves between $d (DRAM) and $lc (L2BM)");
-    if (x->insn == VI_mvb2 && to_dram) return emu_fail(e, "mvb2 broadcasts DRAM into both L2BMs of a group");
-    if (x->insn == VI_mvr2 && !to_dram) return emu_fail(e, "mvr2 reduces the L2BMs of a group into DRAM");
-    if (x->insn == VI_mvr2 && x->rrn == RRN_NONE) return emu_fail(e, "mvr2 needs a reduction");
-    uint64_t n = x->size;
-    if (dr->addr + n > (uint64_t)e->m.dram_lw) return emu_fail(e, "DRAM range [%u, %" PRIu64 ") is outside the %" PRId64 "-long-word DRAM", dr->addr, dr->addr + n, e->m.dram_lw);
-    if (lc->addr + n > (uint64_t)e->m.l2bm_lw) return emu_fail(e, "L2BM range [%u, %" PRIu64 ") is outside the L2BM", lc->addr, lc->addr + n);
-    if (dr->group >= e->ng || lc->group >= e->ng) return emu_fail(e, "group selector out of range");
-    if (lc->l2b >= e->m.l2b_per_group) return emu_fail(e, "L2B selector out of range");
-    /* issue: one MV every mv_issue_steps steps */
-    int64_t gap = e->step - e->last_mv_step;
-    if (gap < e->m.mv_issue_steps) {
-        int64_t stall = (e->m.mv_issue_steps - gap) * e->m.cycles_per_step;
-        e->st.stall_cycles += stall;
-        e->cycle += stall;
-    }
-    e->last_mv_step = e->step;
-    if (to_dram && !check_upper_read(e, K_L2BM, lc->addr, (uint32_t)n, vsm_insns[x->insn].name)) return false;
-    for (int i = 0; i < e->ninflight; i++) {
-        Inflight *f = &e->inflight[i];
-        if (f->kind == K_DRAM && !to_dram && f->done > e->cycle && (int64_t)dr->addr < f->hi && (int64_t)(dr->addr + n) > f->lo)
-            return emu_fail(e, "hazard: mv reads DRAM [%u, %" PRIu64 ") before the MV writing it completes (use wait)", dr->addr, dr->addr + n);
-    }
-    int groups = 0;
-    for (int g = 0; g < e->ng; g++) {
-        if ((dr->group >= 0 && g != dr->group) || (lc->group >= 0 && g != lc->group)) continue;
-        groups++;
-        uint64_t *D = e->dram + (size_t)g * (size_t)e->m.dram_lw + dr->addr;
-        uint8_t *DD = e->strict ? e->dram_def + (size_t)g * (size_t)e->m.dram_lw + dr->addr : NULL;
-        int l2_0 = g * e->m.l2b_per_group;
-        if (to_dram) {
-            if (x->insn == VI_mvr2)
-                for (uint64_t i = 0; i < n; i++) {
-                    uint64_t acc = *l2bm_at(e, l2_0, lc->addr + (uint32_t)i);
-                    uint8_t d = DD ? *l2bm_d(e, l2_0, lc->addr + (uint32_t)i) : 1;
-                    for (int k = 1; k < e->m.l2b_per_group; k++) {
-                        acc = rrn(x->rrn, acc, *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i));
-                        if (DD) d &= *l2bm_d(e, l2_0 + k, lc->addr + (uint32_t)i);
-                    }
-                    D[i] = acc;
-                    if (DD) DD[i] = d;
-                }
-            else {
-                int l2 = l2_0 + (lc->l2b >= 0 ? lc->l2b : 0);
-                for (uint64_t i = 0; i < n; i++) {
-                    D[i] = *l2bm_at(e, l2, lc->addr + (uint32_t)i);
-                    if (DD) DD[i] = *l2bm_d(e, l2, lc->addr + (uint32_t)i);
-                }
-            }
-        } else
-            for (int k = 0; k < e->m.l2b_per_group; k++) {
-                if (x->insn == VI_mvp && k != (lc->l2b >= 0 ? lc->l2b : 0)) continue;
-                for (uint64_t i = 0; i < n; i++) {
-                    *l2bm_at(e, l2_0 + k, lc->addr + (uint32_t)i) = D[i];
-                    if (DD) *l2bm_d(e, l2_0 + k, lc->addr + (uint32_t)i) = DD[i];
-                }
-            }
-    }
-    int64_t dur = e->m.dram_latency_cycles + (int64_t)ceil((double)n / e->m.bw_dram_l2bm);
-    int64_t done = e->cycle + dur;
-    if (e->ninflight == e->capinflight) {
-        e->capinflight = e->capinflight ? e->capinflight * 2 : 16;
-        e->inflight = xrealloc(e->inflight, sizeof(Inflight) * (size_t)e->capinflight);
-    }
-    e->inflight[e->ninflight++] = (Inflight){to_dram ? K_DRAM : K_L2BM, (int)(to_dram ? dr->addr : lc->addr),
-                                             (int)((to_dram ? dr->addr : lc->addr) + n), done};
-    if (x->tag) e->tag_done[x->tag] = done;
-    e->st.dram_bytes += (int64_t)n * 8 * groups;
-    return true;
 }
 
 /* ---- one step ---- */
@@ -828,7 +764,7 @@ static bool run_step(Emu *e, const VStep *s) {
         case U_MREAD: ok = emu_exec_mread(e, x, r); break;
         case U_L1BM: ok = exec_l1bm(e, x, r); break;
         case U_L2BM: ok = exec_l2bm(e, x); r->writes_pe = false; break;
-        case U_MV: ok = exec_mv(e, x); r->writes_pe = false; break;
+        case U_MV: ok = emu_exec_mv(e, x); r->writes_pe = false; break;
         default: ok = emu_fail(e, "bad unit");
         }
         if (!ok) return false;
@@ -889,7 +825,7 @@ static bool run_step(Emu *e, const VStep *s) {
 /* ---- debug commands: d set / d get ---- */
 
 typedef struct {
-    int kind; /* K_LM0.., K_T, K_OMR, K_L1BM, K_L2BM, K_DRAM */
+    int kind; /* K_LM0.., K_T, K_OMR, K_L1BM, K_L2BM, K_DRAM, K_PDM */
     uint32_t addr;
     int sc[5]; /* n c b m p; -1 = all */
     int nsc;   /* how many scope letters were given */
@@ -915,6 +851,7 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
         case 'b': L->kind = K_L1BM; break;
         case 'c': L->kind = K_L2BM; break;
         case 'd': L->kind = K_DRAM; break;
+        case 'p': L->kind = K_PDM; break;
         default: return emu_fail(e, "unknown debug location '$%s'", start);
         }
     }
@@ -941,7 +878,7 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
         li++;
     }
     static const char *pre[K_COUNT] = {[K_LM0] = "lm", [K_LM1] = "ln", [K_GRF0] = "lr", [K_GRF1] = "ls", [K_T] = "lt",
-                                        [K_OMR] = "omr", [K_L1BM] = "lb", [K_L2BM] = "lc", [K_DRAM] = "d"};
+                                        [K_OMR] = "omr", [K_L1BM] = "lb", [K_L2BM] = "lc", [K_DRAM] = "d", [K_PDM] = "p"};
     if (L->kind == K_T) snprintf(canon, cl, "$%s%s", pre[L->kind], scope);
     else snprintf(canon, cl, "$%s%u%s", pre[L->kind], L->addr, scope);
     /* check scope ranges */
@@ -961,6 +898,7 @@ static const char *region_name(int kind) {
     case K_OMR: return "OMR";
     case K_L1BM: return "L1BM";
     case K_L2BM: return "L2BM";
+    case K_PDM: return "PDM";
     default: return "DRAM";
     }
 }
@@ -969,7 +907,7 @@ static const char *region_name(int kind) {
 typedef bool (*LocFn)(Emu *e, void *ctx, int pe_or_inst, const char *scope_name);
 
 static bool each_place(Emu *e, const DbgLoc *L, LocFn fn, void *ctx) {
-    int depth = L->kind == K_DRAM ? 1 : L->kind == K_L2BM ? 2 : L->kind == K_L1BM ? 3 : 5;
+    int depth = L->kind == K_DRAM || L->kind == K_PDM ? 1 : L->kind == K_L2BM ? 2 : L->kind == K_L1BM ? 3 : 5;
     int lim[5] = {e->ng, e->m.l2b_per_group, e->l1b_per_l2b, e->m.mab_per_l1b, 4};
     int idx[5] = {0};
     char name[64];
@@ -1005,6 +943,7 @@ static uint64_t *upper_lw(Emu *e, int kind, int inst, uint32_t a, bool *ok) {
     *ok = true;
     if (kind == K_L1BM) return a < e->m.l1bm_lw ? &e->l1bm[(size_t)inst * (size_t)e->m.l1bm_lw + a] : (*ok = false, NULL);
     if (kind == K_L2BM) return a < e->m.l2bm_lw ? &e->l2bm[(size_t)inst * (size_t)e->m.l2bm_lw + a] : (*ok = false, NULL);
+    if (kind == K_PDM) return a < e->m.pdm_lw ? &e->pdm[(size_t)inst * (size_t)e->m.pdm_lw + a] : (*ok = false, NULL);
     return a < e->m.dram_lw ? &e->dram[(size_t)inst * (size_t)e->m.dram_lw + a] : (*ok = false, NULL);
 }
 
@@ -1013,7 +952,7 @@ static bool dbg_lw(Emu *e, const DbgLoc *L, int place, int i, uint64_t **hi_lo, 
     size_t np = (size_t)e->npe;
     *hi_lo = NULL;
     *w0 = NULL;
-    if (L->kind == K_L1BM || L->kind == K_L2BM || L->kind == K_DRAM) {
+    if (L->kind == K_L1BM || L->kind == K_L2BM || L->kind == K_DRAM || L->kind == K_PDM) {
         bool ok;
         *hi_lo = upper_lw(e, L->kind, place, L->addr + (uint32_t)i, &ok);
         *addr_shown = L->addr + (uint32_t)i;
@@ -1117,8 +1056,8 @@ static bool dbg_set_one(Emu *e, void *vctx, int place, const char *scope) {
         else w[0] = (uint32_t)(vals[i] >> 32), w[np] = (uint32_t)vals[i];
         if (e->strict) {
             if (u) {
-                uint8_t *db = L->kind == K_L1BM ? e->l1bm_def : L->kind == K_L2BM ? e->l2bm_def : e->dram_def;
-                const uint64_t *b = L->kind == K_L1BM ? e->l1bm : L->kind == K_L2BM ? e->l2bm : e->dram;
+                uint8_t *db = L->kind == K_L1BM ? e->l1bm_def : L->kind == K_L2BM ? e->l2bm_def : L->kind == K_PDM ? e->pdm_def : e->dram_def;
+                const uint64_t *b = L->kind == K_L1BM ? e->l1bm : L->kind == K_L2BM ? e->l2bm : L->kind == K_PDM ? e->pdm : e->dram;
                 db[u - b] = 1;
             }
             else {

@@ -6,6 +6,7 @@
 #include "emu.h"
 #include "diag.h"
 #include "emu_num.h"
+#include "mv.h"
 #include "vsm.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -29,9 +30,17 @@ typedef struct {
 } Lanes;
 
 typedef struct {
-    int kind, lo, hi; /* range of long words (upper memories) */
+    int kind, group;  /* the memory an MV in flight writes; group -1: every group */
+    int64_t lo, hi;   /* its range of long words */
     int64_t done;     /* completion cycle */
 } Inflight;
+
+typedef struct { /* a long word an MV writes, once every source has been read */
+    uint64_t *at;
+    uint8_t *def;
+    uint64_t v;
+    uint8_t d;
+} MvWrite;
 
 struct Emu {
     MNMachine m;
@@ -42,8 +51,11 @@ struct Emu {
     uint32_t *fwd[FW_COUNT];
     bool fwd_valid[FW_COUNT];
     double *mx[2]; /* [nmab][16 x 16] */
-    uint64_t *l1bm, *l2bm, *dram;
-    size_t dram_map_bytes;
+    uint64_t *l1bm, *l2bm, *dram, *pdm;
+    size_t dram_map_bytes, pdm_map_bytes;
+    MvClock clk;      /* the MV ports (emitter/mv.h) */
+    MvWrite *mvw;     /* an MV's writes, made after its reads */
+    size_t nmvw, capmvw;
     /* timing and hazards */
     int64_t step, cycle, last_mv_step;
     int64_t lm_w[2], *grf_w[2], t_w[16];
@@ -66,7 +78,7 @@ struct Emu {
     /* --strict: definedness, 1 byte per word (PE side) or long word (upper memories),
      * laid out like the data; 0 = never written (memory starts undefined) */
     bool strict;
-    uint8_t *lm_def[2], *grf_def[2], *t_def, *fwd_def[FW_COUNT], *mx_def[2], *l1bm_def, *l2bm_def, *dram_def;
+    uint8_t *lm_def[2], *grf_def[2], *t_def, *fwd_def[FW_COUNT], *mx_def[2], *l1bm_def, *l2bm_def, *dram_def, *pdm_def;
     uint16_t *omr_def; /* per entry and PE: the defined flag bits */
     uint8_t *sdef[3][NCYC][4], *sdefbuf[3][NCYC][4], *one_row;
     const VStep *cur;
@@ -96,6 +108,17 @@ bool emu_read_src(Emu *e, const VOperand *o, int prec, int i);
 /* Definedness (--strict) of a result from its sources, per lane or all at once. */
 void emu_def_lanes(Emu *e, int nsrc, int lane_bits, Result *r);
 void emu_def_all(Emu *e, Result *r, uint8_t v);
+
+/* Hazards of upper memories (emu.c): a read of [lo, lo + n) of kind too soon after a
+ * tree transfer wrote it, or before an MV writing it completes, fails the run. */
+bool emu_check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const char *what);
+/* A read by an MV of [lo, lo + n) of kind in group g (-1 every group) before an MV in
+ * flight that writes it completes fails the run. */
+bool emu_check_inflight(Emu *e, int kind, int g, int64_t lo, int64_t n, const char *what);
+/* emu_mv.c: one MV line (docs/vsm.md 5.6): moves its data at issue and times it. */
+bool emu_exec_mv(Emu *e, const VExpr *x);
+/* the RRN reduction of two long words (section 5.7) */
+uint64_t emu_rrn(int op, uint64_t a, uint64_t b);
 
 /* The compute units (emu_units.c): each computes one expression for every PE into r. */
 bool emu_exec_alu(Emu *e, const VExpr *x, Result *r);

@@ -3,9 +3,11 @@
  * VSM has no branches and every instruction's cost is fixed, so the cycle count does not
  * depend on the data: it is the step costs (the instruction table, raised by the machine
  * description) plus the stalls of MV issue spacing and of waits for MV completion, the
- * accounting run_step (emu.c) does while it executes. Node Simulation's `best` mode
+ * accounting run_step (emu.c) does while it executes, with the MVs timed on the same
+ * port clock (emitter/mv.h). Node Simulation's `best` mode
  * times emitted code with it. */
 #include "emu.h"
+#include "mv.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -26,6 +28,8 @@ void emu_cost_table(const MNMachine *m, int tab[VI_COUNT][8]) {
 int64_t emu_program_cycles(const VProgram *p, const MNMachine *m) {
     int cost[VI_COUNT][8];
     emu_cost_table(m, cost);
+    MvClock clk;
+    mv_clock_init(&clk, m);
     int64_t step = 0, cycle = 0, last_mv = INT64_MIN / 2, done[256] = {0};
     for (int i = 0; i < p->nsteps; i++) {
         const VStep *s = &p->steps[i];
@@ -43,7 +47,11 @@ int64_t emu_program_cycles(const VProgram *p, const MNMachine *m) {
                     int64_t gap = step - last_mv;
                     if (gap < m->mv_issue_steps) cycle += (m->mv_issue_steps - gap) * m->cycles_per_step;
                     last_mv = step;
-                    int64_t d = cycle + m->dram_latency_cycles + (int64_t)ceil((double)x->size / m->bw_dram_l2bm);
+                    MvShape sh;
+                    char why[240];
+                    /* a bad line stops a run there; its cycles up to it are what it took */
+                    if (!mv_shape(x, m, &sh, why, sizeof why)) goto out;
+                    int64_t d = mv_clock_issue(&clk, m, x, &sh, cycle);
                     if (x->tag) done[x->tag] = d;
                 }
             }
@@ -52,5 +60,7 @@ int64_t emu_program_cycles(const VProgram *p, const MNMachine *m) {
             step += steps;
         }
     }
+out:
+    mv_clock_free(&clk);
     return cycle;
 }

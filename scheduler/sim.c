@@ -245,12 +245,12 @@ static void sig_machine(const MNMachine *m, int mode, MNBuf *b) {
     buf_printf(b, "mncc %s node-simulation %s mode=%d\n", mncc_version, MN_SIM_MODEL_ID, mode);
     /* the whole machine: any figure may change an estimate */
     buf_printf(b, "machine %s %d %d %d %d %d lm %lld %lld grf %lld %lld l1bm %lld l2bm %lld dram %lld bits %d %d %d clock %.17g issue %d %d %d %d %d %d"
-                  " bw %.17g %.17g %.17g %.17g %.17g lat %d align %d\n",
+                  " bw %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g lat %d %d align %d pdm %lld\n",
                m->name, m->groups, m->l2b_per_group, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, (long long)m->lm0_lw, (long long)m->lm1_lw,
                (long long)m->grf0_lw, (long long)m->grf1_lw, (long long)m->l1bm_lw, (long long)m->l2bm_lw, (long long)m->dram_lw, m->half_bits,
                m->word_bits, m->long_bits, m->clock_mhz, m->cycles_per_step, m->mv_issue_steps, m->lm_raw_steps, m->grf_raw_steps, m->l1bm_raw_steps,
                m->l2bm_raw_steps, m->bw_l1bm_pe_broadcast, m->bw_l1bm_pe_distribute, m->bw_l2bm_l1bm_broadcast, m->bw_l2bm_l1bm_distribute, m->bw_dram_l2bm,
-               m->dram_latency_cycles, m->address_alignment_lw);
+               m->bw_pdm, m->bw_l2bm_mv, m->bw_cross_group, m->dram_latency_cycles, m->pdm_latency_cycles, m->address_alignment_lw, (long long)m->pdm_lw);
     for (int i = 0; i < m->nsteps_override; i++) buf_printf(b, "steps %s %d\n", m->steps_override[i].name, m->steps_override[i].steps);
 }
 

@@ -29,6 +29,7 @@ run mutate "$b/mutate" tests/golden/ok_*.onnx examples/mlp.onnx
 run roundtrip "$b/vsm_roundtrip" $(ls tests/vsm/*.vsm tests/app/*.vsm 2>/dev/null)
 run app sh tests/app/run.sh "$b"
 [ -f tests/vsm/run.sh ] && run vsm sh tests/vsm/run.sh "$b/mnemu"
+run timing /usr/bin/python3 tests/vsm/timing.py "$b/mnemu"
 run emit /usr/bin/python3 tests/emit/run.py "$b/mncc" "$b/mnemu"
 run dashboard sh tests/dashboard/run.sh "$b/mncc"
 run replay sh tests/fuzz/replay.sh "$b"
