@@ -4,7 +4,8 @@
  * IO.json: {"inputs":  [{"name": "x", "dtype": "FLOAT32", "shape": [2, 3], "address": 0, "group": 0}],
  *           "outputs": [...same...],
  *           "params":  [{... , "data": "w.pb"}]}   (a TensorProto file, relative to IO.json)
- * mn_dtype defaults to the dtype's MN dtype; layout is RowMajor. */
+ * mn_dtype defaults to the dtype's MN dtype; layout is RowMajor; "location" is "DRAM" (the
+ * default) or "PDM" for an input or output the host places in or reads from a group's PDM. */
 #include "app_asm.h"
 #include "app.h"
 #include "diag.h"
@@ -48,7 +49,8 @@ static bool read_list(Arena *a, const cJSON *root, const char *key, const char *
         AppTensor *t = &(*out)[i];
         const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name"), *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype"),
                     *sh = cJSON_GetObjectItemCaseSensitive(e, "shape"), *ad = cJSON_GetObjectItemCaseSensitive(e, "address"),
-                    *gr = cJSON_GetObjectItemCaseSensitive(e, "group"), *md = cJSON_GetObjectItemCaseSensitive(e, "mn_dtype");
+                    *gr = cJSON_GetObjectItemCaseSensitive(e, "group"), *md = cJSON_GetObjectItemCaseSensitive(e, "mn_dtype"),
+                    *lo = cJSON_GetObjectItemCaseSensitive(e, "location");
         if (!cJSON_IsString(nm) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsNumber(ad))
             return snprintf(err, errlen, "io: %s[%d] needs name, dtype, shape and address", key, i), false;
         t->name = arena_strdup(a, nm->valuestring);
@@ -66,7 +68,9 @@ static bool read_list(Arena *a, const cJSON *root, const char *key, const char *
         t->mn_dtype = md && cJSON_IsString(md) ? arena_strdup(a, md->valuestring) : mn_dtype_name(onnx_type_default_mn(t->onnx_dtype));
         if (!app_dtype_bytes(t->mn_dtype)) return snprintf(err, errlen, "io: %s: unknown mn_dtype '%s'", t->name, t->mn_dtype), false;
         t->layout = "RowMajor";
-        t->location = "DRAM";
+        t->location = lo && cJSON_IsString(lo) ? arena_strdup(a, lo->valuestring) : "DRAM";
+        if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM")) return snprintf(err, errlen, "io: %s: location '%s' is DRAM or PDM", t->name, t->location), false;
+        if (param && strcmp(t->location, "DRAM")) return snprintf(err, errlen, "io: param %s: parameters live in DRAM", t->name), false;
         t->group = gr && cJSON_IsNumber(gr) ? (int32_t)gr->valuedouble : 0;
         t->address = (uint64_t)ad->valuedouble;
         t->num_lw = app_image_lw(t->mn_dtype, numel);

@@ -32,7 +32,7 @@ const char *vsm_kind_name(int kind) {
         [K_OMR] = "OMR", [K_NOWRITE] = "nowrite", [K_ALUF] = "aluf", [K_MAUF] = "mauf", [K_LBF] = "lbf",
         [K_MREADF] = "mreadf", [K_PEID] = "peid", [K_SUBPEID] = "subpeid", [K_MABID] = "mabid", [K_L1BID] = "l1bid",
         [K_L2BID] = "l2bid", [K_MSB1] = "msb1", [K_MX] = "X", [K_MY] = "Y", [K_L1BM] = "L1BM", [K_L2BM] = "L2BM",
-        [K_DRAM] = "DRAM", [K_PDM] = "PDM",
+        [K_DRAM] = "DRAM", [K_PDM] = "PDM", [K_DAR] = "DAR",
     };
     return kind >= 0 && kind < K_COUNT ? names[kind] : "?";
 }

@@ -91,6 +91,9 @@ typedef enum { U_NOP, U_WAIT, U_NOFWD, U_ALU, U_MAU, U_MWRITE, U_MREAD, U_L1BM, 
     INSN(l2bm, U_L2BM, 1, P_NONE, F_SEL, 1)                                               \
     INSN(l2bmd, U_L2BM, 1, P_NONE, 0, 1)                                                  \
     INSN(l2bmr, U_L2BM, 1, P_NONE, F_RRN, 1)                                              \
+    /* L2BM -> DAR: entries staged in DARBUF, then written (1 entry a cycle: 128 in 32 steps) */ \
+    INSN(l2bmdars, U_L2BM, 1, P_NONE, 0, 1)                                               \
+    INSN(l2bmdarw, U_L2BM, 0, P_NONE, 0, 32)                                              \
     /* DRAM, PDM <-> L2BM, within and across groups (MV lines; forms in emitter/mv.h) */ \
     INSN(mvp, U_MV, 1, P_NONE, F_MV, 1)                                                   \
     INSN(mvb2, U_MV, 1, P_NONE, F_MV, 1)                                                  \
@@ -141,10 +144,12 @@ typedef enum {
     K_MX, K_MY,
     /* upper memories (long-word addressed) */
     K_L1BM, K_L2BM, K_DRAM, K_PDM,
+    K_DAR, /* a group's DRAM address registers ($dar<entry>; l2bmdars) */
     K_COUNT
 } VKind;
 
-enum { A_PLAIN, A_STRIDE, A_FLAT, A_TIND }; /* addressing: fixed, v<k>, [a,b,c,d], T-indirect */
+/* addressing: fixed, v<k>, [a,b,c,d], indirect (LM0 through T: $lmt; DRAM through the DAR: $di) */
+enum { A_PLAIN, A_STRIDE, A_FLAT, A_TIND };
 enum { M_DEFAULT, M_PATTERN, M_ENTRY };       /* write/zero-flush mask source */
 
 typedef struct {
@@ -175,6 +180,7 @@ typedef struct {
     VOperand src[3], dst[4];
     uint64_t imm[2];   /* imm: the 128-bit value, word 0 in the top of imm[0] */
     uint32_t size;     /* MV: long words */
+    uint16_t nd;       /* MV nd<k>: a DAR entry serves k 16-LW pieces ($di); 0 absent */
     uint8_t tag;       /* MV i<tag> / wait i<tag> */
 } VExpr;
 

@@ -142,6 +142,10 @@ static void expr_foot(const Ctx *c, Foot *f, const VExpr *x) {
         return;
     }
     case U_L2BM: {
+        if (x->insn == VI_l2bmdars || x->insn == VI_l2bmdarw) { /* the DAR: not a resource the merge tracks */
+            f->opaque = true;
+            return;
+        }
         bool down = s->kind == K_L2BM;
         int64_t lc = down ? s->addr : d->addr, lb = down ? d->addr : s->addr, nj = c->m->l1b_per_l2b;
         int64_t cspan = x->insn == VI_l2bmd ? 32 * nj : 64, bspan = x->insn == VI_l2bmd ? 32 : 64;
@@ -153,8 +157,11 @@ static void expr_foot(const Ctx *c, Foot *f, const VExpr *x) {
         MvShape sh;
         char why[240];
         if (!mv_shape(x, c->m, &sh, why, sizeof why)) die("Code Emit wrote an MV line mnemu refuses: %s", why);
-        iv_add(&f->r[s->kind], s->addr, sh.src_span, c->size[s->kind]);
-        iv_add(&f->w[d->kind], d->addr, sh.dst_span, c->size[d->kind]);
+        int64_t lo, n;
+        mv_range(x, &sh, c->m, false, &lo, &n);
+        iv_add(&f->r[s->kind], lo, n, c->size[s->kind]);
+        mv_range(x, &sh, c->m, true, &lo, &n);
+        iv_add(&f->w[d->kind], lo, n, c->size[d->kind]);
         if (x->tag) iv_add(&f->w[K_TAG], x->tag, 1, 256);
         return;
     }

@@ -91,6 +91,10 @@ static bool form_of(const VExpr *x, MvShape *sh, char *why, size_t n) {
     default: return no(why, n, "not an MV");
     }
     if ((x->insn == VI_mvr || x->insn == VI_mvr2 || x->insn == VI_mvr4) && x->rrn == RRN_NONE) return no(why, n, "%s needs a reduction", name);
+    bool di = (ks == K_DRAM && s->amode == A_TIND) || (kd == K_DRAM && d->amode == A_TIND);
+    if (di && x->insn != VI_mvp) return no(why, n, "only mvp reads or writes DRAM through the DAR ($di)");
+    if (x->nd && !di) return no(why, n, "nd<k> goes with a $di operand");
+    sh->dar = !di ? 0 : ks == K_DRAM && s->amode == A_TIND ? 1 : 2;
     return true;
 }
 
@@ -125,7 +129,19 @@ bool mv_shape(const VExpr *x, const MNMachine *m, MvShape *sh, char *why, size_t
     default: break;
     }
     sh->dram = s->kind == K_DRAM || d->kind == K_DRAM;
-    return range_ok(s, sh->src_span, m, why, n) && range_ok(d, sh->dst_span, m, why, n);
+    if (sh->dar) { /* the DRAM addresses come from the DAR at run time: only the entries are checked here */
+        const VOperand *o = sh->dar == 1 ? s : d;
+        int64_t k = x->nd ? x->nd : 1, entries = (N / MV_DAR_PIECE + k - 1) / k;
+        if ((int64_t)o->addr + entries > MV_DAR_ENTRIES)
+            return no(why, n, "DAR entries [%u, %" PRId64 ") are outside the %d-entry DAR", o->addr, o->addr + entries, MV_DAR_ENTRIES);
+    }
+    return (sh->dar == 1 || range_ok(s, sh->src_span, m, why, n)) && (sh->dar == 2 || range_ok(d, sh->dst_span, m, why, n));
+}
+
+void mv_range(const VExpr *x, const MvShape *sh, const MNMachine *m, bool dst, int64_t *lo, int64_t *n) {
+    const VOperand *o = dst ? &x->dst[0] : &x->src[0];
+    if (sh->dar == (dst ? 2 : 1)) *lo = 0, *n = m->dram_lw;
+    else *lo = o->addr, *n = dst ? sh->dst_span : sh->src_span;
 }
 
 void mv_clock_init(MvClock *c, const MNMachine *m) {

@@ -39,7 +39,13 @@ typedef struct {
     int lsrc, ldst;          /* the L2B of an L2BM side that names one, else 0 */
     int64_t src_span, dst_span; /* long words each side covers in every memory it touches */
     bool dram;               /* touches DRAM (its latency) */
+    int dar;                 /* the side whose DRAM is read through the DAR ($di): 1 source, 2 destination, 0 none */
 } MvShape;
+
+enum { MV_DAR_ENTRIES = 1024, MV_DAR_PIECE = 16 }; /* a group's DAR; the long words one entry addresses */
+
+/* the long words side dst (else src) of x may touch: its span, or the whole DRAM through the DAR */
+void mv_range(const VExpr *x, const MvShape *sh, const MNMachine *m, bool dst, int64_t *lo, int64_t *n);
 
 /* The form of MV line x on machine m and what it touches; false with the reason in why
  * (a bad pairing of memories, a size not a multiple of the unit, a selector or a range

@@ -38,7 +38,7 @@ static uint64_t zig(int64_t v) { return v < 0 ? 2 * (uint64_t)(-(v + 1)) + 1 : 2
 
 /* the most a record part takes: an operand's kind, flags, address, stride, list, mask,
  * group and L2B; an expression's fixed part, selector, mask, immediate, size, tag, rrn */
-enum { ENC_OPERAND = 2 + 5 + 3 + 4 * 3 + 2 + 3 + 3, ENC_EXPR = 3 + 3 + 1 + 2 + 16 + 5 + 1 + 1 };
+enum { ENC_OPERAND = 2 + 5 + 3 + 4 * 3 + 2 + 3 + 3, ENC_EXPR = 3 + 3 + 1 + 2 + 16 + 5 + 1 + 1 + 3 };
 
 /* operand flags: width code (0: 1 word, 1: 2, 2: 4), addressing, and what is present */
 enum { OF_WIDTH = 3, OF_AMODE_SHIFT = 2, OF_NEG = 16, OF_MASK = 32, OF_GROUP = 64, OF_L2B = 128 };
@@ -99,13 +99,15 @@ void vsm_encode_step_holes(MNBuf *out, const VStep *s, VHoles *h) {
             if (e->size) f |= EF_SIZE;
             if (e->tag) f |= EF_TAG;
             if (e->rrn) f |= EF_RRN;
-            wv(&w, e->insn), w8(&w, e->prec), w8(&w, f), w8(&w, (unsigned)e->nsrc << 4 | e->ndst);
+            /* the count byte's bit 7: an nd<k> follows (an MV through the DAR) */
+            wv(&w, e->insn), w8(&w, e->prec), w8(&w, f), w8(&w, (unsigned)e->nsrc << 4 | e->ndst | (e->nd ? 128u : 0));
             if (e->sel >= 0) w8(&w, (unsigned)e->sel);
             if (e->zkind) w8(&w, e->zkind), w8(&w, e->zval);
             if (f & EF_IMM) w64(&w, e->imm[0]), w64(&w, e->imm[1]);
             if (e->size) wv(&w, e->size);
             if (e->tag) w8(&w, e->tag);
             if (e->rrn) w8(&w, e->rrn);
+            if (e->nd) wv(&w, e->nd);
             for (int j = 0; j < e->nsrc; j++) enc_operand(&w, &e->src[j]);
             for (int j = 0; j < e->ndst; j++) enc_operand(&w, &e->dst[j]);
         }
@@ -248,7 +250,7 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 e->prec = g8(&r);
                 unsigned f = g8(&r), nn = g8(&r);
                 e->uns = (f & EF_UNS) != 0, e->reduce = (f & EF_REDUCE) != 0;
-                e->nsrc = (uint8_t)(nn >> 4), e->ndst = (uint8_t)(nn & 15);
+                e->nsrc = (uint8_t)(nn >> 4 & 7), e->ndst = (uint8_t)(nn & 15);
                 e->sel = -1;
                 if (f & EF_SEL) e->sel = g8(&r);
                 if (f & EF_ZMASK) e->zkind = g8(&r), e->zval = g8(&r);
@@ -256,14 +258,15 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 if (f & EF_SIZE) e->size = (uint32_t)gv(&r, UINT32_MAX);
                 if (f & EF_TAG) e->tag = g8(&r);
                 if (f & EF_RRN) e->rrn = g8(&r);
+                if (nn & 128) e->nd = (uint16_t)gv(&r, 1024);
                 /* a field flagged present holds other than its default */
                 bool canon = (!(f & EF_ZMASK) || e->zkind) && (!(f & EF_IMM) || e->imm[0] || e->imm[1]) && (!(f & EF_SIZE) || e->size) &&
-                             (!(f & EF_TAG) || e->tag) && (!(f & EF_RRN) || e->rrn);
+                             (!(f & EF_TAG) || e->tag) && (!(f & EF_RRN) || e->rrn) && (!(nn & 128) || (e->nd && (vsm_insns[e->insn].flags & F_MV)));
                 ok = !r.bad && canon && e->insn < VI_COUNT && e->rrn < RRN_COUNT && e->nsrc <= 3 && e->ndst <= 4 &&
                      e->nsrc == vsm_insns[e->insn].nsrc && (vsm_insns[e->insn].precs & e->prec) && e->prec && !(e->prec & (e->prec - 1)) &&
                      e->zkind <= M_ENTRY && (e->zkind != M_ENTRY || e->zval < 32) && (e->zkind != M_PATTERN || e->zval < 16) &&
                      e->tag <= 0x3f && (e->ndst >= 1 || vsm_insns[e->insn].unit == U_NOP ||
-                     vsm_insns[e->insn].unit == U_WAIT || vsm_insns[e->insn].unit == U_NOFWD);
+                     vsm_insns[e->insn].unit == U_WAIT || vsm_insns[e->insn].unit == U_NOFWD || e->insn == VI_l2bmdarw);
                 for (int j = 0; ok && j < e->nsrc; j++) ok = dec_operand(&r, &e->src[j]);
                 for (int j = 0; ok && j < e->ndst; j++) ok = dec_operand(&r, &e->dst[j]);
             }

@@ -111,6 +111,12 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         o->width = 2;
         return true;
     }
+    if (!strncmp(s, "dar", 3)) {
+        s += 3;
+        if (!parse_uint(&s, &o->addr) || *s) return perr(c, "$dar takes an entry number ('%s')", tok);
+        o->kind = K_DAR;
+        return true;
+    }
     int width = 1;
     if (!strncmp(s, "ll", 2)) width = 4, s += 2;
     else if (*s == 'l') width = 2, s++;
@@ -140,7 +146,7 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         if (*s) return perr(c, "junk in '%s'", tok);
         return true;
     }
-    if (o->kind == K_LM0 && *s == 't') {
+    if ((o->kind == K_LM0 && *s == 't') || (o->kind == K_DRAM && *s == 'i')) {
         o->amode = A_TIND;
         s++;
     }
@@ -314,7 +320,12 @@ check_sel:
 /* MV modifiers: n<size>, i<tag> (hex), in any order */
 static bool parse_mv_mods(Ctx *c, const char *s, VExpr *e) {
     while (*s) {
-        if (*s == 'n') {
+        if (s[0] == 'n' && s[1] == 'd') {
+            s += 2;
+            uint32_t k;
+            if (!parse_uint(&s, &k) || !k || k > 1024) return perr(c, "nd<k> takes 1..1024");
+            e->nd = (uint16_t)k;
+        } else if (*s == 'n') {
             s++;
             if (!parse_uint(&s, &e->size)) return perr(c, "bad MV size");
         } else if (*s == 'i') {
@@ -325,7 +336,7 @@ static bool parse_mv_mods(Ctx *c, const char *s, VExpr *e) {
             e->tag = (uint8_t)t;
             s = end;
         } else
-            return perr(c, "unknown MV modifier '%s' (n<size>, i<tag>)", s);
+            return perr(c, "unknown MV modifier '%s' (n<size>, i<tag>, nd<k>)", s);
     }
     if (!e->size) return perr(c, "MV needs /n<size>");
     return true;
@@ -445,6 +456,7 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
         return true;
     }
     if (e->insn == VI_noforward) return nt == 1 ? true : perr(c, "noforward takes no operands");
+    if (e->insn == VI_l2bmdarw) return nt == 1 ? true : perr(c, "l2bmdarw takes no operands");
     if (e->insn == VI_imm) {
         if (nt < 3) return perr(c, "imm takes a payload and destinations");
         if (!parse_imm(c, toks[1], e)) return false;
@@ -943,6 +955,10 @@ static void print_operand(Pr *b, const VOperand *o) {
         print_mask(b, o->mkind, o->mval);
         return;
     }
+    if (o->kind == K_DAR) {
+        ps(b, "dar"), pu(b, o->addr);
+        return;
+    }
     if (o->width == 4) pc(b, 'l'), pc(b, 'l');
     else if (o->width == 2) pc(b, 'l');
     pc(b, letters[o->kind]);
@@ -950,7 +966,7 @@ static void print_operand(Pr *b, const VOperand *o) {
         pu(b, o->addr);
         return;
     }
-    if (o->amode == A_TIND) pc(b, 't');
+    if (o->amode == A_TIND) pc(b, o->kind == K_DRAM ? 'i' : 't');
     if (o->sym) pc(b, '{'), pu(b, o->sym - 1), pc(b, '}');
     VHoles *h = o->reloc ? b->h : NULL; /* a relocated number: where it goes noted */
     if (o->amode == A_FLAT) {
@@ -988,6 +1004,7 @@ static void print_expr(Pr *b, const VExpr *e, uint32_t repeat) {
     if (in->flags & F_MV) {
         ps(b, "/n"), pu(b, e->size);
         if (e->tag) pc(b, 'i'), ptag(b, e->tag);
+        if (e->nd) ps(b, "nd"), pu(b, e->nd);
     }
     print_mask(b, e->zkind, e->zval);
     if (e->insn == VI_wait) {

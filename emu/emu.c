@@ -79,6 +79,8 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
         return NULL;
     }
     mv_clock_init(&e->clk, m);
+    e->dar = zalloc(sizeof(uint32_t) * MV_DAR_ENTRIES * (size_t)e->ng);
+    e->darbuf = zalloc(sizeof(uint32_t) * MV_DAR_ENTRIES * (size_t)e->ng);
     for (int x = 0; x < VSM_MAX_EXPR; x++)
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) e->res[x].w[c][w] = zalloc(sizeof(uint32_t) * np);
@@ -110,6 +112,7 @@ void emu_free(Emu *e) {
     if (e->dram) munmap(e->dram, e->dram_map_bytes);
     if (e->pdm) munmap(e->pdm, e->pdm_map_bytes);
     mv_clock_free(&e->clk);
+    free(e->dar), free(e->darbuf);
     free(e->mvw);
     for (int x = 0; x < VSM_MAX_EXPR; x++)
         for (int c = 0; c < NCYC; c++) {
@@ -763,7 +766,7 @@ static bool run_step(Emu *e, const VStep *s) {
             break;
         case U_MREAD: ok = emu_exec_mread(e, x, r); break;
         case U_L1BM: ok = exec_l1bm(e, x, r); break;
-        case U_L2BM: ok = exec_l2bm(e, x); r->writes_pe = false; break;
+        case U_L2BM: ok = x->insn == VI_l2bmdars || x->insn == VI_l2bmdarw ? emu_exec_dar(e, x) : exec_l2bm(e, x); r->writes_pe = false; break;
         case U_MV: ok = emu_exec_mv(e, x); r->writes_pe = false; break;
         default: ok = emu_fail(e, "bad unit");
         }
@@ -1120,23 +1123,37 @@ bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen) {
     return true;
 }
 
-bool emu_dram_write(Emu *e, int group, uint64_t a, const uint64_t *data, size_t n) {
-    if (group < 0 || group >= e->ng || a > (uint64_t)e->m.dram_lw || n > (uint64_t)e->m.dram_lw - a) return false;
-    memcpy(e->dram + (size_t)group * (size_t)e->m.dram_lw + a, data, n * 8);
-    if (e->strict) memset(e->dram_def + (size_t)group * (size_t)e->m.dram_lw + a, 1, n);
+/* the host's view of DRAM or PDM (kind) of one group: the long words [a, a + n), NULL outside */
+static uint64_t *host_at(Emu *e, int kind, int group, uint64_t a, size_t n, uint8_t **def) {
+    uint64_t size = (uint64_t)(kind == K_PDM ? e->m.pdm_lw : e->m.dram_lw);
+    if ((kind != K_DRAM && kind != K_PDM) || group < 0 || group >= e->ng || a > size || n > size - a) return NULL;
+    size_t at = (size_t)group * (size_t)size + a;
+    uint8_t *d = kind == K_PDM ? e->pdm_def : e->dram_def;
+    *def = e->strict ? d + at : NULL;
+    return (kind == K_PDM ? e->pdm : e->dram) + at;
+}
+
+bool emu_host_write(Emu *e, int kind, int group, uint64_t a, const uint64_t *data, size_t n) {
+    uint8_t *def;
+    uint64_t *p = host_at(e, kind, group, a, n, &def);
+    if (!p) return false;
+    memcpy(p, data, n * 8);
+    if (def) memset(def, 1, n);
     return true;
 }
 
-int64_t emu_dram_first_undefined(Emu *e, int group, uint64_t a, size_t n) {
-    if (!e->strict || group < 0 || group >= e->ng || a > (uint64_t)e->m.dram_lw || n > (uint64_t)e->m.dram_lw - a) return -1;
-    const uint8_t *d = e->dram_def + (size_t)group * (size_t)e->m.dram_lw + a;
+int64_t emu_host_first_undefined(Emu *e, int kind, int group, uint64_t a, size_t n) {
+    uint8_t *def;
+    if (!host_at(e, kind, group, a, n, &def) || !def) return -1;
     for (size_t i = 0; i < n; i++)
-        if (!d[i]) return (int64_t)i;
+        if (!def[i]) return (int64_t)i;
     return -1;
 }
 
-bool emu_dram_read(Emu *e, int group, uint64_t a, uint64_t *data, size_t n) {
-    if (group < 0 || group >= e->ng || a > (uint64_t)e->m.dram_lw || n > (uint64_t)e->m.dram_lw - a) return false;
-    memcpy(data, e->dram + (size_t)group * (size_t)e->m.dram_lw + a, n * 8);
+bool emu_host_read(Emu *e, int kind, int group, uint64_t a, uint64_t *data, size_t n) {
+    uint8_t *def;
+    uint64_t *p = host_at(e, kind, group, a, n, &def);
+    if (!p) return false;
+    memcpy(data, p, n * 8);
     return true;
 }

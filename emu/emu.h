@@ -36,9 +36,10 @@ const EmuStats *emu_stats(const Emu *e);
  * reports: its timing does not depend on the data) */
 void emu_cost_table(const MNMachine *m, int tab[VI_COUNT][8]);
 int64_t emu_program_cycles(const VProgram *p, const MNMachine *m);
-/* Host access to DRAM (long words of one group), for loading inputs and reading outputs. */
-bool emu_dram_write(Emu *e, int group, uint64_t lw_addr, const uint64_t *data, size_t n);
-bool emu_dram_read(Emu *e, int group, uint64_t lw_addr, uint64_t *data, size_t n);
+/* Host access to the DRAM or PDM (kind K_DRAM, K_PDM) of one group, in long words, for
+ * placing inputs and parameters and reading outputs; false outside the memory. */
+bool emu_host_write(Emu *e, int kind, int group, uint64_t lw_addr, const uint64_t *data, size_t n);
+bool emu_host_read(Emu *e, int kind, int group, uint64_t lw_addr, uint64_t *data, size_t n);
 /* --strict: index of the first long word in [a, a+n) holding undefined data, or -1. */
-int64_t emu_dram_first_undefined(Emu *e, int group, uint64_t lw_addr, size_t n);
+int64_t emu_host_first_undefined(Emu *e, int kind, int group, uint64_t lw_addr, size_t n);
 #endif

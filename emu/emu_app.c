@@ -14,14 +14,16 @@
 #include <zstd.h>
 
 static bool in_layout(const AppTensor *t) { return t->layout && !strncmp(t->layout, "PadLayout", 9); }
+/* the memory the host places a tensor in or reads it from: DRAM, or the PDM (docs/vsm.md 5.6) */
+static int where(const AppTensor *t) { return t->location && !strcmp(t->location, "PDM") ? K_PDM : K_DRAM; }
 
 /* A RowMajor image goes whole to its group (or to every group); a layout image has a
  * part per group, each at the same address. */
 static bool place(Emu *e, const MNMachine *m, const AppTensor *t, const uint64_t *img, char *err, size_t errlen) {
     for (int g = 0; g < m->groups; g++) {
         if (t->group >= 0 && g != t->group) continue;
-        if (!emu_dram_write(e, g, t->address, img + (in_layout(t) ? (size_t)g * t->num_lw : 0), t->num_lw)) {
-            snprintf(err, errlen, "%s: DRAM range [%llu, %llu) of group %d is outside the machine", t->name, (unsigned long long)t->address,
+        if (!emu_host_write(e, where(t), g, t->address, img + (in_layout(t) ? (size_t)g * t->num_lw : 0), t->num_lw)) {
+            snprintf(err, errlen, "%s: %s range [%llu, %llu) of group %d is outside the machine", t->name, t->location, (unsigned long long)t->address,
                      (unsigned long long)(t->address + t->num_lw), g);
             return false;
         }
@@ -52,9 +54,12 @@ static bool check_tensor(const AppTensor *t, const MNMachine *m, bool output, ch
     (void)output;
     if (t->group < -1 || t->group >= m->groups)
         return snprintf(err, errlen, "%s: DRAM group %d does not exist on machine %s", t->name, t->group, m->name), false;
-    if (t->address > (uint64_t)m->dram_lw || t->num_lw > (uint64_t)m->dram_lw - t->address)
-        return snprintf(err, errlen, "%s: DRAM range [%llu, +%llu) is outside the machine's DRAM", t->name, (unsigned long long)t->address,
-                        (unsigned long long)t->num_lw), false;
+    if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM"))
+        return snprintf(err, errlen, "corrupt file: %s is placed in '%s' (DRAM or PDM)", t->name, t->location), false;
+    uint64_t size = (uint64_t)(where(t) == K_PDM ? m->pdm_lw : m->dram_lw);
+    if (t->address > size || t->num_lw > size - t->address)
+        return snprintf(err, errlen, "%s: %s range [%llu, +%llu) is outside the machine's %s", t->name, t->location, (unsigned long long)t->address,
+                        (unsigned long long)t->num_lw, t->location), false;
     return true;
 }
 
@@ -150,16 +155,16 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
         int64_t bad = -1;
         for (int g = 0; g < ng; g++) {
             int grp = in_layout(t) ? g : t->group < 0 ? 0 : t->group;
-            if (!emu_dram_read(e, grp, t->address, img + (size_t)g * t->num_lw, t->num_lw)) {
-                snprintf(err, errlen, "output %s: DRAM range outside the machine", t->name);
+            if (!emu_host_read(e, where(t), grp, t->address, img + (size_t)g * t->num_lw, t->num_lw)) {
+                snprintf(err, errlen, "output %s: %s range outside the machine", t->name, t->location);
                 goto done;
             }
-            if (!in_layout(t)) bad = emu_dram_first_undefined(e, grp, t->address, t->num_lw); /* a layout image has padding never written */
+            if (!in_layout(t)) bad = emu_host_first_undefined(e, where(t), grp, t->address, t->num_lw); /* a layout image has padding never written */
         }
         if (bad >= 0) {
             int per = 8 / app_dtype_bytes(t->mn_dtype);
-            snprintf(err, errlen, "strict: output %s: element %lld (DRAM long word %llu) was never written with defined data", t->name,
-                     (long long)bad * per, (unsigned long long)(t->address + (uint64_t)bad));
+            snprintf(err, errlen, "strict: output %s: element %lld (%s long word %llu) was never written with defined data", t->name,
+                     (long long)bad * per, t->location, (unsigned long long)(t->address + (uint64_t)bad));
             goto done;
         }
         MNTensor *v = ir_tensor_new(a, t->onnx_dtype, t->rank, t->shape);

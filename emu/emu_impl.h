@@ -54,6 +54,7 @@ struct Emu {
     uint64_t *l1bm, *l2bm, *dram, *pdm;
     size_t dram_map_bytes, pdm_map_bytes;
     MvClock clk;      /* the MV ports (emitter/mv.h) */
+    uint32_t *dar, *darbuf; /* per group MV_DAR_ENTRIES: DRAM addresses in 16-LW units, and their staging */
     MvWrite *mvw;     /* an MV's writes, made after its reads */
     size_t nmvw, capmvw;
     /* timing and hazards */
@@ -117,6 +118,8 @@ bool emu_check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const char 
 bool emu_check_inflight(Emu *e, int kind, int g, int64_t lo, int64_t n, const char *what);
 /* emu_mv.c: one MV line (docs/vsm.md 5.6): moves its data at issue and times it. */
 bool emu_exec_mv(Emu *e, const VExpr *x);
+/* l2bmdars (L2BM -> DARBUF) and l2bmdarw (DARBUF -> DAR) */
+bool emu_exec_dar(Emu *e, const VExpr *x);
 /* the RRN reduction of two long words (section 5.7) */
 uint64_t emu_rrn(int op, uint64_t a, uint64_t b);
 

@@ -9,6 +9,7 @@
 #include "emu_impl.h"
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint64_t *mem(Emu *e, int kind, int g, int l, uint64_t a) {
     switch (kind) {
@@ -65,7 +66,17 @@ static void put_all_l2bm(Emu *e, uint64_t a, Word w) {
         for (int l = 0; l < e->m.l2b_per_group; l++) put(e, K_L2BM, g, l, a, w);
 }
 
-static void move(Emu *e, const VExpr *x, const MvShape *sh) {
+/* the DRAM long word of index i of an operand read through the DAR of group g ($di) */
+static bool dar_addr(Emu *e, const VExpr *x, const VOperand *o, int g, uint64_t i, uint64_t *a) {
+    uint64_t k = x->nd ? x->nd : 1, q = i / MV_DAR_PIECE, entry = o->addr + q / k;
+    uint64_t base = (uint64_t)e->dar[(size_t)g * MV_DAR_ENTRIES + entry] * MV_DAR_PIECE + MV_DAR_PIECE * (q % k);
+    if (base + MV_DAR_PIECE > (uint64_t)e->m.dram_lw)
+        return emu_fail(e, "DAR entry %" PRIu64 " of group %d points past the DRAM (long word %" PRIu64 ")", entry, g, base);
+    *a = base + i % MV_DAR_PIECE;
+    return true;
+}
+
+static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
     const VOperand *s = &x->src[0], *d = &x->dst[0];
     int G = e->ng, L = e->m.l2b_per_group, P = 64 / G, op = x->rrn;
     uint64_t N = x->size, A = s->addr, B = d->addr, U = N / 64;
@@ -75,7 +86,11 @@ static void move(Emu *e, const VExpr *x, const MvShape *sh) {
         for (int g = 0; g < G; g++) {
             if (sh->form == MV_P_SINGLE && g != sh->gsrc) continue;
             int h = sh->form == MV_P_SINGLE ? sh->gdst : g;
-            for (uint64_t i = 0; i < N; i++) put(e, d->kind, h, sh->ldst, B + i, get(e, s->kind, g, sh->lsrc, A + i));
+            for (uint64_t i = 0; i < N; i++) {
+                uint64_t a = A + i, b = B + i;
+                if ((sh->dar == 1 && !dar_addr(e, x, s, g, i, &a)) || (sh->dar == 2 && !dar_addr(e, x, d, h, i, &b))) return e->nmvw = 0, false;
+                put(e, d->kind, h, sh->ldst, b, get(e, s->kind, g, sh->lsrc, a));
+            }
         }
         break;
     case MV_B2:
@@ -156,6 +171,7 @@ static void move(Emu *e, const VExpr *x, const MvShape *sh) {
         if (e->mvw[i].def) *e->mvw[i].def = e->mvw[i].d;
     }
     e->nmvw = 0;
+    return true;
 }
 
 bool emu_exec_mv(Emu *e, const VExpr *x) {
@@ -176,15 +192,18 @@ bool emu_exec_mv(Emu *e, const VExpr *x) {
     for (int i = 0; i < e->ninflight; i++)
         if (e->inflight[i].done > e->cycle) e->inflight[k++] = e->inflight[i];
     e->ninflight = k;
-    if (s->kind == K_L2BM && !emu_check_upper_read(e, K_L2BM, s->addr, (uint32_t)sh.src_span, name)) return false;
-    if (s->kind != K_L2BM && !emu_check_inflight(e, s->kind, sh.gsrc, s->addr, sh.src_span, name)) return false;
-    move(e, x, &sh);
+    int64_t lo, n;
+    mv_range(x, &sh, &e->m, false, &lo, &n);
+    if (s->kind == K_L2BM && !emu_check_upper_read(e, K_L2BM, (uint32_t)lo, (uint32_t)n, name)) return false;
+    if (s->kind != K_L2BM && !emu_check_inflight(e, s->kind, sh.gsrc, lo, n, name)) return false;
+    if (!move(e, x, &sh)) return false;
+    mv_range(x, &sh, &e->m, true, &lo, &n);
     int64_t done = mv_clock_issue(&e->clk, &e->m, x, &sh, e->cycle);
     if (e->ninflight == e->capinflight) {
         e->capinflight = e->capinflight ? e->capinflight * 2 : 16;
         e->inflight = xrealloc(e->inflight, sizeof(Inflight) * (size_t)e->capinflight);
     }
-    e->inflight[e->ninflight++] = (Inflight){d->kind, sh.gdst, d->addr, (int64_t)d->addr + sh.dst_span, done};
+    e->inflight[e->ninflight++] = (Inflight){d->kind, sh.gdst, lo, lo + n, done};
     if (x->tag) e->tag_done[x->tag] = done;
     const MvClock *c = &e->clk;
     e->st.groups = e->ng;
@@ -196,5 +215,30 @@ bool emu_exec_mv(Emu *e, const VExpr *x) {
         for (int h = 0; h < e->ng; h++)
             if (c->busy[mv_port_link(c, g, h)] > e->st.link_busy_max) e->st.link_busy_max = c->busy[mv_port_link(c, g, h)];
     }
+    return true;
+}
+
+bool emu_exec_dar(Emu *e, const VExpr *x) {
+    size_t G = (size_t)e->ng;
+    if (x->insn == VI_l2bmdarw) { /* what DARBUF holds becomes the DAR */
+        memcpy(e->dar, e->darbuf, sizeof(uint32_t) * MV_DAR_ENTRIES * G);
+        return true;
+    }
+    const VOperand *s = &x->src[0], *d = &x->dst[0];
+    if (x->ndst != 1 || s->kind != K_L2BM || d->kind != K_DAR || s->group >= 0)
+        return emu_fail(e, "l2bmdars moves an L2BM of every group into its DARBUF: l2bmdars $lcA@.l $darB");
+    int l = s->l2b > 0 ? s->l2b : 0;
+    if (l >= e->m.l2b_per_group) return emu_fail(e, "L2B selector out of range");
+    enum { LW = 64 }; /* long words a step: two entries each, the first in the upper word */
+    if ((uint64_t)s->addr + LW > (uint64_t)e->m.l2bm_lw) return emu_fail(e, "L2BM range [%u, %u) is outside the L2BM", s->addr, s->addr + LW);
+    if ((uint64_t)d->addr + 2 * LW > MV_DAR_ENTRIES) return emu_fail(e, "DAR entries [%u, %u) are outside the %d-entry DAR", d->addr, d->addr + 2 * LW, MV_DAR_ENTRIES);
+    if (!emu_check_upper_read(e, K_L2BM, s->addr, LW, "l2bmdars")) return false;
+    for (size_t g = 0; g < G; g++)
+        for (uint32_t i = 0; i < LW; i++) {
+            Word w = get(e, K_L2BM, (int)g, l, s->addr + i);
+            if (!w.d) return emu_fail(e, "l2bmdars: L2BM long word %u of group %zu holds undefined data (a DRAM address)", s->addr + i, g);
+            e->darbuf[g * MV_DAR_ENTRIES + d->addr + 2 * i] = (uint32_t)(w.v >> 32);
+            e->darbuf[g * MV_DAR_ENTRIES + d->addr + 2 * i + 1] = (uint32_t)w.v;
+        }
     return true;
 }

@@ -28,7 +28,7 @@ open(d + "/in/input_0.pb", "wb").write(numpy_helper.from_array(x, "x").Serialize
 open(d + "/axwb.w.pb", "wb").write(numpy_helper.from_array(w, "w").SerializeToString())
 open(d + "/bad/input_0.pb" if os.path.isdir(d + "/bad") else d + "/wrong.pb", "wb").write(numpy_helper.from_array(x[:10], "x").SerializeToString())
 PY
-cp "$here/axwb.vsm" "$here/axwb.io.json" "$here/axpb.vsm" "$here/axpb.io.json" "$tmp/"
+cp "$here/axwb.vsm" "$here/axwb.io.json" "$here/axpb.vsm" "$here/axpb.io.json" "$here/axpb_pdm.vsm" "$here/axpb_pdm.io.json" "$tmp/"
 
 for k in axpb axwb; do
     if "$b/mncc" asm "$tmp/$k.vsm" --io "$tmp/$k.io.json" --machine l1b -o "$tmp/$k.app" 2>"$tmp/err"; then ok "asm-$k"; else bad "asm-$k" "$(cat "$tmp/err")"; continue; fi
@@ -54,6 +54,15 @@ PY
         ok "flatc-$k"
     else bad "flatc-$k" "flatc failed or disagrees with mndump --json: $(head -c 200 "$tmp/err")"; fi
 done
+
+# host I/O through the PDMs of two groups on mncore2: the app says where, mnemu places and
+# reads there, mndump shows it, and the values are those of the DRAM kernel
+if "$b/mncc" asm "$tmp/axpb_pdm.vsm" --io "$tmp/axpb_pdm.io.json" --machine mncore2 -o "$tmp/axpb_pdm.app" 2>"$tmp/err" &&
+    "$b/mnemu" --strict "$tmp/axpb_pdm.app" --inputs "$tmp/in" -o "$tmp/out_pdm" 2>"$tmp/err" &&
+    cmp -s "$tmp/out_pdm/output_0.pb" "$tmp/out_axpb/output_0.pb"; then ok pdm-io; else bad pdm-io "$(cat "$tmp/err")"; fi
+"$b/mndump" "$tmp/axpb_pdm.app" > "$tmp/pdm.dump" 2>&1
+grep -q "in PDM group 2 at LW 4096" "$tmp/pdm.dump" && grep -q "in PDM group 3 at LW 0" "$tmp/pdm.dump" && ok pdm-mndump ||
+    bad pdm-mndump "mndump does not show the PDM placements: $(grep -i pdm "$tmp/pdm.dump" | head -3)"
 
 # --strict: a clean kernel passes, one that leaves output undefined does not
 "$b/mnemu" --strict "$tmp/axwb.app" --inputs "$tmp/in" -o "$tmp/out_s" 2>"$tmp/err" && ok strict-clean || bad strict-clean "$(cat "$tmp/err")"
