@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The benchmark suite: `make bench` (figures, not pass/fail; no test is timed).
 
-Five tables, from one run on this machine, also written to build/bench/suite.json:
+Six tables, from one run on this machine, also written to build/bench/suite.json:
 
  1. compile   every bench and real model at O0, O2 and O3: wall time and peak RSS of the
               mncc process (/usr/bin/time -v), and the wall time of each pass group
@@ -19,6 +19,9 @@ Five tables, from one run on this machine, also written to build/bench/suite.jso
               and LM peak / LOAD per bank.
  5. emulator  PE-element operations per second of mnemu: on the schedule runs and on a
               long synthetic vector program.
+ 6. sim       Node Simulation's estimate against the emitted code's emulated cycles, per
+              node kind, over the ONNX test data, examples/ and the bench nets
+              (bench/sim_check.py; the target is every kind within 25 %).
 
 usage: suite.py [--quick]   (--quick: 60-node and 1k models only, 1k/10k scaling)
 Environment: MNCC, MNEMU (default build/), ORT_NODE_DIR (default build/real, where
@@ -273,6 +276,9 @@ def main():
     schedule_table([m for m in ms if m[0].endswith("_60") or m[0] in figures.SHAPES], emu_rows)
     synthetic_emu(emu_rows)
     emu_table(emu_rows)
+    print("\n== 6. Node Simulation against the emitted code (bench/sim_check.py%s)" % (" --quick" if QUICK else ""))
+    sys.stdout.flush()
+    subprocess.run([PY, os.path.join(ROOT, "bench", "sim_check.py")] + (["--quick"] if QUICK else []), check=True)
     json.dump(results, open(os.path.join(DIR, "suite.json"), "w"), indent=1)
     print("\n(figures in %s)" % os.path.relpath(os.path.join(DIR, "suite.json"), ROOT))
 

@@ -822,10 +822,26 @@ static void emit_node(Em *e, const MNNode *n, const Walk *wk) {
  * bank[k] names (LM0 0, LM1 1), its LM outputs after them in out_bank (-1: output 0
  * over input 0), nothing else resident; the cycles of its code on the emulator's timing
  * model, or -1 when it cannot be emitted so (or does not fit). */
+/* false with the reason when the emitted code cannot run on machine m at all */
+static bool machine_ok(const MNMachine *m, char *why, size_t n) {
+    if (m->lm_raw_steps > 2 || m->grf_raw_steps > 1 || m->l1bm_raw_steps > 2 || m->l2bm_raw_steps > 3) {
+        /* the emitted spacing (nops) is the mncore2 timing; a slower machine would reject it */
+        snprintf(why, n, "machine %s: read-after-write distances beyond those the emitter spaces for (LM 2, GRF 1, L1BM 2, L2BM 3 steps)", m->name);
+        return false;
+    }
+    MNLayout probe = {0};
+    AppLayoutImage pim;
+    return app_layout_image(&probe, m, &pim, why, n); /* the transfers cannot run on this machine */
+}
+
 int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_bank) {
     enum { MAXV = 64 };
-    if (n->nin + n->nout > MAXV) return -1;
-    MNValue vals[MAXV], **vp = ARENA_ARRAY(c->arena, MNValue *, MAXV);
+    char why[300];
+    if (n->nin + n->nout > MAXV || !machine_ok(&c->machine, why, sizeof why)) return -1;
+    /* what the emission makes (index tables, names) lives in an arena of its own, freed at
+     * the end: a node timed for Node Simulation leaves nothing in the compile's */
+    Arena *scratch = arena_new(0);
+    MNValue vals[MAXV], **vp = ARENA_ARRAY(scratch, MNValue *, MAXV);
     MNValue *ins[MAXV], *outs[MAXV];
     const MNValue *orig[MAXV];
     bool isin[MAXV] = {0};
@@ -857,7 +873,7 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
                     else {
                         x->addr = used[b];
                         used[b] += (x->num_lw + al - 1) / al * al;
-                        if (used[b] > cap[b]) return -1;
+                        if (used[b] > cap[b]) return arena_free(scratch), -1;
                     }
                 }
             }
@@ -868,9 +884,10 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     MNNode *mp = &m;
     MNGraph g = *c->g; /* its own value list and name table: the tables emission adds stay out of the real graph */
     g.nodes = &mp, g.nnodes = 1, g.cap_nodes = 1, g.values = vp, g.nvalues = nv, g.cap_values = MAXV;
-    g.table_cap = 256, g.table = ARENA_ARRAY(c->arena, MNValue *, g.table_cap);
+    g.table_cap = 256, g.table = ARENA_ARRAY(scratch, MNValue *, g.table_cap);
+    g.arena = scratch;
     MNCompile cc = *c;
-    cc.g = &g;
+    cc.g = &g, cc.arena = scratch;
     Walk wk;
     walk_init(&wk, &g);
     wk.pos = 0;
@@ -892,6 +909,7 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
         buf_free(&b);
     }
     walk_free(&wk);
+    arena_free(scratch);
     return cyc;
 }
 
@@ -956,21 +974,8 @@ static bool emit_all(MNCompile *c) {
         if (seen[g->nodes[i]->op]++) continue;
         buf_printf(&why, "%s%s (%s, node '%s')", why.len ? ", " : "", g->nodes[i]->op_type, w, g->nodes[i]->name);
     }
-    MNLayout probe = {0};
-    probe.rank = 0;
-    AppLayoutImage pim;
     char perr[300];
-    const MNMachine *mm = &c->machine;
-    if (!missing && (mm->lm_raw_steps > 2 || mm->grf_raw_steps > 1 || mm->l1bm_raw_steps > 2 || mm->l2bm_raw_steps > 3)) {
-        /* the emitted spacing (nops) is the mncore2 timing; a slower machine would reject it */
-        snprintf(perr, sizeof perr, "machine %s: read-after-write distances beyond those the emitter spaces for (LM 2, GRF 1, L1BM 2, L2BM 3 steps)", mm->name);
-        mn_log(c, 1, "no model.app: %s", perr);
-        c->app_status = arena_printf(c->arena, "not written: %s", perr);
-        buf_free(&why);
-        walk_free(&wk);
-        return true;
-    }
-    if (!missing && !app_layout_image(&probe, &c->machine, &pim, perr, sizeof perr)) { /* the transfers cannot run on this machine */
+    if (!missing && !machine_ok(&c->machine, perr, sizeof perr)) {
         mn_log(c, 1, "no model.app: %s", perr);
         c->app_status = arena_printf(c->arena, "not written: %s", perr);
         buf_free(&why);

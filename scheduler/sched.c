@@ -474,8 +474,14 @@ static bool run_node(Sim *m, int p) {
     }
     int64_t toff = -1;
     if (temp) toff = gap(m, tbank, temp); /* held only while the node runs: nothing else is placed meanwhile */
-    /* two LM operands in one bank cost a read step each */
+    /* two LM operands in one bank cost a read step each; a node's one LM input in the
+     * output's bank (not written over it) makes the writes wait for the reads: the
+     * variant's conflict figure (sim.c's time_variants times both cases) */
     bool conflict = false;
+    int nlm = 0, last = -1;
+    for (int a = 0; a < n->nin; a++)
+        if (lm_value(n->in[a]) && m->bank[n->in[a]->id] >= 0) nlm++, last = a;
+    if (nlm == 1 && sn->var[var].out_bank >= 0 && m->bank[n->in[last]->id] == sn->var[var].out_bank) conflict = true;
     for (int a = 0; a < n->nin; a++)
         for (int b2 = a + 1; b2 < n->nin; b2++)
             if (lm_value(n->in[a]) && lm_value(n->in[b2]) && n->in[a] != n->in[b2] && m->bank[n->in[a]->id] >= 0 &&
@@ -944,8 +950,8 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
     MNBuf b = {0};
     static const char *tracks[SIM_NRES] = {"compute", "DRAM transfer", "tree transfer"};
     buf_printf(&b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
-    for (int t = 0; t < SIM_NRES; t++)
-        buf_printf(&b, "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"%s\"}},\n", t + 1, tracks[t]);
+    for (int t = 0; t < SIM_NRES; t++) /* the comma before each event: a graph with none (all folded) is still JSON */
+        buf_printf(&b, "%s{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"%s\"}}", t ? ",\n" : "", t + 1, tracks[t]);
     /* events sorted by start (stable: the schedule order breaks ties) */
     int *ord = xmalloc(sizeof(int) * (size_t)(r->nev + 1)), n = 0;
     for (int i = 0; i < r->nev; i++)
@@ -962,7 +968,7 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
         const MNNode *nd = e->kind == EV_NODE ? s->order[e->node] : e->kind == EV_RECOMPUTE ? s->nodes0[e->node] : NULL;
         const char *what = e->kind == EV_LOAD ? "reload" : e->kind == EV_STORE ? "spill" : e->kind == EV_MOVE ? "move" : e->kind == EV_RECOMPUTE ? "recompute" : "node";
         tl[k] = (SchedEvent){nd ? nd->name : s->g->values[e->v]->name, e->kind == EV_NODE ? nd->op_type : what, e->res, e->start, e->dur};
-        buf_printf(&b, "{\"name\": ");
+        buf_printf(&b, ",\n{\"name\": ");
         buf_json_string(&b, nd ? nd->name : s->g->values[e->v]->name);
         buf_printf(&b, ", \"cat\": ");
         buf_json_string(&b, e->kind == EV_NODE ? nd->op_type : what);
@@ -970,11 +976,11 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
         us_text(&b, e->start, mhz);
         buf_printf(&b, ", \"dur\": ");
         us_text(&b, e->dur, mhz);
-        buf_printf(&b, ", \"pid\": 1, \"tid\": %d, \"args\": {\"cycles\": %lld, \"start_cycle\": %lld, \"step\": \"%s\"}}%s\n", e->res + 1, (long long)e->dur,
-                   (long long)e->start, what, k + 1 < n ? "," : "");
+        buf_printf(&b, ", \"pid\": 1, \"tid\": %d, \"args\": {\"cycles\": %lld, \"start_cycle\": %lld, \"step\": \"%s\"}}", e->res + 1, (long long)e->dur,
+                   (long long)e->start, what);
     }
     free(ord);
-    buf_printf(&b, "]}\n");
+    buf_printf(&b, "\n]}\n");
     return mn_art_write_owned(c, "trace.json", b.data, b.len); /* the writer's once it is large */
 }
 

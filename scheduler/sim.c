@@ -9,12 +9,15 @@
  * one read port, so the second operand takes an extra step per long word (docs/vsm.md
  * section 6). The scheduler picks among them once it knows the banks.
  *
- * The estimates (simulation_mode fake, fast, default) come from the machine
- * description: steps per long word of each unit, the matrix unit's 8x8 product per MAB,
- * DRAM latency and bandwidth, and the tree's distribute bandwidths. fast gives only the
- * two bank variants. best times each variant's emitted code on the emulator's timing
- * model (emit_measure: the node alone, its inputs at the bottom of the banks); a node
- * the emitter cannot take alone keeps the estimates.
+ * The estimates come from the machine description: steps per long word of each unit,
+ * the matrix unit's 8x8 product per MAB, DRAM latency and bandwidth, and the tree's
+ * distribute bandwidths. fake and fast use them alone (fast: only the two bank
+ * variants), a quick compile's choice. default (and best, its older name) then times
+ * every distinct node's variants from its emitted code on the emulator's timing model
+ * (emit_measure: the node alone, its inputs at the bottom of the banks), since the
+ * estimates alone missed the emitted code by up to a hundredfold (bench/sim_check.py
+ * prints estimate / emulated per node kind). A node the emitter cannot take alone keeps
+ * the estimates.
  *
  * Results are cached, content-addressed by the node's signature (op, attributes,
  * shapes, dtypes, layouts, locations, the whole machine, compiler version, mode), so a
@@ -480,11 +483,15 @@ static void split_per_piece(MNCompile *c) {
     if (cuts) mn_log(c, 0, "node simulation: %d split pieces, each cut just before its first reader", cuts);
 }
 
-/* best: each variant's cycles from its emitted code on the emulator's timing model (LM
- * inputs in alternate banks, the first opposite the output; for the bank-conflict
- * figure all in one bank). The double-buffered variants are not emitted differently,
- * so they take the plain variant's cycles (and keep their extra LM: never preferred).
- * False when the node cannot be emitted alone (it keeps the estimates). */
+/* default and best: each variant's cycles from its emitted code on the emulator's timing
+ * model, twice: LM inputs in alternate banks, the first opposite the output (cycles), and
+ * in conflict (cycles_conflict): all in one bank, opposite the output, or a single LM
+ * input in the output's bank (one read port; a write to the bank being read waits). The
+ * schedule takes the second figure in the same cases (sched.c). The output in LM1 takes
+ * the figures of the output in LM0, the banks mirrored (two emissions a node, not four:
+ * bench/sim_check.py keeps every kind within 25 % with it). The double-buffered variants are not emitted differently, so they
+ * take the plain variant's cycles (and keep their extra LM: never preferred). False when
+ * the node cannot be emitted alone (it keeps the estimates). */
 static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
     enum { MAXIN = 64 };
     int alt[MAXIN], one[MAXIN];
@@ -495,19 +502,22 @@ static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
         for (int k = 0; k < sn->nvar; k++) {
             SimVariant *v = &sn->var[k];
             if (v->fast != (pass == 1)) continue;
-            if (v->fast) {
-                if (v->out_bank >= 0 && plain[v->out_bank][0] >= 0) v->cycles = plain[v->out_bank][0], v->cycles_conflict = plain[v->out_bank][1];
+            if (v->fast || (v->out_bank == 1 && plain[0][0] >= 0)) { /* the output in LM1 is taken to cost what LM0's did */
+                int b = v->fast ? v->out_bank : 0;
+                if (b >= 0 && plain[b][0] >= 0) v->cycles = plain[b][0], v->cycles_conflict = plain[b][1];
+                if (v->out_bank == 1 && !v->fast) plain[1][0] = v->cycles, plain[1][1] = v->cycles_conflict;
                 continue;
             }
-            int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0;
+            int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0, nlm = 0;
+            for (int j = 0; j < n->nin; j++) nlm += in_lm(n->in[j]);
             for (int j = 0; j < n->nin; j++) {
-                alt[j] = (start + nl) % 2, one[j] = start;
+                alt[j] = (start + nl) % 2, one[j] = nlm == 1 && v->out_bank >= 0 ? v->out_bank : start;
                 nl += in_lm(n->in[j]);
             }
             int64_t cyc = emit_measure(c, n, alt, v->out_bank);
             if (cyc < 0) continue;
-            int64_t cc = nl > 1 ? emit_measure(c, n, one, v->out_bank) : cyc;
-            v->cycles = cyc, v->cycles_conflict = cc >= 0 ? cc : cyc;
+            int64_t cc = nl ? emit_measure(c, n, one, v->out_bank) : cyc;
+            v->cycles = cyc, v->cycles_conflict = cc >= cyc ? cc : cyc;
             if (v->out_bank >= 0) plain[v->out_bank][0] = v->cycles, plain[v->out_bank][1] = v->cycles_conflict;
             any = true;
         }
@@ -518,8 +528,8 @@ bool sched_node_simulation(MNCompile *c) {
     MNGraph *g = c->g;
     split_per_piece(c);
     int mode = (int)c->opt->ival[MN_OPT_simulation_mode];
-    bool best = mode == MN_SIM_BEST;
-    if (best) mode = MN_SIM_DEFAULT; /* the estimates first: what cannot be emitted alone keeps them */
+    bool timed = mode >= MN_SIM_DEFAULT; /* best: the name default had when fast and default estimated alike */
+    if (timed) mode = MN_SIM_DEFAULT; /* the estimates first: what cannot be emitted alone keeps them */
     bool fake = mode == MN_SIM_FAKE;
     if (fake) mode = MN_SIM_FAST; /* the fewest variants, and no cache to read or write */
     SchedState *st = ARENA_NEW(c->arena, SchedState);
@@ -553,12 +563,12 @@ bool sched_node_simulation(MNCompile *c) {
     qsort(uniq, (size_t)nu, sizeof(int), cmp_int);
     for (int t = 0; t < nt; t++) w[t].nuniq = nu;
     run_threads(w, nt, 1);
-    if (best) { /* one thread: emission allocates in the compile's arena */
-        int timed = 0;
-        for (int k = 0; k < nu; k++) timed += time_variants(c, g->nodes[uniq[k]], &st->sim[g->nodes[uniq[k]]->sim]);
-        mn_figure(c, "nodes_timed_from_code", timed);
-        mn_log(c, 0, "node simulation (best): %d of %d distinct nodes timed from their emitted code%s", timed, nu,
-               timed < nu ? "; the others (not emitted alone) keep the estimates" : "");
+    if (timed) { /* one thread: emission allocates in the compile's arena */
+        int ntimed = 0;
+        for (int k = 0; k < nu; k++) ntimed += time_variants(c, g->nodes[uniq[k]], &st->sim[g->nodes[uniq[k]]->sim]);
+        mn_figure(c, "nodes_timed_from_code", ntimed);
+        mn_log(c, 0, "node simulation (timed): %d of %d distinct nodes timed from their emitted code%s", ntimed, nu,
+               ntimed < nu ? "; the others (not emitted alone) keep the estimates" : "");
     }
     for (int i = 0; i < nn; i++)
         if (rep[i] != i) st->sim[g->nodes[i]->sim] = st->sim[g->nodes[rep[i]]->sim];

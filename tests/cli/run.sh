@@ -214,7 +214,7 @@ expect cache-dir-empty 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ce" --cache-dir ""
 sed 's/"l1bm_pe_distribute": 64/"l1bm_pe_distribute": 0.5/' "$root/presets/machines/tiny.json" > "$tmp/slowtree.json"
 expect fractional-bandwidth 0 "$mncc" "$g/ok_opset9.onnx" -o "$tmp/fb" --machine "$tmp/slowtree.json" --verify
 expect sim-best 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/sb" -O simulation_mode=best
-[ "$(fig "$tmp/sb/report.json" node_simulation nodes_timed_from_code)" -gt 0 ] && grep -q 'node simulation (best): [1-9]' "$tmp/sb/out.txt" &&
+[ "$(fig "$tmp/sb/report.json" node_simulation nodes_timed_from_code)" -gt 0 ] && grep -q 'node simulation (timed): [1-9]' "$tmp/sb/out.txt" &&
     ok sim-best-timed || bad sim-best-timed "best mode timed no node from its code"
 # per-node code is relative to its values; the linker resolves it and model.app lists
 # every relocation (mndump prints them); a program text with one left is refused
@@ -293,7 +293,7 @@ expect memory-limit 1 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=2
 grep -q "memory limit" "$tmp/err" || bad memory-limit-text "$(cat "$tmp/err")"
 expect memory-limit-enough 0 "$mncc" "$tmp/big.onnx" -o "$tmp/m" -O memory_limit_mb=64
 # ... and counts the whole heap, not only the arena: code text and programs too
-expect memory-limit-emit 1 "$mncc" "$root/examples/mlp.onnx" --input-shape x=64,4,4 -o "$tmp/m" -O memory_limit_mb=1 --cache-dir none
+expect memory-limit-emit 1 "$mncc" "$root/examples/mlp.onnx" --input-shape x=64,4,4 -o "$tmp/m" -O memory_limit_mb=1 -O simulation_mode=fast --cache-dir none
 grep -q "exceeded the memory limit in emit" "$tmp/err" && [ ! -f "$tmp/m/model.app" ] && [ "$(json_status "$tmp/m/report.json")" = error ] &&
     ok memory-limit-emit-clean || bad memory-limit-emit-clean "$(cat "$tmp/err"; ls "$tmp/m")"
 
