@@ -212,9 +212,8 @@ int64_t mv_clock_issue(MvClock *c, const MNMachine *m, const VExpr *x, const MvS
         break;
     case MV_B2:
     case MV_R2: {
-        int only = sh->gsrc >= 0 ? sh->gsrc : sh->gdst;
         for (int g = 0; g < G; g++) {
-            if (only >= 0 && g != only) continue;
+            if (!mv_in_group(sh, g)) continue;
             load(&is, mv_port_dram(c, g), N);
             for (int l = 0; l < L; l++) load(&is, mv_port_l2bm(c, g * L + l), N);
         }

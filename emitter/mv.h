@@ -52,6 +52,12 @@ void mv_range(const VExpr *x, const MvShape *sh, const MNMachine *m, bool dst, i
  * outside the machine). */
 bool mv_shape(const VExpr *x, const MNMachine *m, MvShape *sh, char *why, size_t n);
 
+/* whether group g takes part in MV sh: every group, or the one an mvb2 / mvr2 names */
+static inline bool mv_in_group(const MvShape *sh, int g) {
+    int only = sh->gsrc >= 0 ? sh->gsrc : sh->gdst;
+    return (sh->form != MV_B2 && sh->form != MV_R2) || only < 0 || g == only;
+}
+
 /* The ports of a machine and when each is next free. */
 typedef struct {
     int ng, nl, nports;

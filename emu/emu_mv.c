@@ -95,9 +95,8 @@ static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
         break;
     case MV_B2:
     case MV_R2: {
-        int only = sh->gsrc >= 0 ? sh->gsrc : sh->gdst;
         for (int g = 0; g < G; g++) {
-            if (only >= 0 && g != only) continue;
+            if (!mv_in_group(sh, g)) continue;
             for (uint64_t i = 0; i < N; i++)
                 if (sh->form == MV_B2)
                     for (int l = 0; l < L; l++) put(e, K_L2BM, g, l, B + i, get(e, K_DRAM, g, 0, A + i));

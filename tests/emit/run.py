@@ -70,6 +70,12 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
     st = json.loads(r.stdout.strip().splitlines()[-1])
     if st["cycles"] != st["model_cycles"]:  # Node Simulation's best mode times code with the model alone
         return check(name, False, "the timing model predicts %d cycles, the run took %d" % (st["model_cycles"], st["cycles"]))
+    rate = json.load(open(os.path.join(ROOT, "presets", "machines", machine + ".json")) if os.sep not in machine else open(machine))
+    rate = rate["bandwidth_lw_per_cycle"]["dram_l2bm_per_group"]
+    for g, grp in enumerate(st.get("groups", [])):  # shared bandwidth: no group's DRAM beats its rate (docs/vsm.md 5.6)
+        lw = grp["dram_bytes"] // 8
+        if st["cycles"] < grp["dram_busy_cycles"] or grp["dram_busy_cycles"] * rate < lw:
+            return check(name, False, "group %d: %d DRAM long words in %d busy cycles of a run of %d" % (g, lw, grp["dram_busy_cycles"], st["cycles"]))
     if on_matrix and not st["insns"]["mwrite"]:  # the run loaded the MAB matrix registers
         return check(name, False, "the products did not run on the matrix unit")
     for i, (n, _) in enumerate(outputs):
@@ -411,6 +417,12 @@ fig = {}
 for p in json.load(open(os.path.join(tmp, "best-mode", "cg", "report.json")))["passes"]:
     fig.update(p.get("figures", {}))
 check("best-mode-timed", fig.get("nodes_timed_from_code", 0) >= 3, "nodes timed from code: %s" % fig.get("nodes_timed_from_code"))
+
+# a DRAM-bound node on the whole machine: its cycles are at least its DRAM long words over
+# the DRAM's rate, group by group (the case checks it), and it moves what it must
+xr = f32(1024, 1024)
+case("dram-bound-relu", [h.make_node("Relu", ["x"], ["y"])], [("x", [1024, 1024])], [("y", [1024, 1024])], dict(x=xr), dict(y=np.maximum(xr, 0)),
+     machine="mncore2")
 
 # link=merge: the next weight's download runs beside the Relu before it
 xl, w1, w2, w3 = f32(4, 64), f32(64, 64), f32(64, 64), f32(64, 32)
