@@ -478,9 +478,12 @@ static bool run_node(Sim *m, int p) {
      * output's bank (not written over it) makes the writes wait for the reads: the
      * variant's conflict figure (sim.c's time_variants times both cases) */
     bool conflict = false;
-    int nlm = 0, last = -1;
-    for (int a = 0; a < n->nin; a++)
-        if (lm_value(n->in[a]) && m->bank[n->in[a]->id] >= 0) nlm++, last = a;
+    int nlm = 0, last = -1; /* distinct LM inputs: Mul(x, x) reads one */
+    for (int a = 0; a < n->nin; a++) {
+        bool again = false;
+        for (int b2 = 0; b2 < a; b2++) again |= n->in[b2] == n->in[a];
+        if (lm_value(n->in[a]) && m->bank[n->in[a]->id] >= 0 && !again) nlm++, last = a;
+    }
     if (nlm == 1 && sn->var[var].out_bank >= 0 && m->bank[n->in[last]->id] == sn->var[var].out_bank) conflict = true;
     for (int a = 0; a < n->nin; a++)
         for (int b2 = a + 1; b2 < n->nin; b2++)

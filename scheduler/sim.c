@@ -508,8 +508,12 @@ static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
                 if (v->out_bank == 1 && !v->fast) plain[1][0] = v->cycles, plain[1][1] = v->cycles_conflict;
                 continue;
             }
-            int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0, nlm = 0;
-            for (int j = 0; j < n->nin; j++) nlm += in_lm(n->in[j]);
+            int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0, nlm = 0; /* nlm: distinct LM inputs (Mul(x, x) reads one) */
+            for (int j = 0; j < n->nin; j++) {
+                bool again = false;
+                for (int i = 0; i < j; i++) again |= n->in[i] == n->in[j];
+                nlm += in_lm(n->in[j]) && !again;
+            }
             for (int j = 0; j < n->nin; j++) {
                 alt[j] = (start + nl) % 2, one[j] = nlm == 1 && v->out_bank >= 0 ? v->out_bank : start;
                 nl += in_lm(n->in[j]);
