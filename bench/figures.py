@@ -13,7 +13,7 @@ Roofline lower bound = max(FLOPs / peak, compulsory DRAM bytes / bandwidth), in 
            docs/vsm.md 5.3) on all MABs;
   bytes    graph inputs, outputs and initializers, once;
   bandwidth  bandwidth_lw_per_cycle.dram_l2bm_per_group x 8 bytes x groups.
-mncc does not use the matrix unit yet, so the ratio is the number to drive down.
+The ratio is the number to drive down.
 """
 import json
 import os

@@ -43,7 +43,7 @@ def corpus(quick, tmp):
     return models + [(t, []) for t in tests]
 
 
-def node_cycles(vsm, trace, total):
+def node_cycles(vsm, trace):
     """emulated cycles per node: from its first executed line to the next node's"""
     owner, names = {}, []
     with open(vsm) as f:
@@ -54,7 +54,6 @@ def node_cycles(vsm, trace, total):
             elif names:
                 owner[i] = len(names) - 1
     first = {}
-    clock = None
     for ev in json.load(open(trace))["traceEvents"]:
         line = ev.get("args", {}).get("line")
         if line in owner:
@@ -76,7 +75,7 @@ def one(path, extra, opts, machine, tmp):
         return None
     st = json.loads(r.stdout.strip().splitlines()[-1])
     mhz = json.load(open(os.path.join(ROOT, "presets", "machines", machine + ".json")))["clock_mhz"]
-    names, first = node_cycles(os.path.join(out, "model.vsm"), trace, st["cycles"])
+    names, first = node_cycles(os.path.join(out, "model.vsm"), trace)
     est = {}
     try:
         events = json.load(open(os.path.join(out, "trace.json")))["traceEvents"]

@@ -70,8 +70,8 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
     st = json.loads(r.stdout.strip().splitlines()[-1])
     if st["cycles"] != st["model_cycles"]:  # Node Simulation's best mode times code with the model alone
         return check(name, False, "the timing model predicts %d cycles, the run took %d" % (st["model_cycles"], st["cycles"]))
-    rate = json.load(open(os.path.join(ROOT, "presets", "machines", machine + ".json")) if os.sep not in machine else open(machine))
-    rate = rate["bandwidth_lw_per_cycle"]["dram_l2bm_per_group"]
+    mfile = machine if os.sep in machine else os.path.join(ROOT, "presets", "machines", machine + ".json")
+    rate = json.load(open(mfile))["bandwidth_lw_per_cycle"]["dram_l2bm_per_group"]
     for g, grp in enumerate(st.get("groups", [])):  # shared bandwidth: no group's DRAM beats its rate (docs/vsm.md 5.6)
         lw = grp["dram_bytes"] // 8
         if st["cycles"] < grp["dram_busy_cycles"] or grp["dram_busy_cycles"] * rate < lw:
