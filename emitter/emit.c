@@ -450,7 +450,7 @@ static void ord_del(const MNGraph *g, Walk *w, const MNValue *v) {
 
 static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w);
 
-int64_t emit_scratch_need(MNCompile *c, int64_t most) {
+void emit_scratch_needs(MNCompile *c, int64_t *need) {
     MNGraph *g = c->g;
     /* before the schedule a value is in LM, in no bank yet: LM0 for the checks, which
      * look at kinds and layouts only, then as it was */
@@ -463,18 +463,16 @@ int64_t emit_scratch_need(MNCompile *c, int64_t most) {
     walk_init(&wk, g);
     wk.dry = true;
     c->emit_memo = memo_new(); /* the per-element checks once per shape, as in emission; its own: keys may hold banks */
-    int64_t need = 0;
     for (int i = 0; i < g->nnodes; i++) {
         wk.pos = i, wk.dry_need = 0;
         (void)why_not(c, g->nodes[i], &wk);
-        if (wk.dry_need <= most && wk.dry_need > need) need = wk.dry_need; /* a larger one cannot be helped */
+        need[i] = wk.dry_need;
     }
     walk_free(&wk);
     memo_free(c->emit_memo);
     c->emit_memo = NULL;
     for (int v = 0; v < g->nvalues; v++) g->values[v]->loc = was[v];
     free(was);
-    return need;
 }
 
 /* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */

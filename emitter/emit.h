@@ -4,11 +4,11 @@
 #include "compile.h"
 #include "isa.h"
 bool emit_program(MNCompile *c);
-/* Before the schedule: the most LM0 long words one gather or window node needs free at
- * once for its scratch and a row of its index table, among the needs of at most most
- * long words (0: none). The scheduler keeps that much of LM0 out of its placements when
- * they would leave less above them, so that Code Emit finds room for those scratches. */
-int64_t emit_scratch_need(MNCompile *c, int64_t most);
+/* Before the schedule: per node of c->g (need[i] for g->nodes[i]), the LM0 long words a
+ * gather or window node needs free at once for its scratch and a row of its index table
+ * (0: none). The scheduler makes that room in LM0 while the node runs, as for an output,
+ * so that Code Emit finds it there. */
+void emit_scratch_needs(MNCompile *c, int64_t *need);
 /* the element types the emitter has code for with op (NULL: none yet) */
 const char *emit_op_dtypes(int op);
 /* Node Simulation's best mode: the cycles of node n's code emitted alone, with its LM

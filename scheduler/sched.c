@@ -33,8 +33,9 @@
  * and, from the lifetimes, its address: the simulation's own first fit within the bank
  * as it goes (a value that finds no free range is a full bank), or addr.c's offline
  * placement when that peaks lower. Code Emit also needs LM0 room for a gather's scratch
- * while the gather runs; a schedule that leaves too little above its placements is made
- * again with the top of LM0 kept free (emit_scratch_need says how much). */
+ * while the gather runs (emit_scratch_needs says how much, per node): the simulation
+ * makes that room as for an output and keeps it as the node's temp, so that the
+ * placements leave it free. */
 #include "scheduler.h"
 #include "emit.h"
 #include "ops.h"
@@ -53,6 +54,7 @@ typedef struct {
     int64_t start, dur;
     int res;
     int64_t addr; /* the LM address of the copy a load, move or recompute makes; a node's temp */
+    int64_t temp; /* EV_NODE: the long words of its temp at addr (a fast variant's, or a gather's scratch) */
 } Event;
 
 typedef struct {
@@ -69,6 +71,7 @@ typedef struct {
     MNNode **nodes0;   /* the original order */
     bool *recompute;   /* SA's choice per value */
     int64_t *xfer, *bytes; /* per value: one DRAM transfer's cycles, its DRAM image */
+    int64_t *scratch;  /* per node (its sim index): the LM0 range Code Emit's gather scratch needs while it runs */
 } Sched;
 
 typedef struct {
@@ -194,7 +197,7 @@ static bool recomputable(const Sim *m, int v) {
     if (!s->recompute || !s->recompute[v] || s->prod[v] < 0) return false;
     const MNNode *n = s->nodes0[s->prod[v]];
     const SimNode *sn = &s->c->sched->sim[n->sim];
-    if (sn->res != SIM_COMPUTE || n->nout != 1) return false;
+    if (sn->res != SIM_COMPUTE || n->nout != 1 || s->scratch[n->sim]) return false; /* a copy would need its scratch too */
     for (int j = s->cons_start[v]; j < s->cons_start[v + 1]; j++) /* a concat gathers stored pieces: it cannot recompute */
         if (s->nodes0[s->cons[j]]->op == OP_MNCoreOutputConcat) return false;
     for (int k = 0; k < n->nin; k++) {
@@ -251,7 +254,7 @@ static int best_move(const Sim *m, const int *cand, int n, int to) {
  * best-scored one: distance to its next use times its size, over what evicting it
  * costs in DRAM cycles. When no window is wide enough, the node's own operands are
  * moved between banks before it starts. */
-static int make_room(Sim *m, int64_t size, int want, int p) {
+static int make_room(Sim *m, int64_t size, int want, int p, bool only) {
     const Sched *s = m->s;
     int *cand = xmalloc(sizeof(int) * (size_t)(m->nr[0] + m->nr[1] + 1));
     int got = -1;
@@ -263,7 +266,7 @@ static int make_room(Sim *m, int64_t size, int want, int p) {
             break;
         }
         int b = m->free_[0] >= m->free_[1] ? 0 : 1;
-        if (gap(m, b, size) >= 0 || gap(m, 1 - b, size) >= 0) {
+        if (!only && (gap(m, b, size) >= 0 || gap(m, 1 - b, size) >= 0)) {
             got = gap(m, b, size) >= 0 ? b : 1 - b;
             break;
         }
@@ -272,6 +275,7 @@ static int make_room(Sim *m, int64_t size, int want, int p) {
         int64_t wlo = 0, whi = 0;
         double wcost = 0;
         for (int t = 0; t < 2; t++) {
+            if (only && t != want) continue;
             int64_t lo = 0;
             double cost = 0;
             for (int k = 0; k <= m->nr[t]; k++) {
@@ -290,6 +294,7 @@ static int make_room(Sim *m, int64_t size, int want, int p) {
         if (wb < 0) { /* the node's own operands sit badly: move one across first */
             int u = -1;
             for (int t = 0; t < 2 && u < 0; t++) {
+                if (only && t != want) continue;
                 nc = 0;
                 for (int k = 0; k < m->nr[t]; k++)
                     if (m->outpin[m->rl[t][k]] != p + 1) cand[nc++] = m->rl[t][k]; /* an output cannot move before it is made */
@@ -347,7 +352,7 @@ static bool recompute_value(Sim *m, int v, int p) {
         if (m->bank[x->id] < 0 && !bring(m, x->id, p)) return false;
         if (m->ready[x->id] > dep) dep = m->ready[x->id];
     }
-    int b = make_room(m, s->size[v], -1, p);
+    int b = make_room(m, s->size[v], -1, p, false);
     if (b < 0) return false;
     alloc(m, v, b);
     const SimNode *sn = &s->c->sched->sim[n->sim];
@@ -367,7 +372,7 @@ static bool bring(Sim *m, int v, int p) {
     m->pin[v] = p + 1;
     if (!m->have_dram[v] && recomputable(m, v)) return recompute_value(m, v, p);
     if (!m->have_dram[v]) die("value '%s' left LM without a DRAM copy", s->g->values[v]->name);
-    int b = make_room(m, s->size[v], -1, p);
+    int b = make_room(m, s->size[v], -1, p, false);
     if (b < 0) return false;
     alloc(m, v, b);
     const MNValue *val = s->g->values[v];
@@ -433,7 +438,7 @@ static bool run_node(Sim *m, int p) {
             for (int j = 0; j < cn->nin; j++)
                 if (cn->in[j] && cn->in[j]->id != v && lm_value(cn->in[j]) && m->bank[cn->in[j]->id] >= 0) want = 1 - m->bank[cn->in[j]->id];
         }
-        int b = make_room(m, s->size[v], want, p);
+        int b = make_room(m, s->size[v], want, p, false);
         if (b < 0) {
             free(need);
             return false;
@@ -452,8 +457,10 @@ static bool run_node(Sim *m, int p) {
         int64_t rd = lm_value(x) && m->bank[x->id] >= 0 ? m->ready[x->id] : m->dram_ready[x->id];
         if (rd > dep) dep = rd;
     }
-    int64_t temp = 0;
+    int64_t temp = 0, scratch = s->scratch[n->sim];
     int tbank = -1;
+    /* a gather's scratch: an LM0 range free while it runs, made as for an output */
+    if (scratch > s->cap[0] || (scratch && make_room(m, scratch, 0, p, true) < 0)) scratch = 0; /* Code Emit will say why */
     if (inplace >= 0) {
         var = inplace;
         const MNValue *o = n->out[0];
@@ -464,7 +471,7 @@ static bool run_node(Sim *m, int p) {
         res_add(m, o->id, b, at);
         if (m->r->def_bank) m->r->def_bank[o->id] = b, m->r->def_off[o->id] = at;
     } else {
-        if (fast >= 0) { /* a temp where a free range holds it, without evicting */
+        if (fast >= 0 && !scratch) { /* a temp where a free range holds it, without evicting */
             temp = sn->var[fast].temp_lw;
             tbank = gap(m, 0, temp) >= 0 ? 0 : gap(m, 1, temp) >= 0 ? 1 : -1;
             if (tbank >= 0) var = fast;
@@ -472,6 +479,7 @@ static bool run_node(Sim *m, int p) {
         }
         if (var == 0 && n->nout && lm_value(n->out[0]) && m->bank[n->out[0]->id] == 1) var = sn->nvar > 1 ? 1 : 0;
     }
+    if (scratch) temp = scratch, tbank = 0;
     int64_t toff = -1;
     if (temp) toff = gap(m, tbank, temp); /* held only while the node runs: nothing else is placed meanwhile */
     /* two LM operands in one bank cost a read step each; a node's one LM input in the
@@ -502,7 +510,7 @@ static bool run_node(Sim *m, int p) {
         if (n->op == OP_MNCoreInputSplit)
             for (int k = 0; k < n->nout; k++) m->r->dram_read += n->out[k] ? s->bytes[n->out[k]->id] : 0;
     }
-    logev(m, (Event){EV_NODE, p, -1, tbank, var, st, dur, sn->res, toff});
+    logev(m, (Event){EV_NODE, p, -1, tbank, var, st, dur, sn->res, toff, temp});
     /* what dies here leaves LM */
     for (int k = 0; k < n->nin; k++) {
         const MNValue *x = n->in[k];
@@ -748,7 +756,7 @@ static void plan_slots(const Sched *s, const Run *r, Slots *S) {
                 else cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id], r->def_off[o->id]);
                 S->def_slot[o->id] = cur[o->id];
             }
-            if (var->fast && var->temp_lw && ev->bank >= 0) S->ev_slot[e] = new_slot(S, ev->bank, e, var->temp_lw, ev->addr);
+            if (ev->temp && ev->bank >= 0) S->ev_slot[e] = new_slot(S, ev->bank, e, ev->temp, ev->addr);
             break;
         }
         case EV_RECOMPUTE: {
@@ -850,7 +858,7 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
                 set_attr(g, n, "in_place", 1);
                 if (in0_id >= 0) resident[in0_id] = false; /* its space is the output's now */
             }
-            if (S->ev_slot[e] >= 0) {
+            if (S->ev_slot[e] >= 0 && var->fast) { /* a gather's scratch is Code Emit's to place within its range */
                 const Slot *t = &S->slot[S->ev_slot[e]];
                 set_attr(g, n, "temp_lw", t->size), set_attr(g, n, "temp_bank", t->bank), set_attr(g, n, "temp_addr", t->offset);
             }
@@ -1059,6 +1067,16 @@ static bool schedule(MNCompile *c) {
         s.xfer[v] = data ? sim_dram_cycles(&c->machine, x) : 0;
     }
     s.cap[0] = c->machine.lm0_lw, s.cap[1] = c->machine.lm1_lw;
+    /* each gather's scratch, by node: room made for it in LM0 while it runs */
+    int64_t *need = xcalloc((size_t)s.nn + 1, sizeof(int64_t)), scratch_max = 0;
+    s.scratch = xcalloc((size_t)s.nn + 1, sizeof(int64_t));
+    emit_scratch_needs(c, need);
+    for (int i = 0; i < s.nn; i++) {
+        s.scratch[g->nodes[i]->sim] = need[i];
+        if (need[i] <= s.cap[0] && need[i] > scratch_max) scratch_max = need[i];
+    }
+    free(need);
+    mn_figure(c, "lm0_scratch_max_lw", scratch_max);
 
     SaStats sa = {0};
     Run base = {0};
@@ -1078,28 +1096,8 @@ static bool schedule(MNCompile *c) {
                    "%s: does not fit machine '%s' (LM0 %lld + LM1 %lld LW per PE): node '%s' (%s) needs %lld LW of operands in LM at once, each in one free range of a bank",
                    g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name, n->op_type, (long long)need);
         run_free(&pl.r), run_free(&base);
-        free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes);
+        free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes), free(s.scratch);
         return false;
-    }
-    /* Code Emit puts a gather's scratch in LM0 where nothing is placed while it runs: a
-     * schedule whose placements leave less than the largest scratch above them (values
-     * kept resident to the brim) is made again in an LM0 that much smaller, so that the
-     * top of LM0 stays free throughout; kept when it fits that way */
-    int64_t reserve = pl.peak[0] > s.cap[0] - s.cap[0] / 4 ? emit_scratch_need(c, s.cap[0] / 4) : 0; /* at most a quarter of LM0 is kept */
-    if (reserve > 0 && pl.peak[0] + reserve > s.cap[0]) {
-        Placed p2;
-        s.cap[0] -= reserve;
-        bool made = placed(&s, &p2);
-        s.cap[0] += reserve;
-        bool remade = made && p2.peak[0] + reserve <= s.cap[0];
-        Placed *drop = remade ? &pl : &p2;
-        if (made) slots_free(&drop->S);
-        run_free(&drop->r);
-        if (remade) {
-            pl = p2;
-            mn_log(c, 0, "schedule: made again with the top %lld LW of LM0 kept free for gather scratch", (long long)reserve);
-        }
-        mn_figure(c, "lm0_kept_for_scratch_lw", remade ? reserve : 0);
     }
     Run r = pl.r;
     Slots S = pl.S;
@@ -1132,6 +1130,6 @@ static bool schedule(MNCompile *c) {
            (long long)r.reloads, (long long)r.recomputes, (long long)r.moves);
     bool ok = !c->out_dir || write_trace(c, &s, &r);
     run_free(&r), run_free(&base);
-    free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes);
+    free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes), free(s.scratch);
     return ok;
 }
