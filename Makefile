@@ -61,7 +61,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps npm-deps demo check check-fast check-san check-tsan unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz
+.PHONY: all deps test-deps zoo-deps same npm-deps demo check check-fast check-san check-tsan unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -71,6 +71,16 @@ $(BUILD)/.deps-ok: mk/deps.sh
 deps: $(BUILD)/.deps-ok
 test-deps:
 	@sh mk/deps.sh --test
+
+zoo-deps:
+	@sh mk/deps.sh --zoo
+
+# the artifacts of this tree's build against those of revision BASE (default HEAD), over
+# the test models, the bench graphs and torchvision exports: byte-identical but for
+# timings (tests/same/compare.py; QUICK=1 takes every eighth test model)
+BASE ?= HEAD
+same: zoo-deps $(BUILD)/mncc
+	@$(PYTHON) tests/same/compare.py $(BASE) --head $(BUILD)/mncc $(if $(QUICK),--quick)
 
 # the proto comes with libonnx-dev, which deps installs: on a fresh machine the file is
 # not there yet when make first looks, so it is made by installing the packages

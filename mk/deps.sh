@@ -1,6 +1,7 @@
 #!/bin/sh
 # Checks the Debian packages the build needs and installs the missing ones.
-#   deps.sh [--test]     --test: also the packages `make check` needs
+#   deps.sh [--test|--zoo]   --test: also the packages `make check` needs; --zoo: those
+#                            and python3-torch/torchvision (model exports)
 # Installs with apt-get when it can (root, or sudo without a password); otherwise, or
 # with MNCC_NO_INSTALL=1, it stops and prints the exact command to run.
 # MNCC_EXTRA_PKGS adds package names (used by the tests of this script).
@@ -8,7 +9,9 @@ set -u
 build="libprotobuf-c-dev protobuf-c-compiler libonnx-dev libzstd-dev libcjson-dev"
 test="libonnx-testdata python3-onnx python3-numpy flatbuffers-compiler groff-base chromium chromium-driver"
 want="$build ${MNCC_EXTRA_PKGS:-}"
+zoo="python3-torch python3-torchvision"
 [ "${1:-}" = "--test" ] && want="$want $test"
+[ "${1:-}" = "--zoo" ] && want="$want $test $zoo"
 
 missing=""
 for p in $want; do
