@@ -32,16 +32,46 @@ OPT      = -O2 -g
 endif
 
 CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-initializers \
-             $(OPT) $(SANFLAGS) -I$(BUILD)/gen -Icompiler -Iemitter -Iemu -Iplanners -Ischeduler -pthread $(CFLAGS)
+             $(OPT) $(SANFLAGS) -pthread $(CFLAGS)
 LDLIBS_ALL = $(SANFLAGS) -pthread -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(LDLIBS)
 
-COMPILER_SRCS = compiler/arena.c compiler/diag.c compiler/dtypes.c compiler/ir.c compiler/ops.c \
-                compiler/onnx_load.c compiler/onnx_write.c compiler/infer.c compiler/fold.c compiler/attrs.c \
-                compiler/passes.c compiler/l3ir.c compiler/artifacts.c compiler/report.c compiler/dashboard.c \
-                compiler/options.c compiler/version.c compiler/buf.c \
-                compiler/machine.c compiler/fb.c compiler/verify.c emitter/isa.c emitter/mv.c emitter/vsm_text.c emitter/vsm_bin.c emitter/app.c emitter/app_asm.c emitter/emit.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/matmul.c emitter/memo.c emitter/link.c emitter/params.c \
-                emu/emu.c emu/emu_units.c emu/emu_mv.c emu/emu_time.c emu/emu_app.c planners/layout.c planners/dtype.c planners/conv_lower.c planners/matmul_split.c planners/mask_lower.c planners/location.c planners/layout_plan.c planners/time_slice.c \
-                scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
+# The folders, each on the ones below it (README "Source layout"); a file is compiled
+# with the include paths of its own folder and of those below only, so that an include
+# of a higher layer fails to build:
+#   core       the IR, its types and the machine (arena, diagnostics, options, layouts,
+#              FlatBuffers, TensorProto files, the codegen dir's writer)
+#   isa        VSM: the instruction table, its text and binary forms, the MV port model
+#              and timing, GPFNApp
+#   frontend   ONNX in and out, static shapes and constant folding
+#   emu        mnemu's machine (on core and isa only)
+#   planners   dtype, location, layout, Time-Slice and the graph lowerings
+#   scheduler  Node Simulation, the schedulers, the address planner (Code Emit's timing
+#              reached through MNCompile.code)
+#   emitter    Code Emit and the linker
+#   driver     the pass table, report.json, the dashboard, the verifier
+#   cmd, tests everything
+CORE_SRCS     = core/arena.c core/buf.c core/diag.c core/dtypes.c core/ir.c core/ops.c core/machine.c \
+                core/options.c core/version.c core/fb.c core/layout.c core/compile.c core/artifacts.c core/l3ir.c
+ISA_SRCS      = isa/isa.c isa/mv.c isa/timing.c isa/vsm_text.c isa/vsm_bin.c isa/app.c
+FRONTEND_SRCS = frontend/attrs.c frontend/onnx_load.c frontend/onnx_write.c frontend/infer.c frontend/fold.c
+EMU_SRCS      = emu/emu.c emu/emu_units.c emu/emu_mv.c emu/emu_app.c
+PLANNER_SRCS  = planners/dtype.c planners/conv_lower.c planners/matmul_split.c planners/mask_lower.c planners/location.c \
+                planners/layout_plan.c planners/time_slice.c
+SCHED_SRCS    = scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
+EMIT_SRCS     = emitter/emit.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/matmul.c emitter/memo.c \
+                emitter/link.c emitter/params.c
+DRIVER_SRCS   = driver/app_asm.c driver/passes.c driver/report.c driver/dashboard.c driver/verify.c
+COMPILER_SRCS = $(CORE_SRCS) $(ISA_SRCS) $(FRONTEND_SRCS) $(EMU_SRCS) $(PLANNER_SRCS) $(SCHED_SRCS) $(EMIT_SRCS) $(DRIVER_SRCS)
+INC_core      = $(BUILD)/gen core
+INC_isa       = core isa
+INC_frontend  = $(BUILD)/gen core frontend
+INC_emu       = core isa emu
+INC_planners  = core frontend planners
+INC_scheduler = $(BUILD)/gen core isa frontend planners scheduler
+INC_emitter   = core isa frontend planners scheduler emitter
+INC_driver    = $(BUILD)/gen core isa frontend emu planners scheduler emitter driver
+INC_cmd       = $(INC_driver)
+INC_tests     = $(INC_driver)
 GEN_SRCS      = $(BUILD)/gen/onnx.pb-c.c
 MNCC_SRCS     = cmd/mncc.c cmd/batch.c
 MNEMU_SRCS    = cmd/mnemu.c
@@ -103,7 +133,7 @@ $(BUILD)/obj/scheduler/sim.o: $(BUILD)/gen/sim_model_id.h
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_ALL) $(addprefix -I,$(INC_$(firstword $(subst /, ,$*)))) -MMD -MP -c $< -o $@
 
 $(BUILD)/libmncc.a: $(LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^

@@ -26,7 +26,7 @@
  * terminal one status line, cut to its width, is redrawn (models done / total, the pass
  * each running compile is in, from its report.json, and an ETA), with a line for every
  * failure; otherwise a plain line per model; nothing with --quiet. */
-#include "compile.h"
+#include "driver.h"
 #include "version.h"
 #include <cjson/cJSON.h>
 #include <dirent.h>

@@ -1,7 +1,7 @@
 /* mncc: the compiler driver. Exit codes: 0 success, 1 bad input or failed compile,
  * 2 usage error. */
 #include "app_asm.h"
-#include "compile.h"
+#include "driver.h"
 #include "emit.h"
 #include "ops.h"
 #include "version.h"

@@ -3,12 +3,15 @@
 #include "diag.h"
 #include "emu.h"
 #include "emu_app.h"
+#include "onnx_load.h"
 #include "version.h"
 #include "vsm.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <errno.h>
+#include <sys/stat.h>
 
 static void usage(FILE *f) {
     fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
@@ -75,6 +78,39 @@ static bool write_trace(const char *path, MNBuf *t) {
     return fclose(f) == 0 && ok;
 }
 
+/* the host's tensors as the test data keeps them: DIR/input_K.pb, OUTDIR/output_K.pb */
+typedef struct {
+    const char *in_dir, *out_dir;
+} PbFiles;
+
+static MNTensor *pb_input(void *ctx, Arena *a, int k, const char *name, char *err, size_t errlen) {
+    const PbFiles *f = ctx;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/input_%d.pb", f->in_dir, k);
+    MNDiag d = {0};
+    MNTensor *v = onnx_load_tensor_file(a, path, &d);
+    if (!v) snprintf(err, errlen, "input %d (%s): %s", k, name, d.msg);
+    return v;
+}
+
+static bool pb_output(void *ctx, int k, const char *name, const MNTensor *t, char *err, size_t errlen) {
+    const PbFiles *f = ctx;
+    if (k == 0 && mkdir(f->out_dir, 0777) && errno != EEXIST) {
+        snprintf(err, errlen, "%s: cannot create: %s", f->out_dir, strerror(errno));
+        return false;
+    }
+    MNBuf pb = {0};
+    onnx_tensor_to_pb(t, name, &pb);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/output_%d.pb", f->out_dir, k);
+    FILE *o = fopen(path, "wb");
+    bool w = o && fwrite(pb.data, 1, pb.len, o) == pb.len;
+    if (o && fclose(o)) w = false;
+    buf_free(&pb);
+    if (!w) snprintf(err, errlen, "%s: cannot write", path);
+    return w;
+}
+
 static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json, bool strict,
                    const char *trace_path) {
     size_t len;
@@ -89,7 +125,9 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     MNBuf trace = {0};
-    bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, inputs, outdir, &out, &st, err, sizeof err);
+    PbFiles files = {inputs, outdir};
+    EmuHost host = {pb_input, outdir ? pb_output : NULL, &files};
+    bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, &host, &out, &st, err, sizeof err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (out.len) fwrite(out.data, 1, out.len, stdout);
     buf_free(&out);

@@ -1,7 +1,7 @@
 /* Code Emit: VSM for the scheduled graph, assembled into model.app (GPFNApp).
  *
  * Values the host exchanges (graph inputs and outputs, parameters) live in DRAM as
- * layout images (emitter/app.h); downloads, uploads and Time-Slice's splits and concats
+ * layout images (isa/app.h); downloads, uploads and Time-Slice's splits and concats
  * move them (transfer.c).
  *
  * Each node's code is a segment of its own whose operands address graph values
@@ -39,7 +39,7 @@
 #include "ops.h"
 #include "version.h"
 #include "vsm.h"
-#include "emu.h"
+#include "timing.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -902,7 +902,7 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
         VProgram p = {0};
         char err[600];
         if (!vsm_parse_relative("measure.vsm", b.data ? b.data : "", &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
-        cyc = emu_program_cycles(&p, &c->machine);
+        cyc = vsm_program_cycles(&p, &c->machine);
         vsm_program_free(&p);
         buf_free(&b);
     }
@@ -910,6 +910,8 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     arena_free(scratch);
     return cyc;
 }
+
+const MNCodeModel emit_code_model = {emit_measure, emit_scratch_needs};
 
 static bool emit_all(MNCompile *c);
 

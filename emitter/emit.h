@@ -9,6 +9,8 @@ bool emit_program(MNCompile *c);
  * (0: none). The scheduler makes that room in LM0 while the node runs, as for an output,
  * so that Code Emit finds it there. */
 void emit_scratch_needs(MNCompile *c, int64_t *need);
+/* the two as the scheduler reaches them (MNCompile.code, set by the driver) */
+extern const MNCodeModel emit_code_model;
 /* the element types the emitter has code for with op (NULL: none yet) */
 const char *emit_op_dtypes(int op);
 /* Node Simulation's best mode: the cycles of node n's code emitted alone, with its LM

@@ -27,7 +27,7 @@
  */
 #include "emit.h"
 #include "app.h"
-#include "emu.h"
+#include "timing.h"
 #include "isa.h"
 #include "mv.h"
 #include "ops.h"
@@ -731,7 +731,7 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
     int n = g->nnodes;
     Segs sg = {c, text, seg, xcalloc((size_t)n + 1, sizeof(VProgram)), 0, vsm_line_cache_new()};
     int cost[VI_COUNT][8]; /* the machine's instruction costs: the LM distances are counted in its steps */
-    emu_cost_table(m, cost);
+    vsm_cost_table(m, cost);
     int next = 0; /* segments before this one are written */
     bool masked = false; /* a mask statement stays in force past its segment: no footprint covers that */
     int i = next_live(&sg, 0, st);

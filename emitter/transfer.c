@@ -1,6 +1,6 @@
 /* Code Emit: transfers between DRAM and LM.
  *
- * A value's DRAM image (emitter/app.h) moves through the tree chunk by chunk: DRAM ->
+ * A value's DRAM image (isa/app.h) moves through the tree chunk by chunk: DRAM ->
  * L2BM by MV, L2BM -> L1BM, L1BM -> PE for a download, the same chain of combines
  * backwards for an upload. Each transfer is pipelined over its chunks: a download
  * issues the next chunk's MV while the current chunk moves down the tree, from a second

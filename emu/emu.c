@@ -96,7 +96,7 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     L->ia = zalloc(8 * np), L->ib = zalloc(8 * np), L->io = zalloc(8 * np);
     L->fa = zalloc(8 * np), L->fb = zalloc(8 * np), L->fc = zalloc(8 * np), L->fo = zalloc(8 * np);
     L->lf = zalloc(np);
-    emu_cost_table(m, e->insn_steps);
+    vsm_cost_table(m, e->insn_steps);
     e->last_mv_step = INT64_MIN / 2;
     e->mask_entry = 0;
     e->mask_width = 2;
@@ -1105,7 +1105,7 @@ bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen) {
     e->err = err;
     e->errlen = errlen;
     err[0] = 0;
-    e->st.model_cycles += emu_program_cycles(p, &e->m); /* what the timing model alone predicts */
+    e->st.model_cycles += vsm_program_cycles(p, &e->m); /* what the timing model alone predicts */
     for (int i = 0; i < p->nsteps; i++) {
         const VStep *s = &p->steps[i];
         e->cur = s;

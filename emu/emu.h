@@ -5,6 +5,7 @@
 #include "buf.h"
 #include "isa.h"
 #include "machine.h"
+#include "timing.h"
 
 typedef struct Emu Emu;
 
@@ -13,7 +14,7 @@ typedef struct {
     int64_t insns[U_UNIT_COUNT];
     int64_t dram_bytes, pe_element_ops;
     int64_t lm_peak_lw[2]; /* highest long word written by the program in LM0 / LM1, plus one */
-    int64_t model_cycles;  /* the cycles emu_program_cycles predicts (equal to cycles for a run to the end) */
+    int64_t model_cycles;  /* the cycles vsm_program_cycles predicts (equal to cycles for a run to the end) */
     /* per group (docs/vsm.md 5.6): long words each DRAM and PDM moved and the cycles it was busy */
     int groups;
     int64_t dram_lw[64], dram_busy[64], pdm_lw[64], pdm_busy[64];
@@ -31,11 +32,6 @@ bool emu_set_strict(Emu *e);
 void emu_set_trace(Emu *e, MNBuf *t);
 bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen);
 const EmuStats *emu_stats(const Emu *e);
-/* emu_time.c: the cost of every instruction and precision on machine m (the table,
- * raised by its description), and the cycles program p takes there (the count a run
- * reports: its timing does not depend on the data) */
-void emu_cost_table(const MNMachine *m, int tab[VI_COUNT][8]);
-int64_t emu_program_cycles(const VProgram *p, const MNMachine *m);
 /* Host access to the DRAM or PDM (kind K_DRAM, K_PDM) of one group, in long words, for
  * placing inputs and parameters and reading outputs; false outside the memory. */
 bool emu_host_write(Emu *e, int kind, int group, uint64_t lw_addr, const uint64_t *data, size_t n);

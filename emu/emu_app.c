@@ -1,10 +1,10 @@
-/* mnemu's GPFNApp mode: the host side. Places parameters and the inputs (input_K.pb,
- * in graph-input order) into DRAM as their descriptions say, runs the program, and
- * reads every output back into output_K.pb. */
+/* mnemu's GPFNApp mode: the host side. Places parameters and the inputs the host hands
+ * over (in graph-input order) into DRAM or PDM as their descriptions say, runs the
+ * program, and hands every output back (cmd/mnemu.c keeps them in input_K.pb and
+ * output_K.pb files). */
 #include "emu_app.h"
 #include "app.h"
 #include "diag.h"
-#include "onnx_load.h"
 #include "vsm.h"
 #include <errno.h>
 #include <stdio.h>
@@ -69,7 +69,7 @@ static int64_t numel_of(const AppTensor *t) {
     return n;
 }
 
-bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, const char *machine_override, const char *in_dir, const char *out_dir, MNBuf *debug_out,
+bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, const char *machine_override, const EmuHost *host, MNBuf *debug_out,
                  EmuStats *stats, char *err, size_t errlen) {
     Arena *a = arena_new(0);
     MNApp app;
@@ -121,18 +121,12 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
     }
     for (int i = 0; i < app.ninputs; i++) {
         const AppTensor *t = &app.inputs[i];
-        char path[4200];
-        snprintf(path, sizeof path, "%s/input_%d.pb", in_dir, i);
-        MNDiag d = {0};
-        MNTensor *v = onnx_load_tensor_file(a, path, &d);
-        if (!v) {
-            snprintf(err, errlen, "input %d (%s): %s", i, t->name, d.msg);
-            goto done;
-        }
+        MNTensor *v = host->input(host->ctx, a, i, t->name, err, errlen);
+        if (!v) goto done;
         bool shape_ok = v->rank == t->rank && v->elem == t->onnx_dtype;
         for (int k = 0; shape_ok && k < t->rank; k++) shape_ok = v->dims[k] == t->shape[k];
         if (!shape_ok) {
-            snprintf(err, errlen, "%s: does not match input %s (%s, rank %d)", path, t->name, onnx_type_name(t->onnx_dtype), t->rank);
+            snprintf(err, errlen, "input %d: the tensor does not match input %s (%s, rank %d)", i, t->name, onnx_type_name(t->onnx_dtype), t->rank);
             goto done;
         }
         uint64_t *img = arena_alloc(a, t->num_lw * 8 * (in_layout(t) ? (size_t)m.groups : 1) + 8);
@@ -144,11 +138,7 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
         if (!place(e, &m, t, img, err, errlen)) goto done;
     }
     if (!emu_run(e, &p, debug_out, err, errlen)) goto done;
-    if (out_dir && mkdir(out_dir, 0777) && errno != EEXIST) {
-        snprintf(err, errlen, "%s: cannot create: %s", out_dir, strerror(errno));
-        goto done;
-    }
-    for (int i = 0; out_dir && i < app.noutputs; i++) {
+    for (int i = 0; host->output && i < app.noutputs; i++) {
         const AppTensor *t = &app.outputs[i];
         int ng = in_layout(t) ? m.groups : 1;
         uint64_t *img = arena_alloc(a, t->num_lw * 8 * (size_t)ng + 8);
@@ -171,18 +161,7 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
         if (v->numel != numel_of(t) ||
             !(in_layout(t) ? app_decode_layout(img, t->mn_dtype, t->layout, &m, v, err, errlen) : app_decode(img, t->mn_dtype, v, err, errlen)))
             goto done;
-        MNBuf pb = {0};
-        onnx_tensor_to_pb(v, t->name, &pb);
-        char path[4200];
-        snprintf(path, sizeof path, "%s/output_%d.pb", out_dir, i);
-        FILE *f = fopen(path, "wb");
-        bool w = f && fwrite(pb.data, 1, pb.len, f) == pb.len;
-        if (f && fclose(f)) w = false;
-        buf_free(&pb);
-        if (!w) {
-            snprintf(err, errlen, "%s: cannot write", path);
-            goto done;
-        }
+        if (!host->output(host->ctx, i, t->name, v, err, errlen)) goto done;
     }
     *stats = *emu_stats(e);
     ok = true;

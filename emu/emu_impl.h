@@ -53,7 +53,7 @@ struct Emu {
     double *mx[2]; /* [nmab][16 x 16] */
     uint64_t *l1bm, *l2bm, *dram, *pdm;
     size_t dram_map_bytes, pdm_map_bytes;
-    MvClock clk;      /* the MV ports (emitter/mv.h) */
+    MvClock clk;      /* the MV ports (isa/mv.h) */
     uint32_t *dar, *darbuf; /* per group MV_DAR_ENTRIES: DRAM addresses in 16-LW units, and their staging */
     MvWrite *mvw;     /* an MV's writes, made after its reads */
     size_t nmvw, capmvw;

@@ -1,5 +1,5 @@
 /* mnemu's MV unit: one MV line moves long words between the DRAMs, PDMs and L2BMs of
- * the groups (docs/vsm.md 5.6) and is timed on the machine's ports (emitter/mv.h).
+ * the groups (docs/vsm.md 5.6) and is timed on the machine's ports (isa/mv.h).
  *
  * The data moves at issue, as in the public emulator; what is in flight is remembered
  * so that reading a destination before the MV completes is a hazard. Every source long

@@ -1,4 +1,4 @@
-/* The graph planners: each a pass over the MNGraph (compiler/passes.c runs them). */
+/* The graph planners: each a pass over the MNGraph (driver/passes.c runs them). */
 #ifndef MN_PLAN_H
 #define MN_PLAN_H
 #include "compile.h"

@@ -33,11 +33,10 @@
  * and, from the lifetimes, its address: the simulation's own first fit within the bank
  * as it goes (a value that finds no free range is a full bank), or addr.c's offline
  * placement when that peaks lower. Code Emit also needs LM0 room for a gather's scratch
- * while the gather runs (emit_scratch_needs says how much, per node): the simulation
+ * while the gather runs (Code Emit says how much, per node, through MNCompile.code): the simulation
  * makes that room as for an output and keeps it as the node's temp, so that the
  * placements leave it free. */
 #include "scheduler.h"
-#include "emit.h"
 #include "ops.h"
 #include <math.h>
 #include <stdlib.h>
@@ -1070,7 +1069,7 @@ static bool schedule(MNCompile *c) {
     /* each gather's scratch, by node: room made for it in LM0 while it runs */
     int64_t *need = xcalloc((size_t)s.nn + 1, sizeof(int64_t)), scratch_max = 0;
     s.scratch = xcalloc((size_t)s.nn + 1, sizeof(int64_t));
-    emit_scratch_needs(c, need);
+    if (c->code) c->code->scratch_needs(c, need);
     for (int i = 0; i < s.nn; i++) {
         s.scratch[g->nodes[i]->sim] = need[i];
         if (need[i] <= s.cap[0] && need[i] > scratch_max) scratch_max = need[i];

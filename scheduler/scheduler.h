@@ -1,5 +1,5 @@
 /* Node Simulation, the schedulers and the address planner: the passes after the
- * graph planners (compiler/passes.c runs them). */
+ * graph planners (driver/passes.c runs them). */
 #ifndef MN_SCHED_H
 #define MN_SCHED_H
 #include "compile.h"

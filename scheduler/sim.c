@@ -14,7 +14,7 @@
  * distribute bandwidths. fake and fast use them alone (fast: only the two bank
  * variants), a quick compile's choice. default (and best, its older name) then times
  * every distinct node's variants from its emitted code on the emulator's timing model
- * (emit_measure: the node alone, its inputs at the bottom of the banks), since the
+ * (MNCompile.code's measure: the node alone, its inputs at the bottom of the banks), since the
  * estimates alone missed the emitted code by up to a hundredfold (bench/sim_check.py
  * prints estimate / emulated per node kind). A node the emitter cannot take alone keeps
  * the estimates.
@@ -25,7 +25,6 @@
  * num_threads simulates nodes on several threads, each writing only its own records,
  * so the results do not depend on the thread count. */
 #include "scheduler.h"
-#include "emit.h"
 #include "ops.h"
 #include "plan.h"
 #include "version.h"
@@ -495,7 +494,7 @@ static void split_per_piece(MNCompile *c) {
 static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
     enum { MAXIN = 64 };
     int alt[MAXIN], one[MAXIN];
-    if (n->nin > MAXIN) return false;
+    if (n->nin > MAXIN || !c->code) return false;
     int64_t plain[2][2] = {{-1, -1}, {-1, -1}};
     bool any = false;
     for (int pass = 0; pass < 2; pass++)
@@ -518,9 +517,9 @@ static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
                 alt[j] = (start + nl) % 2, one[j] = nlm == 1 && v->out_bank >= 0 ? v->out_bank : start;
                 nl += in_lm(n->in[j]);
             }
-            int64_t cyc = emit_measure(c, n, alt, v->out_bank);
+            int64_t cyc = c->code->measure(c, n, alt, v->out_bank);
             if (cyc < 0) continue;
-            int64_t cc = nl ? emit_measure(c, n, one, v->out_bank) : cyc;
+            int64_t cc = nl ? c->code->measure(c, n, one, v->out_bank) : cyc;
             v->cycles = cyc, v->cycles_conflict = cc >= cyc ? cc : cyc;
             if (v->out_bank >= 0) plain[v->out_bank][0] = v->cycles, plain[v->out_bank][1] = v->cycles_conflict;
             any = true;

@@ -6,7 +6,7 @@
  * output that folding turned into a constant is compared value by value.
  *
  * usage: load_sweep [-v] [--json FILE] DIR... */
-#include "compile.h"
+#include "driver.h"
 #include "onnx_load.h"
 #include <cjson/cJSON.h>
 #include <dirent.h>

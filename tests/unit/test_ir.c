@@ -1,4 +1,4 @@
-#include "compile.h"
+#include "driver.h"
 #include "fb.h"
 #include "options.h"
 #include "unit.h"
@@ -106,7 +106,7 @@ void test_value_table(void) {
 void test_ops_table(void) {
     for (int i = 1; i < OP_COUNT; i++) {
         CHECK_EQ_I(ops_lookup(mn_ops[i].name), i);
-        CHECK(mn_ops[i].infer != NULL && mn_ops[i].fold != NULL);
+        CHECK(infer_ops[i].infer != NULL && infer_ops[i].fold != NULL);
         CHECK(mn_ops[i].since <= mn_ops[i].max);
     }
     CHECK_EQ_I(ops_lookup("NoSuchOp"), OP_UNSUPPORTED);

@@ -11,7 +11,7 @@ DRAM, 100 without; one MV every 4 steps of 4 cycles), not taken from mnemu:
     DRAMs (mvb $d) by the L2BM side (N / 32);
   - every run's cycles are at least each group's DRAM busy time, and that busy time is
     at least the group's DRAM long words / 16 (no program beats the bandwidth);
-  - the model's count (emu_program_cycles) equals the run's.
+  - the model's count (vsm_program_cycles) equals the run's.
     timing.py MNEMU    ends with "timing: N passed, M failed"
 """
 import json

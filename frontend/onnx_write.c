@@ -16,7 +16,7 @@
  *   their data, which is what one reads them for. The model's metadata_props name the
  *   compiler, the machine and the stripped constants' count.
  * Everything is allocated in the compilation's arena. */
-#include "compile.h"
+#include "onnx_write.h"
 #include "onnx.pb-c.h"
 #include "ops.h"
 #include "version.h"

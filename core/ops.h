@@ -3,11 +3,12 @@
  * OP(Name, since, max, infer, fold)
  *   since..max  the default-domain opset versions whose semantics we implement; a model
  *               importing a version outside the range is rejected as unsupported.
- *   infer       shape and type inference (compiler/infer.c); every op has one.
- *   fold        constant evaluation (compiler/fold.c) or none: when every input is known
+ *   infer       shape and type inference (frontend/infer.c); every op has one.
+ *   fold        constant evaluation (frontend/fold.c) or none: when every input is known
  *               the node is replaced by its result (ops like Shape fold from static
  *               shapes alone; see fold_ready()).
- * Code generation for each op is added by the emitter's own table (later issues). */
+ * The table of names and opsets (mn_ops) is the core's; the frontend builds its table of
+ * infer and fold functions from the same rows (infer_ops). */
 #ifndef MN_OPS_H
 #define MN_OPS_H
 #include <stdbool.h>
@@ -157,16 +158,9 @@ typedef enum {
     OP_COUNT
 } MNOp;
 
-typedef struct MNNode MNNode;
-typedef struct MNInfer MNInfer;
-typedef bool (*MNInferFn)(MNInfer *c, MNNode *n);
-typedef int (*MNFoldFn)(MNInfer *c, MNNode *n); /* 1 folded, 0 kept as a node, -1 error */
-
 typedef struct {
     const char *name;
     int since, max;
-    MNInferFn infer;
-    MNFoldFn fold; /* NULL: never folded */
 } MNOpInfo;
 
 extern const MNOpInfo mn_ops[OP_COUNT];

@@ -6,7 +6,8 @@
  * Today the table ends with the sliced location planner; Node Simulation, the
  * scheduler, the address planner and the emitter of later stages slot in after it.
  * The dump of time_slice is taken before it runs (the graph just before the split). */
-#include "compile.h"
+#include "driver.h"
+#include "onnx_write.h"
 #include "infer.h"
 #include "onnx_load.h"
 #include "plan.h"
@@ -25,24 +26,6 @@
 #include <malloc.h>
 
 typedef bool (*MNPassFn)(MNCompile *c);
-
-void mn_log(MNCompile *c, int level, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    char msg[1200];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    if (c->nlog == c->caplog) {
-        c->caplog = c->caplog ? c->caplog * 2 : 32;
-        c->log = xrealloc(c->log, sizeof(MNLogLine) * (size_t)c->caplog);
-    }
-    c->log[c->nlog++] = (MNLogLine){level, c->cur_pass ? c->cur_pass : "driver", arena_strdup(c->arena, msg)};
-}
-
-void mn_figure(MNCompile *c, const char *name, int64_t value) {
-    MNPassRecord *r = &c->passes[c->npasses]; /* the running pass's record, filled in after it */
-    if (r->nfigures < (int)(sizeof r->figures / sizeof r->figures[0])) r->figures[r->nfigures++] = (MNFigure){name, value};
-}
 
 /* ---- load ---- */
 
@@ -127,30 +110,6 @@ static bool bind_inputs(MNCompile *c) {
                               ir_dims_str(c->arena, t->rank, t->dims));
     }
     return true;
-}
-
-static long online_cpus(void) {
-    static atomic_long n; /* sysconf reads /sys each time */
-    long v = atomic_load(&n);
-    if (!v) atomic_store(&n, v = sysconf(_SC_NPROCESSORS_ONLN));
-    return v;
-}
-
-int mn_threads(const MNCompile *c) {
-    int64_t n = c->opt->ival[MN_OPT_num_threads];
-    if (n == 0) n = online_cpus();
-    if (n > 8 && c->opt->ival[MN_OPT_num_threads] == 0) n = 8;
-    return n < 1 ? 1 : n > 64 ? 64 : (int)n;
-}
-
-bool mn_memory_ok(MNCompile *c) {
-    int64_t lim = c->opt->ival[MN_OPT_memory_limit_mb];
-    if (lim <= 0) return true;
-    struct mallinfo2 mi = mallinfo2();
-    size_t used = mi.uordblks + mi.hblkhd + arena_mapped(c->arena); /* the arena maps its large blocks itself */
-    if (!arena_over_limit(c->arena) && used <= ((size_t)lim << 20)) return true;
-    return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit in %s (memory_limit_mb=%lld, %zu MiB in use)", c->g ? c->g->file : "model",
-                      c->cur_pass ? c->cur_pass : "start", (long long)lim, used >> 20);
 }
 
 static bool pass_static_shapes(MNCompile *c) {
@@ -242,15 +201,6 @@ static bool dump_graph(MNCompile *c, const char *file) {
 
 /* compile.stamp (--if-changed): the driver's key, then every external data file the
  * model read with the hash of its bytes, which the next check hashes again */
-uint64_t mn_file_hash(const char *path) {
-    size_t n = 0;
-    char *t = buf_read_file(path, 0, &n);
-    uint64_t h = t ? 0xcbf29ce484222325ull : 0;
-    for (size_t i = 0; t && i < n; i++) h = (h ^ (unsigned char)t[i]) * 0x100000001b3ull;
-    free(t);
-    return h;
-}
-
 static bool write_stamp(MNCompile *c) {
     MNBuf b = {0};
     buf_printf(&b, "%s", c->opt->stamp);
@@ -320,10 +270,13 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     c->model_path = model_path;
     c->out_dir = out_dir;
     c->opt = opt;
+    c->code = &emit_code_model; /* the scheduler reaches Code Emit's timing through it */
     c->arena = arena_new((size_t)opt->ival[MN_OPT_memory_limit_mb] << 20);
     c->passes = ARENA_ARRAY(c->arena, MNPassRecord, NPASSES);
     if (out_dir) {
-        if (!mn_art_prepare_dir(c)) return 1;
+        int npass;
+        const char *const *names = mn_pass_names(&npass);
+        if (!mn_art_prepare_dir(c, names, npass)) return 1;
         if (!mn_art_copy_file(c, "model.onnx", model_path) || !mn_report_write(c)) {
             mn_report_write(c);
             return 1;

@@ -39,6 +39,12 @@ bool infer_unsupported(MNInfer *c, const MNNode *n, const MNValue *v, const char
 
 static MNType *T(MNNode *n, int k) { return k < n->nin && n->in[k] ? &n->in[k]->type : NULL; }
 
+const MNOpFns infer_ops[OP_COUNT] = {
+#define OP(name, since, max, infer, fold) [OP_##name] = {infer_##infer, fold_##fold},
+    MN_OPS(OP)
+#undef OP
+};
+
 const MNTensor *infer_const_input(MNInfer *c, MNNode *n, int k, const char *what) {
     MNValue *v = infer_in(n, k);
     if (!v) {
@@ -1231,7 +1237,7 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
             if (n->in[k] && !ir_type_static(&n->in[k]->type)) die("'%s' reached node '%s' without a static shape", n->in[k]->name, n->name);
         /* every op mncc takes has a first output (none has it optional, as LSTM does) */
         if (n->nout == 0 || !n->out[0]) return infer_fail(&ic, n, NULL, "has no output 0, which %s always has", n->op_type);
-        if (!infer_check_attrs(&ic, n) || !mn_ops[n->op].infer(&ic, n)) return false;
+        if (!infer_check_attrs(&ic, n) || !infer_ops[n->op].infer(&ic, n)) return false;
         /* every output an op defines is set by its infer function, so one left untyped
          * is an output the op does not have */
         for (int k = 0; k < n->nout; k++)
@@ -1242,7 +1248,7 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
         for (int k = 0; k < n->nout; k++)
             if (n->out[k] && ir_shape_numel(&n->out[k]->type) > fold_max_elems) small = false;
         if (!small) continue;
-        int r = mn_ops[n->op].fold(&ic, n);
+        int r = infer_ops[n->op].fold(&ic, n);
         if (r < 0) return false;
         if (r == 0) continue;
         n->dead = true;
@@ -1272,7 +1278,7 @@ bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen) {
         v->inferred = false;
         t.out[k] = v;
     }
-    if (!infer_check_attrs(&ic, &t) || !mn_ops[n->op].infer(&ic, &t)) {
+    if (!infer_check_attrs(&ic, &t) || !infer_ops[n->op].infer(&ic, &t)) {
         snprintf(err, errlen, "node '%s' no longer passes inference: %s", n->name, d.msg);
         return false;
     }

@@ -1,4 +1,4 @@
-/* GPFNApp writer and reader over the hand-written FlatBuffers module (compiler/fb.c).
+/* GPFNApp writer and reader over the hand-written FlatBuffers module (core/fb.c).
  * The reader trusts nothing: each access is bounds-checked by fb.c, counts are capped
  * by the buffer size, and strings must be terminated. */
 #include "app.h"

@@ -3,7 +3,7 @@
  * on each port (a group's DRAM and PDM, an L2BM's MV side, the link between two groups).
  *
  * One description serves everyone who needs it: mnemu moves the data by the form and
- * times it on an MvClock, emu_program_cycles times a program without running it, and
+ * times it on an MvClock, vsm_program_cycles times a program without running it, and
  * the linker's merge estimates MV completion the same way. Ports serve their loads in
  * issue order, so transfers in flight on one memory share its bandwidth. */
 #ifndef MN_MV_H

@@ -15,7 +15,7 @@
  *
  * It embeds wall times (from report.json), so unlike the other artifacts it is not
  * byte-identical across runs. */
-#include "compile.h"
+#include "driver.h"
 #include "ops.h"
 #include "scheduler.h"
 #include <cjson/cJSON.h>

@@ -2,7 +2,7 @@
  * pass (atomically), so a compile that stops midway still leaves a valid record whose
  * status says "running" or "error". Wall times live in their own fields ("wall_ms") so
  * that comparing two reports for determinism can drop exactly those. */
-#include "compile.h"
+#include "driver.h"
 #include "version.h"
 #include <cjson/cJSON.h>
 #include <stdlib.h>

@@ -94,7 +94,7 @@ typedef enum { U_NOP, U_WAIT, U_NOFWD, U_ALU, U_MAU, U_MWRITE, U_MREAD, U_L1BM, 
     /* L2BM -> DAR: entries staged in DARBUF, then written (1 entry a cycle: 128 in 32 steps) */ \
     INSN(l2bmdars, U_L2BM, 1, P_NONE, 0, 1)                                               \
     INSN(l2bmdarw, U_L2BM, 0, P_NONE, 0, 32)                                              \
-    /* DRAM, PDM <-> L2BM, within and across groups (MV lines; forms in emitter/mv.h) */ \
+    /* DRAM, PDM <-> L2BM, within and across groups (MV lines; forms in isa/mv.h) */ \
     INSN(mvp, U_MV, 1, P_NONE, F_MV, 1)                                                   \
     INSN(mvb2, U_MV, 1, P_NONE, F_MV, 1)                                                  \
     INSN(mvr2, U_MV, 1, P_NONE, F_MV | F_RRN, 1)                                          \

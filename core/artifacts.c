@@ -56,7 +56,7 @@ static bool own_temp(const char *f) {
 
 static bool art_remove_later(MNCompile *c, const char *path);
 
-bool mn_art_prepare_dir(MNCompile *c) {
+bool mn_art_prepare_dir(MNCompile *c, const char *const *passes, int npasses) {
     if (!mkdir_p(c->out_dir)) return io_fail(c, "cannot create output directory", c->out_dir);
     char path[4096], old[4200];
     /* temporary files of a compile that was killed before it could rename them */
@@ -80,10 +80,8 @@ bool mn_art_prepare_dir(MNCompile *c) {
             return io_fail(c, "cannot remove stale artifact", path);
     }
     /* layout.<pass>.txt dumps of an earlier run */
-    int n;
-    const char *const *names = mn_pass_names(&n);
-    for (int i = 0; i < n; i++) {
-        snprintf(path, sizeof path, "%s/layout.%s.txt", c->out_dir, names[i]);
+    for (int i = 0; i < npasses; i++) {
+        snprintf(path, sizeof path, "%s/layout.%s.txt", c->out_dir, passes[i]);
         if (unlink(path) && errno != ENOENT) return io_fail(c, "cannot remove stale artifact", path);
     }
     return true;

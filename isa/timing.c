@@ -1,19 +1,19 @@
-/* mnemu's timing model on its own: the cycles a program takes, without running it.
+/* VSM's timing model on its own: the cycles a program takes, without running it.
  *
  * VSM has no branches and every instruction's cost is fixed, so the cycle count does not
  * depend on the data: it is the step costs (the instruction table, raised by the machine
  * description) plus the stalls of MV issue spacing and of waits for MV completion, the
- * accounting run_step (emu.c) does while it executes, with the MVs timed on the same
- * port clock (emitter/mv.h). Node Simulation's `best` mode
- * times emitted code with it. */
-#include "emu.h"
+ * accounting run_step (emu/emu.c) does while it executes, with the MVs timed on the same
+ * port clock (mv.h). Node Simulation times emitted code with it, and the linker
+ * weighs its merges with the cost table. */
+#include "timing.h"
 #include "mv.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
-void emu_cost_table(const MNMachine *m, int tab[VI_COUNT][8]) {
+void vsm_cost_table(const MNMachine *m, int tab[VI_COUNT][8]) {
     for (int i = 0; i < VI_COUNT; i++)
         for (int b = 0; b < 8; b++) {
             int st = vsm_insns[i].steps;
@@ -25,9 +25,9 @@ void emu_cost_table(const MNMachine *m, int tab[VI_COUNT][8]) {
         }
 }
 
-int64_t emu_program_cycles(const VProgram *p, const MNMachine *m) {
+int64_t vsm_program_cycles(const VProgram *p, const MNMachine *m) {
     int cost[VI_COUNT][8];
-    emu_cost_table(m, cost);
+    vsm_cost_table(m, cost);
     MvClock clk;
     mv_clock_init(&clk, m);
     int64_t step = 0, cycle = 0, last_mv = INT64_MIN / 2, done[256] = {0};

@@ -1,9 +1,9 @@
-#include "infer.h"
+#include "ops.h"
 #include <string.h>
 
 const MNOpInfo mn_ops[OP_COUNT] = {
-    [OP_UNSUPPORTED] = {"<unsupported>", 0, 0, NULL, NULL},
-#define OP(name, since, max, infer, fold) [OP_##name] = {#name, since, max, infer_##infer, fold_##fold},
+    [OP_UNSUPPORTED] = {"<unsupported>", 0, 0},
+#define OP(name, since, max, infer, fold) [OP_##name] = {#name, since, max},
     MN_OPS(OP)
 #undef OP
 };

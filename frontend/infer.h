@@ -1,10 +1,11 @@
-/* Static shapes and constant folding: the shared context of compiler/infer.c and
- * compiler/fold.c, and the helpers both use to read operands. */
+/* Static shapes and constant folding: the shared context of frontend/infer.c and
+ * frontend/fold.c, and the helpers both use to read operands. */
 #ifndef MN_INFER_H
 #define MN_INFER_H
 #include "ir.h"
 #include "ops.h"
 
+typedef struct MNInfer MNInfer;
 struct MNInfer {
     MNGraph *g;
     MNDiag *d;
@@ -26,10 +27,15 @@ bool infer_norm_axis(MNInfer *c, MNNode *n, int64_t axis, int rank, int *out);
 bool infer_broadcast(MNInfer *c, MNNode *n, int nshapes, const MNType *const *ts, int *rank, int64_t *dims);
 static inline MNValue *infer_in(const MNNode *n, int k) { return k < n->nin ? n->in[k] : NULL; }
 
-/* Per-op functions named by the table in ops.h. */
+/* Per-op functions named by the table in ops.h, and that table's row of them per op. */
 #define OP(name, since, max, infer, fold) bool infer_##infer(MNInfer *c, MNNode *n); int fold_##fold(MNInfer *c, MNNode *n);
 MN_OPS(OP)
 #undef OP
+typedef struct {
+    bool (*infer)(MNInfer *c, MNNode *n);
+    int (*fold)(MNInfer *c, MNNode *n); /* 1 folded, 0 kept as a node, -1 error */
+} MNOpFns;
+extern const MNOpFns infer_ops[OP_COUNT];
 /* fold functions return 1 when the node was evaluated, 0 when it is left as a node
  * (e.g. an unsupported mode), -1 on error. */
 bool fold_ready(const MNNode *n);

@@ -1,4 +1,5 @@
-/* One compilation: the driver state shared by the passes and the artifact writers. */
+/* One compilation: the state the passes share, and the services every pass uses (its
+ * log and figures, threads, the memory limit, the codegen dir's writer). */
 #ifndef MN_COMPILE_H
 #define MN_COMPILE_H
 #include "buf.h"
@@ -19,6 +20,21 @@ typedef struct {
     MNFigure figures[24]; /* what the pass decided, for report.json */
     int nfigures;
 } MNPassRecord;
+
+/* What the scheduler asks of Code Emit, which sits above it: the driver fills it in
+ * with the emitter's functions (driver/passes.c), as QBE reaches its target through a
+ * struct of functions, so that scheduler/ never includes emitter/. */
+struct MNCompile;
+typedef struct MNCodeModel {
+    /* the cycles of node n's code emitted alone, on the emulator's timing model, with its
+     * LM input k in bank[k] (0 LM0, 1 LM1) and its outputs in out_bank (-1: output 0 over
+     * input 0); -1 when it cannot be emitted so */
+    int64_t (*measure)(struct MNCompile *c, const MNNode *n, const int *bank, int out_bank);
+    /* before the schedule, per node of c->g (need[i] for g->nodes[i]): the LM0 long words
+     * a gather or window node needs free at once for its scratch and a row of its index
+     * table (0: none) */
+    void (*scratch_needs)(struct MNCompile *c, int64_t *need);
+} MNCodeModel;
 
 typedef struct {
     int level; /* 0 info, 1 warning, 2 error */
@@ -41,6 +57,7 @@ typedef struct MNCompile {
     int nlog, caplog;
     /* figures the passes report */
     int nodes_loaded, nodes_folded, nodes_dead;
+    const MNCodeModel *code;  /* Code Emit's timing, for the scheduler (NULL: estimates only, no scratch) */
     struct SchedState *sched; /* Node Simulation and schedule results (scheduler/) */
     const char *app_status;   /* model.app: "written", or why not */
     const char *artifacts[32]; /* the files written into out_dir, in the order first written */
@@ -55,10 +72,6 @@ typedef struct MNCompile {
     struct EmParams *params;  /* the parameter images made ahead of Code Emit (emitter/params.c) */
 } MNCompile;
 
-/* Runs the whole pipeline; 0 on success, 1 on bad input or failure (message in
- * c->diag). Artifacts go to c->out_dir when it is set. */
-int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt);
-void mn_compile_free(MNCompile *c);
 void mn_log(MNCompile *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* false, with the error set, once the process's heap (the arena and every buffer the
  * passes hold: code text, programs, images) is over memory_limit_mb. Checked after every
@@ -72,8 +85,9 @@ uint64_t mn_file_hash(const char *path);
 /* Record a figure of the running pass (report.json passes[].figures). */
 void mn_figure(MNCompile *c, const char *name, int64_t value);
 
-/* artifacts.c: atomic writes into the codegen dir */
-bool mn_art_prepare_dir(MNCompile *c);
+/* artifacts.c: atomic writes into the codegen dir; prepare_dir removes what an earlier
+ * compile left there (the known artifacts, and the dumps layout.PASS.txt of the passes) */
+bool mn_art_prepare_dir(MNCompile *c, const char *const *passes, int npasses);
 bool mn_art_write(MNCompile *c, const char *name, const void *data, size_t len);
 bool mn_art_copy_file(MNCompile *c, const char *name, const char *src);
 /* data (malloc'd, taken over) written as artifact name, by the writer thread when
@@ -90,22 +104,6 @@ bool mn_art_wait(MNCompile *c);
 bool mn_art_remove(MNCompile *c, const char *name);
 /* the same atomic write to any path (not listed among the codegen dir's artifacts) */
 bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len);
-/* onnx_write.c: graph g as an ONNX model (strip: large constants without data) */
-bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out);
-/* the same with its allocations in arena a (another thread's) */
-bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool strip, MNBuf *out);
-/* report.c */
-bool mn_report_write(MNCompile *c);
-void *mn_report_json(MNCompile *c); /* report.json's tree (a cJSON *, the caller deletes it) */
-/* dashboard.c: dashboard.html in the codegen dir, also for a failed compile */
-bool mn_dashboard_write(MNCompile *c);
-/* l3ir.c */
+/* l3ir.c: the graph in l3ir text (l3ir.txt, the dumps) */
 void ir_print_l3ir(MNBuf *b, const MNGraph *g);
-/* verify.c: the invariants after a pass of the given stage (0 loaded, 1 static
- * shapes, 2 dtypes planned, 3 layouts planned, 4 location kinds decided, 5 transfers
- * placed, 6 scheduled: banks and residency, 7 addresses); false + message
- * on a violation. */
-bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_t errlen); /* m: NULL skips the layout demands */
-/* passes.c: the pass names, in order, for --dump-after validation */
-const char *const *mn_pass_names(int *n);
 #endif

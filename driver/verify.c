@@ -1,7 +1,7 @@
 /* The invariant checker: run after every pass with --verify (and always in the test
  * sweeps). It checks what every pass must leave true, so a planner bug shows up at the
  * pass that made it rather than as wrong code much later. */
-#include "compile.h"
+#include "driver.h"
 #include "ops.h"
 #include "plan.h"
 #include "infer.h"
