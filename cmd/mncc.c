@@ -230,7 +230,7 @@ int main(int argc, char **argv) {
                 if (mn_ops[k].since > 0) {
                     char r[32];
                     snprintf(r, sizeof r, "%d-%d", mn_ops[k].since, mn_ops[k].max);
-                    const char *d = emit_op_dtypes(k);
+                    const char *d = mn_ops[k].types;
                     printf("%-24s %-8s %s\n", mn_ops[k].name, r, d ? d : "- (planned, no model.app yet)");
                 }
             rc = 0;

@@ -46,7 +46,8 @@ typedef struct MNValue {
     MNDtype dtype;
     MNLocKind loc_kind;
     MNLoc loc;
-    const char *layout;      /* printed PadLayout, set by the layout planner */
+    const struct MNLayout *lay; /* the layout (core/layout.h), set by layout_set: what every stage reads */
+    const char *layout;      /* the same printed (PadLayout{...}), for l3ir.txt, the dumps and the app */
     const char *layout_kind; /* "MNCore", ... */
     int64_t *padded_shape;   /* rank entries, or NULL */
     int64_t num_lw;          /* -1 unknown */

@@ -186,6 +186,37 @@ void layout_print(const MNLayout *l, MNBuf *b) {
     buf_append(b, tmp, (size_t)(p - tmp));
 }
 
+void layout_set(Arena *a, MNValue *v, const MNLayout *l) {
+    MNLayout *c = arena_alloc(a, sizeof *c);
+    *c = *l;
+    v->lay = c;
+    MNBuf b = {0};
+    layout_print(l, &b);
+    v->layout = arena_strdup(a, b.data);
+    buf_free(&b);
+}
+
+bool layout_timed(const MNValue *v) {
+    for (int i = 0; v->lay && i < v->lay->rank; i++)
+        for (int k = 0; k < v->lay->nsub[i]; k++)
+            if (v->lay->sub[i][k].level == LV_TIME) return true;
+    return false;
+}
+
+bool layout_equal(const MNValue *a, const MNValue *b) {
+    const MNLayout *x = a->lay, *y = b->lay;
+    if (!x || !y) return x == y;
+    if (x->rank != y->rank || x->bcast != y->bcast) return false;
+    for (int i = 0; i < x->rank; i++) {
+        if (x->shape[i] != y->shape[i] || x->nsub[i] != y->nsub[i]) return false;
+        for (int k = 0; k < x->nsub[i]; k++) {
+            const MNSubaxis *s = &x->sub[i][k], *t = &y->sub[i][k];
+            if (s->size != t->size || s->stride != t->stride || s->level != t->level) return false;
+        }
+    }
+    return true;
+}
+
 int64_t layout_padded(const MNLayout *l, int axis) {
     int64_t n = 1;
     for (int k = 0; k < l->nsub[axis]; k++) n *= l->sub[axis][k].size;

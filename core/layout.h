@@ -23,7 +23,7 @@ typedef struct {
     uint8_t level;
 } MNSubaxis;
 
-typedef struct {
+typedef struct MNLayout {
     int rank;
     uint8_t bcast; /* bit per MNLevel */
     uint8_t nsub[LAYOUT_MAX_RANK];
@@ -39,6 +39,14 @@ typedef struct {
 const char *layout_level_name(MNLevel l);
 bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen);
 void layout_print(const MNLayout *l, MNBuf *b);
+/* v's layout is l: held as it is (a copy in arena a) and printed once for the dumps */
+void layout_set(Arena *a, MNValue *v, const MNLayout *l);
+/* v's layout into *l; false when it has none */
+static inline bool layout_get(const MNValue *v, MNLayout *l) { return v->lay ? (*l = *v->lay, true) : false; }
+/* is v cut over time (a Time subaxis: Time-Slice's slices of it lie one after another)? */
+bool layout_timed(const MNValue *v);
+/* do a and b have the same layout (both none counts as the same)? */
+bool layout_equal(const MNValue *a, const MNValue *b);
 int64_t layout_padded(const MNLayout *l, int axis);
 /* extent of a level: largest coordinate + 1 (1 when unused) */
 int64_t layout_extent(const MNLayout *l, MNLevel lv);

@@ -1,9 +1,11 @@
 #include "ops.h"
 #include <string.h>
 
+enum { EW = MN_EW, INPLACE = MN_INPLACE, PREC = MN_PREC, WIN = MN_WIN, WEW = MN_WEW, GATHER = MN_GATHER }; /* the rows' names */
+
 const MNOpInfo mn_ops[OP_COUNT] = {
-    [OP_UNSUPPORTED] = {"<unsupported>", 0, 0},
-#define OP(name, since, max, infer, fold) [OP_##name] = {#name, since, max},
+    [OP_UNSUPPORTED] = {"<unsupported>", 0, 0, 0, NULL},
+#define OP(name, since, max, infer, fold, props, types) [OP_##name] = {#name, since, max, props, types},
     MN_OPS(OP)
 #undef OP
 };

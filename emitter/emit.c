@@ -51,7 +51,7 @@ static int bank_of(const MNValue *v) { return v->loc == MN_LOC_LM1 ? 1 : 0; }
 
 bool emit_image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, MNLayout *l) {
     char err[300];
-    return v->layout && layout_parse(v->layout, l, err, sizeof err) && app_layout_image(l, &c->machine, im, err, sizeof err);
+    return layout_get(v, l) && app_layout_image(l, &c->machine, im, err, sizeof err);
 }
 
 /* The write mask of a 4-long-word access at long word a of a value of num_lw: every
@@ -286,9 +286,8 @@ static Kind kind_of(const MNNode *n, const char **mn) {
  * With shift (a Slice of steps 1): output element idx is input element idx + shift. */
 static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape, const int64_t *shift) {
     MNLayout lo, li;
-    char err[200];
-    if (!v->layout || !o->layout || !layout_parse(o->layout, &lo, err, sizeof err) || !layout_parse(v->layout, &li, err, sizeof err)) return false;
-    if (strstr(v->layout, "_Time:") || strstr(o->layout, "_Time:")) return false;
+    if (!layout_get(o, &lo) || !layout_get(v, &li)) return false;
+    if (layout_timed(v) || layout_timed(o)) return false;
     for (int64_t a = 0; a < n4; a++) map[a] = -1;
     int64_t n = ir_shape_numel(&o->type), vi[LAYOUT_MAX_RANK];
     int off = o->type.rank - v->type.rank;
@@ -391,7 +390,7 @@ static const char *operand_why(const MNCompile *c, const MNValue *v, const MNVal
     if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1 ? NULL : elsewhere;
     if (mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype)) return "operand and result of different element widths (a cast)"; /* the op checks types */
     if (v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) return elsewhere;
-    if (v->layout && o->layout && !strcmp(v->layout, o->layout)) return NULL;
+    if (v->lay && layout_equal(v, o)) return NULL;
     return lines_up(c, v, o, false, NULL) ? NULL : elsewhere;
 }
 
@@ -543,8 +542,8 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: return emit_piece_why(c, n);
     case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
-        if (x->dtype != y->dtype || !x->layout || !y->layout || strcmp(x->layout, y->layout)) return "a transfer that changes layout";
-        if (strstr(x->layout, "_Time:") || strstr(y->layout, "_Time:")) return "a transfer of a time-sliced value (its pieces move by splits and concats)";
+        if (x->dtype != y->dtype || !x->lay || !layout_equal(x, y)) return "a transfer that changes layout";
+        if (layout_timed(x) || layout_timed(y)) return "a transfer of a time-sliced value (its pieces move by splits and concats)";
         return NULL;
     }
     default: break;
@@ -581,43 +580,6 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     return NULL;
 }
 
-/* The element types of the data the emitter has code for, per op, by the path the op
- * takes in vector_why and window_why above (mncc --list-ops prints it; tests/cli checks
- * every claim of the elementwise and gather ops by compiling and running one). The
- * planners take every type with an MN dtype; an op not listed is planned but gets no
- * model.app. */
-const char *emit_op_dtypes(int op) {
-    static const char *wide = "float double int32 int64 uint32 uint64 bool"; /* 32- and 64-bit: moved whole */
-    switch (op) {
-    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad: case OP_DepthToSpace:
-    case OP_SpaceToDepth: case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze:
-    case OP_Identity:
-        return wide;
-    case OP_Gather: return "float double int32 int64 uint32 uint64 bool (known indices); float (indices computed at run time)";
-    case OP_Add: case OP_Sub: case OP_Max: case OP_Min: case OP_Mul: return "float double int32 int64 uint32 uint64";
-    case OP_Neg: return "float double int32 int64";
-    case OP_Abs: return "float int32 int64";
-    case OP_And: case OP_Or: case OP_Xor: case OP_Not: return "bool";
-    case OP_BitShift: return "uint32 uint64";
-    case OP_Trilu: return "float double int32 int64 uint32 uint64 bool (k known at compile time)";
-    case OP_Equal: case OP_Greater: case OP_Less: case OP_GreaterOrEqual: case OP_LessOrEqual: return "float int64 uint64";
-    case OP_Dropout: return "float double (inference)";
-    case OP_Cast: case OP_CastLike: return "between types kept alike on the machine (float16 as float)";
-    case OP_MatMul: case OP_Gemm: case OP_Conv: case OP_ConvTranspose: return "float";
-    default: break;
-    }
-    MNNode n = {.op = op};
-    if (window_op(&n) || window_elementwise(&n)) return "float";
-    switch (op) {
-    case OP_Relu: case OP_Exp: case OP_Log: case OP_Reciprocal: case OP_Div: case OP_Sigmoid: case OP_Sqrt: case OP_LeakyRelu: case OP_Clip:
-    case OP_Pow: case OP_Tanh: case OP_Softplus: case OP_Floor: case OP_Ceil: case OP_HardSigmoid: case OP_HardSwish: case OP_Elu: case OP_Selu:
-    case OP_Sign: case OP_Softsign:
-        return "float";
-    case OP_Shape: case OP_Size: case OP_Constant: case OP_ConstantOfShape: case OP_Range:
-        return "(folded to a constant when its inputs are known, as static shapes make them)";
-    default: return NULL;
-    }
-}
 
 /* Why node n cannot be emitted here (NULL: it can). An elementwise op that the vector
  * path cannot take (operands laid out otherwise, more than two, bounds computed at run
@@ -683,9 +645,9 @@ static void elementwise(Em *e, const MNNode *n) {
     bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
     int64_t shift[MN_MAX_RANK];
     bool sliced = n->op == OP_Slice && slice_shift(n, shift);
-    if (!xi && (rename || sliced || strcmp(x->layout, o->layout)))
+    if (!xi && (rename || sliced || !layout_equal(x, o)))
         xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
-    if (nin == 2 && !yi && strcmp(y->layout, o->layout)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false, NULL);
+    if (nin == 2 && !yi && !layout_equal(y, o)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false, NULL);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
         if (xi) snprintf(X, sizeof X, "$ls0");

@@ -11,8 +11,6 @@ bool emit_program(MNCompile *c);
 void emit_scratch_needs(MNCompile *c, int64_t *need);
 /* the two as the scheduler reaches them (MNCompile.code, set by the driver) */
 extern const MNCodeModel emit_code_model;
-/* the element types the emitter has code for with op (NULL: none yet) */
-const char *emit_op_dtypes(int op);
 /* Node Simulation's best mode: the cycles of node n's code emitted alone, with its LM
  * input k in bank[k] (0 LM0, 1 LM1) and its outputs in out_bank (-1: output 0 over
  * input 0), on the emulator's timing model; -1 when it cannot be emitted so. */

@@ -201,10 +201,9 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
     {
         const MNValue *x = src[k];
         MNLayout ls;
-        char err[200];
         if (!emit_in_lm(x)) return "not in LM";
         if (mn_dtype_bytes(x->dtype) != 4 && mn_dtype_bytes(x->dtype) != 8) return "a gather of other than 32- or 64-bit elements";
-        if (!x->layout || !layout_parse(x->layout, &ls, err, sizeof err) || strstr(x->layout, "_Time:")) return "no layout";
+        if (!layout_get(x, &ls) || layout_timed(x)) return "no layout";
         bool here = k < 64 && (local >> k & 1);
         if (!here && !(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
         int64_t ns4 = emit_round4(x->num_lw), nid = s->J * ns4 * s->M;
@@ -300,16 +299,15 @@ static int64_t lm_max_gap(int64_t (*iv)[2], int n, int64_t cap, int64_t *where) 
 static uint64_t local_sources(const MNValue *const *src, int nsrc, int rows, const EmUse *u, int nu) {
     const unsigned upper = 1u << LV_L1B | 1u << LV_L2B;
     MNLayout ls[64], lo;
-    char err[200];
     uint64_t local = 0, check = 0;
     for (int k = 0; k < nsrc && k < 64; k++) {
-        if (!src[k]->layout || !layout_parse(src[k]->layout, &ls[k], err, sizeof err)) continue;
+        if (!layout_get(src[k], &ls[k])) continue;
         if ((ls[k].bcast & upper) == upper) local |= 1ull << k;
         else check |= 1ull << k;
     }
     for (int i = 0; i < nu && check; i++) {
         const MNValue *o = u[i].o;
-        if (!o->layout || !layout_parse(o->layout, &lo, err, sizeof err)) return local;
+        if (!layout_get(o, &lo)) return local;
         int64_t n = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK];
         for (int64_t e = 0; e < n && check; e++) {
             int64_t q = e;
@@ -718,14 +716,7 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
 }
 
 /* a node that only moves data, emitted as a gather */
-bool emit_moves_data(const MNNode *n) {
-    switch (n->op) {
-    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
-    case OP_DepthToSpace: case OP_SpaceToDepth: case OP_MNCoreIm2col:
-        return true;
-    default: return false;
-    }
-}
+bool emit_moves_data(const MNNode *n) { return mn_op_has(n->op, MN_GATHER); }
 
 /* four independent lanes of 64 bits: one lane's multiply chain ran at a fraction of
  * memory speed, and tables reach megabytes (only equal hashes are compared in full) */
@@ -877,9 +868,9 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
     MNLayout ld, lt;
     char err[200];
     MNLayout *ls = xmalloc(sizeof(MNLayout) * (size_t)(ns + 1));
-    for (int k = 0; k < ns; k++) layout_parse(src[k]->layout, &ls[k], err, sizeof err);
+    for (int k = 0; k < ns; k++) layout_get(src[k], &ls[k]);
     const SMap *smp = smap_for(e, src, ns, wk), sm = *smp;
-    layout_parse(o->layout, &ld, err, sizeof err);
+    layout_get(o, &ld);
     int64_t nw = 2 * emit_round4(o->num_lw), nt = emit_table_lw(o, rows);
     /* an output alike on every L2B (and on every L1B) reads alike scratches there: one
      * table for all of them (an image an eighth or a 64th the size to encode and load) */
@@ -988,8 +979,8 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
     ir_type_set(g, &v->type, ONNX_INT32, 6, dims);
     v->konst = t;
     v->dtype = MN_DT_Int;
-    v->layout = arena_strdup(g->arena, lb.data);
     buf_free(&lb);
+    layout_set(g->arena, v, &lt);
     v->num_lw = nt;
     v->loc_kind = MN_LOC_KIND_DRAM, v->loc = MN_LOC_DRAM;
     AppLayoutImage im;

@@ -42,8 +42,7 @@ typedef struct {
 static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
 
 static bool parse(const MNValue *v, MNLayout *l) {
-    char err[200];
-    return v->layout && layout_parse(v->layout, l, err, sizeof err) && layout_extent(l, LV_TIME) <= 1;
+    return layout_get(v, l) && layout_extent(l, LV_TIME) <= 1;
 }
 
 static const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;

@@ -140,7 +140,7 @@ static bool piece_delta(const MNCompile *c, const MNValue *w, const MNValue *p, 
     MNLayout lw, lp;
     AppLayoutImage iw, ip;
     char err[300];
-    if (!w->layout || !p->layout || w->dtype != p->dtype || !layout_parse(w->layout, &lw, err, sizeof err) || !layout_parse(p->layout, &lp, err, sizeof err) ||
+    if (w->dtype != p->dtype || !layout_get(w, &lw) || !layout_get(p, &lp) ||
         !app_layout_image(&lw, &c->machine, &iw, err, sizeof err) || !app_layout_image(&lp, &c->machine, &ip, err, sizeof err) || ip.slices != 1 ||
         lw.bcast != lp.bcast) /* the places checked are the copies at broadcast coordinate 0: the same levels replicated */
         return false;

@@ -93,16 +93,7 @@ static bool reduce_kind(int op, WKind *k) {
     }
 }
 
-bool window_op(const MNNode *n) {
-    WKind k;
-    switch (n->op) {
-    case OP_Softmax: case OP_LogSoftmax: case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool:
-    case OP_GlobalMaxPool: case OP_Conv: case OP_ConvTranspose: case OP_MatMul: case OP_Gemm: case OP_BatchNormalization:
-    case OP_LayerNormalization: case OP_InstanceNormalization: case OP_ArgMax: case OP_ArgMin: case OP_Hardmax: case OP_GatherElements:
-        return true;
-    default: return reduce_kind(n->op, &k);
-    }
-}
+bool window_op(const MNNode *n) { return mn_op_has(n->op, MN_WIN); }
 
 static int64_t prod(const int64_t *d, int n) {
     int64_t p = 1;
@@ -155,14 +146,7 @@ static int64_t avg_counts(const Win *w, const MNValue *x, const MNValue *o) {
 /* Clip before opset 11: the bounds are attributes, defaulting to the float range */
 static double clip_attr(const MNNode *n, int i, double dflt) { return ir_attr_float(n, i == 1 ? "min" : "max", dflt); }
 
-bool window_elementwise(const MNNode *n) {
-    switch (n->op) {
-    case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: case OP_Equal: case OP_Less: case OP_Greater:
-    case OP_LessOrEqual: case OP_GreaterOrEqual: case OP_Pow:
-        return true;
-    default: return false;
-    }
-}
+bool window_elementwise(const MNNode *n) { return mn_op_has(n->op, MN_WEW); }
 
 /* what node n folds; why says why not */
 static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
@@ -536,7 +520,7 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
         wo[nu] = w, wo[nu].oi = k, u[nu] = (EmUse){o, win_entry, &wo[nu]}, nu++;
         MNDtype want = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long : w.kind == WK_CMP ? MN_DT_LongBool : MN_DT_Float;
         if (!emit_in_lm(o) || o->dtype != want) return "not a float value in LM";
-        if (!o->layout || strstr(o->layout, "_Time:")) return "a time-sliced output";
+        if (!o->lay || layout_timed(o)) return "a time-sliced output";
         int64_t t = emit_table_lw(o, 1);
         if (t > tlw) tlw = t;
     }

@@ -40,7 +40,7 @@ bool infer_unsupported(MNInfer *c, const MNNode *n, const MNValue *v, const char
 static MNType *T(MNNode *n, int k) { return k < n->nin && n->in[k] ? &n->in[k]->type : NULL; }
 
 const MNOpFns infer_ops[OP_COUNT] = {
-#define OP(name, since, max, infer, fold) [OP_##name] = {infer_##infer, fold_##fold},
+#define OP(name, since, max, infer, fold, props, types) [OP_##name] = {infer_##infer, fold_##fold},
     MN_OPS(OP)
 #undef OP
 };

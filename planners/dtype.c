@@ -24,18 +24,7 @@ static bool wants_half(const MNNode *n, int k) {
 }
 
 /* producers that must keep full precision in their output */
-static bool precision_sensitive(const MNNode *n) {
-    switch (n->op) {
-    case OP_BatchNormalization: case OP_InstanceNormalization: case OP_LayerNormalization: case OP_LRN:
-    case OP_Softmax: case OP_LogSoftmax:
-    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd:
-    case OP_ReduceL1: case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
-    case OP_Exp: case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Pow: case OP_Div: case OP_Erf:
-    case OP_MNCoreBitAnd: /* bit patterns: its mask has the width of its output */
-        return true;
-    default: return false;
-    }
-}
+static bool precision_sensitive(const MNNode *n) { return mn_op_has(n->op, MN_PREC); }
 
 bool plan_dtype(MNCompile *c) {
     MNGraph *g = c->g;

@@ -211,21 +211,7 @@ static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, c
 
 /* ---- demands ---- */
 
-static bool elementwise(const MNNode *n) {
-    switch (n->op) {
-    case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Pow: case OP_Max: case OP_Min: case OP_Sum: case OP_Mean:
-    case OP_Where: case OP_PRelu: case OP_Equal: case OP_Less: case OP_Greater: case OP_LessOrEqual: case OP_GreaterOrEqual:
-    case OP_And: case OP_Or: case OP_Xor: case OP_Mod: case OP_BitShift:
-    case OP_Abs: case OP_Neg: case OP_Exp: case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Floor: case OP_Ceil: case OP_Round:
-    case OP_Sign: case OP_Sin: case OP_Cos: case OP_Tan: case OP_Asin: case OP_Acos: case OP_Atan: case OP_Sinh: case OP_Cosh:
-    case OP_Asinh: case OP_Acosh: case OP_Atanh: case OP_Erf: case OP_Relu: case OP_LeakyRelu: case OP_Elu: case OP_Selu: case OP_Celu:
-    case OP_ThresholdedRelu: case OP_Sigmoid: case OP_HardSigmoid: case OP_HardSwish: case OP_Tanh: case OP_Softplus: case OP_Softsign:
-    case OP_Mish: case OP_Gelu: case OP_Shrink: case OP_Not: case OP_IsNaN: case OP_IsInf: case OP_Identity: case OP_Clip: case OP_Cast:
-    case OP_CastLike: case OP_MNCoreCast: case OP_Dropout: case OP_MNCoreBitAnd:
-        return true;
-    default: return false;
-    }
-}
+static bool elementwise(const MNNode *n) { return mn_op_has(n->op, MN_EW); }
 
 /* Input layout for an elementwise op: the output's, with the dimensions the input lacks
  * (or has as 1) made into broadcast levels. */
@@ -321,10 +307,7 @@ double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayo
 
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l) {
     MNGraph *g = c->g;
-    MNBuf b = {0};
-    layout_print(l, &b);
-    v->layout = arena_strdup(g->arena, b.data);
-    buf_free(&b);
+    layout_set(g->arena, v, l);
     v->layout_kind = "MNCore";
     v->padded_shape = ARENA_ARRAY(g->arena, int64_t, l->rank + 1);
     for (int k = 0; k < l->rank; k++) v->padded_shape[k] = layout_padded(l, k);
@@ -466,7 +449,7 @@ static bool enforced_demand(const MNNode *n, int k, const MNMachine *m, MNLayout
     MNLayout outl;
     char err[200];
     const MNValue *o = n->nout ? n->out[0] : NULL;
-    bool has_out = o && o->layout && layout_parse(o->layout, &outl, err, sizeof err);
+    bool has_out = o && layout_get(o, &outl);
     if (!plan_layout_demand(n, k, has_out ? &outl : NULL, m, want)) return false;
     return layout_valid(want, m, mn_dtype_bytes(n->in[k]->dtype), err, sizeof err);
 }
@@ -477,7 +460,7 @@ static bool enforced_demand(const MNNode *n, int k, const MNMachine *m, MNLayout
 static bool on_timed(const MNNode *n) {
     for (int k = 0; k < n->nin + n->nout; k++) {
         const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
-        if (v && v->layout && strstr(v->layout, "_Time:")) return true;
+        if (v && layout_timed(v)) return true;
     }
     return false;
 }
@@ -489,9 +472,8 @@ bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, s
         for (int k = 0; k < n->nin; k++) {
             const MNValue *v = n->in[k];
             MNLayout want, have;
-            char perr[200];
             if (!v || !enforced_demand(n, k, m, &want)) continue;
-            if (!v->layout || !layout_parse(v->layout, &have, perr, sizeof perr)) {
+            if (!layout_get(v, &have)) {
                 snprintf(err, errlen, "node '%s': input '%s' has no readable layout", n->name, v->name);
                 return false;
             }
@@ -514,14 +496,13 @@ int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost) {
     for (int k = 0; k < n->nin; k++) {
         MNValue *v = n->in[k];
         MNLayout want, have;
-        char err[200];
         if (!v || !enforced_demand(n, k, &c->machine, &want)) continue;
         /* the same placement is enough, unless v was laid out for a whole value this
          * slice copy no longer needs (a broadcast operand at the full output's
          * strides) and does not fit LM while the demanded layout does */
         int64_t cap = machine_lm_cap(&c->machine);
         bool shrink = v->num_lw > cap && layout_num_lw(&want, c->machine.address_alignment_lw) <= cap;
-        if (v->layout && layout_parse(v->layout, &have, err, sizeof err) && layout_same_placement(&have, &want) && !shrink) continue;
+        if (layout_get(v, &have) && layout_same_placement(&have, &want) && !shrink) continue;
         if (v->producer && v->producer->op == OP_MNCoreInputSplit) { /* a split writes its pieces in any layout */
             plan_set_layout(c, v, &want);
             continue;
@@ -560,7 +541,7 @@ int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost) {
         s->out[0] = o;
         plan_set_layout(c, o, &want);
         n->in[k] = o;
-        if (cost && v->layout && layout_parse(v->layout, &have, err, sizeof err)) *cost += plan_switch_cycles(&c->machine, &have, &want, o->num_lw);
+        if (cost && layout_get(v, &have)) *cost += plan_switch_cycles(&c->machine, &have, &want, o->num_lw);
         sw[nsw++] = s;
     }
     return nsw;

@@ -30,7 +30,7 @@ static int64_t lm_cap(const MNCompile *c) { return machine_lm_cap(&c->machine); 
 
 /* Already cut over time by an earlier split: its num_lw is then one slice's, yet a
  * node reading the whole value still needs more than one LM. */
-static bool timed(const MNValue *v) { return v->layout && strstr(v->layout, "_Time:"); }
+static bool timed(const MNValue *v) { return layout_timed(v); }
 
 static bool big(const MNCompile *c, const MNValue *v) { return v && (v->num_lw > lm_cap(c) || timed(v)) && mn_dtype_bytes(v->dtype); }
 
@@ -255,16 +255,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
             if (in_axis(n, k, a) >= 0) return true;
         return false;
     }
-    /* elementwise ops: every output axis is independent */
-    switch (n->op) {
-    case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Pow: case OP_Max: case OP_Min: case OP_Where: case OP_PRelu:
-    case OP_Equal: case OP_Less: case OP_Greater: case OP_And: case OP_Or: case OP_Xor: case OP_Abs: case OP_Neg: case OP_Exp:
-    case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Floor: case OP_Ceil: case OP_Erf: case OP_Relu: case OP_LeakyRelu:
-    case OP_Elu: case OP_Sigmoid: case OP_HardSigmoid: case OP_HardSwish: case OP_Tanh: case OP_Softplus: case OP_Clip:
-    case OP_Identity: case OP_Cast: case OP_Dropout: case OP_Sin: case OP_Cos: case OP_Sign: case OP_Not: case OP_MNCoreBitAnd:
-        return true;
-    default: return false;
-    }
+    return mn_op_has(n->op, MN_EW); /* elementwise ops: every output axis is independent */
 }
 
 /* num_lw of a value like v with dims and dtype dt, canonically laid out */
@@ -407,10 +398,7 @@ static MNValue *slice_value(MNCompile *c, const MNValue *v, const char *name, in
     s->dtype = v->dtype;
     MNLayout l;
     if (plan_layout_canonical(&s->type, s->dtype, &c->machine, &l)) {
-        MNBuf b = {0};
-        layout_print(&l, &b);
-        s->layout = arena_strdup(g->arena, b.data);
-        buf_free(&b);
+        layout_set(g->arena, s, &l);
         s->layout_kind = "MNCore";
         s->padded_shape = ARENA_ARRAY(g->arena, int64_t, l.rank + 1);
         for (int k = 0; k < l.rank; k++) s->padded_shape[k] = layout_padded(&l, k);
@@ -437,10 +425,7 @@ static void mark_time(MNCompile *c, MNValue *v, int a, int64_t n, int64_t chunk,
     l.sub[a][0] = (MNSubaxis){n, 1, LV_TIME};
     l.nsub[a]++;
     l.shape[a] = v->type.dims[a];
-    MNBuf b = {0};
-    layout_print(&l, &b);
-    v->layout = arena_strdup(c->g->arena, b.data);
-    buf_free(&b);
+    layout_set(c->g->arena, v, &l);
     for (int k = 0; k < l.rank; k++) v->padded_shape[k] = layout_padded(&l, k);
     v->num_lw = slice_lw;
 }

@@ -690,7 +690,7 @@ static MNValue *clone_value(MNGraph *g, const MNValue *v, const char *name) {
     MNValue *c = ir_value_new(g, name);
     ir_type_set(g, &c->type, v->type.elem, v->type.rank, v->type.dims);
     c->dtype = v->dtype;
-    c->layout = v->layout, c->layout_kind = v->layout_kind, c->padded_shape = v->padded_shape, c->num_lw = v->num_lw, c->gene = v->gene;
+    c->lay = v->lay, c->layout = v->layout, c->layout_kind = v->layout_kind, c->padded_shape = v->padded_shape, c->num_lw = v->num_lw, c->gene = v->gene;
     c->loc_kind = v->loc_kind;
     c->addr = -1;
     return c;

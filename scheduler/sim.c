@@ -55,8 +55,7 @@ static bool in_lm(const MNValue *v) { return v && v->loc_kind == MN_LOC_KIND_LM 
 
 int64_t sim_dram_bytes(const MNValue *v) {
     MNLayout l;
-    char err[200];
-    if (v->layout && layout_parse(v->layout, &l, err, sizeof err)) return layout_dram_lw(&l) * 8;
+    if (layout_get(v, &l)) return layout_dram_lw(&l) * 8;
     int64_t n = ir_shape_numel(&v->type);
     int b = mn_dtype_bytes(v->dtype);
     return n > 0 ? n * (b ? b : 4) : 0;
@@ -162,8 +161,7 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
     }
     case OP_MNCoreLayoutSwitch: {
         MNLayout a, b;
-        char err[200];
-        if (n->in[0]->layout && n->out[0]->layout && layout_parse(n->in[0]->layout, &a, err, sizeof err) && layout_parse(n->out[0]->layout, &b, err, sizeof err))
+        if (layout_get(n->in[0], &a) && layout_get(n->out[0], &b))
             return (int64_t)ceil(plan_switch_cycles(m, &a, &b, lw_of(n->out[0])));
         return 2 * out_lw * cps;
     }
@@ -200,16 +198,9 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
 static bool elementwise_inplace(const MNNode *n) {
     if (n->nout != 1 || !n->out[0] || n->nin < 1 || !in_lm(n->in[0]) || !in_lm(n->out[0])) return false;
     if (n->in[0]->num_lw != n->out[0]->num_lw || mn_dtype_bytes(n->in[0]->dtype) != mn_dtype_bytes(n->out[0]->dtype)) return false;
-    if (!n->in[0]->layout || !n->out[0]->layout || strcmp(n->in[0]->layout, n->out[0]->layout)) return false;
+    if (!n->in[0]->lay || !layout_equal(n->in[0], n->out[0])) return false;
     if (n->in[0]->is_input || n->in[0]->konst) return false;
-    switch (n->op) {
-    case OP_Add: case OP_Sub: case OP_Mul: case OP_Div: case OP_Max: case OP_Min: case OP_Relu: case OP_LeakyRelu: case OP_Neg:
-    case OP_Abs: case OP_Exp: case OP_Log: case OP_Sqrt: case OP_Reciprocal: case OP_Sigmoid: case OP_Tanh: case OP_Erf:
-    case OP_Clip: case OP_HardSwish: case OP_HardSigmoid: case OP_Elu: case OP_Gelu: case OP_Softplus: case OP_Floor: case OP_Ceil:
-    case OP_Pow: case OP_PRelu: case OP_Sign: case OP_Round: case OP_MNCoreOutputSum: case OP_MNCoreBitAnd:
-        return true;
-    default: return false;
-    }
+    return mn_op_has(n->op, MN_INPLACE);
 }
 
 void sim_node(const MNMachine *m, const MNNode *n, int mode, SimNode *out) {
