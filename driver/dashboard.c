@@ -5,7 +5,8 @@
  *
  * The page is data plus a small renderer: the data is one JSON object in a
  * <script type="application/json"> element (report.json's tree, the schedule events of
- * trace.json, and figures taken from the final graph), drawn as SVG by inline script.
+ * trace.json, the schedule's record of LM residency, the DRAM transfers of the final
+ * graph), drawn as SVG by inline script. It recomputes nothing the schedule decided.
  * The page marks <body data-rendered="..."> with what it drew, and lists any script
  * error it caught in #errors, so a headless browser test can check both.
  *
@@ -42,40 +43,26 @@ static void timeline(MNBuf *b, MNCompile *c, int *total) {
     buf_append(b, "]", 1);
 }
 
-static bool in_lm(const MNValue *v) { return v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && v->num_lw > 0; }
-
-/* LM0 and LM1 long words held by live values after each node of the schedule (a value
- * lives from the node that writes it to its MNCoreForget); at most MAX_POINTS points,
- * each the largest in its stretch: [step, lm0, lm1] */
-static void lm_use(MNBuf *b, const MNGraph *g, int64_t *peak) {
+/* LM0 and LM1 long words held after each event of the schedule, as the schedule
+ * recorded them (SchedState.res_lw); at most MAX_POINTS points, each the largest in its
+ * stretch: [event, lm0, lm1]; the largest held in each bank into load */
+static void lm_use(MNBuf *b, const SchedState *st, int64_t load[2]) {
     buf_append(b, "[", 1);
-    bool first = true;
-    int n = g->nnodes, stride = (n + MAX_POINTS - 1) / MAX_POINTS;
+    int n = st->nres, stride = (n + MAX_POINTS - 1) / MAX_POINTS;
     if (stride < 1) stride = 1;
-    bool *live = xcalloc((size_t)g->nvalues + 1, sizeof(bool));
-    int64_t use[2] = {0, 0}, best[2] = {0, 0};
-    *peak = 0;
+    int64_t best[2] = {0, 0};
+    load[0] = load[1] = 0;
     for (int i = 0; i < n; i++) {
-        const MNNode *nd = g->nodes[i];
-        if (nd->op == OP_MNCoreForget) {
-            for (int k = 0; k < nd->nin; k++) {
-                const MNValue *v = nd->in[k];
-                if (in_lm(v) && v->id < g->nvalues && live[v->id]) live[v->id] = false, use[v->loc == MN_LOC_LM1] -= v->num_lw;
-            }
-        } else
-            for (int k = 0; k < nd->nout; k++) {
-                const MNValue *v = nd->out[k];
-                if (in_lm(v) && v->id < g->nvalues && !live[v->id]) live[v->id] = true, use[v->loc == MN_LOC_LM1] += v->num_lw;
-            }
-        for (int b = 0; b < 2; b++) best[b] = use[b] > best[b] ? use[b] : best[b];
-        if (use[0] + use[1] > *peak) *peak = use[0] + use[1];
+        for (int k = 0; k < 2; k++) {
+            int64_t u = st->res_lw[2 * i + k];
+            if (u > best[k]) best[k] = u;
+            if (u > load[k]) load[k] = u;
+        }
         if ((i + 1) % stride == 0 || i == n - 1) {
-            buf_printf(b, "%s[%d,%lld,%lld]", first ? "" : ",", i, (long long)best[0], (long long)best[1]);
-            first = false;
-            best[0] = use[0], best[1] = use[1];
+            buf_printf(b, "%s[%d,%lld,%lld]", i + 1 > stride ? "," : "", i, (long long)best[0], (long long)best[1]);
+            best[0] = best[1] = 0;
         }
     }
-    free(live);
     buf_append(b, "]", 1);
 }
 
@@ -182,16 +169,16 @@ static const char page_tail[] =
     "}\n"
     "function lmUse() {\n"
     "  const p = D.lm_use; if (!p.length) return;\n"
-    "  section(app, 'LM use over the schedule', 'long words held by live values in LM0 and LM1 after each step (peak ' + fmt(D.lm_peak) + ' of ' + fmt(D.lm_capacity) + ')');\n"
-    "  const W = 1300, H = 220, L = 60, n = Math.max(1, p[p.length - 1][0]), top = Math.max(1, D.lm_capacity, ...p.map(q => q[1] + q[2]));\n"
+    "  section(app, 'LM use over the schedule', 'long words per PE held in LM0 and LM1 after each event of the schedule, as it recorded them (most held: ' + fmt(D.lm_load[0]) + ' and ' + fmt(D.lm_load[1]) + '; addresses up to ' + fmt(D.lm_peak[0]) + ' and ' + fmt(D.lm_peak[1]) + '; of ' + fmt(D.lm_capacity[0]) + ' each)');\n"
+    "  const W = 1300, H = 220, L = 60, n = Math.max(1, p[p.length - 1][0]), top = Math.max(1, ...D.lm_capacity, ...p.map(q => Math.max(q[1], q[2])));\n"
     "  const s = sv('svg', {width: W, height: H + 30, id: 'plot-lm'}), X = i => L + (W - L - 10) * i / n, Y = v => H - (H - 10) * v / top;\n"
-    "  s.appendChild(sv('line', {x1: L, x2: W - 10, y1: Y(D.lm_capacity), y2: Y(D.lm_capacity), stroke: '#c00', 'stroke-dasharray': '4 3'}));\n"
+    "  s.appendChild(sv('line', {x1: L, x2: W - 10, y1: Y(D.lm_capacity[0]), y2: Y(D.lm_capacity[0]), stroke: '#c00', 'stroke-dasharray': '4 3'}));\n"
     "  [[1, '#1f77b4', 'LM0'], [2, '#ff7f0e', 'LM1']].forEach(([k, c, name], j) => {\n"
     "    s.appendChild(sv('polyline', {fill: 'none', stroke: c, 'stroke-width': 1.5, points: p.map(q => X(q[0]) + ',' + Y(q[k])).join(' ')}));\n"
     "    s.appendChild(sv('text', {x: L + 10 + 60 * j, y: H + 22, fill: c, 'font-size': 12}, name)); });\n"
     "  s.appendChild(sv('text', {x: 4, y: Y(top) + 10, 'font-size': 11}, fmt(top)));\n"
     "  s.appendChild(sv('text', {x: 4, y: H, 'font-size': 11}, '0'));\n"
-    "  s.appendChild(sv('text', {x: W - 10, y: H + 22, 'font-size': 11, 'text-anchor': 'end'}, 'step ' + fmt(n)));\n"
+    "  s.appendChild(sv('text', {x: W - 10, y: H + 22, 'font-size': 11, 'text-anchor': 'end'}, 'event ' + fmt(n)));\n"
     "  app.appendChild(s); drawn.push('lm');\n"
     "}\n"
     "function nodeCycles() {\n"
@@ -223,7 +210,7 @@ bool mn_dashboard_write(MNCompile *c) {
     cJSON_Delete(rep);
     if (!rj) die("cJSON_PrintUnformatted failed");
     int nt = 0, nd = 0;
-    int64_t peak = 0;
+    int64_t load[2] = {0, 0}, peak[2] = {0, 0};
     bool scheduled = false;
     for (int i = 0; i < c->npasses; i++) scheduled |= !strcmp(c->passes[i].name, "schedule") && c->passes[i].ok;
     MNBuf j = {0};
@@ -232,10 +219,14 @@ bool mn_dashboard_write(MNCompile *c) {
     if (scheduled) timeline(&j, c, &nt);
     else buf_append(&j, "[]", 2);
     buf_printf(&j, ",\"timeline_total\":%d,\"lm_use\":", nt);
-    if (scheduled && c->g) lm_use(&j, c->g, &peak);
-    else buf_append(&j, "[]", 2);
-    buf_printf(&j, ",\"lm_peak\":%lld,\"lm_capacity\":%lld,\"top_nodes\":%d,\"transfers\":", (long long)peak,
-               (long long)(c->machine.lm0_lw + c->machine.lm1_lw), TOP_NODES);
+    if (scheduled && c->sched && c->sched->res_lw) {
+        lm_use(&j, c->sched, load);
+        peak[0] = c->sched->peak_lw[0], peak[1] = c->sched->peak_lw[1];
+    } else
+        buf_append(&j, "[]", 2);
+    buf_printf(&j, ",\"lm_load\":[%lld,%lld],\"lm_peak\":[%lld,%lld],\"lm_capacity\":[%lld,%lld],\"top_nodes\":%d,\"transfers\":",
+               (long long)load[0], (long long)load[1], (long long)peak[0], (long long)peak[1], (long long)c->machine.lm0_lw,
+               (long long)c->machine.lm1_lw, TOP_NODES);
     if (scheduled && c->g) transfers(&j, c, &nd);
     else buf_append(&j, "[]", 2);
     buf_printf(&j, ",\"transfers_total\":%d}", nd);

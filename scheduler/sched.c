@@ -1003,6 +1003,25 @@ typedef struct {
 } Placed;
 
 /* false (p->r.fail_node says where) when a node's operands do not fit the budget */
+/* The residency the schedule decided, kept for the dashboard (so that it plots the
+ * schedule's own figures): the long words held in each bank after each event (the sum
+ * of the live buffers, whose largest is the load figure), and the address peaks. */
+static void residency(MNCompile *c, const Run *r, const Slots *S, const int64_t peak[2]) {
+    SchedState *st = c->sched;
+    int n = r->nev;
+    int64_t *d = xcalloc((size_t)(2 * (n + 2)), sizeof(int64_t)); /* differences: +size at start, -size after end */
+    for (int i = 0; i < S->nslot; i++) {
+        const Slot *t = &S->slot[i];
+        d[2 * t->start + t->bank] += t->size, d[2 * (t->end + 1) + t->bank] -= t->size;
+    }
+    st->nres = n;
+    st->res_lw = ARENA_ARRAY(c->arena, int64_t, 2 * (size_t)n + 2);
+    for (int e = 0; e < n; e++)
+        for (int b = 0; b < 2; b++) st->res_lw[2 * e + b] = d[2 * e + b] + (e ? st->res_lw[2 * (e - 1) + b] : 0);
+    st->peak_lw[0] = peak[0], st->peak_lw[1] = peak[1];
+    free(d);
+}
+
 static bool placed(Sched *s, Placed *p) {
     memset(&p->S, 0, sizeof p->S);
     sim_run(s, &p->r, true, false);
@@ -1103,6 +1122,7 @@ static bool schedule(MNCompile *c) {
     int64_t *peak = pl.peak, *load = pl.load;
     const char **which = pl.which;
     materialize(&s, &r, &S);
+    residency(c, &r, &S, peak);
     slots_free(&S);
     for (int b = 0; b < 2; b++) {
         mn_figure(c, b ? "lm1_peak_lw" : "lm0_peak_lw", peak[b]);

@@ -39,6 +39,12 @@ typedef struct SchedState {
     int64_t dram_top; /* the address pass: DRAM in use per group, in long words */
     SchedEvent *events; /* the timeline by start (arena), when trace.json was written */
     int nevents;
+    /* the residency the schedule decided (the dashboard plots it): LM0 and LM1 long
+     * words held after each of its nres events (res_lw[2 e + bank]), and the peaks of
+     * their addresses (the lm0_peak_lw and lm1_peak_lw figures) */
+    int64_t *res_lw;
+    int nres;
+    int64_t peak_lw[2];
     struct SimResults *results; /* simulation_result.json while its text is made (sim.c) */
 } SchedState;
 

@@ -59,6 +59,24 @@ PY
 # nothing to fetch: no src or href, no url(), no address but the SVG namespace name
 if sed 's|http://www.w3.org/2000/svg||' "$tmp/ok/dashboard.html" | grep -Eq ' src=| href=|url\(|https?://|@import'; then bad self-contained "the page loads something"
 else ok self-contained; fi
+# the LM figures the page plots are the schedule's own: its most held and its address
+# peaks per bank equal report.json's lm*_load_lw and lm*_peak_lw (on a 600-node MLP,
+# whose values are forgotten, moved and updated in place)
+/usr/bin/python3 "$root/bench/gen_graph.py" mlp 600 "$tmp/mlp.onnx" >/dev/null 2>&1
+"$mncc" "$tmp/mlp.onnx" -o "$tmp/mlp" --cache-dir none >/dev/null 2>&1 || bad compile "the 600-node MLP did not compile"
+for d in ok mlp; do
+    why=$(/usr/bin/python3 - "$tmp/$d" <<'PY'
+import json, re, sys
+page = open(sys.argv[1] + "/dashboard.html").read()
+data = json.loads(re.search(r'<script id="data" type="application/json">(.*?)</script>', page, re.S).group(1).replace("<\\/", "</"))
+fig = [p for p in json.load(open(sys.argv[1] + "/report.json"))["passes"] if p["name"] == "schedule"][0]["figures"]
+want = ([fig["lm0_load_lw"], fig["lm1_load_lw"]], [fig["lm0_peak_lw"], fig["lm1_peak_lw"]])
+got = (data["lm_load"], data["lm_peak"])
+print("" if got == want and max(want[0]) > 0 else "page %s, schedule %s" % (got, want))
+PY
+)
+    [ -z "$why" ] && ok "$d-lm-figures" || bad "$d-lm-figures" "$why"
+done
 browse ok "$tmp/ok/dashboard.html"
 checks ok "timeline lm nodes"
 grep -q 'id="plot-timeline"' "$tmp/ok.dom" && grep -q '<polyline' "$tmp/ok.dom" && grep -q 'Biggest DRAM transfers' "$tmp/ok.dom" && ok ok-content || bad ok-content "plots or tables missing"
