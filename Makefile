@@ -35,7 +35,7 @@ CFLAGS_ALL = -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-missing-field-ini
              $(OPT) $(SANFLAGS) -pthread $(CFLAGS)
 LDLIBS_ALL = $(SANFLAGS) -pthread -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(LDLIBS)
 
-# The folders, each on the ones below it (README "Source layout"); a file is compiled
+# The folders, each on the ones below it (README, "Source layout"); a file is compiled
 # with the include paths of its own folder and of those below only, so that an include
 # of a higher layer fails to build:
 #   core       the IR, its types and the machine (arena, diagnostics, options, layouts,
@@ -220,11 +220,11 @@ conformance: $(BUILD)/mncc $(BUILD)/mnemu
 	    $(BUILD)/conformance_tiny_spill_opt.json $(BUILD)/conformance_l1b.json > $(BUILD)/conformance_table.md
 	@$(PYTHON) tests/conformance/table.py --passing /usr/share/libonnx-testdata/data $(BUILD)/conformance.json $(BUILD)/conformance_tiny.json \
 	    $(BUILD)/conformance_tiny_spill_opt.json $(BUILD)/conformance_l1b.json > $(BUILD)/conformance_readme.md
-	@echo "conformance: per-op table in $(BUILD)/conformance_table.md; README's in $(BUILD)/conformance_readme.md (make readme-conformance)"
+	@echo "conformance: per-op table in $(BUILD)/conformance_table.md; docs/conformance.md's in $(BUILD)/conformance_readme.md (make readme-conformance)"
 readme-presets:
-	@$(PYTHON) -c 'import sys, subprocess; r = open("README.md").read(); t = subprocess.run([sys.executable, "mk/presets_table.py"], check=True, capture_output=True, text=True).stdout; a, b = "<!-- preset table: make readme-presets -->", "<!-- end of preset table -->"; i, j = r.index(a) + len(a), r.index(b); open("README.md", "w").write(r[:i] + "\n" + t + r[j:])'
+	@$(PYTHON) -c 'import sys, subprocess; r = open("docs/usage.md").read(); t = subprocess.run([sys.executable, "mk/presets_table.py"], check=True, capture_output=True, text=True).stdout; a, b = "<!-- preset table: make readme-presets -->", "<!-- end of preset table -->"; i, j = r.index(a) + len(a), r.index(b); open("docs/usage.md", "w").write(r[:i] + "\n" + t + r[j:])'
 readme-conformance: $(BUILD)/conformance_readme.md
-	@$(PYTHON) -c 'import sys; r = open("README.md").read(); t = open(sys.argv[1]).read(); a, b = "<!-- conformance table: make conformance readme-conformance -->", "<!-- end of conformance table -->"; i, j = r.index(a) + len(a), r.index(b); open("README.md", "w").write(r[:i] + "\n" + t + r[j:])' $(BUILD)/conformance_readme.md
+	@$(PYTHON) -c 'import sys; r = open("docs/conformance.md").read(); t = open(sys.argv[1]).read(); a, b = "<!-- conformance table: make conformance readme-conformance -->", "<!-- end of conformance table -->"; i, j = r.index(a) + len(a), r.index(b); open("docs/conformance.md", "w").write(r[:i] + "\n" + t + r[j:])' $(BUILD)/conformance_readme.md
 
 regen-golden: $(BUILD)/mncc
 	@sh tests/golden/run.sh $(BUILD)/mncc --regen $(NAME)

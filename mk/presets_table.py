@@ -1,7 +1,7 @@
 #!/usr/bin/python3
-"""The README's preset table, from the files in presets/: one row per preset with what it
+"""docs/usage.md's preset table, from the files in presets/: one row per preset with what it
 sets, after the presets it builds on ("base"). `make readme-presets` prints it; the CLI
-test checks that README.md carries exactly these rows."""
+test checks that docs/usage.md carries exactly these rows."""
 import json
 import os
 import sys

@@ -29,9 +29,9 @@ grep -q 'usage: mncc' "$tmp/out" && grep -q 'fold_max_elems' "$tmp/out" || bad h
 expect list-ops 0 "$mncc" --list-ops
 grep -q '^Conv ' "$tmp/out" || bad list-ops-text "Conv missing"
 "$mncc" --list-ops | tail -n +2 | sed -E 's/^([^ ]+) +([^ ]+) +(.*)$/| \1 | \2 | \3 |/' > "$tmp/ops"
-if grep -qxF -f "$tmp/ops" "$root/README.md" && [ "$(grep -cxF -f "$tmp/ops" "$root/README.md")" -eq "$(wc -l < "$tmp/ops")" ]; then
-    ok readme-op-table
-else bad readme-op-table "README's op table differs from mncc --list-ops"; fi
+if grep -qxF -f "$tmp/ops" "$root/docs/ops.md" && [ "$(grep -cxF -f "$tmp/ops" "$root/docs/ops.md")" -eq "$(wc -l < "$tmp/ops")" ]; then
+    ok docs-op-table
+else bad docs-op-table "docs/ops.md's op table differs from mncc --list-ops"; fi
 expect no-args 2 "$mncc"
 expect no-output-dir 2 "$mncc" "$g/ok_cnn.onnx"
 expect unknown-flag 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/d" --frobnicate
@@ -410,8 +410,8 @@ grep -q "is up to date" "$tmp/err" && ok if-changed-skips || bad if-changed-skip
 expect if-changed-option 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ic" --if-changed --seed 9
 grep -q "is up to date" "$tmp/err" && bad if-changed-option-recompiles "an option change was not noticed" || ok if-changed-option-recompiles
 /usr/bin/python3 "$root/mk/presets_table.py" > "$tmp/presets.md"
-if [ "$(grep -cxF -f "$tmp/presets.md" "$root/README.md")" -eq "$(wc -l < "$tmp/presets.md")" ]; then ok readme-preset-table
-else bad readme-preset-table "README's preset table differs from mk/presets_table.py (make readme-presets)"; fi
+if [ "$(grep -cxF -f "$tmp/presets.md" "$root/docs/usage.md")" -eq "$(wc -l < "$tmp/presets.md")" ]; then ok docs-preset-table
+else bad docs-preset-table "docs/usage.md's preset table differs from mk/presets_table.py (make readme-presets)"; fi
 
 # dumps: the final graph as ONNX (python3-onnx loads and checks it), zstd-compressed on
 # request, and the graph entering the planners at out_onnx=PATH

@@ -1,11 +1,11 @@
 #!/usr/bin/python3
-"""The README's conformance table, from run.py's JSON files: per ONNX op (every op a
+"""docs/conformance.md's table, from run.py's JSON files: per ONNX op (every op a
 test's model uses counts that test), how many tests pass, fail or are rejected, per
 configuration.
 
 Usage: table.py [--passing] DATA_ROOT CONF.json [CONF.json ...]
   DATA_ROOT: the libonnx-testdata data dir; --passing: only ops some test passes with
-  (the README's table; the full one is build/conformance_table.md)
+  (docs/conformance.md's table; the full one is build/conformance_table.md)
 """
 import collections
 import json
