@@ -53,14 +53,14 @@ LDLIBS_ALL = $(SANFLAGS) -pthread -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(L
 CORE_SRCS     = core/arena.c core/buf.c core/diag.c core/dtypes.c core/ir.c core/ops.c core/machine.c \
                 core/options.c core/version.c core/fb.c core/layout.c core/compile.c core/artifacts.c core/l3ir.c
 ISA_SRCS      = isa/isa.c isa/mv.c isa/timing.c isa/vsm_text.c isa/vsm_bin.c isa/app.c
-FRONTEND_SRCS = frontend/attrs.c frontend/onnx_load.c frontend/onnx_write.c frontend/infer.c frontend/fold.c
+FRONTEND_SRCS = frontend/attrs.c frontend/bind.c frontend/onnx_load.c frontend/onnx_write.c frontend/infer.c frontend/fold.c
 EMU_SRCS      = emu/emu.c emu/emu_units.c emu/emu_mv.c emu/emu_app.c
 PLANNER_SRCS  = planners/dtype.c planners/conv_lower.c planners/matmul_split.c planners/mask_lower.c planners/location.c \
                 planners/layout_plan.c planners/time_slice.c
 SCHED_SRCS    = scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/addr.c scheduler/address.c
-EMIT_SRCS     = emitter/emit.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/matmul.c emitter/memo.c \
+EMIT_SRCS     = emitter/emit.c emitter/walk.c emitter/elementwise.c emitter/measure.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/matmul.c emitter/memo.c \
                 emitter/link.c emitter/params.c
-DRIVER_SRCS   = driver/app_asm.c driver/passes.c driver/report.c driver/dashboard.c driver/verify.c
+DRIVER_SRCS   = driver/app_asm.c driver/dumps.c driver/passes.c driver/report.c driver/dashboard.c driver/verify.c
 COMPILER_SRCS = $(CORE_SRCS) $(ISA_SRCS) $(FRONTEND_SRCS) $(EMU_SRCS) $(PLANNER_SRCS) $(SCHED_SRCS) $(EMIT_SRCS) $(DRIVER_SRCS)
 INC_core      = $(BUILD)/gen core
 INC_isa       = core isa

@@ -347,3 +347,21 @@ bool ir_attrs_key(MNBuf *b, const MNNode *n) {
     }
     return all;
 }
+
+/* nodes whose results nothing reads, dropped (from the last: a chain goes at once) */
+int ir_remove_dead(MNGraph *g) {
+    ir_recount_uses(g);
+    int removed = 0;
+    for (int i = g->nnodes - 1; i >= 0; i--) {
+        MNNode *n = g->nodes[i];
+        bool used = false;
+        for (int k = 0; k < n->nout; k++) used |= n->out[k] && n->out[k]->nuses > 0;
+        if (used) continue;
+        n->dead = true;
+        removed++;
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k]) n->in[k]->nuses--;
+    }
+    ir_compact(g);
+    return removed;
+}

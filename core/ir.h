@@ -138,6 +138,8 @@ double ir_attr_float(const MNNode *n, const char *name, double dflt);
 const char *ir_attr_string(const MNNode *n, const char *name, const char *dflt);
 /* Drop dead nodes from g->nodes and recompute use counts. */
 void ir_compact(MNGraph *g);
+/* drops the nodes whose results nothing reads (dead code); how many */
+int ir_remove_dead(MNGraph *g);
 void ir_recount_uses(MNGraph *g);
 int64_t ir_shape_numel(const MNType *t); /* -1 when not static, -2 on overflow */
 bool ir_type_static(const MNType *t);

@@ -1,13 +1,14 @@
-/* The pass driver: the pipeline of DESIGN.md as one table, run in order over one
- * MNGraph. Each pass is a plain function of the compilation; after each the driver
- * records figures in report.json (rewritten every time) and dumps the graph when
- * asked (--dump-after PASS writes layout.PASS.txt in l3ir format).
- *
- * Today the table ends with the sliced location planner; Node Simulation, the
- * scheduler, the address planner and the emitter of later stages slot in after it.
- * The dump of time_slice is taken before it runs (the graph just before the split). */
+/* The pass driver: the pipeline (README, "The pipeline") as one table, run in order
+ * over one MNGraph. Each pass is a plain function of the compilation; after each the
+ * driver records its figures in report.json (rewritten as the compile goes), checks the
+ * invariants with --verify, and dumps the graph when asked (--dump-after PASS writes
+ * layout.PASS.txt in l3ir format). What the driver does around a pass besides running
+ * it is a column of the table (flags), not a test of its name. The stages below are
+ * reached only through their pass functions, and the scheduler reaches Code Emit's
+ * timing through MNCompile.code, which the driver sets. */
 #include "driver.h"
 #include "onnx_write.h"
+#include "bind.h"
 #include "infer.h"
 #include "onnx_load.h"
 #include "plan.h"
@@ -40,81 +41,9 @@ static bool pass_load(MNCompile *c) {
 
 /* ---- static shapes and constant folding ---- */
 
-static bool bind_inputs(MNCompile *c) {
-    MNGraph *g = c->g;
-    const MNOptions *o = c->opt;
-    for (int i = 0; i < o->nshapes; i++) {
-        const MNInputShape *s = &o->shapes[i];
-        MNValue *v = NULL;
-        for (int k = 0; k < g->ninputs && !v; k++)
-            if (!strcmp(g->inputs[k]->name, s->name)) v = g->inputs[k];
-        if (!v) {
-            char names[600] = "";
-            size_t n = 0;
-            for (int k = 0; k < g->ninputs && n < sizeof names - 80; k++)
-                n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", k ? ", " : "", g->inputs[k]->name);
-            return diag_error(&c->diag, DIAG_INVALID, "%s: --input-shape names '%s', which is not a graph input (inputs: %s)", g->file,
-                              s->name, n ? names : "none");
-        }
-        MNType *t = &v->type;
-        if (t->rank >= 0 && t->rank != s->rank)
-            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-shape gives %d dims, the model declares %d", g->file, v->name,
-                              s->rank, t->rank);
-        for (int k = 0; t->rank >= 0 && k < s->rank; k++)
-            if (t->dims[k] >= 0 && t->dims[k] != s->dims[k])
-                return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-shape sets dim %d to %lld, the model fixes it at %lld",
-                                  g->file, v->name, k, (long long)s->dims[k], (long long)t->dims[k]);
-        const char **params = t->rank >= 0 ? t->dim_param : NULL;
-        ir_type_set(g, t, t->elem, s->rank, s->dims);
-        t->dim_param = params;
-    }
-    /* Inputs frozen to a value become initializers; the rest of the graph folds. */
-    for (int i = 0; i < o->nvalues; i++) {
-        const MNInputValue *iv = &o->values[i];
-        int at = -1;
-        for (int k = 0; k < g->ninputs && at < 0; k++)
-            if (!strcmp(g->inputs[k]->name, iv->name)) at = k;
-        if (at < 0) return diag_error(&c->diag, DIAG_INVALID, "%s: --input-value names '%s', which is not a graph input", g->file, iv->name);
-        MNValue *v = g->inputs[at];
-        MNTensor *t = onnx_load_tensor_file(c->arena, iv->path, &c->diag);
-        if (!t) return false;
-        if (t->elem != v->type.elem)
-            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-value has type %s, the input is %s", g->file, v->name,
-                              onnx_type_name(t->elem), onnx_type_name(v->type.elem));
-        bool fits = v->type.rank < 0 || v->type.rank == t->rank;
-        for (int k = 0; fits && k < v->type.rank; k++) fits = v->type.dims[k] < 0 || v->type.dims[k] == t->dims[k];
-        if (!fits)
-                return diag_error(&c->diag, DIAG_INVALID, "%s: %s: --input-value shape [%s] does not fit the declared shape", g->file, v->name,
-                                  ir_dims_str(c->arena, t->rank, t->dims));
-        ir_type_set(g, &v->type, t->elem, t->rank, t->dims);
-        v->konst = t;
-        v->is_input = false;
-        v->is_initializer = true;
-        memmove(g->inputs + at, g->inputs + at + 1, sizeof(MNValue *) * (size_t)(g->ninputs - at - 1));
-        g->ninputs--;
-    }
-    for (int i = 0; i < g->ninputs; i++) {
-        MNValue *v = g->inputs[i];
-        MNType *t = &v->type;
-        if (t->rank < 0)
-            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: the model gives no shape; pass --input-shape %s=...", g->file, v->name, v->name);
-        for (int k = 0; k < t->rank; k++)
-            if (t->dims[k] < 0) {
-                if (t->dim_param && t->dim_param[k])
-                    return diag_error(&c->diag, DIAG_INVALID, "%s: %s: dim %d '%s' is dynamic; pass --input-shape %s=...", g->file, v->name, k,
-                                      t->dim_param[k], v->name);
-                return diag_error(&c->diag, DIAG_INVALID, "%s: %s: dim %d is dynamic; pass --input-shape %s=...", g->file, v->name, k, v->name);
-            }
-        if (ir_shape_numel(t) == -2)
-            return diag_error(&c->diag, DIAG_INVALID, "%s: %s: element count of shape [%s] overflows 64 bits", g->file, v->name,
-                              ir_dims_str(c->arena, t->rank, t->dims));
-    }
-    return true;
-}
-
 static bool pass_static_shapes(MNCompile *c) {
     MNGraph *g = c->g;
-    if (!bind_inputs(c)) return false;
+    if (!onnx_bind_inputs(g, c->opt, c->arena, &c->diag)) return false;
     if (!infer_graph(g, &c->diag, c->opt->ival[MN_OPT_fold_max_elems], &c->nodes_folded)) return false;
     if (arena_over_limit(c->arena))
         return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit (memory_limit_mb=%lld)", g->file,
@@ -126,37 +55,31 @@ static bool pass_static_shapes(MNCompile *c) {
 /* ---- dead code ---- */
 
 static bool pass_dce(MNCompile *c) {
-    MNGraph *g = c->g;
-    ir_recount_uses(g);
-    int removed = 0;
-    for (int i = g->nnodes - 1; i >= 0; i--) {
-        MNNode *n = g->nodes[i];
-        bool used = false;
-        for (int k = 0; k < n->nout; k++) used |= n->out[k] && n->out[k]->nuses > 0;
-        if (used) continue;
-        n->dead = true;
-        removed++;
-        for (int k = 0; k < n->nin; k++)
-            if (n->in[k]) n->in[k]->nuses--;
-    }
-    ir_compact(g);
-    c->nodes_dead = removed;
-    mn_log(c, 0, "removed %d nodes whose results are never used", removed);
+    c->nodes_dead = ir_remove_dead(c->g);
+    mn_log(c, 0, "removed %d nodes whose results are never used", c->nodes_dead);
     return true;
 }
 
 /* ---- the pipeline ---- */
 
+/* what the driver does around a pass besides running it */
+enum {
+    DUMP_BEFORE = 1,  /* --dump-after writes the graph just before it (the graph it cuts) */
+    OUT_ONNX = 2,     /* -O out_onnx writes the graph after it: what the planners receive */
+    DUMPS_DURING = 4, /* the final graph's dumps are built on a thread while it runs */
+};
+
 typedef struct {
     const char *name;
     MNPassFn fn;
-    int stage; /* what the invariant checker may assume after it (compile.h) */
+    int stage;      /* what the invariant checker may assume after it (driver.h, ir_verify) */
+    unsigned flags;
 } MNPass;
 
 static const MNPass pipeline[] = {
     {"load", pass_load, 0},
     {"static_shapes", pass_static_shapes, 1},
-    {"dce", pass_dce, 1},
+    {"dce", pass_dce, 1, OUT_ONNX},
     {"conv_lowering", plan_conv_lowering, 1},
     {"matmul_split", plan_matmul_split, 1},
     {"mask_lowering", plan_mask_lowering, 1},
@@ -164,13 +87,13 @@ static const MNPass pipeline[] = {
     {"location_initial", plan_location_initial, 2},
     {"layout", plan_layout, 3},
     {"location", plan_location, 4},
-    {"time_slice", plan_time_slice, 4},
+    {"time_slice", plan_time_slice, 4, DUMP_BEFORE},
     {"location_sliced", plan_location_sliced, 5},
     {"param_images", emit_param_images, 5}, /* started here, taken by Code Emit */
     {"node_simulation", sched_node_simulation, 5},
     {"schedule", sched_schedule, 6},
     {"address", sched_address, 7},
-    {"emit", emit_program, 7},
+    {"emit", emit_program, 7, DUMPS_DURING},
 };
 #define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
 
@@ -185,84 +108,6 @@ static double now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static bool wants_dump(const MNOptions *o, const char *pass) {
-    return o->ival[MN_OPT_dump_all] || opt_dump_after_has(o, pass);
-}
-
-static bool dump_graph(MNCompile *c, const char *file) {
-    MNBuf b = {0};
-    ir_print_l3ir(&b, c->g);
-    bool ok = mn_art_write(c, file, b.data ? b.data : "", b.len);
-    buf_free(&b);
-    return ok;
-}
-
-/* compile.stamp (--if-changed): the driver's key, then every external data file the
- * model read with the hash of its bytes, which the next check hashes again */
-static bool write_stamp(MNCompile *c) {
-    MNBuf b = {0};
-    buf_printf(&b, "%s", c->opt->stamp);
-    for (int i = 0; c->g && i < c->g->next_files; i++) buf_printf(&b, "external %016llx %s\n", (unsigned long long)mn_file_hash(c->g->ext_files[i]), c->g->ext_files[i]);
-    bool ok = mn_art_write(c, "compile.stamp", b.data, b.len);
-    buf_free(&b);
-    return ok;
-}
-
-/* The final graph's dumps, l3ir.txt and l3ir_stripped.onnx (or its zstd frame with
- * compress_dumps), hang on the graph as the address planner leaves it. Code Emit reads
- * that graph and changes none of it that they show (the gather tables it adds are no
- * node's operands, and neither dump lists them): with num_threads > 1 they are built on
- * a thread of their own while the code is emitted, from a copy of the graph's header
- * (emission may grow its list of values), in an arena of their own. */
-typedef struct {
-    const MNCompile *c;
-    MNGraph g;
-    Arena *arena;
-    MNBuf l3ir, stripped;
-    bool zst;
-    pthread_t tid;
-} Dumps;
-
-static void *build_dumps(void *arg) {
-    Dumps *d = arg;
-    ir_print_l3ir(&d->l3ir, &d->g);
-    onnx_write_model_in(d->arena, d->c, &d->g, true, &d->stripped);
-    if (d->zst) {
-        size_t cap = ZSTD_compressBound(d->stripped.len);
-        MNBuf z = {0};
-        buf_reserve(&z, cap);
-        size_t got = ZSTD_compress(z.data, cap, d->stripped.data ? d->stripped.data : "", d->stripped.len, 3);
-        if (ZSTD_isError(got)) die("zstd: %s", ZSTD_getErrorName(got));
-        z.len = got;
-        buf_free(&d->stripped);
-        d->stripped = z;
-    }
-    return NULL;
-}
-
-static void dumps_init(Dumps *d, const MNCompile *c) {
-    memset(d, 0, sizeof *d);
-    d->c = c, d->g = *c->g, d->zst = c->opt->ival[MN_OPT_compress_dumps];
-    d->arena = arena_new(0);
-}
-
-static void dumps_free(Dumps *d) {
-    buf_free(&d->l3ir), buf_free(&d->stripped);
-    arena_free(d->arena);
-}
-
-/* mn_art_write_owned takes the bytes whatever it returns */
-static bool write_dumps(MNCompile *c, Dumps *d) {
-    bool ok = mn_art_write_owned(c, "l3ir.txt", d->l3ir.data, d->l3ir.len);
-    d->l3ir.data = NULL;
-    if (ok) {
-        ok = mn_art_write_owned(c, d->zst ? "l3ir_stripped.onnx.zst" : "l3ir_stripped.onnx", d->stripped.data, d->stripped.len);
-        d->stripped.data = NULL;
-    }
-    dumps_free(d);
-    return ok;
 }
 
 int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const MNOptions *opt) {
@@ -295,13 +140,14 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     bool dumping = false; /* the dumps' thread runs */
     for (int i = 0; i < NPASSES && ok; i++) {
         c->cur_pass = pipeline[i].name;
-        if (out_dir && c->g && c->g->nnodes >= 256 && !strcmp(pipeline[i].name, "emit") && mn_threads(c) > 1) { /* a small graph's dumps take less than a thread's start */
-            dumps_init(&dumps, c);
-            if (!(dumping = !pthread_create(&dumps.tid, NULL, build_dumps, &dumps))) dumps_free(&dumps);
+        if (out_dir && c->g && c->g->nnodes >= 256 && (pipeline[i].flags & DUMPS_DURING) && mn_threads(c) > 1) { /* a small graph's dumps take less than a thread's start */
+            driver_dumps_init(&dumps, c);
+            if (!(dumping = !pthread_create(&dumps.tid, NULL, driver_build_dumps, &dumps))) driver_dumps_free(&dumps);
         }
         if (opt->progress) fprintf(stderr, "\r\033[Kmncc: pass %d/%d %s", i + 1, NPASSES, pipeline[i].name);
-        bool before = !strcmp(pipeline[i].name, "time_slice");
-        if (before && out_dir && wants_dump(opt, pipeline[i].name) && !dump_graph(c, "layout.time_slice.txt")) {
+        bool before = pipeline[i].flags & DUMP_BEFORE;
+        if (before && out_dir && driver_wants_dump(opt, pipeline[i].name) &&
+            !driver_dump_graph(c, arena_printf(c->arena, "layout.%s.txt", pipeline[i].name))) {
             ok = false;
             break;
         }
@@ -323,8 +169,8 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             }
         }
         if (!ok) mn_log(c, 2, "%s", c->diag.msg);
-        if (ok && out_dir && !before && wants_dump(opt, r->name)) ok = dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
-        if (ok && !strcmp(r->name, "dce") && opt->sval[MN_OPT_out_onnx][0]) { /* the graph the planners receive */
+        if (ok && out_dir && !before && driver_wants_dump(opt, r->name)) ok = driver_dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
+        if (ok && (pipeline[i].flags & OUT_ONNX) && opt->sval[MN_OPT_out_onnx][0]) {
             MNBuf b = {0};
             ok = onnx_write_model(c, c->g, false, &b) && mn_art_write_path(c, opt->sval[MN_OPT_out_onnx], b.data ? b.data : "", b.len);
             buf_free(&b);
@@ -342,17 +188,17 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     if (c->sched && !sched_results_write(c)) ok = false; /* the schedule pass did not run to write it */
     if (ok) {
         c->cur_pass = "artifacts";
-        if (out_dir && dumping) ok = write_dumps(c, &dumps);
+        if (out_dir && dumping) ok = driver_write_dumps(c, &dumps);
         else if (out_dir) {
             Dumps d;
-            dumps_init(&d, c);
-            build_dumps(&d);
-            ok = write_dumps(c, &d);
+            driver_dumps_init(&d, c);
+            driver_build_dumps(&d);
+            ok = driver_write_dumps(c, &d);
         }
-        if (ok && out_dir && opt->stamp) ok = write_stamp(c);
+        if (ok && out_dir && opt->stamp) ok = driver_write_stamp(c);
         c->finished = ok;
     } else if (dumping)
-        dumps_free(&dumps);
+        driver_dumps_free(&dumps);
     if (opt->progress) fprintf(stderr, "\r\033[K");
     if (out_dir && !mn_art_wait(c)) ok = false; /* a write still going on (model.app) is part of the set */
     if (out_dir && !mn_dashboard_write(c)) ok = false; /* also for a failed compile: it shows the error */

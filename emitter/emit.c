@@ -1,34 +1,28 @@
-/* Code Emit: VSM for the scheduled graph, assembled into model.app (GPFNApp).
+/* Code Emit's driver: which path takes each node of the scheduled graph, the walk over
+ * the schedule that checks and emits every node where it runs, and the program linked
+ * and assembled into model.app (GPFNApp) with the host's tensors.
  *
- * Values the host exchanges (graph inputs and outputs, parameters) live in DRAM as
- * layout images (isa/app.h); downloads, uploads and Time-Slice's splits and concats
- * move them (transfer.c).
+ * The paths, one file each: elementwise.c (the vector path: elementwise ops, renames and
+ * copies), gather.c (data that moves between PEs: combine into the L1BM, broadcast into
+ * a scratch range of every PE's LM0, T-indirect picks by a per-PE index table),
+ * window.c (reductions, pools, products, run-time Gather: folds over rows of a scratch),
+ * matmul.c (products on the MAB matrix unit; a Conv arrives lowered to an im2col gather
+ * and a Gemm, planners/conv_lower.c), transfer.c (downloads, uploads, Time-Slice's
+ * splits and concats of layout images in DRAM, isa/app.h). walk.c keeps the LM
+ * residency at each node; measure.c serves the scheduler (MNCompile.code).
  *
  * Each node's code is a segment of its own whose operands address graph values
  * relative to them ($lm{id}8); the linker (link.c) resolves and joins the segments.
- * MatMul and Gemm laid out for the matrix unit go to matmul.c; a Conv arrives lowered
- * to an im2col gather and a Gemm (planners/conv_lower.c).
- *
  * Compute nodes are emitted per group of 4 long words (one per cycle of a step). Each
  * step obeys the hazards the emulator enforces (docs/vsm.md section 6): one read port
  * per LM bank (a second operand in the same bank goes through GRF1 first), a write to a
  * bank is read from that bank only 3 steps later (nops are inserted when an output
  * shares a bank with an input), GRF results are read 2 steps later.
  *
- * Data that moves between the PEs of an L1B (a layout switch, Transpose, a reshape that
- * changes PEs) goes through a gather: combine into the L1BM, broadcast into a scratch
- * range of every PE's LM0, and T-indirect picks by a per-PE index table (gather.c).
- *
  * Op coverage is partial and said so: a graph with a node that has no emitter here is
  * still compiled (the scheduled l3ir and the rest are written) but gets no model.app,
- * and the log and report.json name every such node's op. Covered today: downloads and
- * uploads of whole values, forgets, moves between banks, float elementwise ops (Relu,
- * Neg, Abs, Add, Sub, Mul, Div, Max, Min, Exp, Log, Reciprocal, Sqrt, Sigmoid, Tanh,
- * LeakyRelu, Clip, Pow with a constant exponent, Softplus, Floor, Ceil, HardSigmoid,
- * HardSwish, Elu, Softsign, Identity, inference Dropout) with broadcast operands and
- * immediates, integer and bool ones (Add, Sub, Mul, Max, Min, Neg, Abs, the comparisons,
- * And, Or, Xor, Not, BitShift; 32- and 64-bit lanes), renames, and gathers of 32- and 64-bit values within an L1B, per L1B, or
- * through the L2BM (window.c: reductions, pools, products, run-time Gather). */
+ * and the log and report.json name every such node's op (ops.h's types column says
+ * which element types each op has code for). */
 #include "emit.h"
 #include "emit_impl.h"
 #include "memo.h"
@@ -47,7 +41,6 @@
 #include <zstd.h>
 
 const char *emit_bank_reg(const MNValue *v) { return v->loc == MN_LOC_LM1 ? "ln" : "lm"; }
-static int bank_of(const MNValue *v) { return v->loc == MN_LOC_LM1 ? 1 : 0; }
 
 bool emit_image_of(const MNCompile *c, const MNValue *v, AppLayoutImage *im, MNLayout *l) {
     char err[300];
@@ -62,463 +55,14 @@ const char *emit_tail_mask(int64_t num_lw, int64_t a) {
     return r >= 4 ? "" : r <= 0 ? "/0000" : m[r - 1];
 }
 
-/* ---- elementwise ---- */
-
-typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY, EW_SEQ, EW_INT } Kind;
-
-/* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
- * temporaries (4 long words each), K0..K3 constants (one long word, read in every
- * cycle), set before the loop from attributes or immediate inputs; T1 is in GRF0, T2 and
- * the constants in GRF1. Each line is a
- * step; a nop follows each but the last (a GRF result is read 2 steps later). No step
- * reads two temporaries or two constants: each of GRF0 (temporaries) and GRF1
- * (constants) has one read port. */
-typedef struct {
-    const char *steps;
-    int nk;
-    double k[4];
-    char buf[16384]; /* steps built for the node's dtype */
-} Seq;
-
-/* the constant operand k of n (an immediate input, or an attribute), or dflt */
-static double konst_in(const MNNode *n, int k, const char *attr, double dflt) {
-    if (k < n->nin && n->in[k] && n->in[k]->konst && n->in[k]->konst->numel == 1) return ir_tensor_get_f(n->in[k]->konst, 0);
-    return attr ? ir_attr_float(n, attr, dflt) : dflt;
-}
-
-/* the sequence of n, or NULL (then why says why) */
-static bool seq_of(const MNNode *n, Seq *q, const char **why) {
-    memset(q, 0, sizeof *q);
-    *why = NULL;
-    switch (n->op) {
-    case OP_LeakyRelu: /* max(x, alpha x) for alpha <= 1, min above */
-        q->k[0] = ir_attr_float(n, "alpha", 0.01), q->nk = 1;
-        q->steps = q->k[0] <= 1 ? "fvmul X K0 T1\nfmax X T1 O" : "fvmul X K0 T1\nfmin X T1 O";
-        return true;
-    case OP_Clip: { /* min and max: inputs from opset 11, attributes before */
-        double lo = n->nin > 1 || ir_attr(n, "min") ? konst_in(n, 1, "min", -3.4028234663852886e38) : -3.4028234663852886e38;
-        double hi = n->nin > 2 || ir_attr(n, "max") ? konst_in(n, 2, "max", 3.4028234663852886e38) : 3.4028234663852886e38;
-        for (int k = 1; k < n->nin; k++)
-            if (n->in[k] && !(n->in[k]->konst && n->in[k]->konst->numel == 1)) return *why = "bounds computed at run time", false;
-        q->steps = "fmax X K0 T1\nfmin T1 K1 O", q->nk = 2, q->k[0] = lo, q->k[1] = hi;
-        return true;
-    }
-    case OP_Pow: {
-        if (n->nin < 2 || !n->in[1] || !n->in[1]->konst || n->in[1]->konst->numel != 1) return *why = "an exponent that is not one constant", false;
-        double y = ir_tensor_get_f(n->in[1]->konst, 0);
-        if (y == 1) q->steps = "lpassa X O";
-        else if (y == 2) q->steps = "fvmul X X O";
-        else if (y == 3) q->steps = "fvmul X X T1\nfvmul T1 X O";
-        else if (y == -1) q->steps = "frcp X O";
-        else return *why = "an exponent other than -1, 1, 2, 3 (0.5 is Sqrt)", false;
-        return true;
-    }
-    case OP_Tanh: /* 1 - 2 / (1 + e^(2x)) */
-        q->steps = "fvmul X K0 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 O", q->nk = 3, q->k[0] = 2, q->k[1] = 1, q->k[2] = -2;
-        return true;
-    case OP_Softplus: /* max(x, 0) + log(1 + e^-|x|): no overflow for large x */
-        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvpassa -T1 T1\nfexp T1 T1\nfvadd T1 K0 T1\nflog T1 T1\nfrelu X X T2\nfvadd T1 T2 O", q->nk = 1, q->k[0] = 1;
-        return true;
-    case OP_Floor: q->steps = "ffloor X O"; return true;
-    case OP_Ceil: q->steps = "fvpassa -X T1\nffloor T1 T1\nfvpassa -T1 O"; return true;
-    case OP_HardSigmoid: /* max(0, min(1, alpha x + beta)) */
-        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 O", q->nk = 3, q->k[0] = ir_attr_float(n, "alpha", 0.2), q->k[1] = ir_attr_float(n, "beta", 0.5), q->k[2] = 1;
-        return true;
-    case OP_HardSwish: /* x * max(0, min(1, x / 6 + 1/2)) */
-        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 T1\nfvmul T1 X O", q->nk = 3, q->k[0] = 1.0 / 6, q->k[1] = 0.5, q->k[2] = 1;
-        return true;
-    case OP_Elu: /* relu(x) + alpha (e^min(x, 0) - 1): one term is 0 on each side */
-    case OP_Selu: { /* the same scaled by gamma */
-        double g = n->op == OP_Selu ? ir_attr_float(n, "gamma", 1.05070102214813232421875) : 1;
-        q->k[0] = g * ir_attr_float(n, "alpha", n->op == OP_Selu ? 1.67326319217681884765625 : 1), q->k[1] = -1, q->k[2] = 0, q->k[3] = g, q->nk = 4;
-        q->steps = g == 1 ? "fmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfrelu X X T2\nfvadd T1 T2 O"
-                          : "fvmul X K3 T1\nfrelu T1 T1 T2\nfmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfvadd T1 T2 O";
-        if (g <= 0) return *why = "gamma <= 0", false; /* relu(gamma x) is gamma relu(x) only for gamma > 0 */
-        return true;
-    }
-    case OP_Sign: /* x 2^127 clipped to [-1, 1]: every normal x reaches +-1, 0 stays 0 */
-        q->steps = "fvmul X K0 T1\nfmax T1 K1 T1\nfmin T1 K2 O", q->nk = 3, q->k[0] = 1.7014118346046923e38, q->k[1] = -1, q->k[2] = 1;
-        return true;
-    case OP_Softsign: /* x / (1 + |x|) */
-        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O", q->nk = 1, q->k[0] = 1;
-        return true;
-    default: return *why = "no emitter", false;
-    }
-}
-
-/* Integer and bool elementwise ops, on 64-bit lanes (Long, ULong, LongBool) or 32-bit
- * ones (Int, UInt), as sequences with Y the second operand. A comparison is 1 where a
- * difference is 0 (logical not), so wrapping never decides it: x > y is max(x, y) != y. */
-static bool int_seq_of(const MNNode *n, Seq *q) {
-    if (!n->nin || !n->in[0] || !n->out[0] || n->nout != 1) return false;
-    MNDtype dt = n->in[0]->dtype;
-    if (n->op == OP_MNCoreBitAnd) { /* a mask's bit patterns: whole lanes, of any width (vector_why checks both operands') */
-        q->nk = 0, q->steps = "land X Y O";
-        return true;
-    }
-    bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool, uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
-    if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false; /* float nodes (most): before touching q's 16 KB */
-    q->nk = 0, q->buf[0] = 0, q->steps = q->buf;
-    for (int k = 1; k < n->nin; k++)
-        if (!n->in[k] || n->in[k]->dtype != dt) return false;
-    const char *p = l64 ? "l" : "i", *u = uns ? "u" : "", *fmt = NULL;
-    bool cmp = false, logical = dt == MN_DT_LongBool;
-    switch (n->op) {
-    case OP_Add: fmt = "Padd X Y O"; break;
-    case OP_Sub: fmt = "Psub X Y O"; break;
-    case OP_Max: fmt = "UPmax X Y O"; break;
-    case OP_Min: fmt = "UPmin X Y O"; break;
-    case OP_Mul: { /* shift and add, bit by bit of y (the ALU has no integer product): wraps as int64 does */
-        int bits = l64 ? 64 : 32;
-        size_t o = (size_t)snprintf(q->buf, sizeof q->buf, "%cpassa X $ls40v\n%cpassa Y $lr48v\nzero $lr32v", *p, *p);
-        for (int i = 0; i < bits; i++) /* m = -(b & 1); acc += a & m; a += a; b >>= 1 */
-            o += (size_t)snprintf(q->buf + o, sizeof q->buf - o,
-                                  "\n%1$cand $lr48v $ls16 $lr40v\n%1$csub $ls24 $lr40v $lr40v\n%1$cand $ls40v $lr40v $ls56v\n%1$cadd $lr32v $ls56v $lr32v\n"
-                                  "%1$cadd $ls40v $ls40v $ls40v\nu%1$clsr $lr48v $ls16 $lr48v",
-                                  *p);
-        snprintf(q->buf + o, sizeof q->buf - o, "\n%cpassa $lr32v O", *p);
-        q->steps = q->buf, q->nk = 2, q->k[0] = 1, q->k[1] = 0;
-        return n->out[0]->dtype == dt && !logical;
-    }
-    case OP_Neg: if (uns) return false; fmt = "zero T1\nPsub T1 X O"; break;
-    case OP_Abs: if (uns) return false; fmt = "zero T1\nPsub T1 X T1\nPmax X T1 O"; break;
-    case OP_And: if (!logical) return false; fmt = "land X Y O"; break;
-    case OP_Or: if (!logical) return false; fmt = "lor X Y O"; break;
-    case OP_Xor: if (!logical) return false; fmt = "lxor X Y O"; break;
-    case OP_Not: if (!logical) return false; fmt = "llnot X O"; break;
-    case OP_BitShift: { /* the machine shifts by y mod the width; ONNX gives 0 from the width on:
-                         * the result is anded with 0 - (y < W), all ones or none (W at $ls16,
-                         * 0 at $ls24; one GRF1 operand a step) */
-        if (!uns) return false;
-        bool left = !strcmp(ir_attr_string(n, "direction", ""), "LEFT");
-        const MNValue *y = n->in[1];
-        if (y && y->loc_kind == MN_LOC_KIND_IMM && y->konst) { /* a constant shift: known to be below the width, or 0 */
-            uint64_t k = (uint64_t)ir_tensor_get_i(y->konst, 0);
-            fmt = k >= (uint64_t)(l64 ? 64 : 32) ? "Psub X X O" : left ? "Plsl X Y O" : "uPlsr X Y O";
-            break;
-        }
-        fmt = left ? "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nPlsl X Y T2\nPand T2 T1 O"
-                   : "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nuPlsr X Y T2\nPand T2 T1 O";
-        q->nk = 2, q->k[0] = l64 ? 64 : 32, q->k[1] = 0;
-        break;
-    }
-    case OP_Equal: fmt = "Psub X Y T1\nllnot T1 O", cmp = true; break;
-    case OP_Greater: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;
-    case OP_Less: fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;
-    case OP_GreaterOrEqual: fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 O", cmp = true; break;
-    case OP_LessOrEqual: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 O", cmp = true; break;
-    default: return false;
-    }
-    if (cmp ? !l64 || n->out[0]->dtype != MN_DT_LongBool : n->out[0]->dtype != dt) return false; /* a bool per 64-bit lane */
-    if (logical && n->op != OP_Equal && n->op != OP_And && n->op != OP_Or && n->op != OP_Xor && n->op != OP_Not) return false;
-    size_t o = 0; /* U: the unsigned prefix, P: the lane's precision */
-    for (const char *f = fmt; *f && o + 2 < sizeof q->buf; f++)
-        if (*f == 'U') { if (*u) q->buf[o++] = 'u'; }
-        else q->buf[o++] = *f == 'P' ? *p : *f;
-    q->buf[o] = 0;
-    q->steps = q->buf;
-    return true;
-}
-
-static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const char *O) {
-    const char *s = q->steps;
-    while (*s) {
-        const char *eol = strchr(s, '\n');
-        size_t len = eol ? (size_t)(eol - s) : strlen(s);
-        for (size_t i = 0; i < len; i++) {
-            if (s[i] == 'X' && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", X);
-            else if (s[i] == 'Y' && Y && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", Y);
-            else if (s[i] == 'O' && i + 1 == len) buf_printf(e->b, "%s", O);
-            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v"), i++;
-            else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3') buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
-            else buf_append(e->b, &s[i], 1);
-        }
-        buf_printf(e->b, "\n");
-        if (!eol) break;
-        buf_printf(e->b, "nop\n");
-        s = eol + 1;
-    }
-}
-
-static Kind kind_of(const MNNode *n, const char **mn) {
-    Seq iq;
-    if (int_seq_of(n, &iq)) return *mn = "int", EW_INT;
-    switch (n->op) {
-    case OP_Relu: *mn = "frelu"; return EW_UNARY_ALU;
-    case OP_Exp: *mn = "fexp"; return EW_UNARY_ALU;
-    case OP_Log: *mn = "flog"; return EW_UNARY_ALU;
-    case OP_Reciprocal: *mn = "frcp"; return EW_UNARY_ALU;
-    case OP_Neg: *mn = "neg"; return EW_UNARY_MAU;
-    case OP_Abs: *mn = "abs"; return EW_UNARY_ALU;
-    case OP_Add: *mn = "fvadd"; return EW_BINARY_MAU;
-    case OP_Sub: *mn = "sub"; return EW_BINARY_MAU;
-    case OP_Mul: *mn = "fvmul"; return EW_BINARY_MAU;
-    case OP_Max: *mn = "fmax"; return EW_BINARY_ALU;
-    case OP_Min: *mn = "fmin"; return EW_BINARY_ALU;
-    case OP_Div: *mn = "div"; return EW_DIV;
-    case OP_Sigmoid: *mn = "sigmoid"; return EW_SIGMOID;
-    case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
-    case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
-    case OP_Slice: *mn = "slice"; return EW_COPY; /* only when every element keeps its PE and slot (vector_why) */
-    case OP_Cast: case OP_CastLike: /* between ONNX types the machine keeps alike (a float16 kept as float) */
-        if (n->in[0] && n->out[0] && n->in[0]->dtype == n->out[0]->dtype) return *mn = "fpassa", EW_COPY;
-        return EW_NONE;
-    case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_MNCoreLayoutSwitch: *mn = "reshape"; return EW_COPY;
-    case OP_Pow: /* x^0.5 is Sqrt (NaN below 0); other constant exponents are sequences */
-        if (n->nin == 2 && n->in[1] && n->in[1]->konst && n->in[1]->konst->numel == 1 && ir_tensor_get_f(n->in[1]->konst, 0) == 0.5) return *mn = "sqrt", EW_SQRT;
-        /* fall through */
-    default: {
-        Seq q;
-        const char *w;
-        if (seq_of(n, &q, &w)) return *mn = "seq", EW_SEQ;
-        return EW_NONE;
-    }
-    }
-}
-
-/* For each long word a of output o, the long word of operand v that an elementwise op
- * reads with it (map[a], a < n4). A broadcast operand reads the same long word for
- * every output position that differs only in the dimensions it lacks; false when v's
- * elements do not sit on the PEs and slots of the output elements they go with (then
- * only a layout switch helps). */
-/* With reshape, for a node that only renames positions (Reshape, Flatten, Squeeze,
- * Unsqueeze, a layout switch): output element i is input element i in row-major order.
- * With shift (a Slice of steps 1): output element idx is input element idx + shift. */
-static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape, const int64_t *shift) {
-    MNLayout lo, li;
-    if (!layout_get(o, &lo) || !layout_get(v, &li)) return false;
-    if (layout_timed(v) || layout_timed(o)) return false;
-    for (int64_t a = 0; a < n4; a++) map[a] = -1;
-    int64_t n = ir_shape_numel(&o->type), vi[LAYOUT_MAX_RANK];
-    int off = o->type.rank - v->type.rank;
-    if ((off < 0 && !reshape) || o->type.rank > LAYOUT_MAX_RANK || v->type.rank > LAYOUT_MAX_RANK) return false;
-    /* the output's places by a walk; the input's too when it is walked in the same order
-     * (a reshape, or the same shape), else from its broadcast index */
-    bool same = reshape || (off == 0 && li.rank == lo.rank && !shift);
-    for (int d = 0; same && !reshape && d < v->type.rank; d++) same = v->type.dims[d] == o->type.dims[d] && li.shape[d] == lo.shape[d];
-    MNPlaceWalk wo, wi;
-    place_walk_start(&wo, &lo);
-    place_walk_start(&wi, &li);
-    for (int64_t e = 0; e < n; e++, place_walk_next(&wo), same ? place_walk_next(&wi) : (void)0) {
-        const MNPlace po = wo.p;
-        MNPlace pi;
-        if (same)
-            pi = wi.p;
-        else {
-            for (int d = 0; d < v->type.rank; d++) vi[d] = (v->type.dims[d] == 1 ? 0 : wo.idx[d + off]) + (shift ? shift[d] : 0);
-            layout_place(&li, vi, &pi);
-        }
-        for (int lv = LV_PE; lv <= LV_W; lv++) {
-            if (!(li.bcast & (1u << lv)) && pi.c[lv] != po.c[lv]) return false;
-            /* every replica of the output needs the data: the input must be replicated there too */
-            if ((lo.bcast & (1u << lv)) && !(li.bcast & (1u << lv))) return false;
-        }
-        int64_t a = po.c[LV_ADDR];
-        if (a >= n4) return false;
-        if (map[a] >= 0 && map[a] != pi.c[LV_ADDR]) return false;
-        map[a] = pi.c[LV_ADDR];
-    }
-    for (int64_t a = 0; a < n4; a++)
-        if (map[a] < 0) map[a] = a > 0 ? map[a - 1] : 0; /* padding: any long word of v */
-    return true;
-}
-
-/* a Slice's first input element on every axis, when every step is 1; false when not
- * known at compile time or another step */
-static bool slice_shift(const MNNode *n, int64_t *shift) {
-    int64_t ax[LAYOUT_MAX_RANK], st[LAYOUT_MAX_RANK], sp[LAYOUT_MAX_RANK];
-    int ns = emit_slice_params(n, ax, st, sp), r = n->in[0]->type.rank;
-    if (ns < 0 || r > LAYOUT_MAX_RANK) return false;
-    for (int d = 0; d < r; d++) shift[d] = 0;
-    for (int i = 0; i < ns; i++) {
-        if (sp[i] != 1) return false;
-        shift[ax[i]] = st[i];
-    }
-    return true;
-}
-
-/* the shapes and layouts an element map depends on, as a memo key */
-static void shape_key(MNBuf *k, const MNValue *v) {
-    buf_printf(k, "|%s|%d", v->layout ? v->layout : "-", v->type.rank);
-    for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
-}
-
-/* element_map_walk, once per layouts and shapes (Code Emit's memo) */
-static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape, const int64_t *shift) {
-    EmMemo *mm = c->emit_memo;
-    if (!mm) return element_map_walk(v, o, n4, map, reshape, shift);
-    MNBuf k = {0};
-    buf_printf(&k, "element_map|%d|%lld|", reshape, (long long)n4);
-    for (int d = 0; shift && d < v->type.rank; d++) buf_printf(&k, "%lld,", (long long)shift[d]);
-    shape_key(&k, v), shape_key(&k, o);
-    size_t len;
-    const uint8_t *got = memo_get(mm, k.data, &len);
-    size_t full = 1 + sizeof(int64_t) * (size_t)n4; /* a map that failed keeps only its flag */
-    if (got) {
-        if (len != (got[0] ? full : 1)) die("element map memo of %zu bytes for %lld long words", len, (long long)n4);
-        if (got[0]) memcpy(map, got + 1, sizeof(int64_t) * (size_t)n4);
-        buf_free(&k);
-        return got[0];
-    }
-    bool ok = element_map_walk(v, o, n4, map, reshape, shift);
-    uint8_t *val = xmalloc(full);
-    val[0] = ok;
-    if (ok) memcpy(val + 1, map, sizeof(int64_t) * (size_t)n4);
-    memo_put(mm, k.data, val, ok ? full : 1);
-    free(val);
-    buf_free(&k);
-    return ok;
-}
-
-/* does an element map of v onto o exist (element_map's arguments)? */
-static bool lines_up(const MNCompile *c, const MNValue *v, const MNValue *o, bool reshape, const int64_t *shift) {
-    AppLayoutImage im;
-    MNLayout l;
-    if (!emit_image_of(c, o, &im, &l)) return false;
-    int64_t *map = xmalloc(sizeof(int64_t) * (size_t)im.n4);
-    bool ok = element_map(c, v, o, im.n4, map, reshape, shift);
-    free(map);
-    return ok;
-}
-
-/* an operand of an elementwise node: a float LM value whose long words line up with the
- * output's, or a one-element constant (an immediate) */
-/* why operand v cannot be read with output o element by element (NULL: it can) */
-static const char *operand_why(const MNCompile *c, const MNValue *v, const MNValue *o) {
-    static const char *elsewhere = "an operand whose elements sit elsewhere (a layout switch)";
-    if (!v) return "missing operands";
-    if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1 ? NULL : elsewhere;
-    if (mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype)) return "operand and result of different element widths (a cast)"; /* the op checks types */
-    if (v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) return elsewhere;
-    if (v->lay && layout_equal(v, o)) return NULL;
-    return lines_up(c, v, o, false, NULL) ? NULL : elsewhere;
-}
-
-static void walk_init(Walk *w, const MNGraph *g) {
-    w->list = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
-    w->at = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
-    for (int v = 0; v < g->nvalues; v++) w->at[v] = -1;
-    w->n = 0;
-    w->scr = xcalloc((size_t)g->nnodes + 1, sizeof(int64_t));
-    w->tab = xcalloc((size_t)g->nnodes + 1, sizeof(int64_t));
-    w->tbank = xcalloc((size_t)g->nnodes + 1, sizeof(int));
-    w->win = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
-    w->trows = xcalloc((size_t)g->nnodes + 1, sizeof(int));
-    w->local = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
-    w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
-    w->mat = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
-    w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
-    w->dry = false, w->dry_need = 0;
-    for (int b = 0; b < 2; b++) w->ord[b] = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1)), w->nord[b] = 0;
-}
-static void walk_free(Walk *w) {
-    free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce), free(w->mat), free(w->scopy);
-    free(w->ord[0]), free(w->ord[1]);
-}
-
-/* the walk's per-bank order, kept as values come and go: a gather read the resident
- * values sorted, and sorting them again at every gather of a large conv net (a thousand
- * resident parameters) was a tenth of its compile */
-static bool ord_less(const MNGraph *g, int a, int b) {
-    const MNValue *x = g->values[a], *y = g->values[b];
-    int64_t ex = x->addr + emit_round4(x->num_lw), ey = y->addr + emit_round4(y->num_lw);
-    return x->addr != y->addr ? x->addr < y->addr : ex != ey ? ex < ey : a < b;
-}
-static int ord_find(const MNGraph *g, const Walk *w, int b, int id) { /* the first not before id */
-    int lo = 0, hi = w->nord[b];
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (ord_less(g, w->ord[b][mid], id)) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo;
-}
-static void ord_add(const MNGraph *g, Walk *w, const MNValue *v) {
-    if (v->addr < 0) return;
-    int b = v->loc == MN_LOC_LM1, k = ord_find(g, w, b, v->id);
-    memmove(&w->ord[b][k + 1], &w->ord[b][k], sizeof(int) * (size_t)(w->nord[b] - k));
-    w->ord[b][k] = v->id, w->nord[b]++;
-}
-static void ord_del(const MNGraph *g, Walk *w, const MNValue *v) {
-    if (v->addr < 0) return;
-    int b = v->loc == MN_LOC_LM1, k = ord_find(g, w, b, v->id);
-    if (k == w->nord[b] || w->ord[b][k] != v->id) die("walk: '%s' is not among the resident values", v->name);
-    memmove(&w->ord[b][k], &w->ord[b][k + 1], sizeof(int) * (size_t)(w->nord[b] - k - 1));
-    w->nord[b]--;
-}
-
-static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w);
-
-void emit_scratch_needs(MNCompile *c, int64_t *need) {
-    MNGraph *g = c->g;
-    /* before the schedule a value is in LM, in no bank yet: LM0 for the checks, which
-     * look at kinds and layouts only, then as it was */
-    MNLoc *was = xmalloc(sizeof(MNLoc) * (size_t)(g->nvalues + 1));
-    for (int v = 0; v < g->nvalues; v++) {
-        was[v] = g->values[v]->loc;
-        if (g->values[v]->loc_kind == MN_LOC_KIND_LM && was[v] != MN_LOC_LM1) g->values[v]->loc = MN_LOC_LM0;
-    }
-    Walk wk;
-    walk_init(&wk, g);
-    wk.dry = true;
-    c->emit_memo = memo_new(); /* the per-element checks once per shape, as in emission; its own: keys may hold banks */
-    for (int i = 0; i < g->nnodes; i++) {
-        wk.pos = i, wk.dry_need = 0;
-        (void)why_not(c, g->nodes[i], &wk);
-        need[i] = wk.dry_need;
-    }
-    walk_free(&wk);
-    memo_free(c->emit_memo);
-    c->emit_memo = NULL;
-    for (int v = 0; v < g->nvalues; v++) g->values[v]->loc = was[v];
-    free(was);
-}
-
-/* before node n runs its outputs take LM; after it, what it forgets or overwrites leaves */
-static void walk_before(const MNGraph *g, Walk *w, const MNNode *n) {
-    for (int k = 0; k < n->nout; k++) {
-        const MNValue *v = n->out[k];
-        if (v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && w->at[v->id] < 0) w->at[v->id] = w->n, w->list[w->n++] = v->id, ord_add(g, w, v);
-    }
-}
-static void walk_after(const MNGraph *g, Walk *w, const MNNode *n) {
-    for (int k = 0; k < n->nin; k++) {
-        const MNValue *v = n->in[k];
-        if (!v || w->at[v->id] < 0 || !(n->op == OP_MNCoreForget || n->op == OP_MNCoreMove || (k == 0 && ir_attr_int(n, "in_place", 0)))) continue;
-        int i = w->at[v->id], last = w->list[--w->n];
-        w->list[i] = last, w->at[last] = i, w->at[v->id] = -1;
-        ord_del(g, w, v);
-    }
-}
-
-/* does renaming node n keep every element on its PE and slot (a copy)? */
-static bool is_copy(const MNCompile *c, const MNNode *n) { return lines_up(c, n->in[0], n->out[0], true, NULL); }
-/* is Slice n a copy: of float data in LM, steps 1, each element on its input's PE and
- * slot (a cut along a packed last axis at a multiple of 8, say)? */
-static bool slice_copy(const MNCompile *c, const MNNode *n) {
-    const MNValue *x = n->in[0], *o = n->out[0];
-    int64_t shift[MN_MAX_RANK];
-    return o && x->dtype == o->dtype && (o->dtype == MN_DT_Float || o->dtype == MN_DT_Double) && x->type.rank == o->type.rank && slice_shift(n, shift) &&
-           lines_up(c, x, o, false, shift);
-}
-
-/* A node that only renames positions (a reshape, or a layout switch) is a copy when
- * every element keeps its PE and slot, only its address changing; else a gather. */
-static const char *rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
-    const MNValue *x = n->in[0], *o = n->out[0];
-    if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
-    return is_copy(c, n) ? NULL : emit_gather_why(c, n, w);
-}
-
 static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
-    const char *mn;
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
-    case OP_MNCoreLayoutSwitch: return rename_why(c, n, w);
+    case OP_MNCoreLayoutSwitch: return emit_rename_why(c, n, w);
     case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
     case OP_DepthToSpace: case OP_SpaceToDepth: case OP_MNCoreIm2col: {
         if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
-        if (n->op == OP_Slice && slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
+        if (n->op == OP_Slice && emit_slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
             w->scopy[w->pos] = true;
             return NULL;
         }
@@ -553,38 +97,14 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         return NULL;
     }
     if (window_op(n)) return window_why((MNCompile *)c, (MNNode *)n, w);
-    Kind k = kind_of(n, &mn);
-    if (n->op == OP_Dropout) { /* inference: the identity; training mode draws a random mask */
-        const MNValue *tm = n->nin >= 3 ? n->in[2] : NULL;
-        if (tm && (!tm->konst || ir_tensor_get_f(tm->konst, 0) != 0)) return "training-mode dropout";
-        for (int k2 = 1; k2 < n->nout; k2++)
-            if (n->out[k2] && n->out[k2]->nuses) return "a dropout mask that is read";
-        return operand_why(c, n->in[0], n->out[0]);
-    }
-    if (n->op == OP_Trilu) return "k computed at run time, or a mask above fold_max_elems"; /* else planners/mask_lower.c made it an and */
-    if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
-    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return rename_why(c, n, w);
-    const MNValue *o = n->out[0];
-    bool dbl_ok = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
-    bool any_type = k == EW_INT || (k == EW_COPY && n->op == OP_Identity); /* bits moved whole */
-    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok) || any_type) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1))
-        return "not a float value in LM";
-    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : k == EW_INT ? n->nin : 1;
-    if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
-        return n->nin > nin ? "more than two operands" : "missing operands";
-    for (int i = 0; i < nin; i++) {
-        const char *why = operand_why(c, n->in[i], o);
-        if (why) return why;
-    }
-    if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
-    return NULL;
+    return emit_ew_why(c, n, w);
 }
 
 
 /* Why node n cannot be emitted here (NULL: it can). An elementwise op that the vector
  * path cannot take (operands laid out otherwise, more than two, bounds computed at run
  * time) may still be a window op, each operand a row. */
-static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
+const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->win[w->pos] = false;
     w->scopy[w->pos] = false;
     const char *why = vector_why(c, n, w);
@@ -593,133 +113,6 @@ static const char *why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     if (wwhy) return why;
     w->win[w->pos] = true;
     return NULL;
-}
-
-/* the operand text for the long words v gives output long words [a, a+4): map NULL is
- * the identity; four addresses that do not follow each other are listed per cycle */
-static void opnd(const Em *e, char *s, size_t n, const MNValue *v, int64_t a, const int64_t *map) {
-    int64_t w[4], base = emit_graph_value(e, v) ? 0 : v->addr;
-    for (int i = 0; i < 4; i++) w[i] = 2 * (base + (map ? map[a + i] : a + i));
-    char rel[24] = "";
-    if (!base && emit_graph_value(e, v)) snprintf(rel, sizeof rel, "{%d}", v->id);
-    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6) snprintf(s, n, "$%s%s%lldv", emit_bank_reg(v), rel, (long long)w[0]);
-    else snprintf(s, n, "$%s%s[%lld,%lld,%lld,%lld]", emit_bank_reg(v), rel, (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
-}
-
-static double imm_of(const MNValue *v) { return ir_tensor_get_f(v->konst, 0); }
-
-static void elementwise(Em *e, const MNNode *n) {
-    const char *mn;
-    Kind k = kind_of(n, &mn);
-    const MNValue *o = n->out[0], *x = n->in[0], *y = n->nin > 1 ? n->in[1] : NULL;
-    int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : k == EW_INT ? n->nin : 1;
-    AppLayoutImage im;
-    MNLayout l;
-    emit_image_of(e->c, o, &im, &l);
-    /* immediates into GRF1 once ("imm" may not touch LM0 in its step); GRF1, so that a
-     * step reading one with a GRF0 temporary uses both read ports */
-    bool xi = x->loc_kind == MN_LOC_KIND_IMM, yi = nin == 2 && y->loc_kind == MN_LOC_KIND_IMM;
-    Seq sq;
-    const char *sw;
-    if (k == EW_SEQ) {
-        seq_of(n, &sq, &sw);
-        nin = 1, yi = false;
-        for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\nnop\n", sq.k[i], 64 + 2 * i);
-    }
-    bool dbl = o->dtype == MN_DT_Double;
-    if (k == EW_INT) { /* integer immediates: 64-bit or 32-bit lanes */
-        const char *ip = mn_dtype_bytes(x->dtype) == 8 ? "l" : "i";
-        int_seq_of(n, &sq);
-        /* the sequence's constants at GRF1 LW 8 and 12, below a small machine's 32 LW (the
-         * immediates sit at 0 and 4): 1 and 0 for Mul */
-        for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm %s\"%lld\" $ls%d\nnop\n", ip, (long long)sq.k[i], 16 + 8 * i);
-        if (xi) buf_printf(e->b, "imm %s\"%lld\" $ls0\nnop\n", ip, (long long)ir_tensor_get_i(x->konst, 0));
-        if (yi) buf_printf(e->b, "imm %s\"%lld\" $ls8\nnop\n", ip, (long long)ir_tensor_get_i(y->konst, 0));
-    } else {
-        if (xi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls0\nnop\n" : "imm f\"%.9g\" $ls0\nnop\n", imm_of(x));
-        if (yi) buf_printf(e->b, dbl ? "imm d\"%.17g\" $ls8\nnop\n" : "imm f\"%.9g\" $ls8\nnop\n", imm_of(y));
-    }
-    bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
-    bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
-    int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
-    bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
-    int64_t shift[MN_MAX_RANK];
-    bool sliced = n->op == OP_Slice && slice_shift(n, shift);
-    if (!xi && (rename || sliced || !layout_equal(x, o)))
-        xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
-    if (nin == 2 && !yi && !layout_equal(y, o)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false, NULL);
-    for (int64_t a = 0; a < im.n4; a += 4) {
-        char X[96], Y[96], O[128];
-        if (xi) snprintf(X, sizeof X, "$ls0");
-        else opnd(e, X, sizeof X, x, a, xm);
-        if (nin == 2) {
-            if (yi) snprintf(Y, sizeof Y, "$ls8");
-            else opnd(e, Y, sizeof Y, y, a, ym);
-        }
-        char OA[96], FINAL[112];
-        opnd(e, OA, sizeof OA, o, a, NULL);
-        same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && strcmp(X, Y);
-        /* a step may read and write one bank only in the same region: else via GRF0 */
-        bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, OA)) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, OA));
-        snprintf(FINAL, sizeof FINAL, "%s%s", OA, emit_tail_mask(o->num_lw, a)); /* the last long words past the value are not written */
-        snprintf(O, sizeof O, "%s", via ? "$lr24v" : FINAL);
-        if (same_in) { /* one read port per bank: y through GRF1 first */
-            buf_printf(e->b, "lpassa %s $ls0v\nnop\n", Y);
-            snprintf(Y, sizeof Y, "$ls0v");
-        }
-        if (dbl && k != EW_INT) /* products on PEs 0,1 then 2,3 (the second adds the first's forwarded result elsewhere) */
-            switch (n->op) {
-            case OP_Add: buf_printf(e->b, "dvadd %s %s %s\n", X, Y, O); break;
-            case OP_Sub: buf_printf(e->b, "dvadd %s -%s %s\n", X, Y, O); break;
-            case OP_Mul: buf_printf(e->b, "dvmulu %s %s $nowrite\ndvfmad %s %s $mauf %s\n", X, Y, X, Y, O); break;
-            case OP_Max: case OP_Min: buf_printf(e->b, "d%s %s %s %s\n", n->op == OP_Max ? "max" : "min", X, Y, O); break;
-            case OP_Neg: buf_printf(e->b, "dvpassa -%s %s\n", X, O); break;
-            default: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
-            }
-        else
-        switch (k) {
-        case EW_UNARY_ALU:
-            if (n->op == OP_Relu) buf_printf(e->b, "frelu %s %s %s\n", X, X, O);
-            else if (n->op == OP_Abs) buf_printf(e->b, "fmax %s %s $lr16v\nnop\nfvpassa -%s $ls16v\nnop\nfmax $lr16v $ls16v %s\n", X, X, X, O);
-            else buf_printf(e->b, "%s %s %s\n", mn, X, O);
-            break;
-        case EW_UNARY_MAU: buf_printf(e->b, "fvpassa -%s %s\n", X, O); break;
-        case EW_BINARY_MAU:
-            if (n->op == OP_Sub) buf_printf(e->b, "fvadd %s -%s %s\n", X, Y, O);
-            else buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O);
-            break;
-        case EW_BINARY_ALU: buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O); break;
-        case EW_DIV: buf_printf(e->b, "frcp %s $lr16v\nnop\nfvmul %s $lr16v %s\n", Y, X, O); break;
-        case EW_SIGMOID: /* 1 / (1 + e^-x) */
-            buf_printf(e->b, "fvpassa -%s $lr16v\nnop\nfexp $lr16v $lr16v\nnop\nimm f\"1.0\" $ls16v\nnop\nfvadd $lr16v $ls16v $lr16v\nnop\nfrcp $lr16v %s\n", X, O);
-            break;
-        case EW_SQRT:
-            /* 1 / rsqrt(|x|) (0 stays 0, where x * rsqrt(x) would be 0 * inf), kept only where
-             * rsqrt's flag says x >= 0, over a quiet NaN; then to O in one plain write */
-            buf_printf(e->b, "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nfrcp $lr16v $lr16v\nnop/3\nlpassa $lr16v $ls16v/$imr1\nnop\nlpassa $ls16v %s\n", X, O);
-            break;
-        case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
-        case EW_SEQ: emit_seq(e, &sq, X, NULL, O); break;
-        case EW_INT: emit_seq(e, &sq, X, nin == 2 ? Y : NULL, O); break;
-        case EW_NONE: break;
-        }
-        if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);
-        if (out_shares || same_in) buf_printf(e->b, "nop/2\n"); /* the bank written is read again next */
-    }
-    free(xm), free(ym);
-    buf_printf(e->b, "nop/2\n");
-}
-
-static void move(Em *e, const MNNode *n) {
-    AppLayoutImage im;
-    MNLayout l;
-    emit_image_of(e->c, n->in[0], &im, &l);
-    for (int64_t a = 0; a < im.n4; a += 4) {
-        char X[64], O[64];
-        opnd(e, X, sizeof X, n->in[0], a, NULL), opnd(e, O, sizeof O, n->out[0], a, NULL);
-        buf_printf(e->b, "lpassa %s %s%s\n", X, O, emit_tail_mask(n->out[0]->num_lw, a));
-    }
-    buf_printf(e->b, "nop/2\n");
 }
 
 /* ---- the app ---- */
@@ -755,125 +148,28 @@ static void free_packed(AppTensor *t, int n) {
 }
 
 /* node n's code, at the walk's position (why_not accepted it there) */
-static void emit_node(Em *e, const MNNode *n, const Walk *wk) {
+void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     switch (n->op) {
     case OP_MNCoreForget: break;
     case OP_MNCoreDownload: emit_transfer(e, n->in[0], n->out[0], true); break;
     case OP_MNCoreUpload: emit_transfer(e, n->out[0], n->in[0], false); break;
-    case OP_MNCoreMove: move(e, n); break;
+    case OP_MNCoreMove: emit_bank_move(e, n); break;
     case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: emit_pieces(e, n); break;
     default:
         if (wk->mat[wk->pos])
             emit_matrix(e, n);
         else if (wk->scopy[wk->pos])
-            elementwise(e, n);
+            emit_elementwise(e, n);
         else if (window_op(n) || wk->win[wk->pos])
             window_emit(e, (MNNode *)n, wk);
         else if (emit_moves_data(n) ||
-                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !is_copy(e->c, n)))
+                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !emit_is_copy(e->c, n)))
             emit_gather(e, n, wk);
         else
-            elementwise(e, n);
+            emit_elementwise(e, n);
         break;
     }
 }
-
-/* Node Simulation's best mode: node n alone, its LM inputs at the bottom of the banks
- * bank[k] names (LM0 0, LM1 1), its LM outputs after them in out_bank (-1: output 0
- * over input 0), nothing else resident; the cycles of its code on the emulator's timing
- * model, or -1 when it cannot be emitted so (or does not fit). */
-/* false with the reason when the emitted code cannot run on machine m at all */
-static bool machine_ok(const MNMachine *m, char *why, size_t n) {
-    if (m->lm_raw_steps > 2 || m->grf_raw_steps > 1 || m->l1bm_raw_steps > 2 || m->l2bm_raw_steps > 3) {
-        /* the emitted spacing (nops) is the mncore2 timing; a slower machine would reject it */
-        snprintf(why, n, "machine %s: read-after-write distances beyond those the emitter spaces for (LM 2, GRF 1, L1BM 2, L2BM 3 steps)", m->name);
-        return false;
-    }
-    MNLayout probe = {0};
-    AppLayoutImage pim;
-    return app_layout_image(&probe, m, &pim, why, n); /* the transfers cannot run on this machine */
-}
-
-int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_bank) {
-    enum { MAXV = 64 };
-    char why[300];
-    if (n->nin + n->nout > MAXV || !machine_ok(&c->machine, why, sizeof why)) return -1;
-    /* what the emission makes (index tables, names) lives in an arena of its own, freed at
-     * the end: a node timed for Node Simulation leaves nothing in the compile's */
-    Arena *scratch = arena_new(0);
-    MNValue vals[MAXV], **vp = ARENA_ARRAY(scratch, MNValue *, MAXV);
-    MNValue *ins[MAXV], *outs[MAXV];
-    const MNValue *orig[MAXV];
-    bool isin[MAXV] = {0};
-    int nv = 0;
-    int64_t used[2] = {0, 0}, cap[2] = {c->machine.lm0_lw, c->machine.lm1_lw}, al = c->machine.address_alignment_lw > 0 ? c->machine.address_alignment_lw : 1;
-    for (int side = 0; side < 2; side++)
-        for (int k = 0; k < (side ? n->nout : n->nin); k++) {
-            const MNValue *v = side ? n->out[k] : n->in[k];
-            MNValue **slot = side ? &outs[k] : &ins[k];
-            if (!v) {
-                *slot = NULL;
-                continue;
-            }
-            int j = 0; /* a value read twice is one copy */
-            while (j < nv && orig[j] != v) j++;
-            if (j == nv) {
-                orig[nv] = v;
-                isin[nv] = !side;
-                vals[nv] = *v;
-                vals[nv].id = nv;
-                vp[nv] = &vals[nv];
-                MNValue *x = &vals[nv++];
-                if (x->addr < 0) x->addr = 0; /* DRAM not placed yet: any address times the same */
-                if (x->loc_kind == MN_LOC_KIND_LM) {
-                    int b = side ? (out_bank < 0 ? ins[0] && emit_in_lm(ins[0]) ? ins[0]->loc == MN_LOC_LM1 : 0 : out_bank) : bank[k];
-                    x->loc = b ? MN_LOC_LM1 : MN_LOC_LM0;
-                    if (side && k == 0 && out_bank < 0 && ins[0] && emit_in_lm(ins[0]))
-                        x->addr = ins[0]->addr;
-                    else {
-                        x->addr = used[b];
-                        used[b] += (x->num_lw + al - 1) / al * al;
-                        if (used[b] > cap[b]) return arena_free(scratch), -1;
-                    }
-                }
-            }
-            *slot = &vals[j];
-        }
-    MNNode m = *n;
-    m.in = ins, m.out = outs;
-    MNNode *mp = &m;
-    MNGraph g = *c->g; /* its own value list and name table: the tables emission adds stay out of the real graph */
-    g.nodes = &mp, g.nnodes = 1, g.cap_nodes = 1, g.values = vp, g.nvalues = nv, g.cap_values = MAXV;
-    g.table_cap = 256, g.table = ARENA_ARRAY(scratch, MNValue *, g.table_cap);
-    g.arena = scratch;
-    MNCompile cc = *c;
-    cc.g = &g, cc.arena = scratch;
-    Walk wk;
-    walk_init(&wk, &g);
-    wk.pos = 0;
-    for (int k = 0; k < nv; k++) /* the inputs are resident before the node */
-        if (emit_in_lm(&vals[k]) && isin[k])
-            wk.at[k] = wk.n, wk.list[wk.n++] = k, ord_add(&g, &wk, &vals[k]);
-    walk_before(&g, &wk, &m);
-    int64_t cyc = -1;
-    if (!why_not(&cc, &m, &wk)) {
-        MNBuf b = {0};
-        Em e = {.c = &cc, .b = &b};
-        emit_node(&e, &m, &wk);
-        emit_smap_cache_free(&e);
-        VProgram p = {0};
-        char err[600];
-        if (!vsm_parse_relative("measure.vsm", b.data ? b.data : "", &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
-        cyc = vsm_program_cycles(&p, &c->machine);
-        vsm_program_free(&p);
-        buf_free(&b);
-    }
-    walk_free(&wk);
-    arena_free(scratch);
-    return cyc;
-}
-
-const MNCodeModel emit_code_model = {emit_measure, emit_scratch_needs};
 
 static bool emit_all(MNCompile *c);
 
@@ -925,23 +221,23 @@ static bool emit_all(MNCompile *c) {
     int missing = 0;
     int seen[OP_COUNT] = {0};
     Walk wk;
-    walk_init(&wk, g);
+    emit_walk_init(&wk, g);
     for (int i = 0; i < g->nnodes; i++) {
         wk.pos = i;
-        walk_before(g, &wk, g->nodes[i]);
-        const char *w = why_not(c, g->nodes[i], &wk);
-        walk_after(g, &wk, g->nodes[i]);
+        emit_walk_before(g, &wk, g->nodes[i]);
+        const char *w = emit_why_not(c, g->nodes[i], &wk);
+        emit_walk_after(g, &wk, g->nodes[i]);
         if (!w) continue;
         missing++;
         if (seen[g->nodes[i]->op]++) continue;
         buf_printf(&why, "%s%s (%s, node '%s')", why.len ? ", " : "", g->nodes[i]->op_type, w, g->nodes[i]->name);
     }
     char perr[300];
-    if (!missing && !machine_ok(&c->machine, perr, sizeof perr)) {
+    if (!missing && !emit_machine_ok(&c->machine, perr, sizeof perr)) {
         mn_log(c, 1, "no model.app: %s", perr);
         c->app_status = arena_printf(c->arena, "not written: %s", perr);
         buf_free(&why);
-        walk_free(&wk);
+        emit_walk_free(&wk);
         return true;
     }
     mn_figure(c, "nodes_without_emitter", missing);
@@ -949,7 +245,7 @@ static bool emit_all(MNCompile *c) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);
         buf_free(&why);
-        walk_free(&wk);
+        emit_walk_free(&wk);
         return true;
     }
     buf_free(&why);
@@ -967,7 +263,7 @@ static bool emit_all(MNCompile *c) {
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
         if (i % 64 == 63 && !mn_memory_ok(c)) {
-            walk_free(&wk);
+            emit_walk_free(&wk);
             emit_smap_cache_free(&e);
             if (L) emit_linker_abort(L);
             free(seg);
@@ -986,7 +282,7 @@ static bool emit_all(MNCompile *c) {
             seg = xmalloc(sizeof(size_t) * (size_t)segcap);
         }
     }
-    walk_free(&wk);
+    emit_walk_free(&wk);
     emit_smap_cache_free(&e);
     seg[nseg] = b.len;
     EmLinked lp; /* the program in its parts */

@@ -117,6 +117,25 @@ void emit_table_load(Em *e, MNValue *tv, const Walk *w);
 /* matmul.c: NULL when MatMul or Gemm node n runs on the matrix unit as laid out, else why not */
 const char *emit_matrix_why(const MNCompile *c, const MNNode *n);
 void emit_matrix(Em *e, const MNNode *n);
+/* walk.c: the residency walk */
+void emit_walk_init(Walk *w, const MNGraph *g);
+void emit_walk_free(Walk *w);
+void emit_walk_add(const MNGraph *g, Walk *w, const MNValue *v);   /* v is resident: in its bank's address order */
+void emit_walk_before(const MNGraph *g, Walk *w, const MNNode *n); /* n's outputs take LM */
+void emit_walk_after(const MNGraph *g, Walk *w, const MNNode *n);  /* what n forgets or overwrites leaves */
+/* emit.c: why node n cannot be emitted at the walk's position (NULL: it can); n's code
+ * at the walk's position (emit_why_not accepted it there) */
+const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_node(Em *e, const MNNode *n, const Walk *wk);
+/* measure.c: false with the reason when the emitted code cannot run on machine m at all */
+bool emit_machine_ok(const MNMachine *m, char *why, size_t n);
+/* elementwise.c: the vector path */
+const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w);
+bool emit_is_copy(const MNCompile *c, const MNNode *n);
+bool emit_slice_copy(const MNCompile *c, const MNNode *n);
+const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_elementwise(Em *e, const MNNode *n);
+void emit_bank_move(Em *e, const MNNode *n);
 bool window_op(const MNNode *n);
 bool window_elementwise(const MNNode *n); /* also a window op where the vector path cannot */
 const char *window_why(MNCompile *c, MNNode *n, Walk *w);
