@@ -154,8 +154,10 @@ static bool read_list(const char *list, Jobs *js, char *err, size_t errlen) {
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", list);
     char *sl = strrchr(dir, '/');
-    if (sl) *sl = 0;
-    else snprintf(dir, sizeof dir, ".");
+    if (sl)
+        *sl = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
     bool ok = true;
     int lineno = 0;
     for (char *line = text; line && ok; lineno++) {
@@ -174,7 +176,8 @@ static bool read_list(const char *list, Jobs *js, char *err, size_t errlen) {
             int na = 0;
             for (int i = 1; i < nt && ok; i++) {
                 if (!strcmp(tok[i], "-o") || !strncmp(tok[i], "-o", 2) || !strcmp(tok[i], "--if-changed")) {
-                    snprintf(err, errlen, "%s:%d: '%s' in a LIST: every output goes to OUTROOT/NAME (use --name)", list, lineno + 1, tok[i]);
+                    snprintf(err, errlen, "%s:%d: '%s' in a LIST: every output goes to OUTROOT/NAME (use --name)", list,
+                             lineno + 1, tok[i]);
                     ok = false;
                     break;
                 }
@@ -185,7 +188,8 @@ static bool read_list(const char *list, Jobs *js, char *err, size_t errlen) {
                 }
                 const char *nm = eq ? tok[i] + 7 : i + 1 < nt ? tok[++i] : "";
                 if (!good_name(nm)) {
-                    snprintf(err, errlen, "%s:%d: --name needs a name without '/' that does not start with '.'", list, lineno + 1);
+                    snprintf(err, errlen, "%s:%d: --name needs a name without '/' that does not start with '.'", list,
+                             lineno + 1);
                     ok = false;
                 } else
                     snprintf(name, sizeof name, "%s", nm);
@@ -199,9 +203,14 @@ static bool read_list(const char *list, Jobs *js, char *err, size_t errlen) {
                 if (name[0] == '.') name[0] = '_'; /* ../x.onnx: not a hidden or parent name */
             }
             for (int k = 0; ok && k < js->n; k++)
-                if (!strcmp(js->j[k].name, name)) snprintf(err, errlen, "%s:%d: model name '%s' used twice (give one --name)", list, lineno + 1, name), ok = false;
-            if (ok) add_job(js, name, path, args, na);
-            else free_args(args, na);
+                if (!strcmp(js->j[k].name, name))
+                    snprintf(err, errlen, "%s:%d: model name '%s' used twice (give one --name)", list, lineno + 1,
+                             name),
+                        ok = false;
+            if (ok)
+                add_job(js, name, path, args, na);
+            else
+                free_args(args, na);
         }
         for (int i = 0; i < nt; i++) free(tok[i]);
         free(tok);
@@ -220,10 +229,12 @@ static bool report_ok(const char *dir, char *pass, size_t passlen) {
     if (!t) return false;
     cJSON *r = cJSON_Parse(t);
     free(t);
-    const cJSON *st = cJSON_GetObjectItemCaseSensitive(r, "status"), *ps = cJSON_GetObjectItemCaseSensitive(r, "passes");
+    const cJSON *st = cJSON_GetObjectItemCaseSensitive(r, "status"),
+                *ps = cJSON_GetObjectItemCaseSensitive(r, "passes");
     bool ok = cJSON_IsString(st) && !strcmp(st->valuestring, "ok");
     int np = cJSON_GetArraySize(ps);
-    const cJSON *last = np > 0 ? cJSON_GetArrayItem(ps, np - 1) : NULL, *nm = last ? cJSON_GetObjectItemCaseSensitive(last, "name") : NULL;
+    const cJSON *last = np > 0 ? cJSON_GetArrayItem(ps, np - 1) : NULL,
+                *nm = last ? cJSON_GetObjectItemCaseSensitive(last, "name") : NULL;
     if (pass && cJSON_IsString(nm)) snprintf(pass, passlen, "%s", nm->valuestring);
     cJSON_Delete(r);
     return ok;
@@ -237,11 +248,17 @@ static char *utf8(const char *s) {
     size_t k = 0;
     for (size_t i = 0; i < n;) {
         unsigned char c = (unsigned char)s[i];
-        int len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 4 : 0;
+        int len = c < 0x80                          ? 1
+                  : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 2
+                  : (c & 0xf0) == 0xe0              ? 3
+                  : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 4
+                                                    : 0;
         bool valid = len > 0 && i + (size_t)len <= n;
         for (int j = 1; valid && j < len; j++) valid = ((unsigned char)s[i + (size_t)j] & 0xc0) == 0x80;
-        if (valid) memcpy(o + k, s + i, (size_t)len), k += (size_t)len, i += (size_t)len;
-        else o[k++] = '?', i++;
+        if (valid)
+            memcpy(o + k, s + i, (size_t)len), k += (size_t)len, i += (size_t)len;
+        else
+            o[k++] = '?', i++;
     }
     o[k] = 0;
     return o;
@@ -249,16 +266,17 @@ static char *utf8(const char *s) {
 
 static void xml_escape(MNBuf *b, const char *raw) {
     char *s = utf8(raw);
-    for (const char *p = s; *p; p++)
-        switch (*p) {
+    for (const char *p = s; *p; p++) switch (*p) {
         case '<': buf_printf(b, "&lt;"); break;
         case '>': buf_printf(b, "&gt;"); break;
         case '&': buf_printf(b, "&amp;"); break;
         case '"': buf_printf(b, "&quot;"); break;
         case '\n': buf_printf(b, "&#10;"); break;
         default:
-            if ((unsigned char)*p < 0x20 && *p != '\t') buf_printf(b, "?");
-            else buf_append(b, p, 1);
+            if ((unsigned char)*p < 0x20 && *p != '\t')
+                buf_printf(b, "?");
+            else
+                buf_append(b, p, 1);
         }
     free(s);
 }
@@ -295,7 +313,10 @@ static bool mkdir_p(const char *dir) {
 }
 
 static int usage(const char *msg) {
-    fprintf(stderr, "mncc batch: %s\nusage: mncc batch LIST|DIR -o OUTROOT [-j N] [--shard K/N] [--timeout S] [--quiet] [compile options...]\n", msg);
+    fprintf(stderr,
+            "mncc batch: %s\nusage: mncc batch LIST|DIR -o OUTROOT [-j N] [--shard K/N] [--timeout S] [--quiet] "
+            "[compile options...]\n",
+            msg);
     return 2;
 }
 
@@ -353,20 +374,26 @@ int mncc_batch(int argc, char **argv) {
             if (!parse_shard(v, &shard_k, &shard_n)) return free(common), usage("--shard needs K/N with 1 <= K <= N");
         } else if ((v = flag_value("--timeout", argc, argv, &i))) {
             if (!parse_count(v, 0, 1000000, &timeout)) return free(common), usage("--timeout needs seconds (0: none)");
-        } else if (!strcmp(a, "--quiet")) quiet = true;
-        else if (a[0] != '-' && !src) src = a;
+        } else if (!strcmp(a, "--quiet"))
+            quiet = true;
+        else if (a[0] != '-' && !src)
+            src = a;
         else if (a[0] == '-' && strcmp(a, "--summary") && strcmp(a, "--if-changed")) {
             /* a compile option: passed to every compile, with its value when it takes one */
             common[ncommon++] = argv[i];
             int k = opt_flag(a);
-            bool takes = !strchr(a, '=') && (!strcmp(a, "-O") || !strcmp(a, "--input-shape") || !strcmp(a, "--input-value") || !strcmp(a, "--preset") ||
-                                              !strcmp(a, "--option-json") || !strcmp(a, "--cache-dir") || (k >= 0 && strcmp(mn_opt_info[k].type, "BOOL")));
+            bool takes =
+                !strchr(a, '=') && (!strcmp(a, "-O") || !strcmp(a, "--input-shape") || !strcmp(a, "--input-value") ||
+                                    !strcmp(a, "--preset") || !strcmp(a, "--option-json") ||
+                                    !strcmp(a, "--cache-dir") || (k >= 0 && strcmp(mn_opt_info[k].type, "BOOL")));
             if (takes && i + 1 < argc) common[ncommon++] = argv[++i];
         } else
-            return free(common), usage(a[0] == '-' ? "--summary and --if-changed do not apply to a batch" : "more than one LIST or DIR given");
+            return free(common), usage(a[0] == '-' ? "--summary and --if-changed do not apply to a batch"
+                                                   : "more than one LIST or DIR given");
     }
     if (!src || !outroot) return free(common), usage("needs a LIST or DIR and -o OUTROOT");
-    if (jobs > 1) { /* the jobs share the cores: a thread each, unless the command line says otherwise (it comes later, and wins) */
+    if (jobs >
+        1) { /* the jobs share the cores: a thread each, unless the command line says otherwise (it comes later, and wins) */
         memmove(common + 2, common, sizeof(char *) * (size_t)ncommon);
         common[0] = "-O", common[1] = "num_threads=1";
         ncommon += 2;
@@ -419,8 +446,10 @@ int mncc_batch(int argc, char **argv) {
     /* the shard */
     int nsel = 0;
     for (int i = 0; i < js.n; i++) {
-        if ((int)(fnv(js.j[i].name) % (uint64_t)shard_n) == shard_k - 1) js.j[nsel++] = js.j[i];
-        else free_args(js.j[i].argv, js.j[i].argc), free(js.j[i].name), free(js.j[i].path);
+        if ((int)(fnv(js.j[i].name) % (uint64_t)shard_n) == shard_k - 1)
+            js.j[nsel++] = js.j[i];
+        else
+            free_args(js.j[i].argv, js.j[i].argc), free(js.j[i].name), free(js.j[i].path);
     }
     js.n = nsel;
     if (!mkdir_p(outroot)) {
@@ -429,8 +458,10 @@ int mncc_batch(int argc, char **argv) {
     }
     char self[4096];
     ssize_t sl = readlink("/proc/self/exe", self, sizeof self - 1);
-    if (sl <= 0) snprintf(self, sizeof self, "%s", argv[0]);
-    else self[sl] = 0;
+    if (sl <= 0)
+        snprintf(self, sizeof self, "%s", argv[0]);
+    else
+        self[sl] = 0;
     struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, &old_int), sigaction(SIGTERM, &sa, &old_term);
@@ -474,7 +505,8 @@ int mncc_batch(int argc, char **argv) {
                 if (js.j[i].pid) kill(-js.j[i].pid, SIGKILL);
         if (timeout > 0)
             for (int i = 0; i < next; i++)
-                if (js.j[i].pid && !js.j[i].killed && now_s() - js.j[i].t0 > (double)timeout) js.j[i].killed = true, kill(-js.j[i].pid, SIGKILL);
+                if (js.j[i].pid && !js.j[i].killed && now_s() - js.j[i].t0 > (double)timeout)
+                    js.j[i].killed = true, kill(-js.j[i].pid, SIGKILL);
         int reaped = 0, wst;
         pid_t p;
         while (running && (p = waitpid(-1, &wst, WNOHANG)) > 0) {
@@ -500,22 +532,31 @@ int mncc_batch(int argc, char **argv) {
             free(said);
             if (ok) {
                 j->status = fresh ? "up to date" : "ok";
-                if (fresh) nskip++;
-                else ncompiled++, work += j->seconds;
+                if (fresh)
+                    nskip++;
+                else
+                    ncompiled++, work += j->seconds;
             } else {
                 char why[2300];
                 j->status = "failed", nfail++;
-                if (j->killed) snprintf(why, sizeof why, "timed out after %ld s%s%s", timeout, *e ? ": " : "", e);
-                else if (stop_signal && WIFSIGNALED(wst)) snprintf(why, sizeof why, "stopped: the batch got signal %d", (int)stop_signal);
-                else if (WIFSIGNALED(wst)) snprintf(why, sizeof why, "the compiler was killed by signal %d (%s)%s%s", WTERMSIG(wst), strsignal(WTERMSIG(wst)), *e ? ": " : "", e);
-                else if (*e) snprintf(why, sizeof why, "%s", e);
-                else snprintf(why, sizeof why, "the compiler exited with %d and said nothing", WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
+                if (j->killed)
+                    snprintf(why, sizeof why, "timed out after %ld s%s%s", timeout, *e ? ": " : "", e);
+                else if (stop_signal && WIFSIGNALED(wst))
+                    snprintf(why, sizeof why, "stopped: the batch got signal %d", (int)stop_signal);
+                else if (WIFSIGNALED(wst))
+                    snprintf(why, sizeof why, "the compiler was killed by signal %d (%s)%s%s", WTERMSIG(wst),
+                             strsignal(WTERMSIG(wst)), *e ? ": " : "", e);
+                else if (*e)
+                    snprintf(why, sizeof why, "%s", e);
+                else
+                    snprintf(why, sizeof why, "the compiler exited with %d and said nothing",
+                             WIFEXITED(wst) ? WEXITSTATUS(wst) : -1);
                 j->error = xstrdup(why);
             }
             if (!quiet && (!tty || !ok)) {
                 char *nm = utf8(j->name);
-                fprintf(stderr, "%s[%d/%d] %s %s (%.1f s)%s%s\n", tty ? "\r\033[K" : "mncc batch: ", done, js.n, j->status, nm, j->seconds, ok ? "" : ": ",
-                        ok ? "" : j->error);
+                fprintf(stderr, "%s[%d/%d] %s %s (%.1f s)%s%s\n", tty ? "\r\033[K" : "mncc batch: ", done, js.n,
+                        j->status, nm, j->seconds, ok ? "" : ": ", ok ? "" : j->error);
                 free(nm);
                 drawn = 0;
             }
@@ -567,7 +608,9 @@ int mncc_batch(int argc, char **argv) {
     cJSON_AddNumberToObject(r, "wall_s", total);
     cJSON *arr = cJSON_AddArrayToObject(r, "results");
     MNBuf x = {0};
-    buf_printf(&x, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"mncc batch\" tests=\"%d\" failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
+    buf_printf(&x,
+               "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n<testsuite name=\"mncc batch\" tests=\"%d\" "
+               "failures=\"%d\" skipped=\"%d\" time=\"%.3f\">\n",
                js.n, nfail, js.n - nrun, total);
     for (int i = 0; i < js.n; i++) {
         Job *j = &js.j[i];
@@ -608,11 +651,12 @@ int mncc_batch(int argc, char **argv) {
     buf_free(&x);
     if (!ok) fprintf(stderr, "mncc batch: cannot write summary.json or junit.xml under %s\n", outroot);
     if (!quiet)
-        fprintf(stderr, "mncc batch: %d models, %d compiled, %d up to date, %d failed%s in %.1f s\n", js.n, ncompiled, nskip, nfail,
-                stop_signal ? ", stopped by a signal" : "", total);
+        fprintf(stderr, "mncc batch: %d models, %d compiled, %d up to date, %d failed%s in %.1f s\n", js.n, ncompiled,
+                nskip, nfail, stop_signal ? ", stopped by a signal" : "", total);
     rc = stop_signal ? 128 + (int)stop_signal : nfail || !ok ? 1 : 0;
 out:
-    for (int i = 0; i < js.n; i++) free_args(js.j[i].argv, js.j[i].argc), free(js.j[i].name), free(js.j[i].path), free(js.j[i].error);
+    for (int i = 0; i < js.n; i++)
+        free_args(js.j[i].argv, js.j[i].argc), free(js.j[i].name), free(js.j[i].path), free(js.j[i].error);
     free(js.j), free(common);
     return rc;
 }

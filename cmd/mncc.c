@@ -14,49 +14,52 @@
 #include <unistd.h>
 
 static void usage(FILE *f) {
-    fprintf(f,
-            "usage: mncc MODEL.onnx -o DIR [options]\n"
-            "       mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app\n"
-            "       mncc batch LIST|DIR -o OUTROOT [-j N] [--shard K/N] [--timeout S] [--quiet] [options]\n"
-            "       mncc --list-ops | --help | --version\n"
-            "\n"
-            "Compiles an ONNX model for the MN-Core-style accelerator into the codegen\n"
-            "directory DIR (report.json, l3ir.txt, model.onnx, out.txt, out.json).\n"
-            "mncc batch compiles every .onnx under DIR, or the models of a LIST file (a\n"
-            "line: PATH [options] [--name NAME]), into OUTROOT/NAME/ in N processes, and\n"
-            "writes OUTROOT/summary.json and OUTROOT/junit.xml; --shard K/N takes a stable\n"
-            "K-th of N parts; --timeout S stops a compile after S seconds; up-to-date\n"
-            "outputs are skipped; exit 1 if any model failed.\n"
-            "\n"
-            "options:\n"
-            "  -o DIR                    output (codegen) directory\n"
-            "  --input-shape NAME=D,D    bind the shape of a graph input (repeatable)\n"
-            "  --input-value NAME=F.pb   freeze a graph input to the tensor in F.pb (folds\n"
-            "                            everything computable from it)\n"
-            "  --preset NAME|PATH        options from a preset (presets/NAME.json: O0 .. O4, debug)\n"
-            "  --option-json FILE        options from a JSON file ({\"key\": value, ...})\n"
-            "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
-            "  --KEY-NAME VALUE          the same as -O KEY_NAME=VALUE (--KEY-NAME alone for a\n"
-            "                            boolean true, --KEY-NAME=false), e.g. --scheduler\n"
-            "                            spill_opt, --dump-all\n"
-            "                            The command line wins over --option-json, which wins\n"
-            "                            over --preset, whatever their order.\n"
-            "  --cache-dir DIR|none      Node Simulation cache (default $XDG_CACHE_HOME/mncc/sim,\n"
-            "                            else ~/.cache/mncc/sim)\n"
-            "  --summary                 print a short summary on success\n"
-            "  --if-changed              do nothing when DIR holds a complete compile of the\n"
-            "                            same model, options, machine and compiler\n"
-            "  --quiet                   no status line (on a terminal: the pass running)\n"
-            "  --list-ops                print the supported ONNX ops and opset ranges\n"
-            "  --help, --version\n"
-            "\n"
-            "compiler options (-O):\n");
+    fprintf(f, "usage: mncc MODEL.onnx -o DIR [options]\n"
+               "       mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app\n"
+               "       mncc batch LIST|DIR -o OUTROOT [-j N] [--shard K/N] [--timeout S] [--quiet] [options]\n"
+               "       mncc --list-ops | --help | --version\n"
+               "\n"
+               "Compiles an ONNX model for the MN-Core-style accelerator into the codegen\n"
+               "directory DIR (report.json, l3ir.txt, model.onnx, out.txt, out.json).\n"
+               "mncc batch compiles every .onnx under DIR, or the models of a LIST file (a\n"
+               "line: PATH [options] [--name NAME]), into OUTROOT/NAME/ in N processes, and\n"
+               "writes OUTROOT/summary.json and OUTROOT/junit.xml; --shard K/N takes a stable\n"
+               "K-th of N parts; --timeout S stops a compile after S seconds; up-to-date\n"
+               "outputs are skipped; exit 1 if any model failed.\n"
+               "\n"
+               "options:\n"
+               "  -o DIR                    output (codegen) directory\n"
+               "  --input-shape NAME=D,D    bind the shape of a graph input (repeatable)\n"
+               "  --input-value NAME=F.pb   freeze a graph input to the tensor in F.pb (folds\n"
+               "                            everything computable from it)\n"
+               "  --preset NAME|PATH        options from a preset (presets/NAME.json: O0 .. O4, debug)\n"
+               "  --option-json FILE        options from a JSON file ({\"key\": value, ...})\n"
+               "  -O KEY=VALUE              set a compiler option (repeatable); keys below\n"
+               "  --KEY-NAME VALUE          the same as -O KEY_NAME=VALUE (--KEY-NAME alone for a\n"
+               "                            boolean true, --KEY-NAME=false), e.g. --scheduler\n"
+               "                            spill_opt, --dump-all\n"
+               "                            The command line wins over --option-json, which wins\n"
+               "                            over --preset, whatever their order.\n"
+               "  --cache-dir DIR|none      Node Simulation cache (default $XDG_CACHE_HOME/mncc/sim,\n"
+               "                            else ~/.cache/mncc/sim)\n"
+               "  --summary                 print a short summary on success\n"
+               "  --if-changed              do nothing when DIR holds a complete compile of the\n"
+               "                            same model, options, machine and compiler\n"
+               "  --quiet                   no status line (on a terminal: the pass running)\n"
+               "  --list-ops                print the supported ONNX ops and opset ranges\n"
+               "  --help, --version\n"
+               "\n"
+               "compiler options (-O):\n");
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         fprintf(f, "  %-22s %s (", mn_opt_info[i].name, mn_opt_info[i].help);
-        if (mn_opt_info[i].dflt[0]) fprintf(f, "default %s", mn_opt_info[i].dflt);
-        else fprintf(f, "default none");
-        if (mn_opt_info[i].values[0]) fprintf(f, "; one of %s", mn_opt_info[i].values);
-        else if (!strcmp(mn_opt_info[i].type, "BOOL")) fprintf(f, "; true or false");
+        if (mn_opt_info[i].dflt[0])
+            fprintf(f, "default %s", mn_opt_info[i].dflt);
+        else
+            fprintf(f, "default none");
+        if (mn_opt_info[i].values[0])
+            fprintf(f, "; one of %s", mn_opt_info[i].values);
+        else if (!strcmp(mn_opt_info[i].type, "BOOL"))
+            fprintf(f, "; true or false");
         fprintf(f, ")\n");
     }
     int n;
@@ -87,8 +90,8 @@ static int usage_error(const char *fmt, const char *arg) {
 static void summary(const MNCompile *c) {
     const MNGraph *g = c->g;
     printf("mncc %s: %s -> %s\n", mncc_version, c->model_path, c->out_dir);
-    printf("  opset %lld, %d nodes loaded, %d folded into constants, %d dead removed, %d nodes remain\n", (long long)g->opset,
-           c->nodes_loaded, c->nodes_folded, c->nodes_dead, ir_node_count_live(g));
+    printf("  opset %lld, %d nodes loaded, %d folded into constants, %d dead removed, %d nodes remain\n",
+           (long long)g->opset, c->nodes_loaded, c->nodes_folded, c->nodes_dead, ir_node_count_live(g));
     for (int pass = 0; pass < 2; pass++) {
         int nv = pass ? g->noutputs : g->ninputs;
         for (int i = 0; i < nv; i++) {
@@ -109,13 +112,19 @@ static void summary(const MNCompile *c) {
 static int cmd_asm(int argc, char **argv) {
     const char *vsm = NULL, *io = NULL, *machine = "mncore2", *out = NULL;
     for (int i = 2; i < argc; i++) {
-        if (!strcmp(argv[i], "--io") && i + 1 < argc) io = argv[++i];
-        else if (!strcmp(argv[i], "--machine") && i + 1 < argc) machine = argv[++i];
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc) out = argv[++i];
-        else if (argv[i][0] != '-' && !vsm) vsm = argv[i];
-        else return usage_error("asm: unexpected argument '%s'", argv[i]);
+        if (!strcmp(argv[i], "--io") && i + 1 < argc)
+            io = argv[++i];
+        else if (!strcmp(argv[i], "--machine") && i + 1 < argc)
+            machine = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            out = argv[++i];
+        else if (argv[i][0] != '-' && !vsm)
+            vsm = argv[i];
+        else
+            return usage_error("asm: unexpected argument '%s'", argv[i]);
     }
-    if (!vsm || !out) return usage_error("%s", "usage: mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app");
+    if (!vsm || !out)
+        return usage_error("%s", "usage: mncc asm FILE.vsm [--io IO.json] [--machine NAME|PATH] -o OUT.app");
     MNBuf b = {0};
     char err[1024];
     if (!app_assemble(vsm, io, machine, &b, err, sizeof err)) {
@@ -161,7 +170,8 @@ static char *compile_stamp(const char *model, const MNOptions *o) {
         for (int d = 0; d < o->shapes[i].rank; d++) buf_printf(&k, " %lld", (long long)o->shapes[i].dims[d]);
         buf_printf(&k, "\n");
     }
-    for (int i = 0; i < o->nvalues; i++) buf_printf(&k, "value %s %016llx\n", o->values[i].name, (unsigned long long)mn_file_hash(o->values[i].path));
+    for (int i = 0; i < o->nvalues; i++)
+        buf_printf(&k, "value %s %016llx\n", o->values[i].name, (unsigned long long)mn_file_hash(o->values[i].path));
     return k.data;
 }
 
@@ -213,9 +223,11 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         const char *val = NULL;
-#define ARG(flag)                                                                              \
-    (!strcmp(a, flag) ? (i + 1 < argc ? (val = argv[++i], true) : (usage_error("%s needs a value", flag), exit(2), false)) \
-                      : !strncmp(a, flag "=", strlen(flag) + 1) ? (val = a + strlen(flag) + 1, true) : false)
+#define ARG(flag)                                                                                             \
+    (!strcmp(a, flag)                                                                                         \
+         ? (i + 1 < argc ? (val = argv[++i], true) : (usage_error("%s needs a value", flag), exit(2), false)) \
+     : !strncmp(a, flag "=", strlen(flag) + 1) ? (val = a + strlen(flag) + 1, true)                           \
+                                               : false)
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             rc = 0;
@@ -278,7 +290,10 @@ int main(int argc, char **argv) {
              * boolean alone */
             const char *eq = strchr(a, '=');
             int k = opt_flag(eq ? xstrndup_tmp(a) : a);
-            const char *v = eq ? eq + 1 : !strcmp(mn_opt_info[k].type, "BOOL") ? "true" : i + 1 < argc ? argv[++i] : NULL;
+            const char *v = eq                                     ? eq + 1
+                            : !strcmp(mn_opt_info[k].type, "BOOL") ? "true"
+                            : i + 1 < argc                         ? argv[++i]
+                                                                   : NULL;
             if (!v) {
                 rc = usage_error("%s needs a value", a);
                 goto done;
@@ -298,14 +313,16 @@ int main(int argc, char **argv) {
             model = a;
 #undef ARG
     }
-    if ((preset && !opt_load_preset(&opt, preset, err, sizeof err)) || (option_json && !opt_load_json(&opt, option_json, err, sizeof err))) {
+    if ((preset && !opt_load_preset(&opt, preset, err, sizeof err)) ||
+        (option_json && !opt_load_json(&opt, option_json, err, sizeof err))) {
         rc = usage_error("%s", err);
         goto done;
     }
     for (int i = 0; i < ncli; i++) {
         const char *kv = cli[i];
         char *both = NULL;
-        if (!strncmp(kv, "dump_after=", 11) && opt.src[MN_OPT_dump_after] == MN_SRC_CMDLINE && opt.sval[MN_OPT_dump_after][0]) { /* repeated: the passes add up */
+        if (!strncmp(kv, "dump_after=", 11) && opt.src[MN_OPT_dump_after] == MN_SRC_CMDLINE &&
+            opt.sval[MN_OPT_dump_after][0]) { /* repeated: the passes add up */
             both = xmalloc(strlen(kv) + strlen(opt.sval[MN_OPT_dump_after]) + 2);
             sprintf(both, "dump_after=%s,%s", opt.sval[MN_OPT_dump_after], kv + 11);
             kv = both;
@@ -354,7 +371,8 @@ int main(int argc, char **argv) {
         }
     }
     struct stat s_in, s_out; /* out_onnx must not overwrite the model it reads */
-    if (opt.sval[MN_OPT_out_onnx][0] && !stat(model, &s_in) && !stat(opt.sval[MN_OPT_out_onnx], &s_out) && s_in.st_dev == s_out.st_dev && s_in.st_ino == s_out.st_ino) {
+    if (opt.sval[MN_OPT_out_onnx][0] && !stat(model, &s_in) && !stat(opt.sval[MN_OPT_out_onnx], &s_out) &&
+        s_in.st_dev == s_out.st_dev && s_in.st_ino == s_out.st_ino) {
         rc = usage_error("out_onnx=%s is the model being compiled", opt.sval[MN_OPT_out_onnx]);
         goto done;
     }
@@ -369,8 +387,10 @@ int main(int argc, char **argv) {
     opt.progress = !quiet && isatty(2); /* the pass running, on a terminal */
     MNCompile c;
     rc = mn_compile(&c, model, out, &opt);
-    if (rc) fprintf(stderr, "mncc: error: %s\n", c.diag.msg);
-    else if (want_summary) summary(&c);
+    if (rc)
+        fprintf(stderr, "mncc: error: %s\n", c.diag.msg);
+    else if (want_summary)
+        summary(&c);
     free(stamp);
     mn_compile_free(&c);
 done:

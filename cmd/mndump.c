@@ -9,9 +9,11 @@ int main(int argc, char **argv) {
     const char *path = NULL;
     bool json = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--json")) json = true;
+        if (!strcmp(argv[i], "--json"))
+            json = true;
         else if (!strcmp(argv[i], "--help")) {
-            printf("usage: mndump APP [--json]\nprints a GPFNApp: producer, options, program, inputs, outputs, parameters, relocations\n");
+            printf("usage: mndump APP [--json]\nprints a GPFNApp: producer, options, program, inputs, outputs, "
+                   "parameters, relocations\n");
             return 0;
         } else if (argv[i][0] == '-' || path) {
             fprintf(stderr, "usage: mndump APP [--json]\n");

@@ -14,16 +14,19 @@
 #include <sys/stat.h>
 
 static void usage(FILE *f) {
-    fprintf(f, "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
-               "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
-               "--trace writes a Chrome/Perfetto trace-event file: one event per executed line and MV transfer.\n"
-               "--strict starts memory undefined and stops when undefined data reaches an output,\n"
-               "an address or a mask (docs/vsm.md, section 10).\n"
-               "       mnemu --version | --help\n"
-               "APP mode reads DIR/input_K.pb (graph-input order), places inputs and parameters in DRAM,\n"
-               "runs the program and writes OUTDIR/output_K.pb.\n"
-               "Assembles FILE.vsm, runs it on every PE of the machine (default mncore2) and prints\n"
-               "the output of its d get commands; --stats adds cycles, instruction counts, DRAM bytes and each group's DRAM and PDM traffic.\n");
+    fprintf(
+        f,
+        "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
+        "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
+        "--trace writes a Chrome/Perfetto trace-event file: one event per executed line and MV transfer.\n"
+        "--strict starts memory undefined and stops when undefined data reaches an output,\n"
+        "an address or a mask (docs/vsm.md, section 10).\n"
+        "       mnemu --version | --help\n"
+        "APP mode reads DIR/input_K.pb (graph-input order), places inputs and parameters in DRAM,\n"
+        "runs the program and writes OUTDIR/output_K.pb.\n"
+        "Assembles FILE.vsm, runs it on every PE of the machine (default mncore2) and prints\n"
+        "the output of its d get commands; --stats adds cycles, instruction counts, DRAM bytes and each group's DRAM "
+        "and PDM traffic.\n");
 }
 
 static char *slurp(const char *path, size_t *len) {
@@ -42,32 +45,42 @@ static char *slurp(const char *path, size_t *len) {
 }
 
 static void print_stats(const char *machine, double clock, const EmuStats *s, double secs, bool json) {
-    static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
+    static const char *units[U_UNIT_COUNT] = {"nop",    "wait",  "noforward", "alu",  "mau",
+                                              "mwrite", "mread", "l1bm",      "l2bm", "mv"};
     if (json) {
-        printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"model_cycles\": %lld, \"stall_cycles\": %lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, "
+        printf("{\"machine\": \"%s\", \"steps\": %lld, \"cycles\": %lld, \"model_cycles\": %lld, \"stall_cycles\": "
+               "%lld, \"dram_bytes\": %lld, \"pe_element_ops\": %lld, "
                "\"lm0_peak_lw\": %lld, \"lm1_peak_lw\": %lld, \"insns\": {",
-               machine, (long long)s->steps, (long long)s->cycles, (long long)s->model_cycles, (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops,
+               machine, (long long)s->steps, (long long)s->cycles, (long long)s->model_cycles,
+               (long long)s->stall_cycles, (long long)s->dram_bytes, (long long)s->pe_element_ops,
                (long long)s->lm_peak_lw[0], (long long)s->lm_peak_lw[1]);
-        for (int u = 0; u < U_UNIT_COUNT; u++) printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
+        for (int u = 0; u < U_UNIT_COUNT; u++)
+            printf("%s\"%s\": %lld", u ? ", " : "", units[u], (long long)s->insns[u]);
         printf("}, \"groups\": [");
         for (int g = 0; g < s->groups; g++)
-            printf("%s{\"dram_bytes\": %lld, \"dram_busy_cycles\": %lld, \"pdm_bytes\": %lld, \"pdm_busy_cycles\": %lld}", g ? ", " : "",
-                   8 * (long long)s->dram_lw[g], (long long)s->dram_busy[g], 8 * (long long)s->pdm_lw[g], (long long)s->pdm_busy[g]);
+            printf(
+                "%s{\"dram_bytes\": %lld, \"dram_busy_cycles\": %lld, \"pdm_bytes\": %lld, \"pdm_busy_cycles\": %lld}",
+                g ? ", " : "", 8 * (long long)s->dram_lw[g], (long long)s->dram_busy[g], 8 * (long long)s->pdm_lw[g],
+                (long long)s->pdm_busy[g]);
         printf("], \"link_busy_cycles_max\": %lld, \"wall_seconds\": %.6f}\n", (long long)s->link_busy_max, secs);
         return;
     }
-    fprintf(stderr, "mnemu: %s: %lld steps, %lld cycles (%lld stalled), %.3f us at %.0f MHz; DRAM %lld bytes;", machine, (long long)s->steps,
-            (long long)s->cycles, (long long)s->stall_cycles, clock > 0 ? (double)s->cycles / clock : 0, clock, (long long)s->dram_bytes);
+    fprintf(stderr, "mnemu: %s: %lld steps, %lld cycles (%lld stalled), %.3f us at %.0f MHz; DRAM %lld bytes;", machine,
+            (long long)s->steps, (long long)s->cycles, (long long)s->stall_cycles,
+            clock > 0 ? (double)s->cycles / clock : 0, clock, (long long)s->dram_bytes);
     for (int u = 0; u < U_UNIT_COUNT; u++)
         if (s->insns[u]) fprintf(stderr, " %s %lld", units[u], (long long)s->insns[u]);
-    fprintf(stderr, "; peak LM0 %lld LW, LM1 %lld LW; %.3g PE-element ops/s\n", (long long)s->lm_peak_lw[0], (long long)s->lm_peak_lw[1],
-            secs > 0 ? (double)s->pe_element_ops / secs : 0);
+    fprintf(stderr, "; peak LM0 %lld LW, LM1 %lld LW; %.3g PE-element ops/s\n", (long long)s->lm_peak_lw[0],
+            (long long)s->lm_peak_lw[1], secs > 0 ? (double)s->pe_element_ops / secs : 0);
     for (int g = 0; g < s->groups; g++)
         if (s->dram_lw[g] || s->pdm_lw[g])
-            fprintf(stderr, "mnemu: group %d: DRAM %lld bytes, busy %lld cycles (%.0f%%); PDM %lld bytes, busy %lld cycles\n", g, 8 * (long long)s->dram_lw[g],
-                    (long long)s->dram_busy[g], s->cycles ? 100.0 * (double)s->dram_busy[g] / (double)s->cycles : 0, 8 * (long long)s->pdm_lw[g],
+            fprintf(stderr,
+                    "mnemu: group %d: DRAM %lld bytes, busy %lld cycles (%.0f%%); PDM %lld bytes, busy %lld cycles\n",
+                    g, 8 * (long long)s->dram_lw[g], (long long)s->dram_busy[g],
+                    s->cycles ? 100.0 * (double)s->dram_busy[g] / (double)s->cycles : 0, 8 * (long long)s->pdm_lw[g],
                     (long long)s->pdm_busy[g]);
-    if (s->link_busy_max) fprintf(stderr, "mnemu: busiest link between groups: %lld cycles\n", (long long)s->link_busy_max);
+    if (s->link_busy_max)
+        fprintf(stderr, "mnemu: busiest link between groups: %lld cycles\n", (long long)s->link_busy_max);
 }
 
 static bool write_trace(const char *path, MNBuf *t) {
@@ -111,8 +124,8 @@ static bool pb_output(void *ctx, int k, const char *name, const MNTensor *t, cha
     return w;
 }
 
-static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json, bool strict,
-                   const char *trace_path) {
+static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json,
+                   bool strict, const char *trace_path) {
     size_t len;
     char *buf = slurp(path, &len);
     if (!buf) {
@@ -127,7 +140,8 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     MNBuf trace = {0};
     PbFiles files = {inputs, outdir};
     EmuHost host = {pb_input, outdir ? pb_output : NULL, &files};
-    bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, &host, &out, &st, err, sizeof err);
+    bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, &host, &out, &st, err,
+                          sizeof err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (out.len) fwrite(out.data, 1, out.len, stdout);
     buf_free(&out);
@@ -142,7 +156,9 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
         fprintf(stderr, "mnemu: error: %s: %s\n", path, err);
         return 1;
     }
-    if (stats) print_stats(machine ? machine : "(from the app)", 750, &st, (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
+    if (stats)
+        print_stats(machine ? machine : "(from the app)", 750, &st,
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
     return 0;
 }
 
@@ -152,15 +168,24 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) return usage(stdout), 0;
         if (!strcmp(argv[i], "--version")) return printf("mnemu %s\n", mncc_version), 0;
-        if (!strcmp(argv[i], "--vsm") && i + 1 < argc) vsm = argv[++i];
-        else if (!strcmp(argv[i], "--machine") && i + 1 < argc) machine = argv[++i];
-        else if (!strcmp(argv[i], "--stats")) stats = true;
-        else if (!strcmp(argv[i], "--strict")) strict = true;
-        else if (!strcmp(argv[i], "--trace") && i + 1 < argc) trace_path = argv[++i];
-        else if (!strcmp(argv[i], "--inputs") && i + 1 < argc) inputs = argv[++i];
-        else if (!strcmp(argv[i], "-o") && i + 1 < argc) outdir = argv[++i];
-        else if (argv[i][0] != '-' && !app) app = argv[i];
-        else if (!strcmp(argv[i], "--json")) json = true, stats = true;
+        if (!strcmp(argv[i], "--vsm") && i + 1 < argc)
+            vsm = argv[++i];
+        else if (!strcmp(argv[i], "--machine") && i + 1 < argc)
+            machine = argv[++i];
+        else if (!strcmp(argv[i], "--stats"))
+            stats = true;
+        else if (!strcmp(argv[i], "--strict"))
+            strict = true;
+        else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
+            trace_path = argv[++i];
+        else if (!strcmp(argv[i], "--inputs") && i + 1 < argc)
+            inputs = argv[++i];
+        else if (!strcmp(argv[i], "-o") && i + 1 < argc)
+            outdir = argv[++i];
+        else if (argv[i][0] != '-' && !app)
+            app = argv[i];
+        else if (!strcmp(argv[i], "--json"))
+            json = true, stats = true;
         else {
             fprintf(stderr, "mnemu: unknown argument '%s'\n", argv[i]);
             usage(stderr);
@@ -199,7 +224,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mnemu: internal error: %s\n", err);
         return 1;
     }
-    for (int i = 0; i < p.nsteps && i < src.nsteps; i++) p.steps[i].line = src.steps[i].line; /* messages name source lines */
+    for (int i = 0; i < p.nsteps && i < src.nsteps; i++)
+        p.steps[i].line = src.steps[i].line; /* messages name source lines */
     vsm_program_free(&src);
     buf_free(&bin);
     Emu *e = emu_new(&m, err, sizeof err);
@@ -232,7 +258,8 @@ int main(int argc, char **argv) {
         fprintf(stderr, "mnemu: error: %s: %s\n", vsm, err);
         rc = 1;
     } else if (stats)
-        print_stats(m.name, m.clock_mhz, emu_stats(e), (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
+        print_stats(m.name, m.clock_mhz, emu_stats(e),
+                    (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
     buf_free(&out);
     emu_free(e);
     vsm_program_free(&p);

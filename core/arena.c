@@ -49,8 +49,10 @@ void arena_free(Arena *a) {
     if (!a) return;
     for (Block *b = a->head, *n; b; b = n) {
         n = b->next;
-        if (b->mapped) munmap(b, b->mapped);
-        else free(b);
+        if (b->mapped)
+            munmap(b, b->mapped);
+        else
+            free(b);
     }
     free(a);
 }
@@ -87,8 +89,10 @@ void *arena_try_alloc(Arena *a, size_t n) {
     void *p = b->data + b->used;
     b->used += n;
     a->total += n;
-    if (!b->mapped) memset(p, 0, n);
-    else a->mapped += n; /* a mapping's untouched rest takes no memory: only what is handed out counts */
+    if (!b->mapped)
+        memset(p, 0, n);
+    else
+        a->mapped += n; /* a mapping's untouched rest takes no memory: only what is handed out counts */
     return p;
 }
 

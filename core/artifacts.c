@@ -16,8 +16,18 @@
 #include <unistd.h>
 
 static const char *const known_artifacts[] = {
-    "model.onnx", "l3ir.txt", "out.txt", "out.json", "model.app", "model.vsm", "l3ir_stripped.onnx",
-    "l3ir_stripped.onnx.zst", "simulation_result.json", "trace.json", "dashboard.html", "compile.stamp",
+    "model.onnx",
+    "l3ir.txt",
+    "out.txt",
+    "out.json",
+    "model.app",
+    "model.vsm",
+    "l3ir_stripped.onnx",
+    "l3ir_stripped.onnx.zst",
+    "simulation_result.json",
+    "trace.json",
+    "dashboard.html",
+    "compile.stamp",
 };
 
 static bool io_fail(MNCompile *c, const char *what, const char *path) {
@@ -75,7 +85,8 @@ bool mn_art_prepare_dir(MNCompile *c, const char *const *passes, int npasses) {
         snprintf(path, sizeof path, "%s/%s", c->out_dir, known_artifacts[i]);
         snprintf(old, sizeof old, "%s/.%s.tmp0", c->out_dir, known_artifacts[i]);
         if (!rename(path, old)) {
-            if (!art_remove_later(c, old) && unlink(old) && errno != ENOENT) return io_fail(c, "cannot remove stale artifact", old);
+            if (!art_remove_later(c, old) && unlink(old) && errno != ENOENT)
+                return io_fail(c, "cannot remove stale artifact", old);
         } else if (errno != ENOENT && unlink(path) && errno != ENOENT)
             return io_fail(c, "cannot remove stale artifact", path);
     }
@@ -94,7 +105,8 @@ static bool put_bytes(int fd, const MNSpan *seg, int nseg, int src_fd, size_t le
     struct iovec iov[256];
     int k = 0;
     size_t off = 0; /* bytes of seg[k] written */
-    while (src_fd < 0 && k < nseg && limit) { /* up to 256 pieces a call: an app is a few large vectors among many small ones */
+    while (src_fd < 0 && k < nseg &&
+           limit) { /* up to 256 pieces a call: an app is a few large vectors among many small ones */
         int ni = 0;
         size_t want = 0;
         for (int q = k; q < nseg && ni < 256 && want < limit; q++) {
@@ -123,7 +135,8 @@ static bool put_bytes(int fd, const MNSpan *seg, int nseg, int src_fd, size_t le
     while (len) {
         ssize_t w = copy_file_range(src_fd, NULL, fd, NULL, len, 0);
         if (w < 0 && errno == EINTR) continue;
-        if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EPERM)) break;
+        if (w < 0 && (errno == EXDEV || errno == ENOSYS || errno == EINVAL || errno == EOPNOTSUPP || errno == EPERM))
+            break;
         if (w <= 0) return w == 0 ? (errno = EIO, false) : false; /* the file got shorter */
         len -= (size_t)w;
     }
@@ -145,11 +158,14 @@ static bool put_bytes(int fd, const MNSpan *seg, int nseg, int src_fd, size_t le
 
 /* path written under a temporary name and renamed into place; false with errno set
  * and *what saying which step failed (no MNCompile: the writer thread runs this too) */
-static bool put_file_raw(const char *path, const MNSpan *seg, int nseg, int src_fd, size_t src_len, const char **what, char *where, size_t wn) {
+static bool put_file_raw(const char *path, const MNSpan *seg, int nseg, int src_fd, size_t src_len, const char **what,
+                         char *where, size_t wn) {
     char tmp[4200];
     const char *slash = strrchr(path, '/');
-    if (slash) snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp%ld", (int)(slash - path), path, slash + 1, (long)getpid());
-    else snprintf(tmp, sizeof tmp, ".%s.tmp%ld", path, (long)getpid());
+    if (slash)
+        snprintf(tmp, sizeof tmp, "%.*s/.%s.tmp%ld", (int)(slash - path), path, slash + 1, (long)getpid());
+    else
+        snprintf(tmp, sizeof tmp, ".%s.tmp%ld", path, (long)getpid());
     *what = "cannot write";
     snprintf(where, wn, "%s", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
@@ -324,7 +340,7 @@ static bool art_enqueue(MNCompile *c, MNArtJob *j) {
 /* path unlinked by the writer; false when there is none (then in line) */
 static bool art_remove_later(MNCompile *c, const char *path) {
     size_t n = strlen(path);
-    if (mn_threads(c) < 2 || n >= sizeof ((MNArtJob *)0)->path) return false;
+    if (mn_threads(c) < 2 || n >= sizeof((MNArtJob *)0)->path) return false;
     MNArtJob *j = xcalloc(1, sizeof *j);
     memcpy(j->path, path, n + 1);
     j->seg = xmalloc(sizeof(MNSpan));
@@ -335,7 +351,8 @@ static bool art_remove_later(MNCompile *c, const char *path) {
 }
 
 /* one job of a large artifact; in line when it is small or there is no writer */
-static bool art_submit(MNCompile *c, const char *name, const MNSpan *seg, int nseg, int src_fd, size_t src_len, void (*release)(void *), void *ctx) {
+static bool art_submit(MNCompile *c, const char *name, const MNSpan *seg, int nseg, int src_fd, size_t src_len,
+                       void (*release)(void *), void *ctx) {
     MNArtJob *j = xcalloc(1, sizeof *j);
     snprintf(j->name, sizeof j->name, "%s", name);
     snprintf(j->path, sizeof j->path, "%s/%s", c->out_dir, name);
@@ -348,15 +365,18 @@ static bool art_submit(MNCompile *c, const char *name, const MNSpan *seg, int ns
     if (ok && mn_threads(c) >= 2 && strlen(name) < 256 && len >= ((size_t)256 << 10) && art_enqueue(c, j)) return true;
     if (ok) { /* in line */
         ok = put_file_raw(j->path, j->seg, j->nseg, src_fd, src_len, &j->what, j->where, sizeof j->where);
-        if (ok) art_record(c, name);
-        else io_fail(c, j->what, j->where);
+        if (ok)
+            art_record(c, name);
+        else
+            io_fail(c, j->what, j->where);
     }
     job_release(j);
     free(j->seg), free(j);
     return ok;
 }
 
-bool mn_art_write_segs(MNCompile *c, const char *name, const MNSpan *seg, int nseg, void (*release)(void *), void *ctx) {
+bool mn_art_write_segs(MNCompile *c, const char *name, const MNSpan *seg, int nseg, void (*release)(void *),
+                       void *ctx) {
     return art_submit(c, name, seg, nseg, -1, 0, release, ctx);
 }
 
@@ -365,12 +385,15 @@ bool mn_art_write_owned(MNCompile *c, const char *name, void *data, size_t len) 
     return art_submit(c, name, &one, 1, -1, 0, free, data);
 }
 
-bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) { return art_healthy(c) && put_file(c, path, data ? data : "", len); }
+bool mn_art_write_path(MNCompile *c, const char *path, const void *data, size_t len) {
+    return art_healthy(c) && put_file(c, path, data ? data : "", len);
+}
 
 static void art_record(MNCompile *c, const char *name) {
     int k = 0;
     while (k < c->nartifacts && strcmp(c->artifacts[k], name)) k++;
-    if (k == c->nartifacts && k < (int)(sizeof c->artifacts / sizeof c->artifacts[0])) c->artifacts[c->nartifacts++] = arena_strdup(c->arena, name);
+    if (k == c->nartifacts && k < (int)(sizeof c->artifacts / sizeof c->artifacts[0]))
+        c->artifacts[c->nartifacts++] = arena_strdup(c->arena, name);
 }
 
 static void art_unrecord(MNCompile *c, const char *name) {

@@ -9,7 +9,9 @@
 
 void buf_reserve(MNBuf *b, size_t extra) {
     if (b->len + extra + 1 <= b->cap) return;
-    size_t cap = b->cap ? b->cap : 256; /* most buffers are keys and signatures of a few hundred bytes: a page each was a fault each */
+    size_t cap =
+        b->cap ? b->cap
+               : 256; /* most buffers are keys and signatures of a few hundred bytes: a page each was a fault each */
     while (cap < b->len + extra + 1) cap *= 2;
     b->data = xrealloc(b->data, cap);
     b->cap = cap;
@@ -31,12 +33,16 @@ char *buf_dec(char *p, unsigned long long v) {
         *p = (char)('0' + v);
         return p + 1;
     }
-    static const char pairs[] = "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
+    static const char pairs[] =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354"
+        "555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899";
     char t[24];
     int n = 24;
     for (; v >= 100; v /= 100) t[--n] = pairs[2 * (v % 100) + 1], t[--n] = pairs[2 * (v % 100)];
-    if (v >= 10) t[--n] = pairs[2 * v + 1], t[--n] = pairs[2 * v];
-    else t[--n] = (char)('0' + v);
+    if (v >= 10)
+        t[--n] = pairs[2 * v + 1], t[--n] = pairs[2 * v];
+    else
+        t[--n] = (char)('0' + v);
     memcpy(p, t + n, (size_t)(24 - n));
     return p + (24 - n);
 }
@@ -83,13 +89,13 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
     size_t start = b->len;
     buf_reserve(b, 64);
     char *p = b->data + b->len, *end = b->data + b->cap - 1; /* the NUL's byte stays free */
-#define ROOM(n)                                                         \
-    do {                                                                \
-        if ((size_t)(end - p) < (size_t)(n)) {                          \
-            b->len = (size_t)(p - b->data);                             \
-            buf_reserve(b, (size_t)(n));                                \
-            p = b->data + b->len, end = b->data + b->cap - 1;           \
-        }                                                               \
+#define ROOM(n)                                               \
+    do {                                                      \
+        if ((size_t)(end - p) < (size_t)(n)) {                \
+            b->len = (size_t)(p - b->data);                   \
+            buf_reserve(b, (size_t)(n));                      \
+            p = b->data + b->len, end = b->data + b->cap - 1; \
+        }                                                     \
     } while (0)
     for (const char *f = fmt; *f; f++) {
         if (*f != '%') {
@@ -105,7 +111,10 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
         if (width && *f != 'd' && *f != 'i' && *f != 'u' && *f != 'x') return b->len = start, false;
         char *at = p; /* where a number starts: padded to width below */
         switch (*f) {
-        case '%': ROOM(1); *p++ = '%'; break;
+        case '%':
+            ROOM(1);
+            *p++ = '%';
+            break;
         case 'c':
             if (l) return b->len = start, false;
             ROOM(1);
@@ -120,8 +129,12 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
             memcpy(p, s, n), p += n;
             break;
         }
-        case 'd': case 'i': {
-            long long v = l == 0 ? va_arg(ap, int) : l == 1 ? va_arg(ap, long) : l == 2 ? va_arg(ap, long long) : (long long)va_arg(ap, size_t);
+        case 'd':
+        case 'i': {
+            long long v = l == 0   ? va_arg(ap, int)
+                          : l == 1 ? va_arg(ap, long)
+                          : l == 2 ? va_arg(ap, long long)
+                                   : (long long)va_arg(ap, size_t);
             unsigned long long u = (unsigned long long)v;
             ROOM(24 + width);
             at = p;
@@ -129,8 +142,12 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
             p = buf_dec(p, u);
             break;
         }
-        case 'u': case 'x': {
-            unsigned long long v = l == 0 ? va_arg(ap, unsigned) : l == 1 ? va_arg(ap, unsigned long) : l == 2 ? va_arg(ap, unsigned long long) : va_arg(ap, size_t);
+        case 'u':
+        case 'x': {
+            unsigned long long v = l == 0   ? va_arg(ap, unsigned)
+                                   : l == 1 ? va_arg(ap, unsigned long)
+                                   : l == 2 ? va_arg(ap, unsigned long long)
+                                            : va_arg(ap, size_t);
             ROOM(24 + width);
             at = p;
             p = *f == 'x' ? fmt_hex(p, v) : buf_dec(p, v);

@@ -24,7 +24,8 @@ void mn_log(MNCompile *c, int level, const char *fmt, ...) {
 
 void mn_figure(MNCompile *c, const char *name, int64_t value) {
     MNPassRecord *r = &c->passes[c->npasses]; /* the running pass's record, filled in after it */
-    if (r->nfigures < (int)(sizeof r->figures / sizeof r->figures[0])) r->figures[r->nfigures++] = (MNFigure){name, value};
+    if (r->nfigures < (int)(sizeof r->figures / sizeof r->figures[0]))
+        r->figures[r->nfigures++] = (MNFigure){name, value};
 }
 
 static long online_cpus(void) {
@@ -47,8 +48,9 @@ bool mn_memory_ok(MNCompile *c) {
     struct mallinfo2 mi = mallinfo2();
     size_t used = mi.uordblks + mi.hblkhd + arena_mapped(c->arena); /* the arena maps its large blocks itself */
     if (!arena_over_limit(c->arena) && used <= ((size_t)lim << 20)) return true;
-    return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit in %s (memory_limit_mb=%lld, %zu MiB in use)", c->g ? c->g->file : "model",
-                      c->cur_pass ? c->cur_pass : "start", (long long)lim, used >> 20);
+    return diag_error(&c->diag, DIAG_RESOURCE,
+                      "%s: compilation exceeded the memory limit in %s (memory_limit_mb=%lld, %zu MiB in use)",
+                      c->g ? c->g->file : "model", c->cur_pass ? c->cur_pass : "start", (long long)lim, used >> 20);
 }
 
 uint64_t mn_file_hash(const char *path) {

@@ -57,19 +57,19 @@ typedef struct MNCompile {
     int nlog, caplog;
     /* figures the passes report */
     int nodes_loaded, nodes_folded, nodes_dead;
-    const MNCodeModel *code;  /* Code Emit's timing, for the scheduler (NULL: estimates only, no scratch) */
+    const MNCodeModel *code; /* Code Emit's timing, for the scheduler (NULL: estimates only, no scratch) */
     struct SchedState *sched; /* Node Simulation and schedule results (scheduler/) */
-    const char *app_status;   /* model.app: "written", or why not */
+    const char *app_status; /* model.app: "written", or why not */
     const char *artifacts[32]; /* the files written into out_dir, in the order first written */
     int nartifacts;
-    struct MNArtQ *art_q;      /* the artifacts the writer thread is writing (artifacts.c) */
+    struct MNArtQ *art_q; /* the artifacts the writer thread is writing (artifacts.c) */
     /* the Node Simulation cache of this run: run-dependent, so kept out of the
      * deterministic artifacts (report.json "cache") */
     const char *cache_dir;
     int64_t cache_hits, cache_misses, cache_corrupt, cache_write_failures;
     bool finished;
     struct EmMemo *emit_memo; /* Code Emit's memo of per-element checks, while it runs (emitter/memo.h) */
-    struct EmParams *params;  /* the parameter images made ahead of Code Emit (emitter/params.c) */
+    struct EmParams *params; /* the parameter images made ahead of Code Emit (emitter/params.c) */
 } MNCompile;
 
 void mn_log(MNCompile *c, int level, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -6,8 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-_Noreturn void die_at(const char *file, int line, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+_Noreturn void die_at(const char *file, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 #define die(...) die_at(__FILE__, __LINE__, __VA_ARGS__)
 #define ASSERT(c) ((c) ? (void)0 : die("assertion failed: %s", #c))
 
@@ -18,10 +17,10 @@ char *xstrdup(const char *s);
 
 typedef enum {
     DIAG_NONE = 0,
-    DIAG_INVALID,     /* the input is malformed or inconsistent */
+    DIAG_INVALID, /* the input is malformed or inconsistent */
     DIAG_UNSUPPORTED, /* valid ONNX that mncc does not handle (op, opset, type, mode) */
-    DIAG_RESOURCE,    /* a resource limit (memory, size) was exceeded */
-    DIAG_IO,          /* reading or writing a file failed */
+    DIAG_RESOURCE, /* a resource limit (memory, size) was exceeded */
+    DIAG_IO, /* reading or writing a file failed */
 } MNDiagKind;
 
 /* The first error wins: later passes stop at the first recorded error, so the message a
@@ -31,8 +30,7 @@ typedef struct {
     char msg[1024];
 } MNDiag;
 
-bool diag_error(MNDiag *d, MNDiagKind kind, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+bool diag_error(MNDiag *d, MNDiagKind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static inline bool diag_failed(const MNDiag *d) { return d->kind != DIAG_NONE; }
 const char *diag_kind_name(MNDiagKind k);
 #endif

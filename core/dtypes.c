@@ -37,10 +37,21 @@ const char *mn_dtype_name(MNDtype d) {
 
 int mn_dtype_bytes(MNDtype d) {
     switch (d) {
-    case MN_DT_Half: case MN_DT_HalfBool: case MN_DT_Short: case MN_DT_UShort: return 2;
-    case MN_DT_Float: case MN_DT_Float32: case MN_DT_SingleBool: case MN_DT_Int: case MN_DT_UInt: return 4;
-    case MN_DT_Double: case MN_DT_LongBool: case MN_DT_Long: case MN_DT_ULong: return 8;
-    case MN_DT_Int8: case MN_DT_Byte: return 1;
+    case MN_DT_Half:
+    case MN_DT_HalfBool:
+    case MN_DT_Short:
+    case MN_DT_UShort: return 2;
+    case MN_DT_Float:
+    case MN_DT_Float32:
+    case MN_DT_SingleBool:
+    case MN_DT_Int:
+    case MN_DT_UInt: return 4;
+    case MN_DT_Double:
+    case MN_DT_LongBool:
+    case MN_DT_Long:
+    case MN_DT_ULong: return 8;
+    case MN_DT_Int8:
+    case MN_DT_Byte: return 1;
     default: return 0;
     }
 }

@@ -75,7 +75,8 @@ FbObj *fb_table(Arena *a, int nfields) {
 }
 
 void fb_set_scalar(FbObj *t, int field, const void *v, int size) {
-    ASSERT(t->kind == FB_TABLE && field >= 0 && field < t->nfields && (size == 1 || size == 2 || size == 4 || size == 8));
+    ASSERT(t->kind == FB_TABLE && field >= 0 && field < t->nfields &&
+           (size == 1 || size == 2 || size == 4 || size == 8));
     FbField *f = &t->fields[field];
     f->present = true;
     f->is_obj = false;
@@ -124,8 +125,10 @@ static size_t own_of(const Sink *k, size_t at) {
     int lo = 0, hi = k->nx; /* the noted pieces before at: [0, lo) */
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (k->x[mid].at < at) lo = mid + 1;
-        else hi = mid;
+        if (k->x[mid].at < at)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return at - (lo ? k->x[lo - 1].cum : 0);
 }
@@ -213,7 +216,8 @@ static size_t emit(Sink *k, const FbObj *o) {
         memset(inl, 0, tsize); /* not all 4 KB: a reloc table is 32 bytes, and there are 10^5 */
         memcpy(inl, &so, 4);
         for (int i = 0; i < n; i++)
-            if (o->fields[i].present && !o->fields[i].is_obj) memcpy(inl + off[i], o->fields[i].bytes, (size_t)o->fields[i].size);
+            if (o->fields[i].present && !o->fields[i].is_obj)
+                memcpy(inl + off[i], o->fields[i].bytes, (size_t)o->fields[i].size);
         buf_append(b, inl, tsize);
         for (int i = 0; i < n; i++) {
             if (!o->fields[i].present || !o->fields[i].is_obj) continue;
@@ -351,10 +355,26 @@ bool fb_scalar(const FbTable *t, int field, int size, void *out) {
     if (p) memcpy(out, t->r->buf + p, (size_t)size);
     return true;
 }
-uint32_t fb_u32(const FbTable *t, int field) { uint32_t v; fb_scalar(t, field, 4, &v); return v; }
-int32_t fb_i32(const FbTable *t, int field) { int32_t v; fb_scalar(t, field, 4, &v); return v; }
-uint64_t fb_u64(const FbTable *t, int field) { uint64_t v; fb_scalar(t, field, 8, &v); return v; }
-int64_t fb_i64(const FbTable *t, int field) { int64_t v; fb_scalar(t, field, 8, &v); return v; }
+uint32_t fb_u32(const FbTable *t, int field) {
+    uint32_t v;
+    fb_scalar(t, field, 4, &v);
+    return v;
+}
+int32_t fb_i32(const FbTable *t, int field) {
+    int32_t v;
+    fb_scalar(t, field, 4, &v);
+    return v;
+}
+uint64_t fb_u64(const FbTable *t, int field) {
+    uint64_t v;
+    fb_scalar(t, field, 8, &v);
+    return v;
+}
+int64_t fb_i64(const FbTable *t, int field) {
+    int64_t v;
+    fb_scalar(t, field, 8, &v);
+    return v;
+}
 
 /* Follow the uoffset stored at p. */
 static bool deref(FbReader *r, size_t p, size_t *target) {

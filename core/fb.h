@@ -45,7 +45,7 @@ typedef struct {
 
 typedef struct {
     FbReader *r;
-    uint32_t pos;      /* table start */
+    uint32_t pos; /* table start */
     const uint8_t *vt; /* its vtable */
     uint16_t vtsize, tsize;
     bool ok;

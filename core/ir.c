@@ -165,15 +165,21 @@ MNTensor *ir_tensor_new(Arena *a, int32_t elem, int rank, const int64_t *dims) {
 float ir_half_to_float(uint16_t h) {
     uint32_t s = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023, bits;
     if (e == 0) {
-        if (m == 0) bits = s;
+        if (m == 0)
+            bits = s;
         else { /* subnormal: renormalise */
             int sh = 0;
-            while (!(m & 1024)) { m <<= 1; sh++; }
+            while (!(m & 1024)) {
+                m <<= 1;
+                sh++;
+            }
             m &= 1023;
             bits = s | (uint32_t)(127 - 15 - sh + 1) << 23 | m << 13;
         }
-    } else if (e == 31) bits = s | 0x7f800000u | m << 13;
-    else bits = s | (e + 127 - 15) << 23 | m << 13;
+    } else if (e == 31)
+        bits = s | 0x7f800000u | m << 13;
+    else
+        bits = s | (e + 127 - 15) << 23 | m << 13;
     float f;
     memcpy(&f, &bits, 4);
     return f;
@@ -307,7 +313,9 @@ void ir_tensor_set_f(MNTensor *t, int64_t i, double v) {
     case ONNX_FLOAT16: ((uint16_t *)p)[i] = ir_float_to_half((float)v); break;
     case ONNX_BFLOAT16: ((uint16_t *)p)[i] = ir_float_to_bf16((float)v); break;
     case ONNX_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-    case ONNX_UINT64: ((uint64_t *)p)[i] = v <= 0 ? (uint64_t)f2i(v) : v >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)v; break;
+    case ONNX_UINT64:
+        ((uint64_t *)p)[i] = v <= 0 ? (uint64_t)f2i(v) : v >= 1.8446744073709552e19 ? UINT64_MAX : (uint64_t)v;
+        break;
     default: ir_tensor_set_i(t, i, f2i(v)); break;
     }
 }
@@ -316,8 +324,10 @@ MNTensor *ir_tensor_cast(Arena *a, const MNTensor *t, int32_t elem) {
     MNTensor *r = ir_tensor_new(a, elem, t->rank, t->dims);
     bool src_int = !onnx_type_is_float(t->elem);
     for (int64_t i = 0; i < t->numel; i++) {
-        if (src_int && t->elem != ONNX_UINT64) ir_tensor_set_i(r, i, ir_tensor_get_i(t, i));
-        else ir_tensor_set_f(r, i, ir_tensor_get_f(t, i));
+        if (src_int && t->elem != ONNX_UINT64)
+            ir_tensor_set_i(r, i, ir_tensor_get_i(t, i));
+        else
+            ir_tensor_set_f(r, i, ir_tensor_get_f(t, i));
     }
     return r;
 }
@@ -334,9 +344,12 @@ bool ir_attrs_key(MNBuf *b, const MNNode *n) {
     for (int i = 0; i < n->nattr; i++) {
         const MNAttr *a = &n->attrs[i];
         buf_printf(b, "attr %s %d", a->name, (int)a->type);
-        if (a->type == MN_ATTR_INT) buf_printf(b, " %lld", (long long)a->i);
-        else if (a->type == MN_ATTR_FLOAT) buf_printf(b, " %.17g", a->f);
-        else if (a->type == MN_ATTR_STRING) buf_printf(b, " %zu:%.*s", (size_t)a->slen, (int)a->slen, a->s);
+        if (a->type == MN_ATTR_INT)
+            buf_printf(b, " %lld", (long long)a->i);
+        else if (a->type == MN_ATTR_FLOAT)
+            buf_printf(b, " %.17g", a->f);
+        else if (a->type == MN_ATTR_STRING)
+            buf_printf(b, " %zu:%.*s", (size_t)a->slen, (int)a->slen, a->s);
         else if (a->type == MN_ATTR_INTS)
             for (int j = 0; j < a->n; j++) buf_printf(b, " %lld", (long long)a->ints[j]);
         else if (a->type == MN_ATTR_FLOATS)

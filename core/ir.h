@@ -47,26 +47,36 @@ typedef struct MNValue {
     MNLocKind loc_kind;
     MNLoc loc;
     const struct MNLayout *lay; /* the layout (core/layout.h), set by layout_set: what every stage reads */
-    const char *layout;      /* the same printed (PadLayout{...}), for l3ir.txt, the dumps and the app */
+    const char *layout; /* the same printed (PadLayout{...}), for l3ir.txt, the dumps and the app */
     const char *layout_kind; /* "MNCore", ... */
-    int64_t *padded_shape;   /* rank entries, or NULL */
-    int64_t num_lw;          /* -1 unknown */
-    const char *gene;        /* NULL: none decided */
-    int64_t addr;            /* -1 unknown */
+    int64_t *padded_shape; /* rank entries, or NULL */
+    int64_t num_lw; /* -1 unknown */
+    const char *gene; /* NULL: none decided */
+    int64_t addr; /* -1 unknown */
 
     MNNode *producer; /* NULL for graph inputs and constants */
     int producer_out;
-    MNTensor *konst;  /* known value: an initializer or a folded result */
+    MNTensor *konst; /* known value: an initializer or a folded result */
     bool is_input, is_output, is_initializer;
-    bool inferred;    /* its type was set by inference (not only declared) */
-    int nuses;        /* node inputs that read it, plus 1 per graph output slot */
+    bool inferred; /* its type was set by inference (not only declared) */
+    int nuses; /* node inputs that read it, plus 1 per graph output slot */
 } MNValue;
 
 typedef enum {
-    MN_ATTR_UNDEFINED = 0, MN_ATTR_FLOAT = 1, MN_ATTR_INT = 2, MN_ATTR_STRING = 3,
-    MN_ATTR_TENSOR = 4, MN_ATTR_GRAPH = 5, MN_ATTR_FLOATS = 6, MN_ATTR_INTS = 7,
-    MN_ATTR_STRINGS = 8, MN_ATTR_TENSORS = 9, MN_ATTR_GRAPHS = 10,
-    MN_ATTR_SPARSE_TENSOR = 11, MN_ATTR_SPARSE_TENSORS = 12, MN_ATTR_TYPE_PROTO = 13,
+    MN_ATTR_UNDEFINED = 0,
+    MN_ATTR_FLOAT = 1,
+    MN_ATTR_INT = 2,
+    MN_ATTR_STRING = 3,
+    MN_ATTR_TENSOR = 4,
+    MN_ATTR_GRAPH = 5,
+    MN_ATTR_FLOATS = 6,
+    MN_ATTR_INTS = 7,
+    MN_ATTR_STRINGS = 8,
+    MN_ATTR_TENSORS = 9,
+    MN_ATTR_GRAPHS = 10,
+    MN_ATTR_SPARSE_TENSOR = 11,
+    MN_ATTR_SPARSE_TENSORS = 12,
+    MN_ATTR_TYPE_PROTO = 13,
     MN_ATTR_TYPE_PROTOS = 14,
 } MNAttrType;
 
@@ -86,24 +96,24 @@ typedef struct MNAttr {
 
 struct MNNode {
     const char *name; /* never empty: the loader names anonymous nodes OpType_<index> */
-    int op;           /* MNOp (ops.h); OP_UNSUPPORTED when not in the table */
+    int op; /* MNOp (ops.h); OP_UNSUPPORTED when not in the table */
     const char *op_type;
     const char *domain;
-    int index;        /* position in the source file, for stable orderings */
+    int index; /* position in the source file, for stable orderings */
     int nattr;
     MNAttr *attrs;
     int nin, nout;
-    MNValue **in;  /* NULL entries: omitted optional inputs ("") */
+    MNValue **in; /* NULL entries: omitted optional inputs ("") */
     MNValue **out; /* NULL entries: omitted optional outputs */
-    bool dead;     /* removed by folding / DCE; dropped from g->nodes by ir_compact */
-    int sim;       /* its Node Simulation record (scheduler/), -1 none */
+    bool dead; /* removed by folding / DCE; dropped from g->nodes by ir_compact */
+    int sim; /* its Node Simulation record (scheduler/), -1 none */
 };
 
 typedef struct MNGraph {
     Arena *arena;
     const char *file; /* model path, for messages */
     const char *name;
-    int64_t opset;    /* default-domain opset version */
+    int64_t opset; /* default-domain opset version */
     int64_t ir_version;
     const char *producer_name;
 

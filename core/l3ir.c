@@ -13,23 +13,31 @@ static void print_value(MNBuf *b, const char *tag, int k, const MNValue *v) {
     buf_printf(b, "%s(%d):%s onnx_type=Tensor(dtype=%s shape=", tag, k, v->name, onnx_type_name(t->elem));
     if (t->rank < 0) buf_printf(b, "Unknown");
     for (int i = 0; i < t->rank; i++) {
-        if (t->dims[i] >= 0) buf_printf(b, i ? ",%" PRId64 : "%" PRId64, t->dims[i]);
-        else buf_printf(b, i ? ",?" : "?");
+        if (t->dims[i] >= 0)
+            buf_printf(b, i ? ",%" PRId64 : "%" PRId64, t->dims[i]);
+        else
+            buf_printf(b, i ? ",?" : "?");
     }
     buf_printf(b, ")");
-    if (v->num_lw >= 0) buf_printf(b, " num_lw=%" PRId64, v->num_lw);
-    else buf_printf(b, " num_lw=Unknown");
+    if (v->num_lw >= 0)
+        buf_printf(b, " num_lw=%" PRId64, v->num_lw);
+    else
+        buf_printf(b, " num_lw=Unknown");
     buf_printf(b, " padded_shape=");
     if (v->padded_shape)
         for (int i = 0; i < t->rank; i++) buf_printf(b, i ? ",%" PRId64 : "%" PRId64, v->padded_shape[i]);
-    else buf_printf(b, "Unknown");
+    else
+        buf_printf(b, "Unknown");
     static const char *locs[] = {"Unknown", "DRAM", "LM0", "LM1", "IMM", "InOut"};
     /* an LM value whose bank is not assigned yet prints as LM */
     const char *loc = v->loc == MN_LOC_UNKNOWN && v->loc_kind == MN_LOC_KIND_LM ? "LM" : locs[v->loc];
     buf_printf(b, " layout=%s layout_kind=%s dtype=%s gene=%s loc=%s", v->layout ? v->layout : "Unknown",
-               v->layout_kind ? v->layout_kind : "Unknown", mn_dtype_name(v->dtype), v->gene ? v->gene : "Unknown", loc);
-    if (v->addr >= 0) buf_printf(b, " addr=%" PRId64 ")\n", v->addr);
-    else buf_printf(b, " addr=Unknown)\n");
+               v->layout_kind ? v->layout_kind : "Unknown", mn_dtype_name(v->dtype), v->gene ? v->gene : "Unknown",
+               loc);
+    if (v->addr >= 0)
+        buf_printf(b, " addr=%" PRId64 ")\n", v->addr);
+    else
+        buf_printf(b, " addr=Unknown)\n");
 }
 
 void ir_print_l3ir(MNBuf *b, const MNGraph *g) {

@@ -21,7 +21,9 @@ static bool pfail(P *p, const char *what) {
     snprintf(p->err, p->errlen, "bad layout: %s at '%.20s'", what, p->s);
     return false;
 }
-static void ws(P *p) { while (isspace((unsigned char)*p->s)) p->s++; }
+static void ws(P *p) {
+    while (isspace((unsigned char)*p->s)) p->s++;
+}
 static bool lit(P *p, const char *t) {
     ws(p);
     size_t n = strlen(t);
@@ -257,20 +259,24 @@ bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *e
     for (int i = 0; i < l->rank; i++) {
         if (l->nsub[i] < 1) return snprintf(err, errlen, "axis %d has no subaxes", i), false;
         if (layout_padded(l, i) < l->shape[i])
-            return snprintf(err, errlen, "axis %d: padded extent %lld is smaller than the dimension %lld", i, (long long)layout_padded(l, i), (long long)l->shape[i]), false;
+            return snprintf(err, errlen, "axis %d: padded extent %lld is smaller than the dimension %lld", i,
+                            (long long)layout_padded(l, i), (long long)l->shape[i]),
+                   false;
     }
     for (int lv = 0; lv < LV_COUNT; lv++) {
         const MNSubaxis *s[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
         int ax[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB], ks[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
         int n = level_subs(l, lv, s, ax, ks);
-        if (n && (l->bcast & (1u << lv))) return snprintf(err, errlen, "level %s is both used and broadcast", level_names[lv]), false;
+        if (n && (l->bcast & (1u << lv)))
+            return snprintf(err, errlen, "level %s is both used and broadcast", level_names[lv]), false;
         /* injective: from the smallest stride up, each stride covers the ones below */
         int64_t need = 1;
         for (int j = n - 1; j >= 0; j--) {
             if (s[j]->size == 1) continue;
             if (s[j]->stride < need)
-                return snprintf(err, errlen, "level %s: subaxes overlap (stride %lld below %lld)", lv ? level_names[lv] : "address", (long long)s[j]->stride,
-                                (long long)need), false;
+                return snprintf(err, errlen, "level %s: subaxes overlap (stride %lld below %lld)",
+                                lv ? level_names[lv] : "address", (long long)s[j]->stride, (long long)need),
+                       false;
             need = s[j]->stride * s[j]->size;
         }
     }
@@ -279,12 +285,15 @@ bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *e
         for (int lv = LV_PE; lv <= LV_L2B; lv++) {
             int64_t e = layout_extent(l, (MNLevel)lv);
             if (e > counts[lv] || counts[lv] % e)
-                return snprintf(err, errlen, "level %s spans %lld, which does not divide the machine's %lld", level_names[lv], (long long)e, (long long)counts[lv]), false;
+                return snprintf(err, errlen, "level %s spans %lld, which does not divide the machine's %lld",
+                                level_names[lv], (long long)e, (long long)counts[lv]),
+                       false;
         }
     }
     if (elem_bytes > 0 && layout_extent(l, LV_W) > 8 / elem_bytes)
-        return snprintf(err, errlen, "W spans %lld slots but a long word holds %d elements of %d bytes", (long long)layout_extent(l, LV_W), 8 / elem_bytes,
-                        elem_bytes), false;
+        return snprintf(err, errlen, "W spans %lld slots but a long word holds %d elements of %d bytes",
+                        (long long)layout_extent(l, LV_W), 8 / elem_bytes, elem_bytes),
+               false;
     return true;
 }
 
@@ -360,7 +369,8 @@ bool layout_same_placement(const MNLayout *a, const MNLayout *b) {
         if (a->shape[i] != b->shape[i] || a->nsub[i] != b->nsub[i]) return false;
         for (int k = 0; k < a->nsub[i]; k++) {
             const MNSubaxis *x = &a->sub[i][k], *y = &b->sub[i][k];
-            if (x->level != y->level || x->size != y->size || (x->level != LV_ADDR && x->stride != y->stride)) return false;
+            if (x->level != y->level || x->size != y->size || (x->level != LV_ADDR && x->stride != y->stride))
+                return false;
         }
     }
     return true;
@@ -380,17 +390,21 @@ void layout_dram_pos(const MNLayout *l, const int64_t *idx, int64_t *lw, int *sl
     MNPlace p;
     layout_place(l, idx, &p);
     int64_t v = 0;
-    for (size_t i = 0; i < sizeof dram_order / sizeof dram_order[0]; i++) v = v * layout_extent(l, dram_order[i]) + p.c[dram_order[i]];
+    for (size_t i = 0; i < sizeof dram_order / sizeof dram_order[0]; i++)
+        v = v * layout_extent(l, dram_order[i]) + p.c[dram_order[i]];
     *lw = v * layout_extent(l, LV_ADDR) + p.c[LV_ADDR];
     *slot = (int)p.c[LV_W];
 }
 
 /* ---- XLA shapes ---- */
 
-static const struct { const char *name; int32_t elem; } xla_types[] = {
-    {"pred", ONNX_BOOL}, {"s8", ONNX_INT8}, {"s16", ONNX_INT16}, {"s32", ONNX_INT32}, {"s64", ONNX_INT64}, {"u8", ONNX_UINT8},
-    {"u16", ONNX_UINT16}, {"u32", ONNX_UINT32}, {"u64", ONNX_UINT64}, {"f16", ONNX_FLOAT16}, {"bf16", ONNX_BFLOAT16},
-    {"f32", ONNX_FLOAT32}, {"f64", ONNX_DOUBLE},
+static const struct {
+    const char *name;
+    int32_t elem;
+} xla_types[] = {
+    {"pred", ONNX_BOOL},     {"s8", ONNX_INT8},     {"s16", ONNX_INT16},  {"s32", ONNX_INT32},  {"s64", ONNX_INT64},
+    {"u8", ONNX_UINT8},      {"u16", ONNX_UINT16},  {"u32", ONNX_UINT32}, {"u64", ONNX_UINT64}, {"f16", ONNX_FLOAT16},
+    {"bf16", ONNX_BFLOAT16}, {"f32", ONNX_FLOAT32}, {"f64", ONNX_DOUBLE},
 };
 
 bool xla_parse(const char *s, MNXlaShape *x, char *err, size_t errlen) {
@@ -412,7 +426,8 @@ bool xla_parse(const char *s, MNXlaShape *x, char *err, size_t errlen) {
         for (int i = 0; i < x->rank; i++) {
             int64_t d;
             if (i && !lit(&p, ",")) return pfail(&p, "expected ,");
-            if (!num(&p, &d) || d >= x->rank || seen[d]) return pfail(&p, "minor_to_major must be a permutation of the dimensions");
+            if (!num(&p, &d) || d >= x->rank || seen[d])
+                return pfail(&p, "minor_to_major must be a permutation of the dimensions");
             seen[d] = true;
             x->m2m[i] = (int)d;
         }
@@ -421,7 +436,8 @@ bool xla_parse(const char *s, MNXlaShape *x, char *err, size_t errlen) {
                 if (lit(&p, "T(")) {
                     do {
                         if (x->ntile == x->rank) return pfail(&p, "more tile dimensions than dimensions");
-                        if (!num(&p, &x->tile[x->ntile]) || x->tile[x->ntile] < 1) return pfail(&p, "expected a tile size");
+                        if (!num(&p, &x->tile[x->ntile]) || x->tile[x->ntile] < 1)
+                            return pfail(&p, "expected a tile size");
                         x->ntile++;
                     } while (lit(&p, ","));
                     if (!lit(&p, ")")) return pfail(&p, "expected ) of a tile");

@@ -22,7 +22,10 @@ typedef struct MNMachine {
     int address_alignment_lw;
     /* instruction_steps: cost overrides in steps, by full mnemonic ("frcp", "fmmul") */
     int nsteps_override;
-    struct { char name[24]; int steps; } steps_override[64];
+    struct {
+        char name[24];
+        int steps;
+    } steps_override[64];
     /* derived */
     int n_l2b, n_l1b, n_mab, n_pe;
 } MNMachine;

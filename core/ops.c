@@ -1,12 +1,18 @@
 #include "ops.h"
 #include <string.h>
 
-enum { EW = MN_EW, INPLACE = MN_INPLACE, PREC = MN_PREC, WIN = MN_WIN, WEW = MN_WEW, GATHER = MN_GATHER }; /* the rows' names */
+enum {
+    EW = MN_EW,
+    INPLACE = MN_INPLACE,
+    PREC = MN_PREC,
+    WIN = MN_WIN,
+    WEW = MN_WEW,
+    GATHER = MN_GATHER
+}; /* the rows' names */
 
-const MNOpInfo mn_ops[OP_COUNT] = {
-    [OP_UNSUPPORTED] = {"<unsupported>", 0, 0, 0, NULL},
+const MNOpInfo mn_ops[OP_COUNT] = {[OP_UNSUPPORTED] = {"<unsupported>", 0, 0, 0, NULL},
 #define OP(name, since, max, infer, fold, props, types) [OP_##name] = {#name, since, max, props, types},
-    MN_OPS(OP)
+                                   MN_OPS(OP)
 #undef OP
 };
 
@@ -29,8 +35,10 @@ int ops_lookup(const char *op_type) {
     while (lo <= hi) {
         int mid = (lo + hi) / 2, c = strcmp(mn_ops[sorted[mid]].name, op_type);
         if (!c) return sorted[mid];
-        if (c < 0) lo = mid + 1;
-        else hi = mid - 1;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid - 1;
     }
     return OP_UNSUPPORTED;
 }

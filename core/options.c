@@ -58,8 +58,10 @@ static bool parse_value(int i, const char *v, int64_t *out) {
 }
 
 const char *opt_value_text(const MNOptions *o, int id, char *buf, size_t n) {
-    if (is_type(id, "STRING")) snprintf(buf, n, "%s", o->sval[id] ? o->sval[id] : "");
-    else if (is_type(id, "BOOL")) snprintf(buf, n, "%s", o->ival[id] ? "true" : "false");
+    if (is_type(id, "STRING"))
+        snprintf(buf, n, "%s", o->sval[id] ? o->sval[id] : "");
+    else if (is_type(id, "BOOL"))
+        snprintf(buf, n, "%s", o->ival[id] ? "true" : "false");
     else if (!strcmp(mn_opt_info[id].type, "ENUM")) {
         const char *p = mn_opt_info[id].values;
         for (int64_t k = 0; k < o->ival[id] && strchr(p, '|'); k++) p = strchr(p, '|') + 1;
@@ -97,13 +99,17 @@ bool opt_set_from(MNOptions *o, const char *kv, MNOptSource src, const char *fil
         if (!eq || !parse_value(i, eq + 1, &v)) {
             const char *got = eq ? eq + 1 : "";
             if (is_type(i, "ENUM"))
-                snprintf(err, errlen, "%s%soption %s: '%s' is not one of %s", where, *where ? ": " : "", mn_opt_info[i].name, got, mn_opt_info[i].values);
+                snprintf(err, errlen, "%s%soption %s: '%s' is not one of %s", where, *where ? ": " : "",
+                         mn_opt_info[i].name, got, mn_opt_info[i].values);
             else if (is_type(i, "BOOL"))
-                snprintf(err, errlen, "%s%soption %s: expected true or false, got '%s'", where, *where ? ": " : "", mn_opt_info[i].name, got);
+                snprintf(err, errlen, "%s%soption %s: expected true or false, got '%s'", where, *where ? ": " : "",
+                         mn_opt_info[i].name, got);
             else if (is_type(i, "STRING"))
-                snprintf(err, errlen, "%s%soption %s needs a value (%s=TEXT)", where, *where ? ": " : "", mn_opt_info[i].name, mn_opt_info[i].name);
+                snprintf(err, errlen, "%s%soption %s needs a value (%s=TEXT)", where, *where ? ": " : "",
+                         mn_opt_info[i].name, mn_opt_info[i].name);
             else
-                snprintf(err, errlen, "%s%soption %s: expected a non-negative integer, got '%s'", where, *where ? ": " : "", mn_opt_info[i].name, got);
+                snprintf(err, errlen, "%s%soption %s: expected a non-negative integer, got '%s'", where,
+                         *where ? ": " : "", mn_opt_info[i].name, got);
             return false;
         }
         o->ival[i] = v;
@@ -113,12 +119,16 @@ bool opt_set_from(MNOptions *o, const char *kv, MNOptSource src, const char *fil
         o->from[i] = file ? xstrdup(file) : NULL;
         return true;
     }
-    size_t n = (size_t)snprintf(err, errlen, "%s%sunknown option '%.*s'; valid options:", where, *where ? ": " : "", (int)kl, kv);
-    for (int i = 0; i < MN_OPT_COUNT && n < errlen; i++) n += (size_t)snprintf(err + n, errlen - n, " %s", mn_opt_info[i].name);
+    size_t n = (size_t)snprintf(err, errlen, "%s%sunknown option '%.*s'; valid options:", where, *where ? ": " : "",
+                                (int)kl, kv);
+    for (int i = 0; i < MN_OPT_COUNT && n < errlen; i++)
+        n += (size_t)snprintf(err + n, errlen - n, " %s", mn_opt_info[i].name);
     return false;
 }
 
-bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen) { return opt_set_from(o, kv, MN_SRC_CMDLINE, NULL, err, errlen); }
+bool opt_set(MNOptions *o, const char *kv, char *err, size_t errlen) {
+    return opt_set_from(o, kv, MN_SRC_CMDLINE, NULL, err, errlen);
+}
 
 int opt_flag(const char *flag) {
     if (strncmp(flag, "--", 2)) return -1;
@@ -157,7 +167,9 @@ void opt_preset_path(const char *name, char *path, size_t n) { mn_data_named(nam
 static char *slurp_text(const char *path, char *err, size_t errlen) {
     errno = 0;
     char *t = buf_read_file(path, 1u << 20, NULL);
-    if (!t) snprintf(err, errlen, "%s: cannot read (or larger than 1 MiB): %s", path, errno ? strerror(errno) : "too large");
+    if (!t)
+        snprintf(err, errlen, "%s: cannot read (or larger than 1 MiB): %s", path,
+                 errno ? strerror(errno) : "too large");
     return t;
 }
 
@@ -165,11 +177,17 @@ static char *slurp_text(const char *path, char *err, size_t errlen) {
 static bool apply_object(MNOptions *o, const cJSON *obj, MNOptSource src, const char *file, char *err, size_t errlen) {
     for (const cJSON *it = obj->child; it; it = it->next) {
         MNBuf kv = {0};
-        if (cJSON_IsString(it)) buf_printf(&kv, "%s=%s", it->string, it->valuestring);
-        else if (cJSON_IsBool(it)) buf_printf(&kv, "%s=%s", it->string, cJSON_IsTrue(it) ? "true" : "false");
-        else if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble < 9.2e18 && it->valuedouble == (double)(int64_t)it->valuedouble)
+        if (cJSON_IsString(it))
+            buf_printf(&kv, "%s=%s", it->string, it->valuestring);
+        else if (cJSON_IsBool(it))
+            buf_printf(&kv, "%s=%s", it->string, cJSON_IsTrue(it) ? "true" : "false");
+        else if (cJSON_IsNumber(it) && it->valuedouble >= 0 && it->valuedouble < 9.2e18 &&
+                 it->valuedouble == (double)(int64_t)it->valuedouble)
             buf_printf(&kv, "%s=%lld", it->string, (long long)it->valuedouble);
-        else return snprintf(err, errlen, "%s: option %s: expected a string, a boolean or a non-negative integer", file, it->string), false;
+        else
+            return snprintf(err, errlen, "%s: option %s: expected a string, a boolean or a non-negative integer", file,
+                            it->string),
+                   false;
         bool ok = opt_set_from(o, kv.data, src, file, err, errlen);
         buf_free(&kv);
         if (!ok) return false;
@@ -187,7 +205,10 @@ void opt_list_json(const char *dir, char *buf, size_t n) {
     struct dirent *e;
     while (d && (e = readdir(d)) && k < 256) {
         size_t l = strlen(e->d_name);
-        if (l > 5 && !strcmp(e->d_name + l - 5, ".json")) { names[k] = xstrdup(e->d_name); names[k++][l - 5] = 0; }
+        if (l > 5 && !strcmp(e->d_name + l - 5, ".json")) {
+            names[k] = xstrdup(e->d_name);
+            names[k++][l - 5] = 0;
+        }
     }
     if (d) closedir(d);
     qsort(names, (size_t)k, sizeof(char *), cmp_str);
@@ -207,11 +228,13 @@ static bool load_preset(MNOptions *o, const char *name, const char *from, int de
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - from), from, name);
     else
         opt_preset_path(name, path, sizeof path);
-    if (depth > 8) return snprintf(err, errlen, "preset %s: more than 8 presets deep in \"base\" (a cycle?)", name), false;
+    if (depth > 8)
+        return snprintf(err, errlen, "preset %s: more than 8 presets deep in \"base\" (a cycle?)", name), false;
     char *text = slurp_text(path, err, errlen);
     if (!text) {
         if (!strchr(name, '/') && !strstr(name, ".json")) {
-            size_t n = (size_t)snprintf(err, errlen, "preset '%s' not found (looked for %s); shipped presets:", name, path);
+            size_t n =
+                (size_t)snprintf(err, errlen, "preset '%s' not found (looked for %s); shipped presets:", name, path);
             char dir[4200];
             snprintf(dir, sizeof dir, "%s", path);
             char *sl = strrchr(dir, '/');
@@ -223,15 +246,20 @@ static bool load_preset(MNOptions *o, const char *name, const char *from, int de
     cJSON *j = cJSON_Parse(text);
     free(text);
     bool ok = false;
-    const cJSON *opts = j ? cJSON_GetObjectItemCaseSensitive(j, "options") : NULL, *base = j ? cJSON_GetObjectItemCaseSensitive(j, "base") : NULL;
-    if (!cJSON_IsObject(j)) snprintf(err, errlen, "%s: not a JSON object", path);
-    else if (opts && !cJSON_IsObject(opts)) snprintf(err, errlen, "%s: \"options\" is not an object", path);
-    else if (base && !cJSON_IsString(base)) snprintf(err, errlen, "%s: \"base\" is not a preset name", path);
+    const cJSON *opts = j ? cJSON_GetObjectItemCaseSensitive(j, "options") : NULL,
+                *base = j ? cJSON_GetObjectItemCaseSensitive(j, "base") : NULL;
+    if (!cJSON_IsObject(j))
+        snprintf(err, errlen, "%s: not a JSON object", path);
+    else if (opts && !cJSON_IsObject(opts))
+        snprintf(err, errlen, "%s: \"options\" is not an object", path);
+    else if (base && !cJSON_IsString(base))
+        snprintf(err, errlen, "%s: \"base\" is not a preset name", path);
     else {
         ok = true;
         for (const cJSON *it = j->child; it && ok; it = it->next)
             if (strcmp(it->string, "options") && strcmp(it->string, "base") && strcmp(it->string, "description"))
-                ok = false, snprintf(err, errlen, "%s: unknown key '%s' (a preset has description, base and options)", path, it->string);
+                ok = false, snprintf(err, errlen, "%s: unknown key '%s' (a preset has description, base and options)",
+                                     path, it->string);
         if (ok && base) ok = load_preset(o, base->valuestring, path, depth + 1, err, errlen);
         /* a value is said to come from the preset file that sets it (a base's own) */
         if (ok && opts) ok = apply_object(o, opts, MN_SRC_PRESET, path, err, errlen);
@@ -255,13 +283,19 @@ bool opt_load_json(MNOptions *o, const char *path, char *err, size_t errlen) {
     free(text);
     const cJSON *opts = j ? cJSON_GetObjectItemCaseSensitive(j, "options") : NULL;
     bool ok = false;
-    if (!cJSON_IsObject(j)) snprintf(err, errlen, "%s: not a JSON object", path);
-    else if (opts && !cJSON_IsObject(opts)) snprintf(err, errlen, "%s: \"options\" is not an object", path);
+    if (!cJSON_IsObject(j))
+        snprintf(err, errlen, "%s: not a JSON object", path);
+    else if (opts && !cJSON_IsObject(opts))
+        snprintf(err, errlen, "%s: \"options\" is not an object", path);
     else {
         ok = true;
-        for (const cJSON *it = j->child; opts && it && ok; it = it->next) /* beside "options": nothing that would be ignored */
+        for (const cJSON *it = j->child; opts && it && ok;
+             it = it->next) /* beside "options": nothing that would be ignored */
             if (strcmp(it->string, "options") && strcmp(it->string, "description"))
-                ok = false, snprintf(err, errlen, "%s: unknown key '%s' beside \"options\" (an option file has options and description)", path, it->string);
+                ok = false,
+                snprintf(err, errlen,
+                         "%s: unknown key '%s' beside \"options\" (an option file has options and description)", path,
+                         it->string);
         if (ok) ok = apply_object(o, opts ? opts : j, MN_SRC_OPTION_FILE, path, err, errlen);
     }
     cJSON_Delete(j);

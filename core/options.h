@@ -15,32 +15,55 @@
 #define MN_OPTIONS_H
 #include "ir.h"
 
-#define MN_OPTIONS(X)                                                                                       \
-    X(fold_max_elems, INT, "4194304", "", "largest constant (in elements) that folding may create")             \
-    X(memory_limit_mb, INT, "8192", "", "heap one compilation may hold (its arena, code text, programs, images), in MiB, checked after every pass and every 64 nodes of Code Emit; a model declaring more is refused before loading (0 = no limit)")                  \
-    X(float_dtype, ENUM, "float", "float|mixed", "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half") \
-    X(layout_planner, ENUM, "lpz", "lpz|naive", "lpz: demand-driven with gene hints; naive: canonical layouts, a switch at every mismatch") \
-    X(simulation_mode, ENUM, "default", "fake|fast|default|best", "Node Simulation: fake and fast estimate from the machine (fake: one variant per LM bank and no cache, the fastest compile; fast: one variant per LM bank); default: every variant, each distinct node timed from its emitted code on the emulator's timing model (nodes not emitted alone keep the estimates); best: the same as default (its name when default estimated)") \
-    X(scheduler, ENUM, "reuse_consecutive", "always_from_dram|reuse_consecutive|spill_opt|auto_recompute_sa", "always_from_dram: every result to DRAM and back; reuse_consecutive: keep a value in LM for a consumer that follows at once; spill_opt: evict the farthest next use when LM is full; auto_recompute_sa: simulated annealing over order, spills and recomputation") \
-    X(conv_lowering, ENUM, "im2col", "window|im2col", "window: Conv as a window op on the vector unit; im2col: an ungrouped float 2-D Conv with constant weights, small enough to be gathered on one L1B, as an im2col gather (C*KH*KW padded to a multiple of 8), a Gemm on the MAB matrix unit and a transpose") \
-    X(matmul_split, BOOL, "true", "", "cut a float MatMul or Gemm whose constant B is too large to replicate on every MAB along K into products the matrix unit takes, summed by Adds (false: such a product is a window op on the vector unit)") \
-    X(link, ENUM, "concat", "concat|merge", "linking of the per-node code: concat, one node after another; merge, a Download or Upload interleaved with an independent compute neighbour (DRAM time hidden behind compute)") \
-    X(num_threads, INT, "0", "", "threads for Node Simulation and Code Emit's linking (0: one per online core, at most 8; mncc batch gives its compiles 1 unless set); the results are identical for any count") \
-    X(seed, INT, "1", "", "random seed of auto_recompute_sa") \
-    X(sa_steps, INT, "1000", "", "moves auto_recompute_sa tries (each re-simulates the schedule)") \
-    X(machine, STRING, "mncore2", "", "target machine: a name under presets/machines, or a path to a machine file") \
-    X(verify, BOOL, "false", "", "check the graph's invariants after every pass") \
-    X(dump_all, BOOL, "false", "", "write layout.PASS.txt after every pass") \
-    X(dump_after, STRING, "", "", "write layout.PASS.txt after the named passes (comma-separated)") \
-    X(param_compression, ENUM, "fast", "fast|small", "zstd of model.app's parameter images: fast, level -1 (repeats found, literals stored as they are); small, level 3 (literals entropy-coded too: float weights a few percent smaller, about four times the time)") \
-    X(compress_dumps, BOOL, "false", "", "write the final graph as l3ir_stripped.onnx.zst (zstd) instead of l3ir_stripped.onnx") \
+#define MN_OPTIONS(X)                                                                                                  \
+    X(fold_max_elems, INT, "4194304", "", "largest constant (in elements) that folding may create")                    \
+    X(memory_limit_mb, INT, "8192", "",                                                                                \
+      "heap one compilation may hold (its arena, code text, programs, images), in MiB, checked after every pass and "  \
+      "every 64 nodes of Code Emit; a model declaring more is refused before loading (0 = no limit)")                  \
+    X(float_dtype, ENUM, "float", "float|mixed",                                                                       \
+      "float: keep float32 as Float; mixed: MatMul/Gemm/Conv operands in Half")                                        \
+    X(layout_planner, ENUM, "lpz", "lpz|naive",                                                                        \
+      "lpz: demand-driven with gene hints; naive: canonical layouts, a switch at every mismatch")                      \
+    X(simulation_mode, ENUM, "default", "fake|fast|default|best",                                                      \
+      "Node Simulation: fake and fast estimate from the machine (fake: one variant per LM bank and no cache, the "     \
+      "fastest compile; fast: one variant per LM bank); default: every variant, each distinct node timed from its "    \
+      "emitted code on the emulator's timing model (nodes not emitted alone keep the estimates); best: the same as "   \
+      "default (its name when default estimated)")                                                                     \
+    X(scheduler, ENUM, "reuse_consecutive", "always_from_dram|reuse_consecutive|spill_opt|auto_recompute_sa",          \
+      "always_from_dram: every result to DRAM and back; reuse_consecutive: keep a value in LM for a consumer that "    \
+      "follows at once; spill_opt: evict the farthest next use when LM is full; auto_recompute_sa: simulated "         \
+      "annealing over order, spills and recomputation")                                                                \
+    X(conv_lowering, ENUM, "im2col", "window|im2col",                                                                  \
+      "window: Conv as a window op on the vector unit; im2col: an ungrouped float 2-D Conv with constant weights, "    \
+      "small enough to be gathered on one L1B, as an im2col gather (C*KH*KW padded to a multiple of 8), a Gemm on "    \
+      "the MAB matrix unit and a transpose")                                                                           \
+    X(matmul_split, BOOL, "true", "",                                                                                  \
+      "cut a float MatMul or Gemm whose constant B is too large to replicate on every MAB along K into products the "  \
+      "matrix unit takes, summed by Adds (false: such a product is a window op on the vector unit)")                   \
+    X(link, ENUM, "concat", "concat|merge",                                                                            \
+      "linking of the per-node code: concat, one node after another; merge, a Download or Upload interleaved with an " \
+      "independent compute neighbour (DRAM time hidden behind compute)")                                               \
+    X(num_threads, INT, "0", "",                                                                                       \
+      "threads for Node Simulation and Code Emit's linking (0: one per online core, at most 8; mncc batch gives its "  \
+      "compiles 1 unless set); the results are identical for any count")                                               \
+    X(seed, INT, "1", "", "random seed of auto_recompute_sa")                                                          \
+    X(sa_steps, INT, "1000", "", "moves auto_recompute_sa tries (each re-simulates the schedule)")                     \
+    X(machine, STRING, "mncore2", "", "target machine: a name under presets/machines, or a path to a machine file")    \
+    X(verify, BOOL, "false", "", "check the graph's invariants after every pass")                                      \
+    X(dump_all, BOOL, "false", "", "write layout.PASS.txt after every pass")                                           \
+    X(dump_after, STRING, "", "", "write layout.PASS.txt after the named passes (comma-separated)")                    \
+    X(param_compression, ENUM, "fast", "fast|small",                                                                   \
+      "zstd of model.app's parameter images: fast, level -1 (repeats found, literals stored as they are); small, "     \
+      "level 3 (literals entropy-coded too: float weights a few percent smaller, about four times the time)")          \
+    X(compress_dumps, BOOL, "false", "",                                                                               \
+      "write the final graph as l3ir_stripped.onnx.zst (zstd) instead of l3ir_stripped.onnx")                          \
     X(out_onnx, STRING, "", "", "also write the graph as it enters the planners (after dce) as ONNX to this path")
 
 typedef enum {
 #define X(name, type, dflt, values, help) MN_OPT_##name,
     MN_OPTIONS(X)
 #undef X
-    MN_OPT_COUNT
+        MN_OPT_COUNT
 } MNOptId;
 
 typedef enum { MN_SRC_DEFAULT, MN_SRC_PRESET, MN_SRC_OPTION_FILE, MN_SRC_CMDLINE } MNOptSource;
@@ -64,10 +87,10 @@ typedef struct MNOptions {
     int nshapes;
     MNInputValue *values; /* inputs frozen to constants (--input-value) */
     int nvalues;
-    char *preset;      /* --preset as given (owned), NULL: none */
+    char *preset; /* --preset as given (owned), NULL: none */
     char *option_file; /* --option-json (owned) */
-    bool progress;         /* a status line on stderr: the pass running (a terminal's) */
-    const char *stamp;     /* --if-changed: compile.stamp's first part, written last (NULL: none) */
+    bool progress; /* a status line on stderr: the pass running (a terminal's) */
+    const char *stamp; /* --if-changed: compile.stamp's first part, written last (NULL: none) */
     const char *cache_dir; /* --cache-dir; NULL: $XDG_CACHE_HOME/mncc (or ~/.cache/mncc) when
                               writing a codegen dir, none for in-memory compiles; "none": off */
 } MNOptions;

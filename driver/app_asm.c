@@ -36,7 +36,8 @@ static bool onnx_dtype_by_name(const char *s, int32_t *out) {
     return false;
 }
 
-static bool read_list(Arena *a, const cJSON *root, const char *key, const char *dir, AppTensor **out, int *n, bool param, char *err, size_t errlen) {
+static bool read_list(Arena *a, const cJSON *root, const char *key, const char *dir, AppTensor **out, int *n,
+                      bool param, char *err, size_t errlen) {
     const cJSON *l = cJSON_GetObjectItemCaseSensitive(root, key);
     *n = 0;
     *out = NULL;
@@ -47,9 +48,12 @@ static bool read_list(Arena *a, const cJSON *root, const char *key, const char *
     for (int i = 0; i < cnt; i++) {
         const cJSON *e = cJSON_GetArrayItem(l, i);
         AppTensor *t = &(*out)[i];
-        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name"), *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype"),
-                    *sh = cJSON_GetObjectItemCaseSensitive(e, "shape"), *ad = cJSON_GetObjectItemCaseSensitive(e, "address"),
-                    *gr = cJSON_GetObjectItemCaseSensitive(e, "group"), *md = cJSON_GetObjectItemCaseSensitive(e, "mn_dtype"),
+        const cJSON *nm = cJSON_GetObjectItemCaseSensitive(e, "name"),
+                    *dt = cJSON_GetObjectItemCaseSensitive(e, "dtype"),
+                    *sh = cJSON_GetObjectItemCaseSensitive(e, "shape"),
+                    *ad = cJSON_GetObjectItemCaseSensitive(e, "address"),
+                    *gr = cJSON_GetObjectItemCaseSensitive(e, "group"),
+                    *md = cJSON_GetObjectItemCaseSensitive(e, "mn_dtype"),
                     *lo = cJSON_GetObjectItemCaseSensitive(e, "location");
         if (!cJSON_IsString(nm) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsNumber(ad))
             return snprintf(err, errlen, "io: %s[%d] needs name, dtype, shape and address", key, i), false;
@@ -60,28 +64,35 @@ static bool read_list(Arena *a, const cJSON *root, const char *key, const char *
         int64_t *s = ARENA_ARRAY(a, int64_t, t->rank + 1), numel = 1;
         for (int k = 0; k < t->rank; k++) {
             const cJSON *d = cJSON_GetArrayItem(sh, k);
-            if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > 1e12) return snprintf(err, errlen, "io: %s: bad shape", t->name), false;
+            if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > 1e12)
+                return snprintf(err, errlen, "io: %s: bad shape", t->name), false;
             s[k] = (int64_t)d->valuedouble;
             numel *= s[k];
         }
         t->shape = s;
-        t->mn_dtype = md && cJSON_IsString(md) ? arena_strdup(a, md->valuestring) : mn_dtype_name(onnx_type_default_mn(t->onnx_dtype));
-        if (!app_dtype_bytes(t->mn_dtype)) return snprintf(err, errlen, "io: %s: unknown mn_dtype '%s'", t->name, t->mn_dtype), false;
+        t->mn_dtype = md && cJSON_IsString(md) ? arena_strdup(a, md->valuestring)
+                                               : mn_dtype_name(onnx_type_default_mn(t->onnx_dtype));
+        if (!app_dtype_bytes(t->mn_dtype))
+            return snprintf(err, errlen, "io: %s: unknown mn_dtype '%s'", t->name, t->mn_dtype), false;
         t->layout = "RowMajor";
         t->location = lo && cJSON_IsString(lo) ? arena_strdup(a, lo->valuestring) : "DRAM";
-        if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM")) return snprintf(err, errlen, "io: %s: location '%s' is DRAM or PDM", t->name, t->location), false;
-        if (param && strcmp(t->location, "DRAM")) return snprintf(err, errlen, "io: param %s: parameters live in DRAM", t->name), false;
+        if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM"))
+            return snprintf(err, errlen, "io: %s: location '%s' is DRAM or PDM", t->name, t->location), false;
+        if (param && strcmp(t->location, "DRAM"))
+            return snprintf(err, errlen, "io: param %s: parameters live in DRAM", t->name), false;
         t->group = gr && cJSON_IsNumber(gr) ? (int32_t)gr->valuedouble : 0;
         t->address = (uint64_t)ad->valuedouble;
         t->num_lw = app_image_lw(t->mn_dtype, numel);
         if (param) {
             const cJSON *data = cJSON_GetObjectItemCaseSensitive(e, "data");
-            if (!cJSON_IsString(data)) return snprintf(err, errlen, "io: param %s needs \"data\": FILE.pb", t->name), false;
+            if (!cJSON_IsString(data))
+                return snprintf(err, errlen, "io: param %s needs \"data\": FILE.pb", t->name), false;
             char *path = arena_printf(a, "%s/%s", dir, data->valuestring);
             MNDiag d = {0};
             MNTensor *v = onnx_load_tensor_file(a, path, &d);
             if (!v) return snprintf(err, errlen, "io: %s", d.msg), false;
-            if (v->numel != numel || v->elem != t->onnx_dtype) return snprintf(err, errlen, "io: %s: %s does not match its dtype and shape", t->name, path), false;
+            if (v->numel != numel || v->elem != t->onnx_dtype)
+                return snprintf(err, errlen, "io: %s: %s does not match its dtype and shape", t->name, path), false;
             uint64_t *img = ARENA_ARRAY(a, uint64_t, t->num_lw + 1);
             if (!app_encode(v, t->mn_dtype, img, err, errlen)) return false;
             size_t cap = ZSTD_compressBound(t->num_lw * 8);
@@ -96,7 +107,8 @@ static bool read_list(Arena *a, const cJSON *root, const char *key, const char *
     return true;
 }
 
-bool app_assemble(const char *vsm_path, const char *io_path, const char *machine, MNBuf *out, char *err, size_t errlen) {
+bool app_assemble(const char *vsm_path, const char *io_path, const char *machine, MNBuf *out, char *err,
+                  size_t errlen) {
     Arena *a = arena_new(0);
     bool ok = false;
     char *text = slurp(vsm_path), *io = io_path ? slurp(io_path) : NULL;
@@ -137,8 +149,10 @@ bool app_assemble(const char *vsm_path, const char *io_path, const char *machine
     char dir[600];
     snprintf(dir, sizeof dir, "%s", io_path ? io_path : ".");
     char *slash = strrchr(dir, '/');
-    if (slash) *slash = 0;
-    else snprintf(dir, sizeof dir, ".");
+    if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
     if (!read_list(a, root, "inputs", dir, &app.inputs, &app.ninputs, false, err, errlen) ||
         !read_list(a, root, "outputs", dir, &app.outputs, &app.noutputs, false, err, errlen) ||
         !read_list(a, root, "params", dir, &app.params, &app.nparams, true, err, errlen))

@@ -21,7 +21,8 @@ bool mn_dashboard_write(MNCompile *c);
  * shapes, 2 dtypes planned, 3 layouts planned, 4 location kinds decided, 5 transfers
  * placed, 6 scheduled: banks and residency, 7 addresses); false + message
  * on a violation. */
-bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err, size_t errlen); /* m: NULL skips the layout demands */
+bool ir_verify(const MNGraph *g, const MNMachine *m, int stage, char *err,
+               size_t errlen); /* m: NULL skips the layout demands */
 
 /* The final graph's dumps, l3ir.txt and l3ir_stripped.onnx (or its zstd frame with
  * compress_dumps), hang on the graph as the address planner leaves it. Code Emit reads

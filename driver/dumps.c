@@ -24,12 +24,13 @@ bool driver_dump_graph(MNCompile *c, const char *file) {
 bool driver_write_stamp(MNCompile *c) {
     MNBuf b = {0};
     buf_printf(&b, "%s", c->opt->stamp);
-    for (int i = 0; c->g && i < c->g->next_files; i++) buf_printf(&b, "external %016llx %s\n", (unsigned long long)mn_file_hash(c->g->ext_files[i]), c->g->ext_files[i]);
+    for (int i = 0; c->g && i < c->g->next_files; i++)
+        buf_printf(&b, "external %016llx %s\n", (unsigned long long)mn_file_hash(c->g->ext_files[i]),
+                   c->g->ext_files[i]);
     bool ok = mn_art_write(c, "compile.stamp", b.data, b.len);
     buf_free(&b);
     return ok;
 }
-
 
 void *driver_build_dumps(void *arg) {
     Dumps *d = arg;
@@ -64,7 +65,8 @@ bool driver_write_dumps(MNCompile *c, Dumps *d) {
     bool ok = mn_art_write_owned(c, "l3ir.txt", d->l3ir.data, d->l3ir.len);
     d->l3ir.data = NULL;
     if (ok) {
-        ok = mn_art_write_owned(c, d->zst ? "l3ir_stripped.onnx.zst" : "l3ir_stripped.onnx", d->stripped.data, d->stripped.len);
+        ok = mn_art_write_owned(c, d->zst ? "l3ir_stripped.onnx.zst" : "l3ir_stripped.onnx", d->stripped.data,
+                                d->stripped.len);
         d->stripped.data = NULL;
     }
     driver_dumps_free(d);

@@ -46,8 +46,8 @@ static bool pass_static_shapes(MNCompile *c) {
     if (!onnx_bind_inputs(g, c->opt, c->arena, &c->diag)) return false;
     if (!infer_graph(g, &c->diag, c->opt->ival[MN_OPT_fold_max_elems], &c->nodes_folded)) return false;
     if (arena_over_limit(c->arena))
-        return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit (memory_limit_mb=%lld)", g->file,
-                          (long long)c->opt->ival[MN_OPT_memory_limit_mb]);
+        return diag_error(&c->diag, DIAG_RESOURCE, "%s: compilation exceeded the memory limit (memory_limit_mb=%lld)",
+                          g->file, (long long)c->opt->ival[MN_OPT_memory_limit_mb]);
     mn_log(c, 0, "all shapes static; folded %d nodes into constants", c->nodes_folded);
     return true;
 }
@@ -64,15 +64,15 @@ static bool pass_dce(MNCompile *c) {
 
 /* what the driver does around a pass besides running it */
 enum {
-    DUMP_BEFORE = 1,  /* --dump-after writes the graph just before it (the graph it cuts) */
-    OUT_ONNX = 2,     /* -O out_onnx writes the graph after it: what the planners receive */
+    DUMP_BEFORE = 1, /* --dump-after writes the graph just before it (the graph it cuts) */
+    OUT_ONNX = 2, /* -O out_onnx writes the graph after it: what the planners receive */
     DUMPS_DURING = 4, /* the final graph's dumps are built on a thread while it runs */
 };
 
 typedef struct {
     const char *name;
     MNPassFn fn;
-    int stage;      /* what the invariant checker may assume after it (driver.h, ir_verify) */
+    int stage; /* what the invariant checker may assume after it (driver.h, ir_verify) */
     unsigned flags;
 } MNPass;
 
@@ -133,14 +133,16 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         if (out_dir) mn_dashboard_write(c), mn_report_write(c);
         return 1;
     }
-    mn_log(c, 0, "machine %s: %d PEs, LM %lld long words", c->machine.name, c->machine.n_pe, (long long)c->machine.lm0_lw);
+    mn_log(c, 0, "machine %s: %d PEs, LM %lld long words", c->machine.name, c->machine.n_pe,
+           (long long)c->machine.lm0_lw);
     bool ok = true;
     double last_report = now_ms();
     Dumps dumps;
     bool dumping = false; /* the dumps' thread runs */
     for (int i = 0; i < NPASSES && ok; i++) {
         c->cur_pass = pipeline[i].name;
-        if (out_dir && c->g && c->g->nnodes >= 256 && (pipeline[i].flags & DUMPS_DURING) && mn_threads(c) > 1) { /* a small graph's dumps take less than a thread's start */
+        if (out_dir && c->g && c->g->nnodes >= 256 && (pipeline[i].flags & DUMPS_DURING) &&
+            mn_threads(c) > 1) { /* a small graph's dumps take less than a thread's start */
             driver_dumps_init(&dumps, c);
             if (!(dumping = !pthread_create(&dumps.tid, NULL, driver_build_dumps, &dumps))) driver_dumps_free(&dumps);
         }
@@ -163,22 +165,26 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             char verr[600];
             if (!ir_verify(c->g, &c->machine, pipeline[i].stage, verr, sizeof verr)) {
                 /* our bug, not the model's: say so, and which pass broke it */
-                diag_error(&c->diag, DIAG_INVALID, "%s: internal error: invariant broken after pass %s: %s", model_path, r->name, verr);
+                diag_error(&c->diag, DIAG_INVALID, "%s: internal error: invariant broken after pass %s: %s", model_path,
+                           r->name, verr);
                 ok = false;
                 r->ok = false;
             }
         }
         if (!ok) mn_log(c, 2, "%s", c->diag.msg);
-        if (ok && out_dir && !before && driver_wants_dump(opt, r->name)) ok = driver_dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
+        if (ok && out_dir && !before && driver_wants_dump(opt, r->name))
+            ok = driver_dump_graph(c, arena_printf(c->arena, "layout.%s.txt", r->name));
         if (ok && (pipeline[i].flags & OUT_ONNX) && opt->sval[MN_OPT_out_onnx][0]) {
             MNBuf b = {0};
-            ok = onnx_write_model(c, c->g, false, &b) && mn_art_write_path(c, opt->sval[MN_OPT_out_onnx], b.data ? b.data : "", b.len);
+            ok = onnx_write_model(c, c->g, false, &b) &&
+                 mn_art_write_path(c, opt->sval[MN_OPT_out_onnx], b.data ? b.data : "", b.len);
             buf_free(&b);
         }
         /* the report as the compile goes (mncc batch shows each child's pass from it), at
          * most every 100 ms: rewriting three files after each of 15 passes was a quarter
          * of a small model's compile */
-        if (out_dir && ok && i < NPASSES - 1 && now_ms() - last_report >= 100) { /* after the last pass, the final report follows */
+        if (out_dir && ok && i < NPASSES - 1 &&
+            now_ms() - last_report >= 100) { /* after the last pass, the final report follows */
             if (!mn_report_write(c)) ok = false;
             last_report = now_ms();
         }
@@ -188,7 +194,8 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     if (c->sched && !sched_results_write(c)) ok = false; /* the schedule pass did not run to write it */
     if (ok) {
         c->cur_pass = "artifacts";
-        if (out_dir && dumping) ok = driver_write_dumps(c, &dumps);
+        if (out_dir && dumping)
+            ok = driver_write_dumps(c, &dumps);
         else if (out_dir) {
             Dumps d;
             driver_dumps_init(&d, c);

@@ -47,9 +47,12 @@ void *mn_report_json(MNCompile *c) {
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         cJSON *o = cJSON_AddObjectToObject(opts, mn_opt_info[i].name);
         char vb[4200], sb[4300];
-        if (!strcmp(mn_opt_info[i].type, "INT")) cJSON_AddNumberToObject(o, "value", (double)c->opt->ival[i]);
-        else if (!strcmp(mn_opt_info[i].type, "BOOL")) cJSON_AddBoolToObject(o, "value", c->opt->ival[i] != 0);
-        else cJSON_AddStringToObject(o, "value", opt_value_text(c->opt, i, vb, sizeof vb));
+        if (!strcmp(mn_opt_info[i].type, "INT"))
+            cJSON_AddNumberToObject(o, "value", (double)c->opt->ival[i]);
+        else if (!strcmp(mn_opt_info[i].type, "BOOL"))
+            cJSON_AddBoolToObject(o, "value", c->opt->ival[i] != 0);
+        else
+            cJSON_AddStringToObject(o, "value", opt_value_text(c->opt, i, vb, sizeof vb));
         cJSON_AddStringToObject(o, "source", opt_source_text(c->opt, i, sb, sizeof sb));
     }
     if (c->opt->preset) cJSON_AddStringToObject(r, "preset", c->opt->preset);
@@ -57,7 +60,8 @@ void *mn_report_json(MNCompile *c) {
     cJSON *shapes = cJSON_AddObjectToObject(r, "input_shapes");
     for (int i = 0; i < c->opt->nshapes; i++) {
         cJSON *a = cJSON_AddArrayToObject(shapes, c->opt->shapes[i].name);
-        for (int k = 0; k < c->opt->shapes[i].rank; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber((double)c->opt->shapes[i].dims[k]));
+        for (int k = 0; k < c->opt->shapes[i].rank; k++)
+            cJSON_AddItemToArray(a, cJSON_CreateNumber((double)c->opt->shapes[i].dims[k]));
     }
     if (c->g) {
         cJSON *m = cJSON_AddObjectToObject(r, "graph");
@@ -78,7 +82,8 @@ void *mn_report_json(MNCompile *c) {
                 cJSON_AddStringToObject(e, "name", v->name);
                 cJSON_AddStringToObject(e, "dtype", onnx_type_name(v->type.elem));
                 cJSON *sh = v->type.rank >= 0 ? cJSON_AddArrayToObject(e, "shape") : NULL;
-                for (int k = 0; sh && k < v->type.rank; k++) cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)v->type.dims[k]));
+                for (int k = 0; sh && k < v->type.rank; k++)
+                    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)v->type.dims[k]));
                 if (pass) cJSON_AddBoolToObject(e, "constant", v->konst != NULL);
                 cJSON_AddItemToArray(io, e);
             }
@@ -95,7 +100,8 @@ void *mn_report_json(MNCompile *c) {
         cJSON_AddNumberToObject(e, "wall_ms", p->wall_ms);
         if (p->nfigures) {
             cJSON *f = cJSON_AddObjectToObject(e, "figures");
-            for (int k = 0; k < p->nfigures; k++) cJSON_AddNumberToObject(f, p->figures[k].name, (double)p->figures[k].value);
+            for (int k = 0; k < p->nfigures; k++)
+                cJSON_AddNumberToObject(f, p->figures[k].name, (double)p->figures[k].value);
         }
         cJSON_AddItemToArray(ps, e);
     }

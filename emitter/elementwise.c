@@ -20,7 +20,19 @@ static int bank_of(const MNValue *v) { return v->loc == MN_LOC_LM1 ? 1 : 0; }
 
 /* ---- elementwise ---- */
 
-typedef enum { EW_NONE, EW_UNARY_ALU, EW_UNARY_MAU, EW_BINARY_MAU, EW_BINARY_ALU, EW_DIV, EW_SIGMOID, EW_SQRT, EW_COPY, EW_SEQ, EW_INT } Kind;
+typedef enum {
+    EW_NONE,
+    EW_UNARY_ALU,
+    EW_UNARY_MAU,
+    EW_BINARY_MAU,
+    EW_BINARY_ALU,
+    EW_DIV,
+    EW_SIGMOID,
+    EW_SQRT,
+    EW_COPY,
+    EW_SEQ,
+    EW_INT
+} Kind;
 
 /* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
  * temporaries (4 long words each), K0..K3 constants (one long word, read in every
@@ -38,7 +50,8 @@ typedef struct {
 
 /* the constant operand k of n (an immediate input, or an attribute), or dflt */
 static double konst_in(const MNNode *n, int k, const char *attr, double dflt) {
-    if (k < n->nin && n->in[k] && n->in[k]->konst && n->in[k]->konst->numel == 1) return ir_tensor_get_f(n->in[k]->konst, 0);
+    if (k < n->nin && n->in[k] && n->in[k]->konst && n->in[k]->konst->numel == 1)
+        return ir_tensor_get_f(n->in[k]->konst, 0);
     return attr ? ir_attr_float(n, attr, dflt) : dflt;
 }
 
@@ -52,48 +65,65 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         q->steps = q->k[0] <= 1 ? "fvmul X K0 T1\nfmax X T1 O" : "fvmul X K0 T1\nfmin X T1 O";
         return true;
     case OP_Clip: { /* min and max: inputs from opset 11, attributes before */
-        double lo = n->nin > 1 || ir_attr(n, "min") ? konst_in(n, 1, "min", -3.4028234663852886e38) : -3.4028234663852886e38;
-        double hi = n->nin > 2 || ir_attr(n, "max") ? konst_in(n, 2, "max", 3.4028234663852886e38) : 3.4028234663852886e38;
+        double lo =
+            n->nin > 1 || ir_attr(n, "min") ? konst_in(n, 1, "min", -3.4028234663852886e38) : -3.4028234663852886e38;
+        double hi =
+            n->nin > 2 || ir_attr(n, "max") ? konst_in(n, 2, "max", 3.4028234663852886e38) : 3.4028234663852886e38;
         for (int k = 1; k < n->nin; k++)
-            if (n->in[k] && !(n->in[k]->konst && n->in[k]->konst->numel == 1)) return *why = "bounds computed at run time", false;
+            if (n->in[k] && !(n->in[k]->konst && n->in[k]->konst->numel == 1))
+                return *why = "bounds computed at run time", false;
         q->steps = "fmax X K0 T1\nfmin T1 K1 O", q->nk = 2, q->k[0] = lo, q->k[1] = hi;
         return true;
     }
     case OP_Pow: {
-        if (n->nin < 2 || !n->in[1] || !n->in[1]->konst || n->in[1]->konst->numel != 1) return *why = "an exponent that is not one constant", false;
+        if (n->nin < 2 || !n->in[1] || !n->in[1]->konst || n->in[1]->konst->numel != 1)
+            return *why = "an exponent that is not one constant", false;
         double y = ir_tensor_get_f(n->in[1]->konst, 0);
-        if (y == 1) q->steps = "lpassa X O";
-        else if (y == 2) q->steps = "fvmul X X O";
-        else if (y == 3) q->steps = "fvmul X X T1\nfvmul T1 X O";
-        else if (y == -1) q->steps = "frcp X O";
-        else return *why = "an exponent other than -1, 1, 2, 3 (0.5 is Sqrt)", false;
+        if (y == 1)
+            q->steps = "lpassa X O";
+        else if (y == 2)
+            q->steps = "fvmul X X O";
+        else if (y == 3)
+            q->steps = "fvmul X X T1\nfvmul T1 X O";
+        else if (y == -1)
+            q->steps = "frcp X O";
+        else
+            return *why = "an exponent other than -1, 1, 2, 3 (0.5 is Sqrt)", false;
         return true;
     }
     case OP_Tanh: /* 1 - 2 / (1 + e^(2x)) */
-        q->steps = "fvmul X K0 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 O", q->nk = 3, q->k[0] = 2, q->k[1] = 1, q->k[2] = -2;
+        q->steps = "fvmul X K0 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 O", q->nk = 3,
+        q->k[0] = 2, q->k[1] = 1, q->k[2] = -2;
         return true;
     case OP_Softplus: /* max(x, 0) + log(1 + e^-|x|): no overflow for large x */
-        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvpassa -T1 T1\nfexp T1 T1\nfvadd T1 K0 T1\nflog T1 T1\nfrelu X X T2\nfvadd T1 T2 O", q->nk = 1, q->k[0] = 1;
+        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvpassa -T1 T1\nfexp T1 T1\nfvadd T1 K0 T1\nflog T1 T1\nfrelu X X "
+                   "T2\nfvadd T1 T2 O",
+        q->nk = 1, q->k[0] = 1;
         return true;
     case OP_Floor: q->steps = "ffloor X O"; return true;
     case OP_Ceil: q->steps = "fvpassa -X T1\nffloor T1 T1\nfvpassa -T1 O"; return true;
     case OP_HardSigmoid: /* max(0, min(1, alpha x + beta)) */
-        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 O", q->nk = 3, q->k[0] = ir_attr_float(n, "alpha", 0.2), q->k[1] = ir_attr_float(n, "beta", 0.5), q->k[2] = 1;
+        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 O", q->nk = 3,
+        q->k[0] = ir_attr_float(n, "alpha", 0.2), q->k[1] = ir_attr_float(n, "beta", 0.5), q->k[2] = 1;
         return true;
     case OP_HardSwish: /* x * max(0, min(1, x / 6 + 1/2)) */
-        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 T1\nfvmul T1 X O", q->nk = 3, q->k[0] = 1.0 / 6, q->k[1] = 0.5, q->k[2] = 1;
+        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 T1\nfvmul T1 X O", q->nk = 3,
+        q->k[0] = 1.0 / 6, q->k[1] = 0.5, q->k[2] = 1;
         return true;
     case OP_Elu: /* relu(x) + alpha (e^min(x, 0) - 1): one term is 0 on each side */
     case OP_Selu: { /* the same scaled by gamma */
         double g = n->op == OP_Selu ? ir_attr_float(n, "gamma", 1.05070102214813232421875) : 1;
-        q->k[0] = g * ir_attr_float(n, "alpha", n->op == OP_Selu ? 1.67326319217681884765625 : 1), q->k[1] = -1, q->k[2] = 0, q->k[3] = g, q->nk = 4;
+        q->k[0] = g * ir_attr_float(n, "alpha", n->op == OP_Selu ? 1.67326319217681884765625 : 1), q->k[1] = -1,
+        q->k[2] = 0, q->k[3] = g, q->nk = 4;
         q->steps = g == 1 ? "fmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfrelu X X T2\nfvadd T1 T2 O"
-                          : "fvmul X K3 T1\nfrelu T1 T1 T2\nfmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfvadd T1 T2 O";
+                          : "fvmul X K3 T1\nfrelu T1 T1 T2\nfmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 "
+                            "T1\nfvadd T1 T2 O";
         if (g <= 0) return *why = "gamma <= 0", false; /* relu(gamma x) is gamma relu(x) only for gamma > 0 */
         return true;
     }
     case OP_Sign: /* x 2^127 clipped to [-1, 1]: every normal x reaches +-1, 0 stays 0 */
-        q->steps = "fvmul X K0 T1\nfmax T1 K1 T1\nfmin T1 K2 O", q->nk = 3, q->k[0] = 1.7014118346046923e38, q->k[1] = -1, q->k[2] = 1;
+        q->steps = "fvmul X K0 T1\nfmax T1 K1 T1\nfmin T1 K2 O", q->nk = 3, q->k[0] = 1.7014118346046923e38,
+        q->k[1] = -1, q->k[2] = 1;
         return true;
     case OP_Softsign: /* x / (1 + |x|) */
         q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O", q->nk = 1, q->k[0] = 1;
@@ -108,11 +138,13 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
 static bool int_seq_of(const MNNode *n, Seq *q) {
     if (!n->nin || !n->in[0] || !n->out[0] || n->nout != 1) return false;
     MNDtype dt = n->in[0]->dtype;
-    if (n->op == OP_MNCoreBitAnd) { /* a mask's bit patterns: whole lanes, of any width (vector_why checks both operands') */
+    if (n->op ==
+        OP_MNCoreBitAnd) { /* a mask's bit patterns: whole lanes, of any width (vector_why checks both operands') */
         q->nk = 0, q->steps = "land X Y O";
         return true;
     }
-    bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool, uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
+    bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool,
+         uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
     if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false; /* float nodes (most): before touching q's 16 KB */
     q->nk = 0, q->buf[0] = 0, q->steps = q->buf;
     for (int k = 1; k < n->nin; k++)
@@ -129,19 +161,38 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
         size_t o = (size_t)snprintf(q->buf, sizeof q->buf, "%cpassa X $ls40v\n%cpassa Y $lr48v\nzero $lr32v", *p, *p);
         for (int i = 0; i < bits; i++) /* m = -(b & 1); acc += a & m; a += a; b >>= 1 */
             o += (size_t)snprintf(q->buf + o, sizeof q->buf - o,
-                                  "\n%1$cand $lr48v $ls16 $lr40v\n%1$csub $ls24 $lr40v $lr40v\n%1$cand $ls40v $lr40v $ls56v\n%1$cadd $lr32v $ls56v $lr32v\n"
+                                  "\n%1$cand $lr48v $ls16 $lr40v\n%1$csub $ls24 $lr40v $lr40v\n%1$cand $ls40v $lr40v "
+                                  "$ls56v\n%1$cadd $lr32v $ls56v $lr32v\n"
                                   "%1$cadd $ls40v $ls40v $ls40v\nu%1$clsr $lr48v $ls16 $lr48v",
                                   *p);
         snprintf(q->buf + o, sizeof q->buf - o, "\n%cpassa $lr32v O", *p);
         q->steps = q->buf, q->nk = 2, q->k[0] = 1, q->k[1] = 0;
         return n->out[0]->dtype == dt && !logical;
     }
-    case OP_Neg: if (uns) return false; fmt = "zero T1\nPsub T1 X O"; break;
-    case OP_Abs: if (uns) return false; fmt = "zero T1\nPsub T1 X T1\nPmax X T1 O"; break;
-    case OP_And: if (!logical) return false; fmt = "land X Y O"; break;
-    case OP_Or: if (!logical) return false; fmt = "lor X Y O"; break;
-    case OP_Xor: if (!logical) return false; fmt = "lxor X Y O"; break;
-    case OP_Not: if (!logical) return false; fmt = "llnot X O"; break;
+    case OP_Neg:
+        if (uns) return false;
+        fmt = "zero T1\nPsub T1 X O";
+        break;
+    case OP_Abs:
+        if (uns) return false;
+        fmt = "zero T1\nPsub T1 X T1\nPmax X T1 O";
+        break;
+    case OP_And:
+        if (!logical) return false;
+        fmt = "land X Y O";
+        break;
+    case OP_Or:
+        if (!logical) return false;
+        fmt = "lor X Y O";
+        break;
+    case OP_Xor:
+        if (!logical) return false;
+        fmt = "lxor X Y O";
+        break;
+    case OP_Not:
+        if (!logical) return false;
+        fmt = "llnot X O";
+        break;
     case OP_BitShift: { /* the machine shifts by y mod the width; ONNX gives 0 from the width on:
                          * the result is anded with 0 - (y < W), all ones or none (W at $ls16,
                          * 0 at $ls24; one GRF1 operand a step) */
@@ -153,8 +204,10 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
             fmt = k >= (uint64_t)(l64 ? 64 : 32) ? "Psub X X O" : left ? "Plsl X Y O" : "uPlsr X Y O";
             break;
         }
-        fmt = left ? "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nPlsl X Y T2\nPand T2 T1 O"
-                   : "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nuPlsr X Y T2\nPand T2 T1 O";
+        fmt = left ? "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nPlsl X Y "
+                     "T2\nPand T2 T1 O"
+                   : "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nuPlsr X Y "
+                     "T2\nPand T2 T1 O";
         q->nk = 2, q->k[0] = l64 ? 64 : 32, q->k[1] = 0;
         break;
     }
@@ -165,12 +218,16 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
     case OP_LessOrEqual: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 O", cmp = true; break;
     default: return false;
     }
-    if (cmp ? !l64 || n->out[0]->dtype != MN_DT_LongBool : n->out[0]->dtype != dt) return false; /* a bool per 64-bit lane */
-    if (logical && n->op != OP_Equal && n->op != OP_And && n->op != OP_Or && n->op != OP_Xor && n->op != OP_Not) return false;
+    if (cmp ? !l64 || n->out[0]->dtype != MN_DT_LongBool : n->out[0]->dtype != dt)
+        return false; /* a bool per 64-bit lane */
+    if (logical && n->op != OP_Equal && n->op != OP_And && n->op != OP_Or && n->op != OP_Xor && n->op != OP_Not)
+        return false;
     size_t o = 0; /* U: the unsigned prefix, P: the lane's precision */
     for (const char *f = fmt; *f && o + 2 < sizeof q->buf; f++)
-        if (*f == 'U') { if (*u) q->buf[o++] = 'u'; }
-        else q->buf[o++] = *f == 'P' ? *p : *f;
+        if (*f == 'U') {
+            if (*u) q->buf[o++] = 'u';
+        } else
+            q->buf[o++] = *f == 'P' ? *p : *f;
     q->buf[o] = 0;
     q->steps = q->buf;
     return true;
@@ -182,12 +239,18 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const ch
         const char *eol = strchr(s, '\n');
         size_t len = eol ? (size_t)(eol - s) : strlen(s);
         for (size_t i = 0; i < len; i++) {
-            if (s[i] == 'X' && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", X);
-            else if (s[i] == 'Y' && Y && (i + 1 == len || s[i + 1] == ' ')) buf_printf(e->b, "%s", Y);
-            else if (s[i] == 'O' && i + 1 == len) buf_printf(e->b, "%s", O);
-            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v"), i++;
-            else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3') buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
-            else buf_append(e->b, &s[i], 1);
+            if (s[i] == 'X' && (i + 1 == len || s[i + 1] == ' '))
+                buf_printf(e->b, "%s", X);
+            else if (s[i] == 'Y' && Y && (i + 1 == len || s[i + 1] == ' '))
+                buf_printf(e->b, "%s", Y);
+            else if (s[i] == 'O' && i + 1 == len)
+                buf_printf(e->b, "%s", O);
+            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2'))
+                buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v"), i++;
+            else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3')
+                buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
+            else
+                buf_append(e->b, &s[i], 1);
         }
         buf_printf(e->b, "\n");
         if (!eol) break;
@@ -214,14 +277,22 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Div: *mn = "div"; return EW_DIV;
     case OP_Sigmoid: *mn = "sigmoid"; return EW_SIGMOID;
     case OP_Sqrt: *mn = "sqrt"; return EW_SQRT;
-    case OP_Identity: case OP_Dropout: *mn = "fpassa"; return EW_COPY;
+    case OP_Identity:
+    case OP_Dropout: *mn = "fpassa"; return EW_COPY;
     case OP_Slice: *mn = "slice"; return EW_COPY; /* only when every element keeps its PE and slot (vector_why) */
-    case OP_Cast: case OP_CastLike: /* between ONNX types the machine keeps alike (a float16 kept as float) */
+    case OP_Cast:
+    case OP_CastLike: /* between ONNX types the machine keeps alike (a float16 kept as float) */
         if (n->in[0] && n->out[0] && n->in[0]->dtype == n->out[0]->dtype) return *mn = "fpassa", EW_COPY;
         return EW_NONE;
-    case OP_Reshape: case OP_Flatten: case OP_Squeeze: case OP_Unsqueeze: case OP_MNCoreLayoutSwitch: *mn = "reshape"; return EW_COPY;
+    case OP_Reshape:
+    case OP_Flatten:
+    case OP_Squeeze:
+    case OP_Unsqueeze:
+    case OP_MNCoreLayoutSwitch: *mn = "reshape"; return EW_COPY;
     case OP_Pow: /* x^0.5 is Sqrt (NaN below 0); other constant exponents are sequences */
-        if (n->nin == 2 && n->in[1] && n->in[1]->konst && n->in[1]->konst->numel == 1 && ir_tensor_get_f(n->in[1]->konst, 0) == 0.5) return *mn = "sqrt", EW_SQRT;
+        if (n->nin == 2 && n->in[1] && n->in[1]->konst && n->in[1]->konst->numel == 1 &&
+            ir_tensor_get_f(n->in[1]->konst, 0) == 0.5)
+            return *mn = "sqrt", EW_SQRT;
         /* fall through */
     default: {
         Seq q;
@@ -240,7 +311,8 @@ static Kind kind_of(const MNNode *n, const char **mn) {
 /* With reshape, for a node that only renames positions (Reshape, Flatten, Squeeze,
  * Unsqueeze, a layout switch): output element i is input element i in row-major order.
  * With shift (a Slice of steps 1): output element idx is input element idx + shift. */
-static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape, const int64_t *shift) {
+static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape,
+                             const int64_t *shift) {
     MNLayout lo, li;
     if (!layout_get(o, &lo) || !layout_get(v, &li)) return false;
     if (layout_timed(v) || layout_timed(o)) return false;
@@ -251,7 +323,8 @@ static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int
     /* the output's places by a walk; the input's too when it is walked in the same order
      * (a reshape, or the same shape), else from its broadcast index */
     bool same = reshape || (off == 0 && li.rank == lo.rank && !shift);
-    for (int d = 0; same && !reshape && d < v->type.rank; d++) same = v->type.dims[d] == o->type.dims[d] && li.shape[d] == lo.shape[d];
+    for (int d = 0; same && !reshape && d < v->type.rank; d++)
+        same = v->type.dims[d] == o->type.dims[d] && li.shape[d] == lo.shape[d];
     MNPlaceWalk wo, wi;
     place_walk_start(&wo, &lo);
     place_walk_start(&wi, &li);
@@ -261,7 +334,8 @@ static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int
         if (same)
             pi = wi.p;
         else {
-            for (int d = 0; d < v->type.rank; d++) vi[d] = (v->type.dims[d] == 1 ? 0 : wo.idx[d + off]) + (shift ? shift[d] : 0);
+            for (int d = 0; d < v->type.rank; d++)
+                vi[d] = (v->type.dims[d] == 1 ? 0 : wo.idx[d + off]) + (shift ? shift[d] : 0);
             layout_place(&li, vi, &pi);
         }
         for (int lv = LV_PE; lv <= LV_W; lv++) {
@@ -300,7 +374,8 @@ static void shape_key(MNBuf *k, const MNValue *v) {
 }
 
 /* element_map_walk, once per layouts and shapes (Code Emit's memo) */
-static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape, const int64_t *shift) {
+static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape,
+                        const int64_t *shift) {
     EmMemo *mm = c->emit_memo;
     if (!mm) return element_map_walk(v, o, n4, map, reshape, shift);
     MNBuf k = {0};
@@ -344,7 +419,8 @@ static const char *operand_why(const MNCompile *c, const MNValue *v, const MNVal
     static const char *elsewhere = "an operand whose elements sit elsewhere (a layout switch)";
     if (!v) return "missing operands";
     if (v->loc_kind == MN_LOC_KIND_IMM) return v->konst && v->konst->numel == 1 ? NULL : elsewhere;
-    if (mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype)) return "operand and result of different element widths (a cast)"; /* the op checks types */
+    if (mn_dtype_bytes(v->dtype) != mn_dtype_bytes(o->dtype))
+        return "operand and result of different element widths (a cast)"; /* the op checks types */
     if (v->loc != MN_LOC_LM0 && v->loc != MN_LOC_LM1) return elsewhere;
     if (v->lay && layout_equal(v, o)) return NULL;
     return lines_up(c, v, o, false, NULL) ? NULL : elsewhere;
@@ -357,15 +433,17 @@ bool emit_is_copy(const MNCompile *c, const MNNode *n) { return lines_up(c, n->i
 bool emit_slice_copy(const MNCompile *c, const MNNode *n) {
     const MNValue *x = n->in[0], *o = n->out[0];
     int64_t shift[MN_MAX_RANK];
-    return o && x->dtype == o->dtype && (o->dtype == MN_DT_Float || o->dtype == MN_DT_Double) && x->type.rank == o->type.rank && slice_shift(n, shift) &&
-           lines_up(c, x, o, false, shift);
+    return o && x->dtype == o->dtype && (o->dtype == MN_DT_Float || o->dtype == MN_DT_Double) &&
+           x->type.rank == o->type.rank && slice_shift(n, shift) && lines_up(c, x, o, false, shift);
 }
 
 /* A node that only renames positions (a reshape, or a layout switch) is a copy when
  * every element keeps its PE and slot, only its address changing; else a gather. */
 const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
     const MNValue *x = n->in[0], *o = n->out[0];
-    if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) || x->dtype != o->dtype) return "not in LM";
+    if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) ||
+        x->dtype != o->dtype)
+        return "not in LM";
     return emit_is_copy(c, n) ? NULL : emit_gather_why(c, n, w);
 }
 
@@ -380,13 +458,17 @@ const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w) {
             if (n->out[k2] && n->out[k2]->nuses) return "a dropout mask that is read";
         return operand_why(c, n->in[0], n->out[0]);
     }
-    if (n->op == OP_Trilu) return "k computed at run time, or a mask above fold_max_elems"; /* else planners/mask_lower.c made it an and */
+    if (n->op == OP_Trilu)
+        return "k computed at run time, or a mask above fold_max_elems"; /* else planners/mask_lower.c made it an and */
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
-    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) return emit_rename_why(c, n, w);
+    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze)
+        return emit_rename_why(c, n, w);
     const MNValue *o = n->out[0];
-    bool dbl_ok = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
+    bool dbl_ok =
+        k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
     bool any_type = k == EW_INT || (k == EW_COPY && n->op == OP_Identity); /* bits moved whole */
-    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok) || any_type) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1))
+    if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok) || any_type) ||
+        (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1))
         return "not a float value in LM";
     int nin = k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_DIV ? 2 : k == EW_INT ? n->nin : 1;
     if (n->nin != nin && !((k == EW_COPY || k == EW_SEQ || (k == EW_SQRT && n->op == OP_Pow)) && n->nin >= 1))
@@ -395,7 +477,8 @@ const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w) {
         const char *why = operand_why(c, n->in[i], o);
         if (why) return why;
     }
-    if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM)) return "only immediates";
+    if (n->in[0]->loc_kind == MN_LOC_KIND_IMM && (nin == 1 || n->in[1]->loc_kind == MN_LOC_KIND_IMM))
+        return "only immediates";
     return NULL;
 }
 
@@ -406,8 +489,11 @@ static void opnd(const Em *e, char *s, size_t n, const MNValue *v, int64_t a, co
     for (int i = 0; i < 4; i++) w[i] = 2 * (base + (map ? map[a + i] : a + i));
     char rel[24] = "";
     if (!base && emit_graph_value(e, v)) snprintf(rel, sizeof rel, "{%d}", v->id);
-    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6) snprintf(s, n, "$%s%s%lldv", emit_bank_reg(v), rel, (long long)w[0]);
-    else snprintf(s, n, "$%s%s[%lld,%lld,%lld,%lld]", emit_bank_reg(v), rel, (long long)w[0], (long long)w[1], (long long)w[2], (long long)w[3]);
+    if (w[1] == w[0] + 2 && w[2] == w[0] + 4 && w[3] == w[0] + 6)
+        snprintf(s, n, "$%s%s%lldv", emit_bank_reg(v), rel, (long long)w[0]);
+    else
+        snprintf(s, n, "$%s%s[%lld,%lld,%lld,%lld]", emit_bank_reg(v), rel, (long long)w[0], (long long)w[1],
+                 (long long)w[2], (long long)w[3]);
 }
 
 static double imm_of(const MNValue *v) { return ir_tensor_get_f(v->konst, 0); }
@@ -436,7 +522,8 @@ void emit_elementwise(Em *e, const MNNode *n) {
         int_seq_of(n, &sq);
         /* the sequence's constants at GRF1 LW 8 and 12, below a small machine's 32 LW (the
          * immediates sit at 0 and 4): 1 and 0 for Mul */
-        for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm %s\"%lld\" $ls%d\nnop\n", ip, (long long)sq.k[i], 16 + 8 * i);
+        for (int i = 0; i < sq.nk; i++)
+            buf_printf(e->b, "imm %s\"%lld\" $ls%d\nnop\n", ip, (long long)sq.k[i], 16 + 8 * i);
         if (xi) buf_printf(e->b, "imm %s\"%lld\" $ls0\nnop\n", ip, (long long)ir_tensor_get_i(x->konst, 0));
         if (yi) buf_printf(e->b, "imm %s\"%lld\" $ls8\nnop\n", ip, (long long)ir_tensor_get_i(y->konst, 0));
     } else {
@@ -446,67 +533,90 @@ void emit_elementwise(Em *e, const MNNode *n) {
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
-    bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
+    bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze ||
+                  n->op == OP_MNCoreLayoutSwitch;
     int64_t shift[MN_MAX_RANK];
     bool sliced = n->op == OP_Slice && slice_shift(n, shift);
     if (!xi && (rename || sliced || !layout_equal(x, o)))
-        xm = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
-    if (nin == 2 && !yi && !layout_equal(y, o)) ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false, NULL);
+        xm = xmalloc(sizeof(int64_t) * (size_t)im.n4),
+        element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
+    if (nin == 2 && !yi && !layout_equal(y, o))
+        ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false, NULL);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
-        if (xi) snprintf(X, sizeof X, "$ls0");
-        else opnd(e, X, sizeof X, x, a, xm);
+        if (xi)
+            snprintf(X, sizeof X, "$ls0");
+        else
+            opnd(e, X, sizeof X, x, a, xm);
         if (nin == 2) {
-            if (yi) snprintf(Y, sizeof Y, "$ls8");
-            else opnd(e, Y, sizeof Y, y, a, ym);
+            if (yi)
+                snprintf(Y, sizeof Y, "$ls8");
+            else
+                opnd(e, Y, sizeof Y, y, a, ym);
         }
         char OA[96], FINAL[112];
         opnd(e, OA, sizeof OA, o, a, NULL);
         same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && strcmp(X, Y);
         /* a step may read and write one bank only in the same region: else via GRF0 */
-        bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, OA)) || (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, OA));
-        snprintf(FINAL, sizeof FINAL, "%s%s", OA, emit_tail_mask(o->num_lw, a)); /* the last long words past the value are not written */
+        bool via = (!xi && bank_of(x) == bank_of(o) && strcmp(X, OA)) ||
+                   (nin == 2 && !yi && bank_of(y) == bank_of(o) && strcmp(Y, OA));
+        snprintf(FINAL, sizeof FINAL, "%s%s", OA,
+                 emit_tail_mask(o->num_lw, a)); /* the last long words past the value are not written */
         snprintf(O, sizeof O, "%s", via ? "$lr24v" : FINAL);
         if (same_in) { /* one read port per bank: y through GRF1 first */
             buf_printf(e->b, "lpassa %s $ls0v\nnop\n", Y);
             snprintf(Y, sizeof Y, "$ls0v");
         }
-        if (dbl && k != EW_INT) /* products on PEs 0,1 then 2,3 (the second adds the first's forwarded result elsewhere) */
+        if (dbl &&
+            k != EW_INT) /* products on PEs 0,1 then 2,3 (the second adds the first's forwarded result elsewhere) */
             switch (n->op) {
             case OP_Add: buf_printf(e->b, "dvadd %s %s %s\n", X, Y, O); break;
             case OP_Sub: buf_printf(e->b, "dvadd %s -%s %s\n", X, Y, O); break;
             case OP_Mul: buf_printf(e->b, "dvmulu %s %s $nowrite\ndvfmad %s %s $mauf %s\n", X, Y, X, Y, O); break;
-            case OP_Max: case OP_Min: buf_printf(e->b, "d%s %s %s %s\n", n->op == OP_Max ? "max" : "min", X, Y, O); break;
+            case OP_Max:
+            case OP_Min: buf_printf(e->b, "d%s %s %s %s\n", n->op == OP_Max ? "max" : "min", X, Y, O); break;
             case OP_Neg: buf_printf(e->b, "dvpassa -%s %s\n", X, O); break;
             default: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
             }
         else
-        switch (k) {
-        case EW_UNARY_ALU:
-            if (n->op == OP_Relu) buf_printf(e->b, "frelu %s %s %s\n", X, X, O);
-            else if (n->op == OP_Abs) buf_printf(e->b, "fmax %s %s $lr16v\nnop\nfvpassa -%s $ls16v\nnop\nfmax $lr16v $ls16v %s\n", X, X, X, O);
-            else buf_printf(e->b, "%s %s %s\n", mn, X, O);
-            break;
-        case EW_UNARY_MAU: buf_printf(e->b, "fvpassa -%s %s\n", X, O); break;
-        case EW_BINARY_MAU:
-            if (n->op == OP_Sub) buf_printf(e->b, "fvadd %s -%s %s\n", X, Y, O);
-            else buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O);
-            break;
-        case EW_BINARY_ALU: buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O); break;
-        case EW_DIV: buf_printf(e->b, "frcp %s $lr16v\nnop\nfvmul %s $lr16v %s\n", Y, X, O); break;
-        case EW_SIGMOID: /* 1 / (1 + e^-x) */
-            buf_printf(e->b, "fvpassa -%s $lr16v\nnop\nfexp $lr16v $lr16v\nnop\nimm f\"1.0\" $ls16v\nnop\nfvadd $lr16v $ls16v $lr16v\nnop\nfrcp $lr16v %s\n", X, O);
-            break;
-        case EW_SQRT:
-            /* 1 / rsqrt(|x|) (0 stays 0, where x * rsqrt(x) would be 0 * inf), kept only where
+            switch (k) {
+            case EW_UNARY_ALU:
+                if (n->op == OP_Relu)
+                    buf_printf(e->b, "frelu %s %s %s\n", X, X, O);
+                else if (n->op == OP_Abs)
+                    buf_printf(e->b, "fmax %s %s $lr16v\nnop\nfvpassa -%s $ls16v\nnop\nfmax $lr16v $ls16v %s\n", X, X,
+                               X, O);
+                else
+                    buf_printf(e->b, "%s %s %s\n", mn, X, O);
+                break;
+            case EW_UNARY_MAU: buf_printf(e->b, "fvpassa -%s %s\n", X, O); break;
+            case EW_BINARY_MAU:
+                if (n->op == OP_Sub)
+                    buf_printf(e->b, "fvadd %s -%s %s\n", X, Y, O);
+                else
+                    buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O);
+                break;
+            case EW_BINARY_ALU: buf_printf(e->b, "%s %s %s %s\n", mn, X, Y, O); break;
+            case EW_DIV: buf_printf(e->b, "frcp %s $lr16v\nnop\nfvmul %s $lr16v %s\n", Y, X, O); break;
+            case EW_SIGMOID: /* 1 / (1 + e^-x) */
+                buf_printf(e->b,
+                           "fvpassa -%s $lr16v\nnop\nfexp $lr16v $lr16v\nnop\nimm f\"1.0\" $ls16v\nnop\nfvadd $lr16v "
+                           "$ls16v $lr16v\nnop\nfrcp $lr16v %s\n",
+                           X, O);
+                break;
+            case EW_SQRT:
+                /* 1 / rsqrt(|x|) (0 stays 0, where x * rsqrt(x) would be 0 * inf), kept only where
              * rsqrt's flag says x >= 0, over a quiet NaN; then to O in one plain write */
-            buf_printf(e->b, "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nfrcp $lr16v $lr16v\nnop/3\nlpassa $lr16v $ls16v/$imr1\nnop\nlpassa $ls16v %s\n", X, O);
-            break;
-        case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
-        case EW_SEQ: emit_seq(e, &sq, X, NULL, O); break;
-        case EW_INT: emit_seq(e, &sq, X, nin == 2 ? Y : NULL, O); break;
-        case EW_NONE: break;
-        }
+                buf_printf(e->b,
+                           "frsqrt %s $lr16v $omr1\nimm i\"2143289344\" $ls16v\nnop\nfrcp $lr16v $lr16v\nnop/3\nlpassa "
+                           "$lr16v $ls16v/$imr1\nnop\nlpassa $ls16v %s\n",
+                           X, O);
+                break;
+            case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
+            case EW_SEQ: emit_seq(e, &sq, X, NULL, O); break;
+            case EW_INT: emit_seq(e, &sq, X, nin == 2 ? Y : NULL, O); break;
+            case EW_NONE: break;
+            }
         if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);
         if (out_shares || same_in) buf_printf(e->b, "nop/2\n"); /* the bank written is read again next */
     }

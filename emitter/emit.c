@@ -59,10 +59,22 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
     case OP_MNCoreLayoutSwitch: return emit_rename_why(c, n, w);
-    case OP_Transpose: case OP_Expand: case OP_Tile: case OP_Gather: case OP_Concat: case OP_Split: case OP_Slice: case OP_Pad:
-    case OP_DepthToSpace: case OP_SpaceToDepth: case OP_MNCoreIm2col: {
-        if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) || (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1)) return "not in LM";
-        if (n->op == OP_Slice && emit_slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
+    case OP_Transpose:
+    case OP_Expand:
+    case OP_Tile:
+    case OP_Gather:
+    case OP_Concat:
+    case OP_Split:
+    case OP_Slice:
+    case OP_Pad:
+    case OP_DepthToSpace:
+    case OP_SpaceToDepth:
+    case OP_MNCoreIm2col: {
+        if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) ||
+            (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1))
+            return "not in LM";
+        if (n->op == OP_Slice &&
+            emit_slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
             w->scopy[w->pos] = true;
             return NULL;
         }
@@ -83,11 +95,15 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         }
         return emit_moves_why(c, n, w);
     }
-    case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: return emit_piece_why(c, n);
-    case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreMove: {
+    case OP_MNCoreInputSplit:
+    case OP_MNCoreOutputConcat: return emit_piece_why(c, n);
+    case OP_MNCoreDownload:
+    case OP_MNCoreUpload:
+    case OP_MNCoreMove: {
         const MNValue *x = n->in[0], *y = n->out[0];
         if (x->dtype != y->dtype || !x->lay || !layout_equal(x, y)) return "a transfer that changes layout";
-        if (layout_timed(x) || layout_timed(y)) return "a transfer of a time-sliced value (its pieces move by splits and concats)";
+        if (layout_timed(x) || layout_timed(y))
+            return "a transfer of a time-sliced value (its pieces move by splits and concats)";
         return NULL;
     }
     default: break;
@@ -99,7 +115,6 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (window_op(n)) return window_why((MNCompile *)c, (MNNode *)n, w);
     return emit_ew_why(c, n, w);
 }
-
 
 /* Why node n cannot be emitted here (NULL: it can). An elementwise op that the vector
  * path cannot take (operands laid out otherwise, more than two, bounds computed at run
@@ -119,7 +134,8 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
 
 /* A value the host exchanges: a layout image, or (a constant without a layout, such as
  * a folded Shape output, or an input nothing reads) a row-major image in group 0. */
-static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *t, bool param, char *err, size_t errlen) {
+static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *t, bool param, char *err,
+                        size_t errlen) {
     memset(t, 0, sizeof *t);
     if (!v->layout) { /* unread inputs and folded outputs have none */
         if (!v->konst && !v->is_input) return snprintf(err, errlen, "'%s' has no layout", v->name), false;
@@ -140,7 +156,8 @@ static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor
     t->address = (uint64_t)v->addr;
     t->num_lw = app_layout_image_lw(v->layout, &c->machine, err, errlen);
     if (!t->num_lw) return false;
-    return !param || emit_param_image(c, zc, v, t, err, errlen); /* every group's part, one after another; one part when they are alike */
+    return !param || emit_param_image(c, zc, v, t, err,
+                                      errlen); /* every group's part, one after another; one part when they are alike */
 }
 
 static void free_packed(AppTensor *t, int n) {
@@ -154,7 +171,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     case OP_MNCoreDownload: emit_transfer(e, n->in[0], n->out[0], true); break;
     case OP_MNCoreUpload: emit_transfer(e, n->out[0], n->in[0], false); break;
     case OP_MNCoreMove: emit_bank_move(e, n); break;
-    case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: emit_pieces(e, n); break;
+    case OP_MNCoreInputSplit:
+    case OP_MNCoreOutputConcat: emit_pieces(e, n); break;
     default:
         if (wk->mat[wk->pos])
             emit_matrix(e, n);
@@ -162,8 +180,9 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_elementwise(e, n);
         else if (window_op(n) || wk->win[wk->pos])
             window_emit(e, (MNNode *)n, wk);
-        else if (emit_moves_data(n) ||
-                 ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) && !emit_is_copy(e->c, n)))
+        else if (emit_moves_data(n) || ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten ||
+                                         n->op == OP_Squeeze || n->op == OP_Unsqueeze) &&
+                                        !emit_is_copy(e->c, n)))
             emit_gather(e, n, wk);
         else
             emit_elementwise(e, n);
@@ -303,8 +322,8 @@ static bool emit_all(MNCompile *c) {
     mn_figure(c, "link_merged_pairs", lk.pairs);
     mn_figure(c, "link_steps_saved", lk.steps_saved);
     if (c->opt->ival[MN_OPT_link] == MN_LINK_MERGE)
-        mn_log(c, 0, "link: merge joined %d transfer nodes with a compute neighbour, %lld of %lld steps saved", lk.pairs, (long long)lk.steps_saved,
-               (long long)lk.steps_concat);
+        mn_log(c, 0, "link: merge joined %d transfer nodes with a compute neighbour, %lld of %lld steps saved",
+               lk.pairs, (long long)lk.steps_saved, (long long)lk.steps_concat);
     char err[600];
     if (c->opt->ival[MN_OPT_verify]) { /* the text model.vsm holds assembles to the program encoded */
         MNBuf text = {0}, code = {0};
@@ -313,7 +332,8 @@ static bool emit_all(MNCompile *c) {
         if (!vsm_parse("model.vsm", text.data, &q, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
         MNBuf y = {0};
         vsm_encode(&q, &y);
-        if (code.len != y.len || memcmp(code.data, y.data, y.len)) die("model.vsm does not assemble to the program the linker built");
+        if (code.len != y.len || memcmp(code.data, y.data, y.len))
+            die("model.vsm does not assemble to the program the linker built");
         buf_free(&y), buf_free(&text), buf_free(&code);
         vsm_program_free(&q);
     }
@@ -353,7 +373,8 @@ static bool emit_all(MNCompile *c) {
         for (size_t i = 0; i < ao->rel.part[k].len / sizeof(AppRelocRec); i++) {
             AppRelocRec *r = &rr[i];
             if (r->symbol >= (uint32_t)g->nvalues) die("relocation to value %u of %d", r->symbol, g->nvalues);
-            if (sym_of[r->symbol] < 0) sym_of[r->symbol] = app.nsymbols, app.symbols[app.nsymbols++] = g->values[r->symbol]->name;
+            if (sym_of[r->symbol] < 0)
+                sym_of[r->symbol] = app.nsymbols, app.symbols[app.nsymbols++] = g->values[r->symbol]->name;
             r->symbol = (uint32_t)sym_of[r->symbol];
         }
     }
@@ -363,18 +384,24 @@ static bool emit_all(MNCompile *c) {
     bool ok = true;
     ZSTD_CCtx *zc = ZSTD_createCCtx();
     if (!zc) die("out of memory (zstd)");
-    for (int i = 0; ok && i < g->ninputs; i++) ok = host_tensor(c, zc, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
-    for (int i = 0; ok && i < g->noutputs; i++) ok = host_tensor(c, zc, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
+    for (int i = 0; ok && i < g->ninputs; i++)
+        ok = host_tensor(c, zc, g->inputs[i], &app.inputs[app.ninputs++], false, err, sizeof err);
+    for (int i = 0; ok && i < g->noutputs; i++)
+        ok = host_tensor(c, zc, g->outputs[i], &app.outputs[app.noutputs++], false, err, sizeof err);
     /* parameters and outputs that are constants (the host writes them), then the tables */
     for (int i = 0; ok && i < nv0; i++)
-        if (emit_is_param(g->values[i])) ok = host_tensor(c, zc, g->values[i], &app.params[app.nparams++], true, err, sizeof err);
-    for (int i = 0; ok && i < e.ntables; i++) ok = host_tensor(c, zc, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
+        if (emit_is_param(g->values[i]))
+            ok = host_tensor(c, zc, g->values[i], &app.params[app.nparams++], true, err, sizeof err);
+    for (int i = 0; ok && i < e.ntables; i++)
+        ok = host_tensor(c, zc, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
     ZSTD_freeCCtx(zc);
-    if (ok && e.dram_top > c->machine.dram_lw) ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
+    if (ok && e.dram_top > c->machine.dram_lw)
+        ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
     ao->params = app.params, ao->nparams = app.nparams;
     if (!ok) {
         bufs_free(&lp.text), app_out_free(ao);
-        return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file, err);
+        return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file,
+                          err);
     }
     mn_figure(c, "vsm_lines", nsteps);
     if (!c->out_dir) { /* nowhere to write it (the test-data sweep): not built either */

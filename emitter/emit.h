@@ -19,23 +19,25 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
 /* The linker (link.c): header text[0, seg[0]) and node i's segment text[seg[i],
  * seg[i + 1]) joined into out by the strategy of option link. */
 typedef struct {
-    int pairs;                 /* transfer nodes merged with a compute neighbour */
-    int64_t steps_concat;      /* steps of the segments one after another */
-    int64_t steps_saved;       /* steps the merged pairs took fewer */
-    struct AppRelocRec *relocs; /* while linking (then in EmLinked): every operand that was relative to a value; symbol: the value's index */
+    int pairs; /* transfer nodes merged with a compute neighbour */
+    int64_t steps_concat; /* steps of the segments one after another */
+    int64_t steps_saved; /* steps the merged pairs took fewer */
+    struct AppRelocRec *
+        relocs; /* while linking (then in EmLinked): every operand that was relative to a value; symbol: the value's index */
     int nrelocs, caprelocs;
-    MNBuf code;                /* while linking (then in EmLinked): the steps in GPFNBin */
+    MNBuf code; /* while linking (then in EmLinked): the steps in GPFNBin */
     int64_t nsteps;
 } EmLink;
 /* a linked program as the parts it was linked in (concat's; merge's is one part) */
 typedef struct {
     MNBufs text; /* model.vsm */
     MNBufs code; /* the steps in GPFNBin, its header first */
-    MNBufs rel;  /* AppRelocRec records, symbol the value's index */
+    MNBufs rel; /* AppRelocRec records, symbol the value's index */
     int64_t nrelocs;
 } EmLinked;
 /* link=merge: the whole text at once; st has the figures */
-bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *out, EmLink *st); /* false: over the memory limit (the error set) */
+bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *out,
+               EmLink *st); /* false: over the memory limit (the error set) */
 /* link=concat: parts linked on threads while the code is emitted (link.c) */
 typedef struct EmLinker EmLinker;
 EmLinker *emit_linker_start(MNCompile *c);

@@ -16,7 +16,7 @@ typedef struct {
     uint64_t *table_hash; /* tables[i]'s contents hashed, to share one among alike nodes */
     int ntables, ntables_cap, table_hash_cap;
     int64_t dram_top; /* DRAM above every planned value, for the tables */
-    void *smap;       /* the scratch map of the node being emitted, built once (emit.c) */
+    void *smap; /* the scratch map of the node being emitted, built once (emit.c) */
 } Em;
 
 /* What scratch users need to know while the nodes are walked in order: the LM values
@@ -27,14 +27,14 @@ typedef struct {
     int pos;
     int64_t *scr, *tab;
     int *tbank;
-    bool *win;  /* an elementwise node emitted as a window op */
+    bool *win; /* an elementwise node emitted as a window op */
     int *trows; /* table rows LM holds at once (fewer than all: loaded window by window) */
-    uint64_t *local;  /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
+    uint64_t *local; /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
     uint64_t *kforce; /* per scratch: bit k, constant source k carried by the table (no LM0 room for it) */
-    bool *mat;        /* a product on the MAB matrix unit (matmul.c) */
-    bool *scopy;      /* a Slice that copies long words (every element keeps its PE and slot) */
+    bool *mat; /* a product on the MAB matrix unit (matmul.c) */
+    bool *scopy; /* a Slice that copies long words (every element keeps its PE and slot) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
-    bool dry;         /* no placing: each scratch's need is only noted (emit_scratch_needs) */
+    bool dry; /* no placing: each scratch's need is only noted (emit_scratch_needs) */
     int64_t dry_need; /* ... the most LM0 long words one scratch and a table row took */
 } Walk;
 
@@ -94,8 +94,8 @@ typedef struct {
  * cannot take (or for which LM0 has no scratch room) takes no scratch: its values ride
  * in the index table (in LM0 then). Returns why not, or NULL with the ranges recorded in
  * the walk. */
-const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows,
-                              const EmUse *u, int nu);
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw,
+                              int64_t row_lw, int rows, const EmUse *u, int nu);
 /* the sources into the scratch at scr; the constants' LW offset in it is returned */
 int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, const Walk *w, int64_t scr);
 /* the constants (one per LW, both words; as 32-bit integers for integer data) into the
@@ -106,8 +106,8 @@ void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int n
  * and row, one LW per destination word of o (its low word is the scratch word). The
  * constants the entries ask for are collected in pool (at most pool_cap). The table holds
  * rows row0 .. row0 + rows - 1 of the node's. */
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int nsrc, const Walk *w, int row0, int rows,
-                          EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap);
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int nsrc, const Walk *w,
+                          int row0, int rows, EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap);
 /* the table's per-PE long words for rows of output o */
 int64_t emit_table_lw(const MNValue *o, int rows);
 /* the index table into LM at the walk's place for it */
@@ -120,9 +120,9 @@ void emit_matrix(Em *e, const MNNode *n);
 /* walk.c: the residency walk */
 void emit_walk_init(Walk *w, const MNGraph *g);
 void emit_walk_free(Walk *w);
-void emit_walk_add(const MNGraph *g, Walk *w, const MNValue *v);   /* v is resident: in its bank's address order */
+void emit_walk_add(const MNGraph *g, Walk *w, const MNValue *v); /* v is resident: in its bank's address order */
 void emit_walk_before(const MNGraph *g, Walk *w, const MNNode *n); /* n's outputs take LM */
-void emit_walk_after(const MNGraph *g, Walk *w, const MNNode *n);  /* what n forgets or overwrites leaves */
+void emit_walk_after(const MNGraph *g, Walk *w, const MNNode *n); /* what n forgets or overwrites leaves */
 /* emit.c: why node n cannot be emitted at the walk's position (NULL: it can); n's code
  * at the walk's position (emit_why_not accepted it there) */
 const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w);

@@ -59,15 +59,15 @@ int64_t emit_table_lw(const MNValue *o, int rows) { return (int64_t)rows * 2 * e
  * (one step for all L1Bs), the L2BM back into every L1BM, and the blocks from there. */
 typedef struct {
     int nsrc;
-    int64_t *base;  /* scratch LW of each source's first block; base[nsrc]: the pool */
-    int32_t **blk;  /* per source: block id (j, a, m) -> its block in the scratch, -1 */
+    int64_t *base; /* scratch LW of each source's first block; base[nsrc]: the pool */
+    int32_t **blk; /* per source: block id (j, a, m) -> its block in the scratch, -1 */
     int64_t *nblk;
-    int64_t **seg;  /* per source spread over L1Bs: the L1BM segments moved, in order */
+    int64_t **seg; /* per source spread over L1Bs: the L1BM segments moved, in order */
     int64_t *nseg;
     bool *cross;
     uint64_t local; /* bit k: source k read where it sits, its blocks by (a, m) on every L1B */
-    bool *kimg;     /* a constant the tree cannot gather: its values ride in the index table */
-    int64_t *pk;    /* per source: L1BM long words per address, P, or 4 for one replicated
+    bool *kimg; /* a constant the tree cannot gather: its values ride in the index table */
+    int64_t *pk; /* per source: L1BM long words per address, P, or 4 for one replicated
                      * over the MABs (combined from MAB 0 only: blocks at 4 a + p) */
     int64_t P, J, M;
 } SMap;
@@ -85,7 +85,8 @@ static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p
 static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, SMap *s);
 
 /* NULL, or why the sources cannot share a scratch */
-static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce, SMap *s) {
+static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local,
+                                   uint64_t kforce, SMap *s) {
     const MNMachine *m = &c->machine;
     memset(s, 0, sizeof *s);
     s->local = local;
@@ -101,7 +102,8 @@ static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
         const char *why = k < 64 && (kforce >> k & 1) ? "carried by the table" : smap_source(c, src, k, local, s);
-        if (why && emit_konst_of(x) && mn_dtype_bytes(x->dtype) == 4) { /* a parameter: the host writes it into the table */
+        if (why && emit_konst_of(x) &&
+            mn_dtype_bytes(x->dtype) == 4) { /* a parameter: the host writes it into the table */
             free(s->blk[k]), free(s->seg[k]);
             s->blk[k] = NULL, s->seg[k] = NULL, s->nblk[k] = s->nseg[k] = 0, s->cross[k] = false, s->kimg[k] = true;
             s->base[k + 1] = s->base[k];
@@ -126,7 +128,8 @@ static void smap_save(const SMap *s, const MNValue *const *src, const char *why,
     int n1 = s->nsrc + 1;
     sm_put(b, &why, sizeof why), sm_put(b, &s->nsrc, sizeof s->nsrc), sm_put(b, &s->local, sizeof s->local);
     sm_put(b, &s->P, 8), sm_put(b, &s->J, 8), sm_put(b, &s->M, 8);
-    sm_put(b, s->base, 8 * (size_t)n1), sm_put(b, s->nblk, 8 * (size_t)n1), sm_put(b, s->nseg, 8 * (size_t)n1), sm_put(b, s->pk, 8 * (size_t)n1);
+    sm_put(b, s->base, 8 * (size_t)n1), sm_put(b, s->nblk, 8 * (size_t)n1), sm_put(b, s->nseg, 8 * (size_t)n1),
+        sm_put(b, s->pk, 8 * (size_t)n1);
     sm_put(b, s->cross, (size_t)n1), sm_put(b, s->kimg, (size_t)n1);
     for (int k = 0; k < s->nsrc; k++) {
         uint8_t has[2] = {s->blk[k] != NULL, s->seg[k] != NULL};
@@ -140,15 +143,16 @@ static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const 
     const uint8_t *end = p + len;
     const char *why;
     memset(s, 0, sizeof *s);
-    bool ok = sm_get(&p, end, &why, sizeof why) && sm_get(&p, end, &s->nsrc, sizeof s->nsrc) && s->nsrc == nsrc && sm_get(&p, end, &s->local, sizeof s->local) &&
-              sm_get(&p, end, &s->P, 8) && sm_get(&p, end, &s->J, 8) && sm_get(&p, end, &s->M, 8);
+    bool ok = sm_get(&p, end, &why, sizeof why) && sm_get(&p, end, &s->nsrc, sizeof s->nsrc) && s->nsrc == nsrc &&
+              sm_get(&p, end, &s->local, sizeof s->local) && sm_get(&p, end, &s->P, 8) && sm_get(&p, end, &s->J, 8) &&
+              sm_get(&p, end, &s->M, 8);
     if (!ok) die("scratch map memo: a bad record");
     size_t n1 = (size_t)nsrc + 1;
     s->base = xmalloc(8 * n1), s->nblk = xmalloc(8 * n1), s->nseg = xmalloc(8 * n1), s->pk = xmalloc(8 * n1);
     s->cross = xmalloc(n1), s->kimg = xmalloc(n1);
     s->blk = xcalloc(n1, sizeof(int32_t *)), s->seg = xcalloc(n1, sizeof(int64_t *));
-    ok = sm_get(&p, end, s->base, 8 * n1) && sm_get(&p, end, s->nblk, 8 * n1) && sm_get(&p, end, s->nseg, 8 * n1) && sm_get(&p, end, s->pk, 8 * n1) &&
-         sm_get(&p, end, s->cross, n1) && sm_get(&p, end, s->kimg, n1);
+    ok = sm_get(&p, end, s->base, 8 * n1) && sm_get(&p, end, s->nblk, 8 * n1) && sm_get(&p, end, s->nseg, 8 * n1) &&
+         sm_get(&p, end, s->pk, 8 * n1) && sm_get(&p, end, s->cross, n1) && sm_get(&p, end, s->kimg, n1);
     for (int k = 0; ok && k < nsrc; k++) {
         uint8_t has[2];
         ok = sm_get(&p, end, has, 2);
@@ -167,15 +171,16 @@ static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const 
     return why;
 }
 
-static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce, SMap *s) {
+static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce,
+                              SMap *s) {
     EmMemo *mm = c->emit_memo;
     if (!mm) return smap_build_walk(c, src, nsrc, local, kforce, s);
     MNBuf key = {0};
     buf_printf(&key, "smap %d %llx %llx", nsrc, (unsigned long long)local, (unsigned long long)kforce);
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
-        buf_printf(&key, "|%d %d %d %s %lld %d [", emit_in_lm(x), x->dtype, emit_konst_of(x) != NULL, x->layout ? x->layout : "-", (long long)x->num_lw,
-                   x->type.rank);
+        buf_printf(&key, "|%d %d %d %s %lld %d [", emit_in_lm(x), x->dtype, emit_konst_of(x) != NULL,
+                   x->layout ? x->layout : "-", (long long)x->num_lw, x->type.rank);
         for (int d = 0; d < x->type.rank; d++) buf_printf(&key, "%s%lld", d ? "," : "", (long long)x->type.dims[d]);
         buf_printf(&key, "]");
     }
@@ -202,7 +207,8 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
         const MNValue *x = src[k];
         MNLayout ls;
         if (!emit_in_lm(x)) return "not in LM";
-        if (mn_dtype_bytes(x->dtype) != 4 && mn_dtype_bytes(x->dtype) != 8) return "a gather of other than 32- or 64-bit elements";
+        if (mn_dtype_bytes(x->dtype) != 4 && mn_dtype_bytes(x->dtype) != 8)
+            return "a gather of other than 32- or 64-bit elements";
         if (!layout_get(x, &ls) || layout_timed(x)) return "no layout";
         bool here = k < 64 && (local >> k & 1);
         if (!here && !(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
@@ -231,7 +237,8 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
             for (int64_t g = 0; g <= P * ns4 / 32; g++)
                 if (segs[g]) s->seg[k][s->nseg[k]++] = g;
             free(segs);
-            if (P * ns4 + 32 * s->J * s->nseg[k] > m->l1bm_lw || 32 * s->J * s->nseg[k] > m->l2bm_lw) return "a gather larger than the L1BM";
+            if (P * ns4 + 32 * s->J * s->nseg[k] > m->l1bm_lw || 32 * s->J * s->nseg[k] > m->l2bm_lw)
+                return "a gather larger than the L1BM";
         }
         s->base[k + 1] = s->base[k] + 4 * s->nblk[k];
     }
@@ -251,9 +258,13 @@ typedef struct {
 static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, const Walk *w) {
     SMapCache *k = e->smap;
     uint64_t local = w->local[w->pos], kforce = w->kforce[w->pos];
-    if (k && k->nsrc == nsrc && k->m.local == local && k->kforce == kforce && !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc)) return &k->m;
-    if (k) smap_free(&k->m), free(k->src);
-    else k = e->smap = xcalloc(1, sizeof *k);
+    if (k && k->nsrc == nsrc && k->m.local == local && k->kforce == kforce &&
+        !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc))
+        return &k->m;
+    if (k)
+        smap_free(&k->m), free(k->src);
+    else
+        k = e->smap = xcalloc(1, sizeof *k);
     k->kforce = kforce;
     if (smap_build(e->c, src, nsrc, local, kforce, &k->m)) die("a scratch that was planned cannot be built");
     k->src = xmalloc(sizeof(MNValue *) * (size_t)(nsrc + 1));
@@ -272,7 +283,8 @@ void emit_smap_cache_free(Em *e) {
  * low word, an integer's 32-bit value) */
 static int64_t smap_word(const SMap *s, const MNValue *x, const MNLayout *ls, int k, const int64_t *sidx, int half) {
     for (int d = 0; d < x->type.rank; d++)
-        if (sidx[d] < 0 || sidx[d] >= x->type.dims[d]) die("'%s': element index %lld out of range at axis %d", x->name, (long long)sidx[d], d);
+        if (sidx[d] < 0 || sidx[d] >= x->type.dims[d])
+            die("'%s': element index %lld out of range at axis %d", x->name, (long long)sidx[d], d);
     if (s->kimg[k]) die("'%s': a constant carried by the table has no scratch word", x->name);
     MNPlace p;
     layout_place(ls, sidx, &p);
@@ -302,8 +314,10 @@ static uint64_t local_sources(const MNValue *const *src, int nsrc, int rows, con
     uint64_t local = 0, check = 0;
     for (int k = 0; k < nsrc && k < 64; k++) {
         if (!layout_get(src[k], &ls[k])) continue;
-        if ((ls[k].bcast & upper) == upper) local |= 1ull << k;
-        else check |= 1ull << k;
+        if ((ls[k].bcast & upper) == upper)
+            local |= 1ull << k;
+        else
+            check |= 1ull << k;
     }
     for (int i = 0; i < nu && check; i++) {
         const MNValue *o = u[i].o;
@@ -320,18 +334,21 @@ static uint64_t local_sources(const MNValue *const *src, int nsrc, int rows, con
                 const MNLayout *l = &ls[en.src];
                 layout_place(l, en.sidx, &ps);
                 for (int lv = LV_L1B; lv <= LV_L2B; lv++)
-                    if (!(l->bcast & (1u << lv)) && ((lo.bcast & (1u << lv)) || ps.c[lv] != pd.c[lv])) check &= ~(1ull << en.src);
+                    if (!(l->bcast & (1u << lv)) && ((lo.bcast & (1u << lv)) || ps.c[lv] != pd.c[lv]))
+                        check &= ~(1ull << en.src);
             }
         }
     }
     return local | check;
 }
 
-static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2], int64_t need, int64_t row_lw, int rows,
-                            bool in_lm0, int64_t *scr, int64_t *tab, int *tbank);
+static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2],
+                            int64_t need, int64_t row_lw, int rows, bool in_lm0, int64_t *scr, int64_t *tab,
+                            int *tbank);
 
 /* the scratch and table placed with the sources in kforce carried by the table */
-static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows) {
+static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw,
+                                 int64_t row_lw, int rows) {
     int64_t *scr = &w->scr[w->pos], *tab = &w->tab[w->pos];
     int *tbank = &w->tbank[w->pos];
     const MNMachine *m = &c->machine;
@@ -342,15 +359,16 @@ static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *con
     for (int k = 0; k < nsrc && !why; k++) in_lm0 |= sm.kimg[k];
     smap_free(&sm);
     if (why) return why;
-    int64_t (*iv)[2] = xmalloc(sizeof *iv * (size_t)(w->n + 1)), (*iv1)[2] = xmalloc(sizeof *iv1 * (size_t)(w->n + 1));
+    int64_t(*iv)[2] = xmalloc(sizeof *iv * (size_t)(w->n + 1)), (*iv1)[2] = xmalloc(sizeof *iv1 * (size_t)(w->n + 1));
     const char *why2 = place_in(m, w, c->g, iv, iv1, need, row_lw, rows, in_lm0, scr, tab, tbank);
     free(iv), free(iv1);
     return why2;
 }
 
 /* scratch_place's search, with room for every resident value in iv (LM0) and iv1 (LM1) */
-static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2], int64_t need, int64_t row_lw, int rows,
-                            bool in_lm0, int64_t *scr, int64_t *tab, int *tbank) {
+static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64_t (*iv)[2], int64_t (*iv1)[2],
+                            int64_t need, int64_t row_lw, int rows, bool in_lm0, int64_t *scr, int64_t *tab,
+                            int *tbank) {
     if (w->dry) { /* the scratch and one table row, side by side in LM0, above a value whose
                    * last group of 4 long words (busy here) the schedule placed as fewer */
         int64_t lw = need + 4 + row_lw + 3; /* lm_busy's emit_round4 of that value's end */
@@ -380,8 +398,8 @@ static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64
     return NULL;
 }
 
-const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw, int64_t row_lw, int rows,
-                              const EmUse *u, int nu) {
+const char *emit_scratch_plan(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw,
+                              int64_t row_lw, int rows, const EmUse *u, int nu) {
     w->local[w->pos] = local_sources(src, nsrc, rows, u, nu);
     w->kforce[w->pos] = 0;
     const char *why = scratch_place(c, w, src, nsrc, pool_lw, row_lw, rows);
@@ -405,12 +423,16 @@ int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, const Walk
         /* every PE's long words into the L1BM (of MAB 0 only for a value alike on every MAB) */
         char at[40];
         for (int64_t t = 0; t < ns4 / 4; t++)
-            buf_printf(e->b, "%s $%s%sv $lb%lld\n", P == 4 ? "l1bmm@0" : "l1bmd", emit_bank_reg(x), emit_at(e, x, 4 * t, at), (long long)(t * 4 * P));
+            buf_printf(e->b, "%s $%s%sv $lb%lld\n", P == 4 ? "l1bmm@0" : "l1bmd", emit_bank_reg(x),
+                       emit_at(e, x, 4 * t, at), (long long)(t * 4 * P));
         buf_printf(e->b, "nop/3\n");
-        if (s.cross[k]) { /* the needed segments of every L1BM through the L2BM into every L1BM, after the combine's range */
-            for (int64_t g = 0; g < s.nseg[k]; g++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(32 * s.seg[k][g]), (long long)(32 * s.J * g));
+        if (s.cross
+                [k]) { /* the needed segments of every L1BM through the L2BM into every L1BM, after the combine's range */
+            for (int64_t g = 0; g < s.nseg[k]; g++)
+                buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(32 * s.seg[k][g]), (long long)(32 * s.J * g));
             buf_printf(e->b, "nop/4\n");
-            for (int64_t u = 0; u < 32 * s.J * s.nseg[k]; u += 64) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)u, (long long)(r2 + u));
+            for (int64_t u = 0; u < 32 * s.J * s.nseg[k]; u += 64)
+                buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)u, (long long)(r2 + u));
             buf_printf(e->b, "nop/3\n");
         }
         for (int64_t i = 0; i < nid; i++) { /* the blocks into every PE's scratch */
@@ -432,11 +454,14 @@ int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, const Walk
 void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int npool, bool integer) {
     /* staged in GRF1 from LW 0 ("imm" may not touch LM0 in its step), 4 LW a step into LM0 */
     for (int j = 0; j < npool; j++)
-        if (integer) buf_printf(e->b, "imm i\"%lld\" $ls%d\n", (long long)pool[j], 2 * j);
-        else buf_printf(e->b, "imm f\"%.9g\" $ls%d\n", pool[j], 2 * j);
+        if (integer)
+            buf_printf(e->b, "imm i\"%lld\" $ls%d\n", (long long)pool[j], 2 * j);
+        else
+            buf_printf(e->b, "imm f\"%.9g\" $ls%d\n", pool[j], 2 * j);
     if (!npool) return;
     buf_printf(e->b, "nop\n");
-    for (int j = 0; j < npool; j += 4) buf_printf(e->b, "lpassa $ls%dv $lm%lldv\n", 2 * j, (long long)(2 * (scr + at + j)));
+    for (int j = 0; j < npool; j += 4)
+        buf_printf(e->b, "lpassa $ls%dv $lm%lldv\n", 2 * j, (long long)(2 * (scr + at + j)));
     buf_printf(e->b, "nop/3\n");
 }
 
@@ -450,8 +475,8 @@ typedef struct {
     bool ok; /* false: computed at run time, or a mode not handled */
     int ns;
     int64_t axis[LAYOUT_MAX_RANK], start[LAYOUT_MAX_RANK], step[LAYOUT_MAX_RANK]; /* Slice */
-    int64_t OH, OW, KH, KW, sh, sw, dh, dw, pt, pl;                             /* im2col */
-    int64_t pb[LAYOUT_MAX_RANK];                                                /* Pad */
+    int64_t OH, OW, KH, KW, sh, sw, dh, dw, pt, pl; /* im2col */
+    int64_t pb[LAYOUT_MAX_RANK]; /* Pad */
     int mode;
     double value;
 } SrcPrep;
@@ -529,7 +554,8 @@ static bool pad_value(const MNNode *n, double *v) {
 static bool pad_begin(const MNNode *n, int64_t *pb) {
     int r = n->in[0]->type.rank;
     int64_t p[2 * LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK];
-    int np = emit_node_ints(n, 1, "pads", p, 2 * LAYOUT_MAX_RANK), na = n->nin > 3 && n->in[3] ? emit_node_ints(n, 3, NULL, ax, LAYOUT_MAX_RANK) : r;
+    int np = emit_node_ints(n, 1, "pads", p, 2 * LAYOUT_MAX_RANK),
+        na = n->nin > 3 && n->in[3] ? emit_node_ints(n, 3, NULL, ax, LAYOUT_MAX_RANK) : r;
     if (np < 0 || na < 0 || np != 2 * na) return false;
     for (int d = 0; d < r; d++) pb[d] = 0;
     for (int i = 0; i < na; i++) {
@@ -546,8 +572,10 @@ int emit_slice_params(const MNNode *n, int64_t *axis, int64_t *start, int64_t *s
     int q = x ? x->type.rank : 0;
     int64_t st[LAYOUT_MAX_RANK], en_[LAYOUT_MAX_RANK], ax[LAYOUT_MAX_RANK], sp[LAYOUT_MAX_RANK];
     bool inputs = n->nin > 1;
-    int ns = emit_node_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK), ne = emit_node_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
-    int na = emit_node_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK), nsp = inputs ? emit_node_ints(n, 4, NULL, sp, LAYOUT_MAX_RANK) : 0;
+    int ns = emit_node_ints(n, inputs ? 1 : 99, "starts", st, LAYOUT_MAX_RANK),
+        ne = emit_node_ints(n, inputs ? 2 : 99, "ends", en_, LAYOUT_MAX_RANK);
+    int na = emit_node_ints(n, inputs ? 3 : 99, "axes", ax, LAYOUT_MAX_RANK),
+        nsp = inputs ? emit_node_ints(n, 4, NULL, sp, LAYOUT_MAX_RANK) : 0;
     if (!x || ns < 0 || ne != ns || na < 0 || nsp < 0 || (na && na != ns) || (nsp && nsp != ns)) return -1;
     for (int i = 0; i < ns; i++) {
         int64_t a = na ? ax[i] : i, k = nsp ? sp[i] : 1;
@@ -571,18 +599,24 @@ static void src_prep(const MNNode *n, SrcPrep *sp) {
         if (ns < 0) return;
         sp->ns = ns, sp->ok = true;
     } else if (n->op == OP_MNCoreIm2col) {
-        const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *dl = ir_attr(n, "dilations"), *pd = ir_attr(n, "pads"),
-                     *os = ir_attr(n, "out_shape");
-        if (!ks || !st || !dl || !pd || !os || ks->n != 2 || st->n != 2 || dl->n != 2 || pd->n != 4 || os->n != 3 || q != 4) return;
+        const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *dl = ir_attr(n, "dilations"),
+                     *pd = ir_attr(n, "pads"), *os = ir_attr(n, "out_shape");
+        if (!ks || !st || !dl || !pd || !os || ks->n != 2 || st->n != 2 || dl->n != 2 || pd->n != 4 || os->n != 3 ||
+            q != 4)
+            return;
         sp->OH = os->ints[1], sp->OW = os->ints[2], sp->KH = ks->ints[0], sp->KW = ks->ints[1];
-        sp->sh = st->ints[0], sp->sw = st->ints[1], sp->dh = dl->ints[0], sp->dw = dl->ints[1], sp->pt = pd->ints[0], sp->pl = pd->ints[1];
+        sp->sh = st->ints[0], sp->sw = st->ints[1], sp->dh = dl->ints[0], sp->dw = dl->ints[1], sp->pt = pd->ints[0],
+        sp->pl = pd->ints[1];
         sp->ok = true;
     } else if (n->op == OP_Pad) {
         if (!pad_begin(n, sp->pb)) return;
         const char *mode = ir_attr_string(n, "mode", "constant");
-        if (!strcmp(mode, "edge")) sp->mode = PAD_EDGE;
-        else if (!strcmp(mode, "reflect")) sp->mode = PAD_REFLECT;
-        else if (!strcmp(mode, "wrap")) sp->mode = PAD_WRAP;
+        if (!strcmp(mode, "edge"))
+            sp->mode = PAD_EDGE;
+        else if (!strcmp(mode, "reflect"))
+            sp->mode = PAD_REFLECT;
+        else if (!strcmp(mode, "wrap"))
+            sp->mode = PAD_WRAP;
         else if (!strcmp(mode, "constant")) {
             sp->mode = PAD_CONSTANT;
             if (!pad_value(n, &sp->value)) /* a value computed at run time: fine only if no element is padding */
@@ -653,24 +687,29 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
                 sidx[d] = p;
                 continue;
             }
-            if (sp->mode == PAD_EDGE) sidx[d] = p < 0 ? 0 : dim - 1;
-            else if (sp->mode == PAD_REFLECT && dim == 1) sidx[d] = 0;
+            if (sp->mode == PAD_EDGE)
+                sidx[d] = p < 0 ? 0 : dim - 1;
+            else if (sp->mode == PAD_REFLECT && dim == 1)
+                sidx[d] = 0;
             else if (sp->mode == PAD_REFLECT) {
                 int64_t per = 2 * (dim - 1), m = ((p % per) + per) % per;
                 sidx[d] = m < dim ? m : per - m;
-            } else if (sp->mode == PAD_WRAP) sidx[d] = ((p % dim) + dim) % dim;
+            } else if (sp->mode == PAD_WRAP)
+                sidx[d] = ((p % dim) + dim) % dim;
             else {
                 en->src = -1, en->k = sp->value;
                 return true;
             }
         }
         return true;
-    case OP_DepthToSpace: case OP_SpaceToDepth: { /* NCHW, blocks of b x b */
+    case OP_DepthToSpace:
+    case OP_SpaceToDepth: { /* NCHW, blocks of b x b */
         int64_t b = ir_attr_int(n, "blocksize", 1);
         sidx[0] = idx[0];
         if (n->op == OP_DepthToSpace) {
             int64_t c = o->type.dims[1], bh = idx[2] % b, bw = idx[3] % b;
-            sidx[1] = strcmp(ir_attr_string(n, "mode", "DCR"), "CRD") ? (bh * b + bw) * c + idx[1] : idx[1] * b * b + bh * b + bw;
+            sidx[1] = strcmp(ir_attr_string(n, "mode", "DCR"), "CRD") ? (bh * b + bw) * c + idx[1]
+                                                                      : idx[1] * b * b + bh * b + bw;
             sidx[2] = idx[2] / b, sidx[3] = idx[3] / b;
         } else {
             int64_t c = x->type.dims[1], blk = idx[1] / c;
@@ -788,21 +827,25 @@ static void value_sig(EmMemo *mm, MNBuf *b, const MNValue *v, const MNValue *con
         buf_printf(b, "|-");
         return;
     }
-    buf_printf(b, "|%d %s %lld %d %d %d [", v->type.elem, v->layout ? v->layout : "-", (long long)v->num_lw, v->dtype, (int)v->loc, (int)v->loc_kind);
+    buf_printf(b, "|%d %s %lld %d %d %d [", v->type.elem, v->layout ? v->layout : "-", (long long)v->num_lw, v->dtype,
+               (int)v->loc, (int)v->loc_kind);
     for (int d = 0; d < v->type.rank; d++) buf_printf(b, "%s%lld", d ? "," : "", (long long)v->type.dims[d]);
     buf_printf(b, "]");
     const MNTensor *kt = emit_konst_of(v);
-    if (kt && data_keyed(v, kt, src, ns, sm)) buf_printf(b, " k%llx", (unsigned long long)konst_hash(mm, kt));
-    else if (kt) buf_printf(b, " k");
+    if (kt && data_keyed(v, kt, src, ns, sm))
+        buf_printf(b, " k%llx", (unsigned long long)konst_hash(mm, kt));
+    else if (kt)
+        buf_printf(b, " k");
 }
 
 /* the key, or false when the node has an attribute the key cannot spell (then no memo) */
-static bool table_key(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows, EmEntryFn fn,
-                      const double *pool, int npool, int pool_cap, MNBuf *b) {
+static bool table_key(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk,
+                      int row0, int rows, EmEntryFn fn, const double *pool, int npool, int pool_cap, MNBuf *b) {
     EmMemo *mm = e->c->emit_memo;
     const SMap *sm = smap_for(e, src, ns, wk);
-    buf_printf(b, "table %llx %d %d %d opset %lld at %lld %lld %d local %llx kforce %llx trows %d", (unsigned long long)(uintptr_t)fn, row0, rows, pool_cap,
-               (long long)e->c->g->opset, (long long)wk->scr[wk->pos], (long long)wk->tab[wk->pos], wk->tbank[wk->pos],
+    buf_printf(b, "table %llx %d %d %d opset %lld at %lld %lld %d local %llx kforce %llx trows %d",
+               (unsigned long long)(uintptr_t)fn, row0, rows, pool_cap, (long long)e->c->g->opset,
+               (long long)wk->scr[wk->pos], (long long)wk->tab[wk->pos], wk->tbank[wk->pos],
                (unsigned long long)wk->local[wk->pos], (unsigned long long)wk->kforce[wk->pos], wk->trows[wk->pos]);
     for (int i = 0; i < npool; i++) {
         uint64_t u;
@@ -829,11 +872,12 @@ typedef struct {
     double pool[];
 } TableMemo;
 
-static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
-                                  EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap);
+static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns,
+                                  const Walk *wk, int row0, int rows, EmEntryFn fn, const void *ctx, double *pool,
+                                  int *npool, int pool_cap);
 
-MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
-                          EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
+MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk,
+                          int row0, int rows, EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
     EmMemo *mm = e->c->emit_memo;
     MNBuf key = {0};
     if (!mm || !table_key(e, n, o, src, ns, wk, row0, rows, fn, pool, *npool, pool_cap, &key)) {
@@ -843,7 +887,8 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     size_t len;
     const TableMemo *got = memo_get(mm, key.data, &len);
     if (got) {
-        if (len != sizeof *got + sizeof(double) * (size_t)got->npool || got->npool > pool_cap) die("table memo of %zu bytes", len);
+        if (len != sizeof *got + sizeof(double) * (size_t)got->npool || got->npool > pool_cap)
+            die("table memo of %zu bytes", len);
         memcpy(pool, got->pool, sizeof(double) * (size_t)got->npool);
         *npool = got->npool;
         buf_free(&key);
@@ -860,8 +905,9 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     return t;
 }
 
-static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns, const Walk *wk, int row0, int rows,
-                                  EmEntryFn fn, const void *ctx, double *pool, int *npool, int pool_cap) {
+static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValue *const *src, int ns,
+                                  const Walk *wk, int row0, int rows, EmEntryFn fn, const void *ctx, double *pool,
+                                  int *npool, int pool_cap) {
     int64_t scr = wk->scr[wk->pos], tab = wk->tab[wk->pos];
     MNCompile *c = e->c;
     const MNMachine *m = &c->machine;
@@ -916,7 +962,8 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
                 int64_t word = 0, hi = 0;
                 bool carry = false; /* word 0 carries a constant */
                 EmEntry en = {0};
-                if (!fn(ctx, pw.idx, row0 + r, &en)) die("node '%s': no table entry for an element the planner accepted", n->name);
+                if (!fn(ctx, pw.idx, row0 + r, &en))
+                    die("node '%s': no table entry for an element the planner accepted", n->name);
                 if (en.src >= 0 && sm.kimg[en.src]) { /* the value in word 0 of this very entry, in LM0 */
                     const MNValue *x = src[en.src];
                     const MNTensor *kt = emit_konst_of(x);
@@ -925,7 +972,8 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
                     if (wk->tbank[wk->pos] != 0) die("node '%s': a table carrying constants outside LM0", n->name);
                     word = 2 * (tab + (int64_t)r * nw + w) - 2 * scr;
                     if (word < 0) word += 2 * m->lm0_lw; /* addresses wrap around LM0 */
-                    if (kt->elem == ONNX_FLOAT32) { /* the bits as stored (a signalling NaN stays one, as in parameter images) */
+                    if (kt->elem ==
+                        ONNX_FLOAT32) { /* the bits as stored (a signalling NaN stays one, as in parameter images) */
                         int32_t bits;
                         memcpy(&bits, (const float *)kt->data + flat, sizeof bits);
                         hi = bits, carry = true;
@@ -948,7 +996,8 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
                         c[k] = pd->c[blv[k]];
                         if (ld.bcast & (1u << blv[k])) c[k] = rq % cnt[k], rq /= cnt[k];
                     }
-                    int64_t at = (((c[3] * dims[1] + c[2]) * dims[2] + c[1]) * dims[3] + c[0]) * 2 * nt + 2 * (r * nw + w);
+                    int64_t at =
+                        (((c[3] * dims[1] + c[2]) * dims[2] + c[1]) * dims[3] + c[0]) * 2 * nt + 2 * (r * nw + w);
                     tb[at] = (int32_t)(carry ? hi : word);
                     tb[at + 1] = (int32_t)word;
                 }
@@ -1011,8 +1060,8 @@ void emit_gather(Em *e, const MNNode *n, const Walk *w) {
     for (int k = 0; k < n->nout && k < 8; k++)
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
             gather_ctx(&gc[k], n, k);
-            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), w, 0, 1, gather_entry, &gc[k], pool,
-                                     &npool, GATHER_POOL);
+            tv[k] = emit_index_table(e, n, n->out[k], (const MNValue *const *)n->in, gather_sources(n), w, 0, 1,
+                                     gather_entry, &gc[k], pool, &npool, GATHER_POOL);
         }
     int64_t at = emit_scratch_fill(e, (const MNValue *const *)n->in, gather_sources(n), w, scr);
     emit_scratch_pool(e, scr, at, pool, npool, n->in[0]->dtype != MN_DT_Float);
@@ -1034,7 +1083,8 @@ void emit_gather(Em *e, const MNNode *n, const Walk *w) {
             for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
                 int64_t la = w0 / 2 + a;
                 char at[40];
-                buf_printf(e->b, "lpassa $ls%lldv $%s%sv%s\n", (long long)(2 * a), emit_bank_reg(o), emit_at(e, o, la, at), emit_tail_mask(nd, la));
+                buf_printf(e->b, "lpassa $ls%lldv $%s%sv%s\n", (long long)(2 * a), emit_bank_reg(o),
+                           emit_at(e, o, la, at), emit_tail_mask(nd, la));
             }
             buf_printf(e->b, "nop/3\n");
         }
@@ -1045,19 +1095,20 @@ void emit_gather(Em *e, const MNNode *n, const Walk *w) {
  * and table (gather_why). */
 const char *emit_moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
     double pv = 0; /* table constants fill both words of a long word alike: 64-bit bits of 0 only */
-    if (n->op == OP_Pad && mn_dtype_bytes(n->in[0]->dtype) == 8 && !strcmp(ir_attr_string(n, "mode", "constant"), "constant") && pad_value(n, &pv) &&
-        (pv != 0 || signbit(pv)))
+    if (n->op == OP_Pad && mn_dtype_bytes(n->in[0]->dtype) == 8 &&
+        !strcmp(ir_attr_string(n, "mode", "constant"), "constant") && pad_value(n, &pv) && (pv != 0 || signbit(pv)))
         return "a 64-bit pad value other than 0";
-    if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split || n->op == OP_MNCoreIm2col) { /* every element's source known */
+    if (n->op == OP_Slice || n->op == OP_Pad || n->op == OP_Split ||
+        n->op == OP_MNCoreIm2col) { /* every element's source known */
         SrcPrep sp;
         src_prep(n, &sp); /* its ok says whether source_index finds every element's */
         for (int k = 0; k < n->nout; k++) {
             if (!n->out[k]) return "an output left out";
-            if (n->op != OP_Split && !sp.ok && ir_shape_numel(&n->out[k]->type) > 0) return "parameters computed at run time, or a mode not handled";
+            if (n->op != OP_Split && !sp.ok && ir_shape_numel(&n->out[k]->type) > 0)
+                return "parameters computed at run time, or a mode not handled";
         }
     }
     return gather_why(c, n, w);
 }
 
 const char *emit_gather_why(const MNCompile *c, const MNNode *n, Walk *w) { return gather_why(c, n, w); }
-

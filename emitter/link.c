@@ -49,7 +49,7 @@ typedef struct {
 typedef struct {
     Ivs r[NK], w[NK];
     unsigned fw_read, fw_made; /* bit k: forwarding register K_ALUF + k */
-    bool opaque;               /* mask lines, debug lines, noforward, matrix registers */
+    bool opaque; /* mask lines, debug lines, noforward, matrix registers */
 } Foot;
 
 typedef struct {
@@ -90,9 +90,12 @@ static void iv_norm(Ivs *s) {
 
 static bool iv_meet(const Ivs *a, const Ivs *b) {
     for (int i = 0, j = 0; i < a->n && j < b->n;) {
-        if (a->v[i].hi <= b->v[j].lo) i++;
-        else if (b->v[j].hi <= a->v[i].lo) j++;
-        else return true;
+        if (a->v[i].hi <= b->v[j].lo)
+            i++;
+        else if (b->v[j].hi <= a->v[i].lo)
+            j++;
+        else
+            return true;
     }
     return false;
 }
@@ -179,7 +182,8 @@ static void foot_of(const Ctx *c, const VProgram *p, Foot *f) {
     memset(f, 0, sizeof *f);
     for (int i = 0; i < p->nsteps; i++) {
         const VStep *s = &p->steps[i];
-        if (s->kind != ST_STEP) f->opaque = true;
+        if (s->kind != ST_STEP)
+            f->opaque = true;
         else
             for (int k = 0; k < s->nexpr; k++) expr_foot(c, f, &s->e[k]);
     }
@@ -201,9 +205,9 @@ static bool independent(const Foot *a, const Foot *b) {
 typedef struct {
     const VStep *s;
     uint8_t lmr, lmw; /* LM banks read and written (bit 0 LM0, bit 1 LM1) */
-    bool nop;         /* nothing but nop (and wait) */
-    int wait;         /* the tag waited for, -1 */
-    int mv_tag;       /* an MV with that tag (0: untagged), -1 */
+    bool nop; /* nothing but nop (and wait) */
+    int wait; /* the tag waited for, -1 */
+    int mv_tag; /* an MV with that tag (0: untagged), -1 */
     const VExpr *mv;
     int cost;
 } Unit;
@@ -226,13 +230,17 @@ static void stream_of(const VProgram *p, const int cost_of[VI_COUNT][8], Stream 
             const VInsnInfo *in = &vsm_insns[x->insn];
             int ic = cost_of[x->insn][x->prec == P_NONE ? 0 : __builtin_ctz(x->prec)];
             if (ic > cost) cost = ic;
-            if (in->unit == U_WAIT) u.wait = x->tag;
-            else if (in->unit != U_NOP) u.nop = false;
+            if (in->unit == U_WAIT)
+                u.wait = x->tag;
+            else if (in->unit != U_NOP)
+                u.nop = false;
             if (in->unit == U_MV) u.mv_tag = x->tag, u.mv = x;
             for (int j = 0; j < x->nsrc; j++)
-                if (x->src[j].kind == K_LM0 || x->src[j].kind == K_LM1) u.lmr |= (uint8_t)(1 << (x->src[j].kind == K_LM1));
+                if (x->src[j].kind == K_LM0 || x->src[j].kind == K_LM1)
+                    u.lmr |= (uint8_t)(1 << (x->src[j].kind == K_LM1));
             for (int j = 0; j < x->ndst; j++)
-                if (x->dst[j].kind == K_LM0 || x->dst[j].kind == K_LM1) u.lmw |= (uint8_t)(1 << (x->dst[j].kind == K_LM1));
+                if (x->dst[j].kind == K_LM0 || x->dst[j].kind == K_LM1)
+                    u.lmw |= (uint8_t)(1 << (x->dst[j].kind == K_LM1));
         }
         u.cost = cost > 0 ? cost : 1;
         for (uint32_t r = 0; r < s->repeat; r++) st->u[st->n++] = u;
@@ -273,12 +281,12 @@ static bool combine(const Unit *a, const Unit *b, VStep *out) {
 
 typedef struct {
     const Ctx *c;
-    Stream x[2];       /* 0: the transfer node, 1: the compute node */
-    int64_t t, cyc;    /* steps and estimated cycles so far */
+    Stream x[2]; /* 0: the transfer node, 1: the compute node */
+    int64_t t, cyc; /* steps and estimated cycles so far */
     int64_t lastw[2][2]; /* per stream and LM bank: the step of its last write */
-    int64_t done[256];   /* estimated completion cycle of the MV per tag */
+    int64_t done[256]; /* estimated completion cycle of the MV per tag */
     int64_t last_mv;
-    MvClock clk;         /* the MV ports, as mnemu times them */
+    MvClock clk; /* the MV ports, as mnemu times them */
     VProgram out;
 } Merge;
 
@@ -300,7 +308,8 @@ static void issue(Merge *g, const Unit *a, const Unit *b, const VStep *line) {
         for (int bk = 0; bk < 2; bk++)
             if (u->lmw >> bk & 1) g->lastw[k][bk] = g->t;
         if (u->mv_tag >= 0) {
-            if (g->cyc - g->last_mv < (int64_t)m->mv_issue_steps * m->cycles_per_step) g->cyc = g->last_mv + (int64_t)m->mv_issue_steps * m->cycles_per_step;
+            if (g->cyc - g->last_mv < (int64_t)m->mv_issue_steps * m->cycles_per_step)
+                g->cyc = g->last_mv + (int64_t)m->mv_issue_steps * m->cycles_per_step;
             g->last_mv = g->cyc;
             MvShape sh;
             char why[240];
@@ -347,7 +356,6 @@ static void merge_streams(Merge *g) {
     }
 }
 
-
 /* The output: lines of text, one per step, and the relocation of every operand that
  * was relative to a value (line = the step's index in the program). */
 typedef struct {
@@ -358,13 +366,16 @@ typedef struct {
 } Out;
 
 static void push_reloc(EmLink *st, AppRelocRec r) {
-    if (st->nrelocs == st->caprelocs) st->relocs = xrealloc(st->relocs, sizeof(AppRelocRec) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
+    if (st->nrelocs == st->caprelocs)
+        st->relocs = xrealloc(st->relocs,
+                              sizeof(AppRelocRec) * (size_t)(st->caprelocs = st->caprelocs ? 2 * st->caprelocs : 256));
     st->relocs[st->nrelocs++] = r;
 }
 
 /* a program's relocation records as a piece of the linked program (taken from st) */
 static void take_relocs(EmLink *st, EmLinked *out) {
-    MNBuf rb = {(char *)st->relocs, sizeof(AppRelocRec) * (size_t)st->nrelocs, sizeof(AppRelocRec) * (size_t)st->caprelocs};
+    MNBuf rb = {(char *)st->relocs, sizeof(AppRelocRec) * (size_t)st->nrelocs,
+                sizeof(AppRelocRec) * (size_t)st->caprelocs};
     if (rb.data) bufs_take(&out->rel, &rb);
     out->nrelocs += st->nrelocs;
     st->relocs = NULL, st->nrelocs = st->caprelocs = 0;
@@ -376,15 +387,18 @@ static void put_step(Out *o, const VStep *s) {
         for (int j = 0; j < x->nsrc + x->ndst; j++) {
             const VOperand *op = j < x->nsrc ? &x->src[j] : &x->dst[j - x->nsrc];
             if (!op->reloc) continue;
-            const MNValue *v = o->g->values[op->reloc - 1]; /* value names are unique (ir_value_new): its name is the symbol */
+            const MNValue *v =
+                o->g->values[op->reloc - 1]; /* value names are unique (ir_value_new): its name is the symbol */
             int64_t unit = op->kind == K_DRAM ? 1 : 2;
             EmLink *st = o->st;
             if (k > 0xffff || j > 0xffff) die("relocation: expression %d, operand %d", k, j);
-            push_reloc(st, (AppRelocRec){o->line, (uint16_t)k, (uint16_t)j, (uint32_t)v->id, 0, (int64_t)(op->amode == A_FLAT ? op->flat[0] : op->addr) - unit * v->addr});
+            push_reloc(st, (AppRelocRec){o->line, (uint16_t)k, (uint16_t)j, (uint32_t)v->id, 0,
+                                         (int64_t)(op->amode == A_FLAT ? op->flat[0] : op->addr) - unit * v->addr});
         }
     }
     vsm_print_step(o->out, s);
-    vsm_encode_step(&o->st->code, s); /* the program the text says: Code Emit writes it without parsing the text again */
+    vsm_encode_step(&o->st->code,
+                    s); /* the program the text says: Code Emit writes it without parsing the text again */
     o->line++;
 }
 
@@ -397,10 +411,12 @@ static void put_tmpl(Out *o, const VLinkTmpl *t, const uint32_t *ids) {
         const MNValue *v = o->g->values[ids[r]];
         if (v->addr < 0) die("relocation to '%s', which has no address", v->name);
         add[r] = t->rel[r].unit * v->addr;
-        push_reloc(o->st, (AppRelocRec){o->line, t->rel[r].expr, t->rel[r].operand, (uint32_t)v->id, 0, t->rel[r].addend});
+        push_reloc(o->st,
+                   (AppRelocRec){o->line, t->rel[r].expr, t->rel[r].operand, (uint32_t)v->id, 0, t->rel[r].addend});
     }
     int bad;
-    if (!vsm_tmpl_fill(t, add, o->out, &o->st->code, &bad)) die("relocated address of '%s' beyond 16 bits", o->g->values[ids[bad]]->name);
+    if (!vsm_tmpl_fill(t, add, o->out, &o->st->code, &bad))
+        die("relocated address of '%s' beyond 16 bits", o->g->values[ids[bad]]->name);
     o->line++;
 }
 
@@ -454,12 +470,14 @@ static void resolve(const MNGraph *g, VProgram *p) {
 }
 
 static bool is_transfer(const MNNode *n) {
-    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload || n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat;
+    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload || n->op == OP_MNCoreInputSplit ||
+           n->op == OP_MNCoreOutputConcat;
 }
 
 static bool parse_seg(VLineCache *lc, const char *text, size_t lo, size_t hi, VProgram *p) {
     char err[300];
-    if (!vsm_parse_relative_cached(lc, "segment", text + lo, hi - lo, p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+    if (!vsm_parse_relative_cached(lc, "segment", text + lo, hi - lo, p, err, sizeof err))
+        die("emitted VSM does not assemble: %s", err);
     return true;
 }
 
@@ -499,10 +517,10 @@ static int next_live(Segs *s, int i, EmLink *st) {
  * joined in order are the same bytes as one pass over every node. Each thread keeps
  * one line cache for all the parts it links. */
 typedef struct {
-    MNBuf text;  /* the parts' node code (taken from the emitter) */
+    MNBuf text; /* the parts' node code (taken from the emitter) */
     size_t *seg; /* [k - lo]: where node k's code begins in text; [hi - lo]: its end */
     int lo, hi;
-    MNGraph g;   /* the graph's header when the part came: Code Emit grows its values (gather tables) meanwhile */
+    MNGraph g; /* the graph's header when the part came: Code Emit grows its values (gather tables) meanwhile */
     MNBuf out;
     EmLink st;
 } Part;
@@ -540,7 +558,9 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
     int nids;
     bool rel; /* the line names values: LINKED found its template, else its text and code */
     /* a line linked before: without ids, its text and code; with ids, its template */
-#define LINKED(q, n) ((rel = memchr(q, '{', n) != NULL) ? vsm_line_cache_tmpl(lc, q, n, &tm, ids, &nids) : vsm_line_cache_linked(lc, q, n, &lt, &ltn, &lcode, &lcn, &rep))
+#define LINKED(q, n)                                                                    \
+    ((rel = memchr(q, '{', n) != NULL) ? vsm_line_cache_tmpl(lc, q, n, &tm, ids, &nids) \
+                                       : vsm_line_cache_linked(lc, q, n, &lt, &ltn, &lcode, &lcn, &rep))
     for (int k = pt->lo; k < pt->hi && !atomic_load(over); k++) {
         if (checks && k % 64 == 63 && !mn_memory_ok(c)) {
             atomic_store(over, true);
@@ -574,7 +594,8 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
                 if (q != line && ql && q[0] != '#' && LINKED(q, ql)) break;
                 if (run.n == run.cap) {
                     run.cap = run.cap ? 2 * run.cap : 64;
-                    run.at = xrealloc(run.at, sizeof(char *) * (size_t)run.cap), run.len = xrealloc(run.len, sizeof(size_t) * (size_t)run.cap);
+                    run.at = xrealloc(run.at, sizeof(char *) * (size_t)run.cap),
+                    run.len = xrealloc(run.len, sizeof(size_t) * (size_t)run.cap);
                 }
                 run.at[run.n] = q, run.len[run.n++] = ql;
                 rend = q + ql;
@@ -595,7 +616,8 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
                 const char *q = run.at[st->line - 1];
                 size_t ql = run.len[st->line - 1];
                 if (!memchr(q, '{', ql))
-                    vsm_line_cache_set_linked(lc, q, ql, o.out->data + t0, o.out->len - t0, o.st->code.data + c0, o.st->code.len - c0);
+                    vsm_line_cache_set_linked(lc, q, ql, o.out->data + t0, o.out->len - t0, o.st->code.data + c0,
+                                              o.st->code.len - c0);
                 else
                     vsm_line_cache_set_tmpl(lc, q, ql);
             }
@@ -726,8 +748,10 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
     Out o = {g, out, 0, st};
     Ctx cx = {&c->machine, {0}};
     const MNMachine *m = &c->machine;
-    cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw, cx.size[K_GRF1] = 2 * m->grf1_lw;
-    cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw, cx.size[K_PDM] = m->pdm_lw;
+    cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw,
+    cx.size[K_GRF1] = 2 * m->grf1_lw;
+    cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw,
+    cx.size[K_PDM] = m->pdm_lw;
     int n = g->nnodes;
     Segs sg = {c, text, seg, xcalloc((size_t)n + 1, sizeof(VProgram)), 0, vsm_line_cache_new()};
     int cost[VI_COUNT][8]; /* the machine's instruction costs: the LM distances are counted in its steps */
@@ -765,8 +789,9 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
         merge_streams(&mg);
         /* what lies before the pair, then the pair in one piece, then the (empty) nodes between */
         for (int k = next; k < i; k++) put_node(&o, g->nodes[k], &sg.prog[k]);
-        buf_printf(out, "# merged: %s %s (%d steps) + %s %s (%d steps) -> %lld steps\n", g->nodes[tr]->op_type, g->nodes[tr]->name, mg.x[0].n,
-                   g->nodes[cp]->op_type, g->nodes[cp]->name, mg.x[1].n, (long long)mg.t);
+        buf_printf(out, "# merged: %s %s (%d steps) + %s %s (%d steps) -> %lld steps\n", g->nodes[tr]->op_type,
+                   g->nodes[tr]->name, mg.x[0].n, g->nodes[cp]->op_type, g->nodes[cp]->name, mg.x[1].n,
+                   (long long)mg.t);
         put_steps(&o, mg.out.steps, mg.out.nsteps);
         for (int k = i + 1; k < j; k++) put_node(&o, g->nodes[k], &sg.prog[k]);
         vsm_program_free(&sg.prog[i]), vsm_program_free(&sg.prog[j]);
@@ -777,7 +802,8 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
         i = next_live(&sg, j + 1, st);
         within = i != -2;
     }
-    for (int k = next; within && k < n; k++) put_node(&o, g->nodes[k], &sg.prog[k]); /* the empty segments after the last with code */
+    for (int k = next; within && k < n; k++)
+        put_node(&o, g->nodes[k], &sg.prog[k]); /* the empty segments after the last with code */
     for (int k = 0; k < n; k++) vsm_program_free(&sg.prog[k]);
     free(sg.prog);
     vsm_line_cache_free(sg.lines);

@@ -41,9 +41,7 @@ typedef struct {
 
 static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
 
-static bool parse(const MNValue *v, MNLayout *l) {
-    return layout_get(v, l) && layout_extent(l, LV_TIME) <= 1;
-}
+static bool parse(const MNValue *v, MNLayout *l) { return layout_get(v, l) && layout_extent(l, LV_TIME) <= 1; }
 
 static const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
 
@@ -65,13 +63,16 @@ static MNPlace *axis_part(const MNLayout *l, int ax, int64_t n) {
 
 /* the long word of each block of 8 along the last axis of a row whose first element is
  * at base, packed, on the MAB, L1B and L2B of t0, inside nlw; false if not */
-static bool row_blocks(const MNPlace *base, const MNPlace *part, int64_t n, const MNPlace *t0, int64_t nlw, int64_t *blk) {
+static bool row_blocks(const MNPlace *base, const MNPlace *part, int64_t n, const MNPlace *t0, int64_t nlw,
+                       int64_t *blk) {
     for (int64_t k = 0; k < n; k++) {
         MNPlace q;
         for (int lv = 0; lv < LV_COUNT; lv++) q.c[lv] = base->c[lv] + part[k].c[lv];
         if (!packed(&q, k) || !same_tree(&q, t0) || q.c[LV_ADDR] >= nlw) return false;
-        if (k % 8 == 0) blk[k / 8] = q.c[LV_ADDR];
-        else if (blk[k / 8] != q.c[LV_ADDR]) return false;
+        if (k % 8 == 0)
+            blk[k / 8] = q.c[LV_ADDR];
+        else if (blk[k / 8] != q.c[LV_ADDR])
+            return false;
     }
     return true;
 }
@@ -79,7 +80,8 @@ static bool row_blocks(const MNPlace *base, const MNPlace *part, int64_t n, cons
 static const char *plan_layouts(MatPlan *p);
 
 static void value_key(MNBuf *k, const MNValue *v) {
-    buf_printf(k, "|%s|%lld|%d|%d|%d", v->layout ? v->layout : "-", (long long)v->num_lw, emit_in_lm(v), v->dtype, v->type.rank);
+    buf_printf(k, "|%s|%lld|%d|%d|%d", v->layout ? v->layout : "-", (long long)v->num_lw, emit_in_lm(v), v->dtype,
+               v->type.rank);
     for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
 }
 
@@ -102,7 +104,8 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
         PlanHead h;
         memcpy(&h, got, sizeof h);
         size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb);
-        if (len != sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC)) die("matrix plan memo of %zu bytes", len);
+        if (len != sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC))
+            die("matrix plan memo of %zu bytes", len);
         buf_free(&k);
         if (h.why) return h.why;
         p->nslot = h.nslot;
@@ -177,16 +180,18 @@ static const char *plan_layouts(MatPlan *p) {
         int64_t k = wb.idx[p->transb ? 1 : 0], col = wb.idx[p->transb ? 0 : 1];
         int64_t *s = &p->aB[k / 8 * p->N + col];
         if (!packed(&wb.p, k)) return "B's K not packed";
-        if (k % 8 == 0) *s = wb.p.c[LV_ADDR];
-        else if (*s != wb.p.c[LV_ADDR]) return "B's K not packed";
+        if (k % 8 == 0)
+            *s = wb.p.c[LV_ADDR];
+        else if (*s != wb.p.c[LV_ADDR])
+            return "B's K not packed";
     }
     /* a bias over N: packed like the output's N, on every MAB, L1B and L2B */
     if (p->c) {
         MNLayout lc;
         const MNValue *cv = p->c;
         int rc = cv->type.rank;
-        if (!emit_in_lm(cv) || cv->dtype != MN_DT_Float || rc < 1 || cv->type.dims[rc - 1] != p->N || ir_shape_numel(&cv->type) != p->N ||
-            !parse(cv, &lc) || (lc.bcast & TREE) != TREE)
+        if (!emit_in_lm(cv) || cv->dtype != MN_DT_Float || rc < 1 || cv->type.dims[rc - 1] != p->N ||
+            ir_shape_numel(&cv->type) != p->N || !parse(cv, &lc) || (lc.bcast & TREE) != TREE)
             return "a bias other than one row on every MAB";
         p->aC = xmalloc(sizeof(int64_t) * (size_t)p->nb);
         int64_t idx[LAYOUT_MAX_RANK] = {0};
@@ -213,8 +218,10 @@ static const char *plan_layouts(MatPlan *p) {
         idx[ra - 1] = 0;
         layout_place(&la, idx, &t0);
         layout_place(&ly, idx, &y0);
-        if (!row_blocks(&t0, pa, p->K, &t0, nA, ta)) why = "A's K not packed";
-        else if (!row_blocks(&y0, py, p->N, &t0, nY, ty)) why = "the output's N not packed like A's rows";
+        if (!row_blocks(&t0, pa, p->K, &t0, nA, ta))
+            why = "A's K not packed";
+        else if (!row_blocks(&y0, py, p->N, &t0, nY, ty))
+            why = "the output's N not packed like A's rows";
         if (why) break;
         int64_t s = slot_of[ty[0]];
         if (s < 0) {
@@ -230,7 +237,8 @@ static const char *plan_layouts(MatPlan *p) {
                 if (slot_of[ty[j]] >= 0 && slot_of[ty[j]] != s) why = "rows sharing output addresses";
                 slot_of[ty[j]] = s;
             }
-        } else if (memcmp(&p->aA[s * p->kb], ta, sizeof(int64_t) * (size_t)p->kb) || memcmp(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb))
+        } else if (memcmp(&p->aA[s * p->kb], ta, sizeof(int64_t) * (size_t)p->kb) ||
+                   memcmp(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb))
             why = "rows whose A and output addresses differ between MABs";
     }
     free(slot_of), free(ta), free(ty), free(pa), free(py);
@@ -254,7 +262,8 @@ static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t s
     *p++ = '{';
     p = buf_dec(p, (unsigned long long)v->id);
     *p++ = '}';
-    for (int c = 0; c < 4; c++) *p++ = c ? ',' : '[', p = buf_dec(p, (unsigned long long)(2 * lw[(c < n ? c : n - 1) * stride]));
+    for (int c = 0; c < 4; c++)
+        *p++ = c ? ',' : '[', p = buf_dec(p, (unsigned long long)(2 * lw[(c < n ? c : n - 1) * stride]));
     *p++ = ']';
     b->len = (size_t)(p - b->data);
     b->data[b->len] = 0;
@@ -291,8 +300,8 @@ void emit_matrix(Em *e, const MNNode *n) {
             buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
             if (p.c) {
                 for (int64_t g = 0; g < ns; g += 4) /* the bias's long word of block j, in every cycle */
-                    buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)(2 * g), emit_bank_reg(p.c), p.c->id, (long long)(2 * p.aC[j]),
-                               (long long)(2 * g));
+                    buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)(2 * g), emit_bank_reg(p.c),
+                               p.c->id, (long long)(2 * p.aC[j]), (long long)(2 * g));
                 buf_printf(e->b, "nop\n");
             }
             for (int64_t g = 0; g < ns; g += 4) {

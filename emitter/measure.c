@@ -47,7 +47,10 @@ void emit_scratch_needs(MNCompile *c, int64_t *need) {
 bool emit_machine_ok(const MNMachine *m, char *why, size_t n) {
     if (m->lm_raw_steps > 2 || m->grf_raw_steps > 1 || m->l1bm_raw_steps > 2 || m->l2bm_raw_steps > 3) {
         /* the emitted spacing (nops) is the mncore2 timing; a slower machine would reject it */
-        snprintf(why, n, "machine %s: read-after-write distances beyond those the emitter spaces for (LM 2, GRF 1, L1BM 2, L2BM 3 steps)", m->name);
+        snprintf(why, n,
+                 "machine %s: read-after-write distances beyond those the emitter spaces for (LM 2, GRF 1, L1BM 2, "
+                 "L2BM 3 steps)",
+                 m->name);
         return false;
     }
     MNLayout probe = {0};
@@ -67,7 +70,8 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     const MNValue *orig[MAXV];
     bool isin[MAXV] = {0};
     int nv = 0;
-    int64_t used[2] = {0, 0}, cap[2] = {c->machine.lm0_lw, c->machine.lm1_lw}, al = c->machine.address_alignment_lw > 0 ? c->machine.address_alignment_lw : 1;
+    int64_t used[2] = {0, 0}, cap[2] = {c->machine.lm0_lw, c->machine.lm1_lw},
+            al = c->machine.address_alignment_lw > 0 ? c->machine.address_alignment_lw : 1;
     for (int side = 0; side < 2; side++)
         for (int k = 0; k < (side ? n->nout : n->nin); k++) {
             const MNValue *v = side ? n->out[k] : n->in[k];
@@ -87,7 +91,9 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
                 MNValue *x = &vals[nv++];
                 if (x->addr < 0) x->addr = 0; /* DRAM not placed yet: any address times the same */
                 if (x->loc_kind == MN_LOC_KIND_LM) {
-                    int b = side ? (out_bank < 0 ? ins[0] && emit_in_lm(ins[0]) ? ins[0]->loc == MN_LOC_LM1 : 0 : out_bank) : bank[k];
+                    int b =
+                        side ? (out_bank < 0 ? ins[0] && emit_in_lm(ins[0]) ? ins[0]->loc == MN_LOC_LM1 : 0 : out_bank)
+                             : bank[k];
                     x->loc = b ? MN_LOC_LM1 : MN_LOC_LM0;
                     if (side && k == 0 && out_bank < 0 && ins[0] && emit_in_lm(ins[0]))
                         x->addr = ins[0]->addr;
@@ -113,8 +119,7 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     emit_walk_init(&wk, &g);
     wk.pos = 0;
     for (int k = 0; k < nv; k++) /* the inputs are resident before the node */
-        if (emit_in_lm(&vals[k]) && isin[k])
-            wk.at[k] = wk.n, wk.list[wk.n++] = k, emit_walk_add(&g, &wk, &vals[k]);
+        if (emit_in_lm(&vals[k]) && isin[k]) wk.at[k] = wk.n, wk.list[wk.n++] = k, emit_walk_add(&g, &wk, &vals[k]);
     emit_walk_before(&g, &wk, &m);
     int64_t cyc = -1;
     if (!emit_why_not(&cc, &m, &wk)) {
@@ -124,7 +129,8 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
         emit_smap_cache_free(&e);
         VProgram p = {0};
         char err[600];
-        if (!vsm_parse_relative("measure.vsm", b.data ? b.data : "", &p, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
+        if (!vsm_parse_relative("measure.vsm", b.data ? b.data : "", &p, err, sizeof err))
+            die("emitted VSM does not assemble: %s", err);
         cyc = vsm_program_cycles(&p, &c->machine);
         vsm_program_free(&p);
         buf_free(&b);

@@ -61,8 +61,10 @@ void memo_put(EmMemo *m, const char *key, const void *val, size_t len) {
     }
     uint64_t h = hash(key);
     Ent *x = slot(m, key, h);
-    if (x->key) free(x->val);
-    else x->key = xstrdup(key), x->h = h, m->n++;
+    if (x->key)
+        free(x->val);
+    else
+        x->key = xstrdup(key), x->h = h, m->n++;
     x->val = xmalloc(len ? len : 1);
     memcpy(x->val, val, len);
     x->len = len;

@@ -30,7 +30,7 @@
 
 typedef struct {
     const MNTensor *konst; /* what the image is made from */
-    const char *layout;    /* NULL: row-major, group 0 */
+    const char *layout; /* NULL: row-major, group 0 */
     MNDtype dtype;
     int64_t numel;
     uint8_t *zstd; /* the image (malloc'd) once made, until Code Emit takes it */
@@ -49,12 +49,17 @@ struct EmParams {
     bool running;
 };
 
-static int level_of(const MNCompile *c) { return c->opt->ival[MN_OPT_param_compression] == MN_PARAM_COMPRESSION_SMALL ? 3 : -1; }
+static int level_of(const MNCompile *c) {
+    return c->opt->ival[MN_OPT_param_compression] == MN_PARAM_COMPRESSION_SMALL ? 3 : -1;
+}
 
-bool emit_is_param(const MNValue *v) { return v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output); }
+bool emit_is_param(const MNValue *v) {
+    return v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output);
+}
 
 /* img (taken, freed) compressed into *z (malloc'd) */
-static bool pack(ZSTD_CCtx *zc, int level, uint64_t *img, size_t bytes, uint8_t **z, size_t *zn, char *err, size_t errlen) {
+static bool pack(ZSTD_CCtx *zc, int level, uint64_t *img, size_t bytes, uint8_t **z, size_t *zn, char *err,
+                 size_t errlen) {
     size_t cap = ZSTD_compressBound(bytes);
     uint8_t *o = xmalloc(cap);
     size_t got = ZSTD_compressCCtx(zc, o, cap, img, bytes, level);
@@ -79,7 +84,8 @@ static bool make(const MNMachine *m, ZSTD_CCtx *zc, int level, PImg *p, char *er
     p->alike = app_layout_alike(p->layout);
     size_t n = (size_t)lw * (p->alike ? 1 : (size_t)m->groups);
     uint64_t *img = xmalloc(n * 8 + 8);
-    if (!(p->alike ? app_encode_layout_alike : app_encode_layout)(p->konst, d, p->layout, m, img, err, errlen)) return free(img), false;
+    if (!(p->alike ? app_encode_layout_alike : app_encode_layout)(p->konst, d, p->layout, m, img, err, errlen))
+        return free(img), false;
     return pack(zc, level, img, n * 8, &p->zstd, &p->zstd_len, err, errlen);
 }
 
@@ -141,7 +147,8 @@ bool emit_param_image(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *
     if (ep && v->id < ep->nids && ep->at[v->id] >= 0) {
         join(ep);
         PImg *p = &ep->img[ep->at[v->id]];
-        if (p->zstd && p->konst == want.konst && p->layout == want.layout && p->dtype == want.dtype && p->numel == want.numel) {
+        if (p->zstd && p->konst == want.konst && p->layout == want.layout && p->dtype == want.dtype &&
+            p->numel == want.numel) {
             t->zstd = p->zstd, t->zstd_len = p->zstd_len, t->alike = p->alike;
             p->zstd = NULL;
             return true;

@@ -24,7 +24,9 @@
 /* Addresses of graph values are written relative to the value ({id}): the linker adds
  * the address the address planner gave it and records the relocation. A copy standing
  * for a node's scratch or table rows in LM is not a graph value: absolute. */
-bool emit_graph_value(const Em *e, const MNValue *v) { return v->id >= 0 && v->id < e->c->g->nvalues && e->c->g->values[v->id] == v; }
+bool emit_graph_value(const Em *e, const MNValue *v) {
+    return v->id >= 0 && v->id < e->c->g->nvalues && e->c->g->values[v->id] == v;
+}
 /* "{id}word" or "word" (the hottest formatting of Code Emit: snprintf's was a tenth of it) */
 static const char *at_text(const Em *e, const MNValue *v, int64_t rel, int64_t abs, char *buf) {
     char *p = buf;
@@ -38,8 +40,12 @@ static const char *at_text(const Em *e, const MNValue *v, int64_t rel, int64_t a
     *p = 0;
     return buf;
 }
-const char *emit_at(const Em *e, const MNValue *v, int64_t lw, char *buf) { return at_text(e, v, 2 * lw, 2 * (v->addr + lw), buf); }
-static const char *dram_at(const Em *e, const MNValue *v, int64_t lw, char *buf) { return at_text(e, v, lw, v->addr + lw, buf); }
+const char *emit_at(const Em *e, const MNValue *v, int64_t lw, char *buf) {
+    return at_text(e, v, 2 * lw, 2 * (v->addr + lw), buf);
+}
+static const char *dram_at(const Em *e, const MNValue *v, int64_t lw, char *buf) {
+    return at_text(e, v, lw, v->addr + lw, buf);
+}
 
 /* The MV lines of chunk k of a download (DRAM long word base of value dv) into L2BM
  * long word off; returns their tag */
@@ -49,10 +55,12 @@ static int mv_down(Em *e, const AppLayoutImage *im, const MNValue *dv, int64_t b
     int tag = e->tag = e->tag % 63 + 1; /* the tags are i01..i3f */
     char d[40];
     if (im->tree) /* one copy: into every L2BM of the group */
-        buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)((im->mab ? 4 : P) * ck), tag, dram_at(e, dv, base, d), (long long)off);
+        buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)((im->mab ? 4 : P) * ck), tag,
+                   dram_at(e, dv, base, d), (long long)off);
     else
         for (int64_t g = 0; g < L; g++)
-            buf_printf(e->b, "mvp/n%lldi%02x $d%s $lc%lld@.%lld\n", (long long)(J * P * ck), tag, dram_at(e, dv, base + g * J * P * ck, d), (long long)off, (long long)g);
+            buf_printf(e->b, "mvp/n%lldi%02x $d%s $lc%lld@.%lld\n", (long long)(J * P * ck), tag,
+                       dram_at(e, dv, base + g * J * P * ck, d), (long long)off, (long long)g);
     return tag;
 }
 
@@ -76,8 +84,8 @@ static void transfer_at(Em *e, const MNValue *dv, int64_t doff, const MNValue *l
     int64_t U = im.mab ? 4 : P; /* image long words per LM long word in an L1B (tree) */
     int64_t nck = (im.n4 + im.C - 1) / im.C, S = im.tree ? U * im.C : P * im.C * J; /* L2BM long words per chunk */
     bool dbl = 2 * S <= m->l2bm_lw && S % 64 == 0;
-#define CK(k) (im.n4 - (k) * im.C < im.C ? im.n4 - (k) * im.C : im.C)
-#define BASE(k) (doff + (k) * im.C * (im.tree ? U : P * J * L))
+#define CK(k) (im.n4 - (k)*im.C < im.C ? im.n4 - (k)*im.C : im.C)
+#define BASE(k) (doff + (k)*im.C * (im.tree ? U : P * J * L))
 #define OFF(k) (dbl ? (k) % 2 * S : 0)
     if (down) {
         int tag = mv_down(e, &im, dv, BASE(0), CK(0), OFF(0));
@@ -88,14 +96,16 @@ static void transfer_at(Em *e, const MNValue *dv, int64_t doff, const MNValue *l
             buf_printf(e->b, "nop; wait i%02x\n", tag);
             if (dbl && k + 1 < nck) next = mv_down(e, &im, dv, BASE(k + 1), CK(k + 1), OFF(k + 1));
             if (im.tree) /* every L1BM of the L2B gets the copy */
-                for (int64_t s = 0; s < U * ck / 64; s++) buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
+                for (int64_t s = 0; s < U * ck / 64; s++)
+                    buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
             else
-                for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(off + s * 32 * J), (long long)(s * 32));
+                for (int64_t s = 0; s < P * ck / 32; s++)
+                    buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(off + s * 32 * J), (long long)(s * 32));
             if (!dbl && k + 1 < nck) next = mv_down(e, &im, dv, BASE(k + 1), CK(k + 1), OFF(k + 1));
             buf_printf(e->b, "nop/3\n");
             for (int64_t t = 0; t < ck / 4; t++) /* mab: every MAB takes the same 16 long words */
-                buf_printf(e->b, "%s $lb%lld $%s%sv%s\n", im.mab ? "l1bmm" : "l1bmd", (long long)(t * 4 * U), r, emit_at(e, lmv, k * im.C + 4 * t, a),
-                           emit_tail_mask(lmv->num_lw, k * im.C + 4 * t));
+                buf_printf(e->b, "%s $lb%lld $%s%sv%s\n", im.mab ? "l1bmm" : "l1bmd", (long long)(t * 4 * U), r,
+                           emit_at(e, lmv, k * im.C + 4 * t, a), emit_tail_mask(lmv->num_lw, k * im.C + 4 * t));
             buf_printf(e->b, "nop/3\n");
             tag = next;
         }
@@ -105,25 +115,30 @@ static void transfer_at(Em *e, const MNValue *dv, int64_t doff, const MNValue *l
         for (int64_t k = 0; k < nck; k++) {
             int64_t ck = CK(k), off = OFF(k);
             for (int64_t t = 0; t < ck / 4; t++) /* mab: MAB 0's copy */
-                buf_printf(e->b, "%s $%s%sv $lb%lld\n", im.mab ? "l1bmm@0" : "l1bmd", r, emit_at(e, lmv, k * im.C + 4 * t, a), (long long)(t * 4 * U));
+                buf_printf(e->b, "%s $%s%sv $lb%lld\n", im.mab ? "l1bmm@0" : "l1bmd", r,
+                           emit_at(e, lmv, k * im.C + 4 * t, a), (long long)(t * 4 * U));
             buf_printf(e->b, "nop/3\n");
             if (pending[k % 2 * dbl]) buf_printf(e->b, "nop; wait i%02x\n", pending[k % 2 * dbl]);
             if (im.tree) /* every copy alike: L1B 0 of L2B 0 writes it back */
-                for (int64_t s = 0; s < U * ck / 64; s++) buf_printf(e->b, "l2bm@0 $lb%lld $lc%lld\n", (long long)(64 * s), (long long)(off + 64 * s));
+                for (int64_t s = 0; s < U * ck / 64; s++)
+                    buf_printf(e->b, "l2bm@0 $lb%lld $lc%lld\n", (long long)(64 * s), (long long)(off + 64 * s));
             else
-                for (int64_t s = 0; s < P * ck / 32; s++) buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(s * 32), (long long)(off + s * 32 * J));
+                for (int64_t s = 0; s < P * ck / 32; s++)
+                    buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(s * 32), (long long)(off + s * 32 * J));
             buf_printf(e->b, "nop/4\n");
             int tag = e->tag = e->tag % 63 + 1;
             if (im.tree)
-                buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.0 $d%s\n", (long long)(U * ck), tag, (long long)off, dram_at(e, dv, BASE(k), d));
+                buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.0 $d%s\n", (long long)(U * ck), tag, (long long)off,
+                           dram_at(e, dv, BASE(k), d));
             else
                 for (int64_t g = 0; g < L; g++)
-                    buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.%lld $d%s\n", (long long)(J * P * ck), tag, (long long)off, (long long)g,
-                               dram_at(e, dv, BASE(k) + g * J * P * ck, d));
+                    buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@.%lld $d%s\n", (long long)(J * P * ck), tag,
+                               (long long)off, (long long)g, dram_at(e, dv, BASE(k) + g * J * P * ck, d));
             pending[k % 2 * dbl] = tag;
         }
         for (int64_t k = nck; k < nck + 2; k++) /* the last chunks' MVs, oldest first */
-            if (pending[k % 2 * dbl]) buf_printf(e->b, "nop; wait i%02x\n", pending[k % 2 * dbl]), pending[k % 2 * dbl] = 0;
+            if (pending[k % 2 * dbl])
+                buf_printf(e->b, "nop; wait i%02x\n", pending[k % 2 * dbl]), pending[k % 2 * dbl] = 0;
     }
 #undef CK
 #undef BASE
@@ -141,8 +156,10 @@ static bool piece_delta(const MNCompile *c, const MNValue *w, const MNValue *p, 
     AppLayoutImage iw, ip;
     char err[300];
     if (w->dtype != p->dtype || !layout_get(w, &lw) || !layout_get(p, &lp) ||
-        !app_layout_image(&lw, &c->machine, &iw, err, sizeof err) || !app_layout_image(&lp, &c->machine, &ip, err, sizeof err) || ip.slices != 1 ||
-        lw.bcast != lp.bcast) /* the places checked are the copies at broadcast coordinate 0: the same levels replicated */
+        !app_layout_image(&lw, &c->machine, &iw, err, sizeof err) ||
+        !app_layout_image(&lp, &c->machine, &ip, err, sizeof err) || ip.slices != 1 ||
+        lw.bcast !=
+            lp.bcast) /* the places checked are the copies at broadcast coordinate 0: the same levels replicated */
         return false;
     int64_t ne = ir_shape_numel(&p->type), idx[LAYOUT_MAX_RANK], widx[LAYOUT_MAX_RANK];
     bool have = false;
@@ -200,7 +217,8 @@ static void dram_copy(Em *e, const MNValue *src, const MNValue *dst, int64_t at,
         int t1 = e->tag = e->tag % 63 + 1;
         buf_printf(e->b, "mvp/n%lldi%02x $d%s $lc0@.0\nnop; wait i%02x\n", (long long)k, t1, dram_at(e, src, o, d), t1);
         int t2 = e->tag = e->tag % 63 + 1;
-        buf_printf(e->b, "mvp/n%lldi%02x $lc0@.0 $d%s\nnop; wait i%02x\n", (long long)k, t2, dram_at(e, dst, at + o, d), t2);
+        buf_printf(e->b, "mvp/n%lldi%02x $lc0@.0 $d%s\nnop; wait i%02x\n", (long long)k, t2, dram_at(e, dst, at + o, d),
+                   t2);
     }
 }
 
@@ -214,11 +232,11 @@ void emit_pieces(Em *e, const MNNode *n) {
         const MNValue *p = split ? n->out[k] : n->in[k];
         int64_t start = st && st->type == MN_ATTR_INTS && k < st->n ? st->ints[k] : at, delta = 0;
         at += p->type.dims[ax];
-        if (!piece_delta(e->c, w, p, ax, start, &delta)) die("piece '%s' of '%s' moved without its place", p->name, w->name);
+        if (!piece_delta(e->c, w, p, ax, start, &delta))
+            die("piece '%s' of '%s' moved without its place", p->name, w->name);
         if (emit_in_lm(p))
             transfer_at(e, w, delta, p, split);
         else
             dram_copy(e, p, w, delta, image_lw(e->c, p));
     }
 }
-

@@ -24,7 +24,8 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     for (int b = 0; b < 2; b++) w->ord[b] = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1)), w->nord[b] = 0;
 }
 void emit_walk_free(Walk *w) {
-    free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows), free(w->local), free(w->kforce), free(w->mat), free(w->scopy);
+    free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows),
+        free(w->local), free(w->kforce), free(w->mat), free(w->scopy);
     free(w->ord[0]), free(w->ord[1]);
 }
 
@@ -40,8 +41,10 @@ static int ord_find(const MNGraph *g, const Walk *w, int b, int id) { /* the fir
     int lo = 0, hi = w->nord[b];
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (ord_less(g, w->ord[b][mid], id)) lo = mid + 1;
-        else hi = mid;
+        if (ord_less(g, w->ord[b][mid], id))
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo;
 }
@@ -63,13 +66,16 @@ static void ord_del(const MNGraph *g, Walk *w, const MNValue *v) {
 void emit_walk_before(const MNGraph *g, Walk *w, const MNNode *n) {
     for (int k = 0; k < n->nout; k++) {
         const MNValue *v = n->out[k];
-        if (v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && w->at[v->id] < 0) w->at[v->id] = w->n, w->list[w->n++] = v->id, emit_walk_add(g, w, v);
+        if (v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && w->at[v->id] < 0)
+            w->at[v->id] = w->n, w->list[w->n++] = v->id, emit_walk_add(g, w, v);
     }
 }
 void emit_walk_after(const MNGraph *g, Walk *w, const MNNode *n) {
     for (int k = 0; k < n->nin; k++) {
         const MNValue *v = n->in[k];
-        if (!v || w->at[v->id] < 0 || !(n->op == OP_MNCoreForget || n->op == OP_MNCoreMove || (k == 0 && ir_attr_int(n, "in_place", 0)))) continue;
+        if (!v || w->at[v->id] < 0 ||
+            !(n->op == OP_MNCoreForget || n->op == OP_MNCoreMove || (k == 0 && ir_attr_int(n, "in_place", 0))))
+            continue;
         int i = w->at[v->id], last = w->list[--w->n];
         w->list[i] = last, w->at[last] = i, w->at[v->id] = -1;
         ord_del(g, w, v);

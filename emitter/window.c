@@ -36,9 +36,34 @@
 #include <string.h>
 
 typedef enum {
-    WK_SUM, WK_MEAN, WK_MAX, WK_MIN, WK_PROD, WK_L1, WK_L2, WK_SUMSQ, WK_LOGSUM, WK_LSE,
-    WK_SOFTMAX, WK_LOGSOFTMAX, WK_MAXPOOL, WK_AVGPOOL, WK_MAC, WK_BN, WK_NORM, WK_ARGMAX, WK_ARGMIN, WK_HARDMAX, WK_GATHER,
-    WK_EW_SUM, WK_EW_MAX, WK_EW_MIN, WK_PRELU, WK_CLIP, WK_CMP, WK_POW /* elementwise over broadcast operands */
+    WK_SUM,
+    WK_MEAN,
+    WK_MAX,
+    WK_MIN,
+    WK_PROD,
+    WK_L1,
+    WK_L2,
+    WK_SUMSQ,
+    WK_LOGSUM,
+    WK_LSE,
+    WK_SOFTMAX,
+    WK_LOGSOFTMAX,
+    WK_MAXPOOL,
+    WK_AVGPOOL,
+    WK_MAC,
+    WK_BN,
+    WK_NORM,
+    WK_ARGMAX,
+    WK_ARGMIN,
+    WK_HARDMAX,
+    WK_GATHER,
+    WK_EW_SUM,
+    WK_EW_MAX,
+    WK_EW_MIN,
+    WK_PRELU,
+    WK_CLIP,
+    WK_CMP,
+    WK_POW /* elementwise over broadcast operands */
 } WKind;
 
 enum { POOL_CAP = 64, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
@@ -58,8 +83,8 @@ static int64_t batch_words(const MNMachine *m) {
 typedef struct {
     const MNNode *n;
     WKind kind;
-    int64_t K;  /* fold length */
-    int terms;  /* 2: products of pairs */
+    int64_t K; /* fold length */
+    int terms; /* 2: products of pairs */
     int rows, row_self, row_bias, row_scale;
     int nsrc;
     const MNValue *src[6];
@@ -70,7 +95,7 @@ typedef struct {
     int bias_src; /* the bias's source, -1: a constant (bias_k) or none */
     double bias_k, alpha, beta;
     bool mask[MN_MAX_RANK], keep; /* reductions and Softmax */
-    MNWindow win;                 /* pools and Conv */
+    MNWindow win; /* pools and Conv */
     bool include_pad;
     int oi; /* the output computed: LayerNormalization also gives Mean and InvStdDev */
     int64_t group;
@@ -106,8 +131,10 @@ static int64_t prod(const int64_t *d, int n) {
 static void operand(Win *w, const MNValue *v, int *src, double *k) {
     *src = -1;
     if (!v) return;
-    if (v->loc_kind == MN_LOC_KIND_IMM && v->konst && v->konst->numel == 1) *k = ir_tensor_get_f(v->konst, 0);
-    else *src = w->nsrc, w->src[w->nsrc++] = v;
+    if (v->loc_kind == MN_LOC_KIND_IMM && v->konst && v->konst->numel == 1)
+        *k = ir_tensor_get_f(v->konst, 0);
+    else
+        *src = w->nsrc, w->src[w->nsrc++] = v;
 }
 
 /* parameter i of a normalization or elementwise op, in a row of its own */
@@ -155,25 +182,30 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     const MNValue *x = n->in[0], *o = n->out[0];
     int r = x->type.rank;
     for (int k = 1; k < n->nout; k++)
-        if (n->out[k] && n->out[k]->nuses && n->op != OP_LayerNormalization) return *why = "a second output that is read", false;
+        if (n->out[k] && n->out[k]->nuses && n->op != OP_LayerNormalization)
+            return *why = "a second output that is read", false;
     if (reduce_kind(n->op, &w->kind)) {
         if (!infer_reduce_mask(c->g, n, w->mask)) return *why = "axes not known", false;
         w->keep = ir_attr_int(n, "keepdims", 1) != 0;
         w->K = 1;
         for (int i = 0; i < r; i++)
             if (w->mask[i]) w->K *= x->type.dims[i];
-        if (w->K == 0) return *why = "a reduction over an empty axis", false; /* (a fold of no rows: its identity is not emitted) */
+        if (w->K == 0)
+            return *why = "a reduction over an empty axis",
+                   false; /* (a fold of no rows: its identity is not emitted) */
         w->src[w->nsrc++] = x;
         w->rows = (int)w->K;
         return true;
     }
     switch (n->op) {
-    case OP_Softmax: case OP_LogSoftmax: {
+    case OP_Softmax:
+    case OP_LogSoftmax: {
         w->kind = n->op == OP_Softmax ? WK_SOFTMAX : WK_LOGSOFTMAX;
         int64_t ax = ir_attr_int(n, "axis", c->g->opset >= 13 ? -1 : 1);
         if (ax < 0) ax += r;
         if (ax < 0 || ax >= (r ? r : 1)) return *why = "axis out of range", false;
-        for (int i = 0; i < r; i++) w->mask[i] = c->g->opset >= 13 ? i == ax : i >= ax; /* before 13: the input as 2-D at axis */
+        for (int i = 0; i < r; i++)
+            w->mask[i] = c->g->opset >= 13 ? i == ax : i >= ax; /* before 13: the input as 2-D at axis */
         w->keep = true, w->K = 1;
         for (int i = 0; i < r; i++)
             if (w->mask[i]) w->K *= x->type.dims[i];
@@ -181,10 +213,16 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->row_self = (int)w->K, w->rows = (int)w->K + 1;
         return true;
     }
-    case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool: case OP_GlobalMaxPool: {
+    case OP_MaxPool:
+    case OP_AveragePool:
+    case OP_LpPool:
+    case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool: {
         if (!infer_window(c->g, n, &w->win)) return *why = "a window not known", false;
         if (ir_attr_int(n, "storage_order", 0) && n->nout > 1) return *why = "column-major indices", false;
-        w->kind = n->op == OP_MaxPool || n->op == OP_GlobalMaxPool ? WK_MAXPOOL : n->op == OP_LpPool ? WK_L2 : WK_AVGPOOL;
+        w->kind = n->op == OP_MaxPool || n->op == OP_GlobalMaxPool ? WK_MAXPOOL
+                  : n->op == OP_LpPool                             ? WK_L2
+                                                                   : WK_AVGPOOL;
         if (n->op == OP_LpPool) {
             w->lp = (int)ir_attr_int(n, "p", 2);
             if (w->lp != 1 && w->lp != 2) return *why = "p other than 1 and 2", false;
@@ -200,7 +238,8 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         }
         return true;
     }
-    case OP_Conv: case OP_ConvTranspose: {
+    case OP_Conv:
+    case OP_ConvTranspose: {
         if (!infer_window(c->g, n, &w->win)) return *why = "a window not known", false;
         w->kind = WK_MAC, w->terms = 2;
         w->group = ir_attr_int(n, "group", 1);
@@ -211,7 +250,8 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         if (n->nin > 2 && n->in[2]) operand(w, n->in[2], &w->bias_src, &w->bias_k), w->row_bias = w->rows++;
         return true;
     }
-    case OP_MatMul: case OP_Gemm:
+    case OP_MatMul:
+    case OP_Gemm:
         w->kind = WK_MAC, w->terms = 2;
         if (n->op == OP_Gemm) {
             w->K = x->type.dims[ir_attr_int(n, "transA", 0) ? 0 : 1];
@@ -220,9 +260,11 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
             w->K = x->type.dims[r - 1];
         w->src[w->nsrc++] = x, w->src[w->nsrc++] = n->in[1];
         w->rows = (int)(2 * w->K);
-        if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0) operand(w, n->in[2], &w->bias_src, &w->bias_k), w->row_bias = w->rows++;
+        if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0)
+            operand(w, n->in[2], &w->bias_src, &w->bias_k), w->row_bias = w->rows++;
         return true;
-    case OP_ArgMax: case OP_ArgMin: {
+    case OP_ArgMax:
+    case OP_ArgMin: {
         w->kind = n->op == OP_ArgMax ? WK_ARGMAX : WK_ARGMIN;
         int64_t ax = ir_attr_int(n, "axis", 0);
         if (ax < 0) ax += r;
@@ -233,12 +275,17 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->rows = (int)w->K;
         return true;
     }
-    case OP_Equal: case OP_Less: case OP_Greater: case OP_LessOrEqual: case OP_GreaterOrEqual: /* floats compared, a bool each */
+    case OP_Equal:
+    case OP_Less:
+    case OP_Greater:
+    case OP_LessOrEqual:
+    case OP_GreaterOrEqual: /* floats compared, a bool each */
         w->kind = WK_CMP;
         norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
         w->K = 1;
         return true;
-    case OP_Gather: case OP_GatherElements: { /* indices computed at run time: of the axis's K rows of data, the one whose index matches */
+    case OP_Gather:
+    case OP_GatherElements: { /* indices computed at run time: of the axis's K rows of data, the one whose index matches */
         const MNValue *x = n->in[0], *iv = n->nin > 1 ? n->in[1] : NULL;
         if (!iv || (n->op == OP_Gather && emit_konst_of(iv))) return *why = "constant indices (a gather)", false;
         int64_t ax = ir_attr_int(n, "axis", 0);
@@ -257,8 +304,17 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
         w->K = 1, w->alpha = 0.5, w->beta = -2, w->eps = 0x1p24; /* from 2^24 on every float is even */
         return true;
-    case OP_Sum: case OP_Mean: case OP_Max: case OP_Min: case OP_PRelu: case OP_Clip: { /* every operand a row */
-        w->kind = n->op == OP_Max ? WK_EW_MAX : n->op == OP_Min ? WK_EW_MIN : n->op == OP_PRelu ? WK_PRELU : n->op == OP_Clip ? WK_CLIP : WK_EW_SUM;
+    case OP_Sum:
+    case OP_Mean:
+    case OP_Max:
+    case OP_Min:
+    case OP_PRelu:
+    case OP_Clip: { /* every operand a row */
+        w->kind = n->op == OP_Max     ? WK_EW_MAX
+                  : n->op == OP_Min   ? WK_EW_MIN
+                  : n->op == OP_PRelu ? WK_PRELU
+                  : n->op == OP_Clip  ? WK_CLIP
+                                      : WK_EW_SUM;
         int nop = n->op == OP_Clip ? 3 : n->nin;
         if (nop > 4) return *why = "more than 4 operands", false;
         for (int i = 0; i < nop; i++) {
@@ -287,7 +343,8 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->row_self = w->rows++;
         for (int i = 0; i < 4; i++) norm_param(w, i, n->in[1 + i], 0);
         return true;
-    case OP_LayerNormalization: case OP_InstanceNormalization: { /* over the axes from axis on / the spatial axes */
+    case OP_LayerNormalization:
+    case OP_InstanceNormalization: { /* over the axes from axis on / the spatial axes */
         w->kind = WK_NORM, w->eps = ir_attr_float(n, "epsilon", 1e-5), w->keep = true, w->K = 1;
         int64_t ax = n->op == OP_LayerNormalization ? ir_attr_int(n, "axis", -1) : 2;
         if (ax < 0) ax += r;
@@ -309,8 +366,10 @@ static bool reduce_entry(const Win *w, const int64_t *idx, int64_t k, EmEntry *e
     const MNValue *x = w->src[0];
     int r = x->type.rank, j = 0;
     for (int a = 0; a < r; a++) /* kept axes from the output index */
-        if (!w->mask[a]) en->sidx[a] = w->keep ? idx[a] : idx[j++];
-        else if (w->keep) j++;
+        if (!w->mask[a])
+            en->sidx[a] = w->keep ? idx[a] : idx[j++];
+        else if (w->keep)
+            j++;
     for (int a = r - 1; a >= 0; a--) /* reduced axes from k, row-major */
         if (w->mask[a]) en->sidx[a] = k % x->type.dims[a], k /= x->type.dims[a];
     en->src = 0;
@@ -337,7 +396,8 @@ static double avg_scale(const Win *w, const int64_t *idx) {
     const MNValue *x = w->src[0];
     int64_t cnt = 1;
     for (int i = 0; i < w->win.ns; i++) {
-        int64_t lo = w->include_pad ? -w->win.pb[i] : 0, hi = w->include_pad ? x->type.dims[2 + i] + w->win.pe[i] : x->type.dims[2 + i], c = 0;
+        int64_t lo = w->include_pad ? -w->win.pb[i] : 0,
+                hi = w->include_pad ? x->type.dims[2 + i] + w->win.pe[i] : x->type.dims[2 + i], c = 0;
         for (int64_t k = 0; k < w->win.k[i]; k++) {
             int64_t at = idx[2 + i] * w->win.s[i] - w->win.pb[i] + k * w->win.d[i];
             c += at >= lo && at < hi;
@@ -392,8 +452,10 @@ static bool matmul_entry(const Win *w, const int64_t *idx, int64_t k, int term, 
     if (n->op == OP_Gemm) {
         bool ta = ir_attr_int(n, "transA", 0), tb = ir_attr_int(n, "transB", 0);
         en->src = term;
-        if (term == 0) en->sidx[0] = ta ? k : idx[0], en->sidx[1] = ta ? idx[0] : k;
-        else en->sidx[0] = tb ? idx[1] : k, en->sidx[1] = tb ? k : idx[1];
+        if (term == 0)
+            en->sidx[0] = ta ? k : idx[0], en->sidx[1] = ta ? idx[0] : k;
+        else
+            en->sidx[0] = tb ? idx[1] : k, en->sidx[1] = tb ? k : idx[1];
         return true;
     }
     int ra = a->type.rank, rb = b->type.rank, ro = o->type.rank;
@@ -403,11 +465,15 @@ static bool matmul_entry(const Win *w, const int64_t *idx, int64_t k, int term, 
     int rv = v->type.rank, vb = rv - 2; /* this operand's batch axes, aligned right */
     for (int d = 0; d < vb; d++) en->sidx[d] = v->type.dims[d] == 1 ? 0 : idx[nb - vb + d];
     if (term == 0) {
-        if (ra == 1) en->sidx[0] = k;
-        else en->sidx[ra - 2] = i, en->sidx[ra - 1] = k;
+        if (ra == 1)
+            en->sidx[0] = k;
+        else
+            en->sidx[ra - 2] = i, en->sidx[ra - 1] = k;
     } else {
-        if (rb == 1) en->sidx[0] = k;
-        else en->sidx[rb - 2] = k, en->sidx[rb - 1] = j;
+        if (rb == 1)
+            en->sidx[0] = k;
+        else
+            en->sidx[rb - 2] = k, en->sidx[rb - 1] = j;
     }
     en->src = term;
     return true;
@@ -465,7 +531,8 @@ static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en)
             const MNValue *pv = w->src[w->psrc[i]];
             int rp = pv->type.rank, ro = w->n->out[0]->type.rank;
             en->src = w->psrc[i];
-            if (w->n->op != OP_LayerNormalization && !ew) en->sidx[0] = idx[1]; /* per channel */
+            if (w->n->op != OP_LayerNormalization && !ew)
+                en->sidx[0] = idx[1]; /* per channel */
             else /* broadcast onto the normalized axes, aligned at the end */
                 for (int d = 0; d < rp; d++) en->sidx[d] = pv->type.dims[d] == 1 ? 0 : idx[ro - rp + d];
             return true;
@@ -474,9 +541,15 @@ static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en)
     int64_t k = row / w->terms;
     int term = row % w->terms;
     switch (w->n->op) {
-    case OP_Conv: case OP_ConvTranspose: return conv_entry(w, idx, k, term, en);
-    case OP_MatMul: case OP_Gemm: return matmul_entry(w, idx, k, term, en);
-    case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool: case OP_GlobalMaxPool: return pool_entry(w, idx, k, en);
+    case OP_Conv:
+    case OP_ConvTranspose: return conv_entry(w, idx, k, term, en);
+    case OP_MatMul:
+    case OP_Gemm: return matmul_entry(w, idx, k, term, en);
+    case OP_MaxPool:
+    case OP_AveragePool:
+    case OP_LpPool:
+    case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool: return pool_entry(w, idx, k, en);
     default: return reduce_entry(w, idx, k, en);
     }
 }
@@ -486,7 +559,8 @@ static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en)
 static int fixed_pool(const Win *w, double *pool) {
     int n = 0;
     switch (w->kind) {
-    case WK_MAX: case WK_MAXPOOL: pool[n++] = -INFINITY; break;
+    case WK_MAX:
+    case WK_MAXPOOL: pool[n++] = -INFINITY; break;
     case WK_MIN: pool[n++] = INFINITY; break;
     case WK_PROD: pool[n++] = 1; break;
     default: pool[n++] = 0; break;
@@ -498,7 +572,8 @@ static int fixed_pool(const Win *w, double *pool) {
     pool[n++] = w->eps;
     pool[n++] = INFINITY;
     pool[n++] = 1;
-    if (w->kind == WK_ARGMAX || w->kind == WK_ARGMIN || w->kind == WK_HARDMAX || w->kind == WK_GATHER) /* the indices, as floats */
+    if (w->kind == WK_ARGMAX || w->kind == WK_ARGMIN || w->kind == WK_HARDMAX ||
+        w->kind == WK_GATHER) /* the indices, as floats */
         for (int64_t k = 0; k < w->K; k++) pool[n++] = (double)k;
     return n;
 }
@@ -508,7 +583,8 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     const char *why = NULL;
     if (!win_of(c, n, &w, &why)) return why;
     for (int k = 0; k < w.nsrc; k++)
-        if (w.src[k]->dtype != MN_DT_Float && !(w.kind == WK_GATHER && k == 1 && (w.src[k]->dtype == MN_DT_Int || w.src[k]->dtype == MN_DT_Long)))
+        if (w.src[k]->dtype != MN_DT_Float &&
+            !(w.kind == WK_GATHER && k == 1 && (w.src[k]->dtype == MN_DT_Int || w.src[k]->dtype == MN_DT_Long)))
             return "not a float value in LM";
     int64_t tlw = 0;
     Win wo[3];
@@ -518,13 +594,16 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
         const MNValue *o = n->out[k];
         if (k > 0 && (!o || !o->nuses)) continue;
         wo[nu] = w, wo[nu].oi = k, u[nu] = (EmUse){o, win_entry, &wo[nu]}, nu++;
-        MNDtype want = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long : w.kind == WK_CMP ? MN_DT_LongBool : MN_DT_Float;
+        MNDtype want = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long
+                       : w.kind == WK_CMP                         ? MN_DT_LongBool
+                                                                  : MN_DT_Float;
         if (!emit_in_lm(o) || o->dtype != want) return "not a float value in LM";
         if (!o->lay || layout_timed(o)) return "a time-sliced output";
         int64_t t = emit_table_lw(o, 1);
         if (t > tlw) tlw = t;
     }
-    if (batch_words(&c->machine) < 4 || pool_cap(&c->machine) < K_FIRST_INDEX + 2) return "GRFs too small for a window op";
+    if (batch_words(&c->machine) < 4 || pool_cap(&c->machine) < K_FIRST_INDEX + 2)
+        return "GRFs too small for a window op";
     return emit_scratch_plan(c, wk, w.src, w.nsrc, pool_cap(&c->machine), tlw, w.rows > 0 ? w.rows : 1, u, nu);
 }
 
@@ -568,8 +647,10 @@ static void fetch(Batch *b, int row, int64_t w0, bool into_t) {
     if (row / b->R != b->cur) b->cur = row / b->R, emit_table_load(b->e, b->tv[b->cur], b->wk); /* its window first */
     row -= b->cur * b->R;
     for (int64_t j = 0; j < b->G; j++) {
-        buf_printf(b->e->b, "lpassa $%s%lldv $t\nnop\n", b->tb ? "ln" : "lm", (long long)(2 * b->tab + 2 * (row * b->nw + w0 + 4 * j)));
-        buf_printf(b->e->b, "ipassa $mt%lld $%s%lldv\n", (long long)(2 * b->scr), into_t ? "r" : "s", (long long)((into_t ? 2 * b->B : 0) + 4 * j));
+        buf_printf(b->e->b, "lpassa $%s%lldv $t\nnop\n", b->tb ? "ln" : "lm",
+                   (long long)(2 * b->tab + 2 * (row * b->nw + w0 + 4 * j)));
+        buf_printf(b->e->b, "ipassa $mt%lld $%s%lldv\n", (long long)(2 * b->scr), into_t ? "r" : "s",
+                   (long long)((into_t ? 2 * b->B : 0) + 4 * j));
     }
     if (b->G < 2) buf_printf(b->e->b, "nop\n");
 }
@@ -584,14 +665,17 @@ static void flag_of(Batch *b, const char *op, char src, int k, char dst) {
         int64_t jn = b->G - j0 < 15 ? b->G - j0 : 15;
         for (int64_t j = j0; j < j0 + jn; j++) {
             char rhs[40];
-            if (k >= 0) snprintf(rhs, sizeof rhs, "$m%lld", (long long)(2 * (b->scr + b->pool_at + k)));
-            else snprintf(rhs, sizeof rhs, "$r%lldv", (long long)(2 * b->B + 4 * j));
-            buf_printf(b->e->b, "%s $%s%lldv %s $nowrite $omr%lld\n", op, src == 'T' ? "r" : "s", (long long)((src == 'T' ? 2 * b->B : 0) + 4 * j), rhs,
-                       (long long)(1 + j - j0));
+            if (k >= 0)
+                snprintf(rhs, sizeof rhs, "$m%lld", (long long)(2 * (b->scr + b->pool_at + k)));
+            else
+                snprintf(rhs, sizeof rhs, "$r%lldv", (long long)(2 * b->B + 4 * j));
+            buf_printf(b->e->b, "%s $%s%lldv %s $nowrite $omr%lld\n", op, src == 'T' ? "r" : "s",
+                       (long long)((src == 'T' ? 2 * b->B : 0) + 4 * j), rhs, (long long)(1 + j - j0));
         }
         for (int64_t j = j0; j < j0 + jn; j++)
-            buf_printf(b->e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b->scr + b->pool_at + (dst == 'z' ? 0 : 7))), (long long)((dst == 'M' ? b->B : 0) + 4 * j),
-                       (long long)(1 + j - j0));
+            buf_printf(b->e->b, "fpassa $m%lld $r%lldv/$imr%lld\n",
+                       (long long)(2 * (b->scr + b->pool_at + (dst == 'z' ? 0 : 7))),
+                       (long long)((dst == 'M' ? b->B : 0) + 4 * j), (long long)(1 + j - j0));
         if (jn < 2) buf_printf(b->e->b, "nop\n");
     }
 }
@@ -613,8 +697,9 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
             w.oi = k, tv[k] = xcalloc((size_t)nwin, sizeof(MNValue *));
             for (int q = 0; q < nwin; q++)
-                tv[k][q] = emit_index_table(e, n, n->out[k], w.src, w.nsrc, wk, q * R, q * R + R < rows ? R : rows - q * R, win_entry, &w, pool, &npool,
-                                            pool_cap(&e->c->machine));
+                tv[k][q] =
+                    emit_index_table(e, n, n->out[k], w.src, w.nsrc, wk, q * R, q * R + R < rows ? R : rows - q * R,
+                                     win_entry, &w, pool, &npool, pool_cap(&e->c->machine));
         }
     Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos], 0, NULL, R, -1, wk};
     b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, wk, b.scr);
@@ -650,12 +735,16 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             switch (w.kind) {
             case WK_MAC: fetch(&b, (int)(2 * k + 1), w0, true), each(&b, "fvmul X T X"); break;
             case WK_L1: each(&b, "fvpassa -X T"), each(&b, "fmax X T X"); break;
-            case WK_L2: case WK_SUMSQ: each(&b, "fvmul X X X"); break;
-            case WK_LSE: case WK_SOFTMAX: case WK_LOGSOFTMAX: each(&b, "fvadd X -M X"), each(&b, "fexp X X"); break;
+            case WK_L2:
+            case WK_SUMSQ: each(&b, "fvmul X X X"); break;
+            case WK_LSE:
+            case WK_SOFTMAX:
+            case WK_LOGSOFTMAX: each(&b, "fvadd X -M X"), each(&b, "fexp X X"); break;
             default: break;
             }
             switch (w.kind) {
-            case WK_MAX: case WK_MAXPOOL: each(&b, "fmax X A A"); break;
+            case WK_MAX:
+            case WK_MAXPOOL: each(&b, "fmax X A A"); break;
             case WK_MIN: each(&b, "fmin X A A"); break;
             case WK_PROD: each(&b, "fvmul X A A"); break;
             default: each(&b, "fvadd X A A"); break;
@@ -664,7 +753,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         if (w.kind == WK_BN) { /* (x - mean) scale / sqrt(var + eps) + bias */
             fetch(&b, w.prow[3], w0, false), each(&b, "fvadd X K5 X"), each(&b, "frsqrt X X");
             fetch(&b, w.prow[0], w0, true), each(&b, "fvmul X T M");
-            fetch(&b, w.row_self, w0, false), fetch(&b, w.prow[2], w0, true), each(&b, "fvadd X -T X"), each(&b, "fvmul X M A");
+            fetch(&b, w.row_self, w0, false), fetch(&b, w.prow[2], w0, true), each(&b, "fvadd X -T X"),
+                each(&b, "fvmul X M A");
             fetch(&b, w.prow[1], w0, false), each(&b, "fvadd X A A");
         }
         if (w.kind >= WK_EW_SUM) {
@@ -676,7 +766,10 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 case OP_LessOrEqual: flag_pass(&b, "fmin", 'A'); break;
                 case OP_Greater: flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"), each(&b, "fvadd K7 -X A"); break;
                 case OP_Less: flag_pass(&b, "fmax", 'M'), each(&b, "fpassa M X"), each(&b, "fvadd K7 -X A"); break;
-                default: flag_pass(&b, "fmax", 'A'), flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"), each(&b, "fvmul X A A"); break;
+                default:
+                    flag_pass(&b, "fmax", 'A'), flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"),
+                        each(&b, "fvmul X A A");
+                    break;
                 }
                 each(&b, "fftoi A A"), each(&b, "zero A/1010");
             } else if (w.kind == WK_POW) {
@@ -691,15 +784,19 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 fetch(&b, w.prow[1], w0, false), each(&b, "ffloor X T"), flag_pass(&b, "fmin", 'M');
                 each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), each(&b, "fmin T K5 T"), each(&b, "fpassa T X");
                 each(&b, "fvmul X K3 T"), each(&b, "ffloor T T"), each(&b, "fvmul T K4 T"), each(&b, "fvadd X T T");
-                each(&b, "fpassa A X"), each(&b, "fvmul T X T"), each(&b, "fvmul M X X"), each(&b, "fvmul T X T"), each(&b, "fvadd A -X A");
+                each(&b, "fpassa A X"), each(&b, "fvmul T X T"), each(&b, "fvmul M X X"), each(&b, "fvmul T X T"),
+                    each(&b, "fvadd A -X A");
                 each(&b, "fvmul T K4 T"), each(&b, "fvadd T K7 T"), each(&b, "fvmul A K4 A"), each(&b, "fvadd A K7 A");
-                fetch(&b, w.prow[0], w0, false), each(&b, "fvpassa -X M"), each(&b, "fmax X M M"), each(&b, "fpassa A X"), each(&b, "fvmul M X M"),
-                    each(&b, "flog M M");
-                fetch(&b, w.prow[1], w0, false), each(&b, "fvmul X M A"), each(&b, "fexp A A"), each(&b, "fpassa T X"), each(&b, "fvmul X A A");
+                fetch(&b, w.prow[0], w0, false), each(&b, "fvpassa -X M"), each(&b, "fmax X M M"),
+                    each(&b, "fpassa A X"), each(&b, "fvmul M X M"), each(&b, "flog M M");
+                fetch(&b, w.prow[1], w0, false), each(&b, "fvmul X M A"), each(&b, "fexp A A"), each(&b, "fpassa T X"),
+                    each(&b, "fvmul X A A");
                 /* y = 0 gives 1 (also for x = 0, where y log|x| is NaN): |y| <= 0 */
-                fetch(&b, w.prow[1], w0, false), each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
+                fetch(&b, w.prow[1], w0, false), each(&b, "fvpassa -X T"), each(&b, "fmax X T T"),
+                    flag_of(&b, "fmin", 'T', 0, 'a');
                 /* and x = 1 gives 1 (also for a NaN or infinite y): |x - 1| <= 0 */
-                fetch(&b, w.prow[0], w0, false), each(&b, "fvadd X -K7 X"), each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
+                fetch(&b, w.prow[0], w0, false), each(&b, "fvadd X -K7 X"), each(&b, "fvpassa -X T"),
+                    each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
             } else if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
                 fetch(&b, w.prow[0], w0, false), each(&b, "frelu X X A"), each(&b, "fmin X K0 X");
                 fetch(&b, w.prow[1], w0, true), each(&b, "fvmul X T X"), each(&b, "fvadd X A A");
@@ -709,22 +806,27 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             } else {
                 fetch(&b, w.prow[0], w0, false), each(&b, "fpassa X A");
                 for (int i = 1; i < nop; i++)
-                    fetch(&b, w.prow[i], w0, false), each(&b, w.kind == WK_EW_MAX ? "fmax X A A" : w.kind == WK_EW_MIN ? "fmin X A A" : "fvadd X A A");
+                    fetch(&b, w.prow[i], w0, false), each(&b, w.kind == WK_EW_MAX   ? "fmax X A A"
+                                                              : w.kind == WK_EW_MIN ? "fmin X A A"
+                                                                                    : "fvadd X A A");
                 if (w.n->op == OP_Mean) each(&b, "fvmul A K2 A");
             }
         }
-        if (w.kind == WK_GATHER) { /* M = the index + 1/2 (+ K below 0); row k is taken where M >= k, so the last one taken is the index's */
-            fetch(&b, w.row_self, w0, false), each(&b, "fitof X X"), flag_of(&b, "fmin", 'X', 3, 'A'), each(&b, "fvmul A K4 A"), each(&b, "fvadd X A X");
+        if (w.kind ==
+            WK_GATHER) { /* M = the index + 1/2 (+ K below 0); row k is taken where M >= k, so the last one taken is the index's */
+            fetch(&b, w.row_self, w0, false), each(&b, "fitof X X"), flag_of(&b, "fmin", 'X', 3, 'A'),
+                each(&b, "fvmul A K4 A"), each(&b, "fvadd X A X");
             each(&b, "fvadd X K5 M"), each(&b, "fpassa K0 A");
             for (int64_t k = 0; k < w.K; k++) {
                 fetch(&b, (int)k, w0, false);
                 for (int64_t j0 = 0; j0 < b.G; j0 += 15) {
                     int64_t jn = b.G - j0 < 15 ? b.G - j0 : 15;
                     for (int64_t j = j0; j < j0 + jn; j++)
-                        buf_printf(e->b, "fmax $r%lldv $m%lld $nowrite $omr%lld\n", (long long)(b.B + 4 * j), (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)),
-                                   (long long)(1 + j - j0));
+                        buf_printf(e->b, "fmax $r%lldv $m%lld $nowrite $omr%lld\n", (long long)(b.B + 4 * j),
+                                   (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)), (long long)(1 + j - j0));
                     for (int64_t j = j0; j < j0 + jn; j++)
-                        buf_printf(e->b, "fpassa $s%lldv $r%lldv/$imr%lld\n", (long long)(4 * j), (long long)(4 * j), (long long)(1 + j - j0));
+                        buf_printf(e->b, "fpassa $s%lldv $r%lldv/$imr%lld\n", (long long)(4 * j), (long long)(4 * j),
+                                   (long long)(1 + j - j0));
                     if (jn < 2) buf_printf(e->b, "nop\n");
                 }
             }
@@ -737,24 +839,28 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 for (int64_t j0 = 0; j0 < b.G; j0 += 15) { /* a mask register per group */
                     int64_t jn = b.G - j0 < 15 ? b.G - j0 : 15;
                     for (int64_t j = j0; j < j0 + jn; j++)
-                        buf_printf(e->b, "%s $s%lldv $r%lldv $r%lldv $omr%lld\n", w.kind != WK_ARGMIN ? "fmax" : "fmin", (long long)(4 * j),
-                                   (long long)(b.B + 4 * j), (long long)(b.B + 4 * j), (long long)(1 + j - j0));
+                        buf_printf(e->b, "%s $s%lldv $r%lldv $r%lldv $omr%lld\n", w.kind != WK_ARGMIN ? "fmax" : "fmin",
+                                   (long long)(4 * j), (long long)(b.B + 4 * j), (long long)(b.B + 4 * j),
+                                   (long long)(1 + j - j0));
                     for (int64_t j = j0; j < j0 + jn; j++)
-                        buf_printf(e->b, "fpassa $m%lld $r%lldv/$imr%lld\n", (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)), (long long)(4 * j),
+                        buf_printf(e->b, "fpassa $m%lld $r%lldv/$imr%lld\n",
+                                   (long long)(2 * (b.scr + b.pool_at + K_FIRST_INDEX + k)), (long long)(4 * j),
                                    (long long)(1 + j - j0));
                     if (jn < 2) buf_printf(e->b, "nop\n"); /* the index is read 2 steps later */
                 }
             }
             if (w.kind == WK_HARDMAX) /* 1 - |place - index|, at least 0: 1 where they agree */
-                fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -A X"), each(&b, "fvpassa -X T"), each(&b, "fmax X T X"), each(&b, "fvadd K7 -X A"),
-                    each(&b, "frelu A A A");
+                fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -A X"), each(&b, "fvpassa -X T"),
+                    each(&b, "fmax X T X"), each(&b, "fvadd K7 -X A"), each(&b, "frelu A A A");
             else
                 each(&b, "fftoi A A"), each(&b, "zero A/1010"); /* int64: the index in the low word, 0 above */
         }
         if (w.kind == WK_NORM && w.oi == 1) each(&b, "fvmul A K2 A"); /* LayerNormalization's Mean */
         if (w.kind == WK_NORM && w.oi != 1) { /* the mean, then the variance about it, then the element */
             each(&b, "fvmul A K2 M"), each(&b, "fpassa K0 A");
-            for (int64_t k = 0; k < w.K; k++) fetch(&b, (int)k, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X X X"), each(&b, "fvadd X A A");
+            for (int64_t k = 0; k < w.K; k++)
+                fetch(&b, (int)k, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X X X"),
+                    each(&b, "fvadd X A A");
             each(&b, "fvmul A K2 A"), each(&b, "fvadd A K5 A"), each(&b, "frsqrt A A");
             if (w.oi == 0) {
                 fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X A A");
@@ -769,9 +875,12 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         case WK_LSE: each(&b, "flog A A"), each(&b, "fpassa M X"), each(&b, "fvadd X A A"); break;
         case WK_AVGPOOL: fetch(&b, w.row_scale, w0, false), each(&b, "fvmul X A A"); break;
         case WK_SOFTMAX:
-            fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -M X"), each(&b, "fexp X X"), each(&b, "frcp A A"), each(&b, "fvmul X A A");
+            fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -M X"), each(&b, "fexp X X"), each(&b, "frcp A A"),
+                each(&b, "fvmul X A A");
             break;
-        case WK_LOGSOFTMAX: fetch(&b, w.row_self, w0, false), each(&b, "flog A A"), each(&b, "fvadd X -M X"), each(&b, "fvadd X -A A"); break;
+        case WK_LOGSOFTMAX:
+            fetch(&b, w.row_self, w0, false), each(&b, "flog A A"), each(&b, "fvadd X -M X"), each(&b, "fvadd X -A A");
+            break;
         case WK_MAC:
             if (w.alpha != 1) each(&b, "fvmul A K3 A");
             if (w.row_bias >= 0) {
@@ -786,7 +895,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         for (int64_t a = 0; a < (wn + 1) / 2; a += 4) {
             int64_t la = w0 / 2 + a;
             char at[40];
-            buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(2 * a), emit_bank_reg(o), emit_at(e, o, la, at), emit_tail_mask(o->num_lw, la));
+            buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(2 * a), emit_bank_reg(o), emit_at(e, o, la, at),
+                       emit_tail_mask(o->num_lw, la));
         }
         buf_printf(e->b, "nop/3\n");
     }

@@ -17,7 +17,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-
 bool emu_fail(Emu *e, const char *fmt, ...) {
     char m[600];
     va_list ap;
@@ -74,7 +73,8 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     e->dram = reserve(e->dram_map_bytes);
     e->pdm = reserve(e->pdm_map_bytes);
     if (!e->dram || !e->pdm) {
-        snprintf(err, errlen, "cannot reserve %zu bytes of emulated DRAM and PDM", e->dram_map_bytes + e->pdm_map_bytes);
+        snprintf(err, errlen, "cannot reserve %zu bytes of emulated DRAM and PDM",
+                 e->dram_map_bytes + e->pdm_map_bytes);
         emu_free(e);
         return NULL;
     }
@@ -170,7 +170,10 @@ bool emu_set_strict(Emu *e) {
 }
 
 /* ---- PE ids ---- */
-static inline int pe_sub(const Emu *e, int pe) { (void)e; return pe & 3; }
+static inline int pe_sub(const Emu *e, int pe) {
+    (void)e;
+    return pe & 3;
+}
 static inline int pe_mab(const Emu *e, int pe) { return pe / e->m.pe_per_mab; }
 static inline int pe_l1b(const Emu *e, int pe) { return pe / e->pe_per_l1b; }
 static inline int pe_mab_in_l1b(const Emu *e, int pe) { return pe_mab(e, pe) % e->m.mab_per_l1b; }
@@ -202,8 +205,10 @@ static bool check_read(Emu *e, const VOperand *o, int c) {
         lim = e->m.lm_raw_steps;
         int64_t w = e->lm_w[o->kind == K_LM1];
         if (e->step - w <= lim)
-            return emu_fail(e, "hazard: %s read %" PRId64 " step(s) after a write to it (LM needs %" PRId64 " steps between, any address)",
-                         vsm_kind_name(o->kind), e->step - w, lim);
+            return emu_fail(e,
+                            "hazard: %s read %" PRId64 " step(s) after a write to it (LM needs %" PRId64
+                            " steps between, any address)",
+                            vsm_kind_name(o->kind), e->step - w, lim);
         return true;
     }
     if (o->kind == K_GRF0 || o->kind == K_GRF1) {
@@ -212,8 +217,10 @@ static bool check_read(Emu *e, const VOperand *o, int c) {
         for (uint32_t k = 0; k < o->width; k++) {
             int64_t w = *raw_slot(e, o->kind, a + k);
             if (e->step - w <= lim)
-                return emu_fail(e, "hazard: %s word %u read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
-                             vsm_kind_name(o->kind), (a + k) % e->grfw[o->kind == K_GRF1], e->step - w, lim);
+                return emu_fail(e,
+                                "hazard: %s word %u read %" PRId64 " step(s) after it was written (needs %" PRId64
+                                " steps between)",
+                                vsm_kind_name(o->kind), (a + k) % e->grfw[o->kind == K_GRF1], e->step - w, lim);
         }
         return true;
     }
@@ -221,8 +228,9 @@ static bool check_read(Emu *e, const VOperand *o, int c) {
         lim = e->m.grf_raw_steps;
         for (int k = 0; k < 4; k++)
             if (e->step - e->t_w[c * 4 + k] <= lim)
-                return emu_fail(e, "hazard: T read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
-                             e->step - e->t_w[c * 4 + k], lim);
+                return emu_fail(
+                    e, "hazard: T read %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)",
+                    e->step - e->t_w[c * 4 + k], lim);
     }
     return true;
 }
@@ -259,8 +267,8 @@ static uint8_t *mem_def(Emu *e, int kind) {
     }
 }
 
-static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCYC][4], uint32_t *buf[NCYC][4], uint8_t *defs[NCYC][4],
-                              uint8_t *defbuf[NCYC][4]) {
+static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *rows[NCYC][4], uint32_t *buf[NCYC][4],
+                              uint8_t *defs[NCYC][4], uint8_t *defbuf[NCYC][4]) {
     size_t np = (size_t)e->npe, rb = np * 4;
     for (int c = 0; c < NCYC; c++) {
         if (!check_read(e, o, c)) return false;
@@ -276,7 +284,9 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
             uint8_t *md = mem_def(e, o->kind);
             for (size_t p = 0; p < np; p++) {
                 if (p == 0 && e->step - e->t_w[c * 4 + 1] <= e->m.grf_raw_steps)
-                    return emu_fail(e, "hazard: T read (for T-indirect addresses) %" PRId64 " step(s) after it was written", e->step - e->t_w[c * 4 + 1]);
+                    return emu_fail(
+                        e, "hazard: T read (for T-indirect addresses) %" PRId64 " step(s) after it was written",
+                        e->step - e->t_w[c * 4 + 1]);
                 if (e->strict && !e->t_def[(size_t)(c * 4 + 1) * np + p])
                     return emu_fail(e, "strict: a T-indirect address in cycle %d of PE %zu is undefined", c, p);
                 uint32_t base = o->addr + (uint32_t)(c * o->stride) + e->t[(size_t)(c * 4 + 1) * np + p];
@@ -291,7 +301,8 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
             uint32_t a = op_addr(o, c);
             for (int w = 0; w < o->width; w++) rows[c][w] = mem + (size_t)((a + (uint32_t)w) % words) * np;
             if (e->strict)
-                for (int w = 0; w < o->width; w++) defs[c][w] = mem_def(e, o->kind) + (size_t)((a + (uint32_t)w) % words) * np;
+                for (int w = 0; w < o->width; w++)
+                    defs[c][w] = mem_def(e, o->kind) + (size_t)((a + (uint32_t)w) % words) * np;
         } else if (o->kind == K_T) {
             for (int w = 0; w < 4; w++) rows[c][w] = e->t + (size_t)(c * 4 + w) * np;
             if (e->strict)
@@ -306,9 +317,12 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
             for (int w = 0; w < 4; w++) rows[c][w] = buf[c][w];
             for (size_t p = 0; p < np; p++) {
                 uint64_t v = fixed_value(e, o->kind, prec == P_NONE ? P_L : prec, (int)p, lb);
-                if (lb == 64) rows[c][0][p] = rows[c][2][p] = (uint32_t)(v >> 32), rows[c][1][p] = rows[c][3][p] = (uint32_t)v;
-                else if (lb == 32) rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)v;
-                else rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)(v << 16 | v);
+                if (lb == 64)
+                    rows[c][0][p] = rows[c][2][p] = (uint32_t)(v >> 32), rows[c][1][p] = rows[c][3][p] = (uint32_t)v;
+                else if (lb == 32)
+                    rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)v;
+                else
+                    rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)(v << 16 | v);
             }
         } else
             return emu_fail(e, "%s cannot be read here", vsm_kind_name(o->kind));
@@ -318,7 +332,9 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
 }
 
 /* source slot i of the current expression */
-bool emu_read_src(Emu *e, const VOperand *o, int prec, int i) { return read_operand_into(e, o, prec, e->src[i], e->srcbuf[i], e->sdef[i], e->sdefbuf[i]); }
+bool emu_read_src(Emu *e, const VOperand *o, int prec, int i) {
+    return read_operand_into(e, o, prec, e->src[i], e->srcbuf[i], e->sdef[i], e->sdefbuf[i]);
+}
 
 /* --strict: result definedness of an elementwise instruction: a lane is defined when
  * that lane of every source is. lane_bits 0: every result word depends on every
@@ -371,10 +387,14 @@ static int target_bit(int kind) {
 /* The 4-bit enable of cycle c for PE p writing destination o (zero: no write). */
 static inline unsigned write_bits(const Emu *e, const VOperand *o, int c, size_t p) {
     uint16_t m;
-    if (o->mkind == M_PATTERN) m = (o->mval >> (3 - c)) & 1 ? 0xffff : 0;
-    else if (o->mkind == M_ENTRY) m = mask_entry_value(e, o->mval, p);
-    else if (e->mask_entry && (e->mask_targets & target_bit(o->kind))) m = mask_entry_value(e, e->mask_entry, p);
-    else return 0xf;
+    if (o->mkind == M_PATTERN)
+        m = (o->mval >> (3 - c)) & 1 ? 0xffff : 0;
+    else if (o->mkind == M_ENTRY)
+        m = mask_entry_value(e, o->mval, p);
+    else if (e->mask_entry && (e->mask_targets & target_bit(o->kind)))
+        m = mask_entry_value(e, e->mask_entry, p);
+    else
+        return 0xf;
     if (o->mkind == M_PATTERN) return m & 0xf;
     return (m >> (4 * (3 - c))) & 0xf;
 }
@@ -382,11 +402,14 @@ static inline unsigned write_bits(const Emu *e, const VOperand *o, int c, size_t
 /* --strict: a mask entry used while any of its bits came from undefined data. */
 static bool check_mask_defined(Emu *e, uint8_t mkind, uint8_t mval, int kind) {
     if (!e->strict) return true;
-    int entry = mkind == M_ENTRY ? mval : mkind == M_DEFAULT && e->mask_entry && (e->mask_targets & target_bit(kind)) ? e->mask_entry : 0;
+    int entry = mkind == M_ENTRY                                                              ? mval
+                : mkind == M_DEFAULT && e->mask_entry && (e->mask_targets & target_bit(kind)) ? e->mask_entry
+                                                                                              : 0;
     if (entry < 1 || entry > 15) return true;
     const uint16_t *d = e->omr_def + (size_t)entry * (size_t)e->npe;
     for (size_t p = 0; p < (size_t)e->npe; p++)
-        if (d[p] != 0xffff) return emu_fail(e, "strict: mask entry %d of PE %zu was computed from undefined data", entry, p);
+        if (d[p] != 0xffff)
+            return emu_fail(e, "strict: mask entry %d of PE %zu was computed from undefined data", entry, p);
     return true;
 }
 
@@ -457,7 +480,8 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
     if (!mem) return emu_fail(e, "%s cannot be written by %s", vsm_kind_name(o->kind), vsm_insns[x->insn].name);
     if (o->amode == A_TIND) return emu_fail(e, "T-indirect addressing is for reads only");
     /* a mask that is the same on every PE (none, or a /bbbb pattern) is applied per cycle */
-    bool uniform = o->mkind == M_PATTERN || (o->mkind == M_DEFAULT && !(e->mask_entry && (e->mask_targets & target_bit(o->kind)))) ||
+    bool uniform = o->mkind == M_PATTERN ||
+                   (o->mkind == M_DEFAULT && !(e->mask_entry && (e->mask_targets & target_bit(o->kind)))) ||
                    (o->mkind == M_ENTRY && (o->mval == 0 || o->mval >= 16));
     for (int c = 0; c < NCYC; c++) {
         uint32_t a = op_addr(o, c);
@@ -467,7 +491,8 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
             const uint32_t *src = r->w[c][w];
             if (uniform) {
                 uint32_t m = bits_to_wordmask(ub, w);
-                if (m == ~0u) memcpy(dst, src, np * 4);
+                if (m == ~0u)
+                    memcpy(dst, src, np * 4);
                 else if (m)
                     for (size_t p = 0; p < np; p++) dst[p] = (dst[p] & ~m) | (src[p] & m);
             } else
@@ -480,7 +505,8 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
                 const uint8_t *sd = r->def[c][w];
                 if (uniform) {
                     uint32_t m = bits_to_wordmask(ub, w);
-                    if (m == ~0u) memcpy(dd, sd, np);
+                    if (m == ~0u)
+                        memcpy(dd, sd, np);
                     else if (m)
                         for (size_t p = 0; p < np; p++) dd[p] &= sd[p];
                 } else
@@ -505,18 +531,28 @@ static bool commit_dst(Emu *e, const VExpr *x, const Result *r, const VOperand *
 
 /* ---- tree transfers ---- */
 
-static uint64_t *l1bm_at(Emu *e, int l1b, uint32_t lw) { return &e->l1bm[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw]; }
-static uint64_t *l2bm_at(Emu *e, int l2b, uint32_t lw) { return &e->l2bm[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw]; }
+static uint64_t *l1bm_at(Emu *e, int l1b, uint32_t lw) {
+    return &e->l1bm[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw];
+}
+static uint64_t *l2bm_at(Emu *e, int l2b, uint32_t lw) {
+    return &e->l2bm[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw];
+}
 
-static uint8_t *l1bm_d(Emu *e, int l1b, uint32_t lw) { return &e->l1bm_def[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw]; }
-static uint8_t *l2bm_d(Emu *e, int l2b, uint32_t lw) { return &e->l2bm_def[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw]; }
+static uint8_t *l1bm_d(Emu *e, int l1b, uint32_t lw) {
+    return &e->l1bm_def[(size_t)l1b * (size_t)e->m.l1bm_lw + lw % (uint32_t)e->m.l1bm_lw];
+}
+static uint8_t *l2bm_d(Emu *e, int l2b, uint32_t lw) {
+    return &e->l2bm_def[(size_t)l2b * (size_t)e->m.l2bm_lw + lw % (uint32_t)e->m.l2bm_lw];
+}
 
 bool emu_check_inflight(Emu *e, int kind, int g, int64_t lo, int64_t n, const char *what) {
     for (int i = 0; i < e->ninflight; i++) {
         Inflight *f = &e->inflight[i];
-        if (f->kind == kind && f->done > e->cycle && (g < 0 || f->group < 0 || g == f->group) && lo < f->hi && lo + n > f->lo)
-            return emu_fail(e, "hazard: %s reads %s [%" PRId64 ", %" PRId64 ") before the MV writing it completes (use wait)", what, vsm_kind_name(kind), lo,
-                            lo + n);
+        if (f->kind == kind && f->done > e->cycle && (g < 0 || f->group < 0 || g == f->group) && lo < f->hi &&
+            lo + n > f->lo)
+            return emu_fail(
+                e, "hazard: %s reads %s [%" PRId64 ", %" PRId64 ") before the MV writing it completes (use wait)", what,
+                vsm_kind_name(kind), lo, lo + n);
     }
     return true;
 }
@@ -527,8 +563,10 @@ bool emu_check_upper_read(Emu *e, int kind, uint32_t lo, uint32_t n, const char 
     uint32_t size = (uint32_t)(kind == K_L1BM ? e->m.l1bm_lw : e->m.l2bm_lw);
     for (uint32_t i = 0; i < n; i++)
         if (e->step - w[(lo + i) % size] <= lim)
-            return emu_fail(e, "hazard: %s reads %s long word %u %" PRId64 " step(s) after it was written (needs %" PRId64 " steps between)", what,
-                         vsm_kind_name(kind), (lo + i) % size, e->step - w[(lo + i) % size], lim);
+            return emu_fail(e,
+                            "hazard: %s reads %s long word %u %" PRId64 " step(s) after it was written (needs %" PRId64
+                            " steps between)",
+                            what, vsm_kind_name(kind), (lo + i) % size, e->step - w[(lo + i) % size], lim);
     return emu_check_inflight(e, kind, -1, lo, n, what);
 }
 
@@ -542,15 +580,26 @@ static void mark_upper_write(Emu *e, int kind, uint32_t lo, uint32_t n) {
 uint64_t emu_rrn(int op, uint64_t a, uint64_t b) {
     switch (op) {
     case RRN_dfadd: return out_d(in_d(a) + in_d(b));
-    case RRN_dmax: return (int64_t)(a ^ (a >> 63 ? 0x7fffffffffffffffull : 0)) >= (int64_t)(b ^ (b >> 63 ? 0x7fffffffffffffffull : 0)) ? a : b;
-    case RRN_dmin: return (int64_t)(a ^ (a >> 63 ? 0x7fffffffffffffffull : 0)) <= (int64_t)(b ^ (b >> 63 ? 0x7fffffffffffffffull : 0)) ? a : b;
+    case RRN_dmax:
+        return (int64_t)(a ^ (a >> 63 ? 0x7fffffffffffffffull : 0)) >=
+                       (int64_t)(b ^ (b >> 63 ? 0x7fffffffffffffffull : 0))
+                   ? a
+                   : b;
+    case RRN_dmin:
+        return (int64_t)(a ^ (a >> 63 ? 0x7fffffffffffffffull : 0)) <=
+                       (int64_t)(b ^ (b >> 63 ? 0x7fffffffffffffffull : 0))
+                   ? a
+                   : b;
     case RRN_liadd: return a + b;
     case RRN_lbor: return a | b;
     case RRN_lband: return a & b;
     default: break;
     }
     uint64_t r = 0;
-    int bits = op == RRN_ffadd || op == RRN_fmax || op == RRN_fmin || op == RRN_iiadd || op == RRN_ibor || op == RRN_iband ? 32 : 16;
+    int bits =
+        op == RRN_ffadd || op == RRN_fmax || op == RRN_fmin || op == RRN_iiadd || op == RRN_ibor || op == RRN_iband
+            ? 32
+            : 16;
     for (int sh = 64 - bits; sh >= 0; sh -= bits) {
         uint64_t m = bits == 32 ? 0xffffffffu : 0xffffu;
         uint64_t x = a >> sh & m, y = b >> sh & m, o;
@@ -560,15 +609,21 @@ uint64_t emu_rrn(int op, uint64_t a, uint64_t b) {
             o = f_to_mnh(mnh_to_f((uint16_t)x) + mnh_to_f((uint16_t)y));
             if (!(o & 0x7e00)) o = 0;
             break;
-        case RRN_fmax: case RRN_hmax: case RRN_fmin: case RRN_hmin: {
+        case RRN_fmax:
+        case RRN_hmax:
+        case RRN_fmin:
+        case RRN_hmin: {
             uint64_t sb = 1ull << (bits - 1);
-            int64_t kx = (int64_t)(x & sb ? (sb - 1) - (x & (sb - 1)) : x + sb), ky = (int64_t)(y & sb ? (sb - 1) - (y & (sb - 1)) : y + sb);
+            int64_t kx = (int64_t)(x & sb ? (sb - 1) - (x & (sb - 1)) : x + sb),
+                    ky = (int64_t)(y & sb ? (sb - 1) - (y & (sb - 1)) : y + sb);
             bool mx = op == RRN_fmax || op == RRN_hmax;
             o = (mx ? kx >= ky : kx <= ky) ? x : y;
             break;
         }
-        case RRN_iiadd: case RRN_siadd: o = (x + y) & m; break;
-        case RRN_ibor: case RRN_sbor: o = x | y; break;
+        case RRN_iiadd:
+        case RRN_siadd: o = (x + y) & m; break;
+        case RRN_ibor:
+        case RRN_sbor: o = x | y; break;
         default: o = x & y; break; /* iband, sband */
         }
         r |= o << sh;
@@ -577,30 +632,39 @@ uint64_t emu_rrn(int op, uint64_t a, uint64_t b) {
 }
 
 /* Rows of a PE-side value as long words: LW k of cycle c of PE p. */
-static inline uint64_t row_lw(uint32_t *rows[NCYC][4], int c, int k, size_t p) { return (uint64_t)rows[c][2 * k][p] << 32 | rows[c][2 * k + 1][p]; }
+static inline uint64_t row_lw(uint32_t *rows[NCYC][4], int c, int k, size_t p) {
+    return (uint64_t)rows[c][2 * k][p] << 32 | rows[c][2 * k + 1][p];
+}
 
 static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     const VOperand *s = &x->src[0], *d = &x->dst[0];
     bool down = s->kind == K_L1BM; /* L1BM -> PE */
     const VOperand *b = down ? s : d;
-    if ((down && d->kind == K_L1BM) || (!down && d->kind != K_L1BM)) return emu_fail(e, "%s moves between L1BM and a PE operand", vsm_insns[x->insn].name);
+    if ((down && d->kind == K_L1BM) || (!down && d->kind != K_L1BM))
+        return emu_fail(e, "%s moves between L1BM and a PE operand", vsm_insns[x->insn].name);
     if (!down && x->ndst != 1) return emu_fail(e, "a PE -> L1BM transfer has one destination");
     int W = b->width == 4 ? 2 : 1; /* long words per PE per cycle */
     int ppl = e->pe_per_l1b, nm = e->m.mab_per_l1b;
     uint32_t a = b->addr;
     {
-        uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : x->insn == VI_l1bmp ? (uint32_t)(4 * W) : (uint32_t)(16 * W);
+        uint32_t span = x->insn == VI_l1bmd   ? (uint32_t)(4 * ppl * W)
+                        : x->insn == VI_l1bmp ? (uint32_t)(4 * W)
+                                              : (uint32_t)(16 * W);
         if ((uint64_t)a + span > (uint64_t)e->m.l1bm_lw)
-            return emu_fail(e, "L1BM range [%u, %u) is outside the %" PRId64 "-long-word L1BM", a, a + span, e->m.l1bm_lw);
+            return emu_fail(e, "L1BM range [%u, %u) is outside the %" PRId64 "-long-word L1BM", a, a + span,
+                            e->m.l1bm_lw);
     }
     /* L1BM offset of (cycle, LW k, mab m, pe j) for each transfer form */
-#define OFF(c, k, m, j) (x->insn == VI_l1bmp ? (uint32_t)((c) + 4 * (k)) \
-                       : x->insn == VI_l1bmd ? (uint32_t)((c) * ppl * W + (k) * ppl + (m) * 4 + (j)) \
-                                             : (uint32_t)((c) * 4 * W + 4 * (k) + (j)))
+#define OFF(c, k, m, j)                                                      \
+    (x->insn == VI_l1bmp   ? (uint32_t)((c) + 4 * (k))                       \
+     : x->insn == VI_l1bmd ? (uint32_t)((c)*ppl * W + (k)*ppl + (m)*4 + (j)) \
+                           : (uint32_t)((c)*4 * W + 4 * (k) + (j)))
     if (down) {
         if (x->insn == VI_l1bmr) return emu_fail(e, "l1bmr reduces PE values into L1BM");
-        uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : x->insn == VI_l1bmp ? (uint32_t)(4 * W) : (uint32_t)(16 * W);
+        uint32_t span = x->insn == VI_l1bmd   ? (uint32_t)(4 * ppl * W)
+                        : x->insn == VI_l1bmp ? (uint32_t)(4 * W)
+                                              : (uint32_t)(16 * W);
         if (!emu_check_upper_read(e, K_L1BM, a, span, vsm_insns[x->insn].name)) return false;
         r->fw = FW_LB;
         r->has_flags = false;
@@ -624,7 +688,8 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
     if (x->insn == VI_l1bmm && x->sel >= nm) return emu_fail(e, "l1bmm@%d: the L1B has MABs 0..%d", x->sel, nm - 1);
     if (x->insn == VI_l1bmr && x->rrn == RRN_NONE) return emu_fail(e, "l1bmr needs a reduction");
     if (s->width != 2 * W && !(s->kind == K_T || (s->kind >= K_ALUF && s->kind <= K_MREADF)))
-        return emu_fail(e, "source width does not match $%sb (%d long word%s per cycle)", W == 2 ? "ll" : "l", W, W == 2 ? "s" : "");
+        return emu_fail(e, "source width does not match $%sb (%d long word%s per cycle)", W == 2 ? "ll" : "l", W,
+                        W == 2 ? "s" : "");
     if (!emu_read_src(e, s, P_L, 0)) return false;
     uint32_t span = x->insn == VI_l1bmd ? (uint32_t)(4 * ppl * W) : (uint32_t)(16 * W);
     for (int l1 = 0; l1 < e->nl1b; l1++) {
@@ -674,18 +739,26 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
     uint32_t lc = down ? s->addr : d->addr, lb = down ? d->addr : s->addr;
     const uint32_t B = 64, D = 32; /* long words per step: broadcast/individual, distribute share */
     uint32_t cspan = x->insn == VI_l2bmd ? D * (uint32_t)nj : B, bspan = x->insn == VI_l2bmd ? D : B;
-    if ((uint64_t)lc + cspan > (uint64_t)e->m.l2bm_lw) return emu_fail(e, "L2BM range [%u, %u) is outside the L2BM", lc, lc + cspan);
-    if ((uint64_t)lb + bspan > (uint64_t)e->m.l1bm_lw) return emu_fail(e, "L1BM range [%u, %u) is outside the L1BM", lb, lb + bspan);
+    if ((uint64_t)lc + cspan > (uint64_t)e->m.l2bm_lw)
+        return emu_fail(e, "L2BM range [%u, %u) is outside the L2BM", lc, lc + cspan);
+    if ((uint64_t)lb + bspan > (uint64_t)e->m.l1bm_lw)
+        return emu_fail(e, "L1BM range [%u, %u) is outside the L1BM", lb, lb + bspan);
     uint64_t *tmp = xmalloc(sizeof(uint64_t) * (size_t)B * (size_t)nj);
     bool ok = true;
     if (down) {
-        if (x->insn == VI_l2bmr) { free(tmp); return emu_fail(e, "l2bmr reduces L1BMs into L2BM"); }
+        if (x->insn == VI_l2bmr) {
+            free(tmp);
+            return emu_fail(e, "l2bmr reduces L1BMs into L2BM");
+        }
         uint32_t span = x->insn == VI_l2bmd ? D * (uint32_t)nj : B;
         ok = emu_check_upper_read(e, K_L2BM, lc, span, vsm_insns[x->insn].name);
         for (int l2 = 0; ok && l2 < e->nl2b; l2++)
             for (int j = 0; j < nj; j++) {
                 if (x->sel >= 0 && j != x->sel) continue;
-                if (x->insn == VI_l2bm && x->sel < 0) { ok = emu_fail(e, "l2bm needs @<l1b>"); break; }
+                if (x->insn == VI_l2bm && x->sel < 0) {
+                    ok = emu_fail(e, "l2bm needs @<l1b>");
+                    break;
+                }
                 int l1 = l2 * nj + j;
                 uint32_t n = x->insn == VI_l2bmd ? D : B, off = x->insn == VI_l2bmd ? D * (uint32_t)j : 0;
                 for (uint32_t i = 0; i < n; i++) {
@@ -695,9 +768,18 @@ static bool exec_l2bm(Emu *e, const VExpr *x) {
             }
         if (ok) mark_upper_write(e, K_L1BM, lb, x->insn == VI_l2bmd ? D : B);
     } else {
-        if (x->insn == VI_l2bmb) { free(tmp); return emu_fail(e, "l2bmb broadcasts L2BM to L1BMs"); }
-        if (x->insn == VI_l2bm && x->sel < 0) { free(tmp); return emu_fail(e, "l2bm needs @<l1b>"); }
-        if (x->insn == VI_l2bmr && x->rrn == RRN_NONE) { free(tmp); return emu_fail(e, "l2bmr needs a reduction"); }
+        if (x->insn == VI_l2bmb) {
+            free(tmp);
+            return emu_fail(e, "l2bmb broadcasts L2BM to L1BMs");
+        }
+        if (x->insn == VI_l2bm && x->sel < 0) {
+            free(tmp);
+            return emu_fail(e, "l2bm needs @<l1b>");
+        }
+        if (x->insn == VI_l2bmr && x->rrn == RRN_NONE) {
+            free(tmp);
+            return emu_fail(e, "l2bmr needs a reduction");
+        }
         uint32_t span = x->insn == VI_l2bmd ? D : B;
         ok = emu_check_upper_read(e, K_L1BM, lb, span, vsm_insns[x->insn].name);
         for (int l2 = 0; ok && l2 < e->nl2b; l2++) {
@@ -759,15 +841,23 @@ static bool run_step(Emu *e, const VStep *s) {
             if (e->tag_done[x->tag] > wait_until) wait_until = e->tag_done[x->tag];
             continue;
         case U_ALU: ok = emu_exec_alu(e, x, r); break;
-        case U_MAU: ok = x->insn >= VI_mmulu && x->insn <= VI_mfma ? emu_exec_matvec(e, x, r) : emu_exec_mau_vec(e, x, r); break;
+        case U_MAU:
+            ok = x->insn >= VI_mmulu && x->insn <= VI_mfma ? emu_exec_matvec(e, x, r) : emu_exec_mau_vec(e, x, r);
+            break;
         case U_MWRITE: /* writes the matrix register: done after every read of the step */
             mwrite_at = i;
             r->writes_pe = false;
             break;
         case U_MREAD: ok = emu_exec_mread(e, x, r); break;
         case U_L1BM: ok = exec_l1bm(e, x, r); break;
-        case U_L2BM: ok = x->insn == VI_l2bmdars || x->insn == VI_l2bmdarw ? emu_exec_dar(e, x) : exec_l2bm(e, x); r->writes_pe = false; break;
-        case U_MV: ok = emu_exec_mv(e, x); r->writes_pe = false; break;
+        case U_L2BM:
+            ok = x->insn == VI_l2bmdars || x->insn == VI_l2bmdarw ? emu_exec_dar(e, x) : exec_l2bm(e, x);
+            r->writes_pe = false;
+            break;
+        case U_MV:
+            ok = emu_exec_mv(e, x);
+            r->writes_pe = false;
+            break;
         default: ok = emu_fail(e, "bad unit");
         }
         if (!ok) return false;
@@ -803,16 +893,23 @@ static bool run_step(Emu *e, const VStep *s) {
     (void)fw_set;
     int64_t cyc = (int64_t)steps * e->m.cycles_per_step;
     if (e->trace) {
-        static const char *units[U_UNIT_COUNT] = {"nop", "wait", "noforward", "alu", "mau", "mwrite", "mread", "l1bm", "l2bm", "mv"};
+        static const char *units[U_UNIT_COUNT] = {"nop",    "wait",  "noforward", "alu",  "mau",
+                                                  "mwrite", "mread", "l1bm",      "l2bm", "mv"};
         for (int i = 0; i < s->nexpr; i++) {
             const VExpr *x = &s->e[i];
             const VInsnInfo *in = &vsm_insns[x->insn];
-            buf_printf(e->trace, "%s{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%d,\"args\":{\"line\":%d,\"step\":%" PRId64 "}}",
-                       e->trace->len ? ",\n" : "", vsm_prec_letter(x->prec), in->name, vsm_rrn_names[x->rrn], units[in->unit],
-                       (double)e->cycle / e->m.clock_mhz, (double)cyc / e->m.clock_mhz, (int)in->unit, s->line, e->step);
+            buf_printf(e->trace,
+                       "%s{\"name\":\"%s%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%"
+                       "d,\"args\":{\"line\":%d,\"step\":%" PRId64 "}}",
+                       e->trace->len ? ",\n" : "", vsm_prec_letter(x->prec), in->name, vsm_rrn_names[x->rrn],
+                       units[in->unit], (double)e->cycle / e->m.clock_mhz, (double)cyc / e->m.clock_mhz, (int)in->unit,
+                       s->line, e->step);
             if (in->unit == U_MV && e->ninflight)
-                buf_printf(e->trace, ",\n{\"name\":\"%s transfer\",\"cat\":\"dram\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%d}", in->name,
-                           (double)e->cycle / e->m.clock_mhz, (double)(e->inflight[e->ninflight - 1].done - e->cycle) / e->m.clock_mhz, U_UNIT_COUNT);
+                buf_printf(e->trace,
+                           ",\n{\"name\":\"%s "
+                           "transfer\",\"cat\":\"dram\",\"ph\":\"X\",\"ts\":%.4f,\"dur\":%.4f,\"pid\":0,\"tid\":%d}",
+                           in->name, (double)e->cycle / e->m.clock_mhz,
+                           (double)(e->inflight[e->ninflight - 1].done - e->cycle) / e->m.clock_mhz, U_UNIT_COUNT);
         }
     }
     e->cycle += cyc;
@@ -831,7 +928,7 @@ typedef struct {
     int kind; /* K_LM0.., K_T, K_OMR, K_L1BM, K_L2BM, K_DRAM, K_PDM */
     uint32_t addr;
     int sc[5]; /* n c b m p; -1 = all */
-    int nsc;   /* how many scope letters were given */
+    int nsc; /* how many scope letters were given */
 } DbgLoc;
 
 static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) {
@@ -843,8 +940,10 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
         L->kind = K_OMR;
         s += 3;
     } else {
-        if (!strncmp(s, "ll", 2)) s += 2;
-        else if (*s == 'l') s++;
+        if (!strncmp(s, "ll", 2))
+            s += 2;
+        else if (*s == 'l')
+            s++;
         switch (*s++) {
         case 'm': L->kind = K_LM0; break;
         case 'n': L->kind = K_LM1; break;
@@ -880,14 +979,18 @@ static bool parse_loc(Emu *e, const char *s, DbgLoc *L, char *canon, size_t cl) 
         s = end;
         li++;
     }
-    static const char *pre[K_COUNT] = {[K_LM0] = "lm", [K_LM1] = "ln", [K_GRF0] = "lr", [K_GRF1] = "ls", [K_T] = "lt",
-                                        [K_OMR] = "omr", [K_L1BM] = "lb", [K_L2BM] = "lc", [K_DRAM] = "d", [K_PDM] = "p"};
-    if (L->kind == K_T) snprintf(canon, cl, "$%s%s", pre[L->kind], scope);
-    else snprintf(canon, cl, "$%s%u%s", pre[L->kind], L->addr, scope);
+    static const char *pre[K_COUNT] = {
+        [K_LM0] = "lm",  [K_LM1] = "ln",  [K_GRF0] = "lr", [K_GRF1] = "ls", [K_T] = "lt",
+        [K_OMR] = "omr", [K_L1BM] = "lb", [K_L2BM] = "lc", [K_DRAM] = "d",  [K_PDM] = "p"};
+    if (L->kind == K_T)
+        snprintf(canon, cl, "$%s%s", pre[L->kind], scope);
+    else
+        snprintf(canon, cl, "$%s%u%s", pre[L->kind], L->addr, scope);
     /* check scope ranges */
     int lim[5] = {e->ng, e->m.l2b_per_group, e->l1b_per_l2b, e->m.mab_per_l1b, 4};
     for (int i = 0; i < 5; i++)
-        if (L->sc[i] >= lim[i]) return emu_fail(e, "scope %c%d is outside the machine (%d)", letters[i], L->sc[i], lim[i]);
+        if (L->sc[i] >= lim[i])
+            return emu_fail(e, "scope %c%d is outside the machine (%d)", letters[i], L->sc[i], lim[i]);
     return true;
 }
 
@@ -923,7 +1026,8 @@ static bool each_place(Emu *e, const DbgLoc *L, LocFn fn, void *ctx) {
             int lin = 0;
             for (int i = 0; i < depth; i++) lin = lin * lim[i] + idx[i];
             int n = 0;
-            for (int i = 0; i < depth; i++) n += snprintf(name + n, sizeof name - (size_t)n, "%c%d", "ncbmp"[i], idx[i]);
+            for (int i = 0; i < depth; i++)
+                n += snprintf(name + n, sizeof name - (size_t)n, "%c%d", "ncbmp"[i], idx[i]);
             if (!fn(e, ctx, lin, name)) return false;
         }
         int i = depth - 1;
@@ -944,8 +1048,10 @@ typedef struct {
 
 static uint64_t *upper_lw(Emu *e, int kind, int inst, uint32_t a, bool *ok) {
     *ok = true;
-    if (kind == K_L1BM) return a < e->m.l1bm_lw ? &e->l1bm[(size_t)inst * (size_t)e->m.l1bm_lw + a] : (*ok = false, NULL);
-    if (kind == K_L2BM) return a < e->m.l2bm_lw ? &e->l2bm[(size_t)inst * (size_t)e->m.l2bm_lw + a] : (*ok = false, NULL);
+    if (kind == K_L1BM)
+        return a < e->m.l1bm_lw ? &e->l1bm[(size_t)inst * (size_t)e->m.l1bm_lw + a] : (*ok = false, NULL);
+    if (kind == K_L2BM)
+        return a < e->m.l2bm_lw ? &e->l2bm[(size_t)inst * (size_t)e->m.l2bm_lw + a] : (*ok = false, NULL);
     if (kind == K_PDM) return a < e->m.pdm_lw ? &e->pdm[(size_t)inst * (size_t)e->m.pdm_lw + a] : (*ok = false, NULL);
     return a < e->m.dram_lw ? &e->dram[(size_t)inst * (size_t)e->m.dram_lw + a] : (*ok = false, NULL);
 }
@@ -970,7 +1076,8 @@ static bool dbg_lw(Emu *e, const DbgLoc *L, int place, int i, uint64_t **hi_lo, 
     uint32_t words = 0;
     uint32_t *mem = pe_mem(e, L->kind, &words);
     uint32_t a = L->addr + 2 * (uint32_t)i;
-    if (a + 1 >= words + 1 || a % 2) return emu_fail(e, "debug address %u is outside %s or not long-word aligned", a, region_name(L->kind));
+    if (a + 1 >= words + 1 || a % 2)
+        return emu_fail(e, "debug address %u is outside %s or not long-word aligned", a, region_name(L->kind));
     *w0 = mem + (size_t)a * np + (size_t)place;
     *addr_shown = a;
     return true;
@@ -987,7 +1094,8 @@ static bool dbg_get_one(Emu *e, void *vctx, int place, const char *scope) {
             uint32_t en = L->addr + (uint32_t)k;
             if (en > 31) return emu_fail(e, "mask entries are 0..31");
             uint16_t v = en == 0 || en >= 16 ? vsm_mask_fixed((int)en) : e->omr[(size_t)en * np + (size_t)place];
-            for (int c = 0; c < 4; c++) buf_printf(d->out, "DEBUG-OMR(%s,%u):Mask{%d} #%s\n", scope, en, (v >> (4 * (3 - c))) & 0xf, d->echo);
+            for (int c = 0; c < 4; c++)
+                buf_printf(d->out, "DEBUG-OMR(%s,%u):Mask{%d} #%s\n", scope, en, (v >> (4 * (3 - c))) & 0xf, d->echo);
         }
         return true;
     }
@@ -1010,13 +1118,15 @@ static bool dbg_get_one(Emu *e, void *vctx, int place, const char *scope) {
         case 'h': {
             uint16_t h[4];
             for (int k = 0; k < 4; k++) h[k] = (uint16_t)(v >> (48 - 16 * k)), fmt_g(g[k], sizeof g[k], mnh_to_f(h[k]));
-            snprintf(val, sizeof val, "(%s, %s, %s, %s) (0x%04x, 0x%04x, 0x%04x, 0x%04x)", g[0], g[1], g[2], g[3], h[0], h[1], h[2], h[3]);
+            snprintf(val, sizeof val, "(%s, %s, %s, %s) (0x%04x, 0x%04x, 0x%04x, 0x%04x)", g[0], g[1], g[2], g[3], h[0],
+                     h[1], h[2], h[3]);
             break;
         }
         default:
             fmt_g(g[0], sizeof g[0], in_d(v));
-            snprintf(val, sizeof val, "(f:%s, i:{{0x%X,0x%X},{0x%X,0x%X}}, v:0x%" PRIX64 ")", g[0], (unsigned)(v >> 48) & 0xffff,
-                     (unsigned)(v >> 32) & 0xffff, (unsigned)(v >> 16) & 0xffff, (unsigned)v & 0xffff, v);
+            snprintf(val, sizeof val, "(f:%s, i:{{0x%X,0x%X},{0x%X,0x%X}}, v:0x%" PRIX64 ")", g[0],
+                     (unsigned)(v >> 48) & 0xffff, (unsigned)(v >> 32) & 0xffff, (unsigned)(v >> 16) & 0xffff,
+                     (unsigned)v & 0xffff, v);
         }
         buf_printf(d->out, "DEBUG-%s(%s,%u):%s #%s\n", region_name(L->kind), scope, shown, val, d->echo);
     }
@@ -1029,7 +1139,10 @@ static bool parse_payload(Emu *e, const char *s, int count, uint64_t *vals) {
         uint64_t v = 0;
         for (int k = 0; k < 16; k++, s++) {
             int c = *s;
-            int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+            int d = c >= '0' && c <= '9'   ? c - '0'
+                    : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                    : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                           : -1;
             if (d < 0) return emu_fail(e, "d set payload: long word %d needs 16 hex digits", i);
             v = v << 4 | (uint64_t)d;
         }
@@ -1055,15 +1168,22 @@ static bool dbg_set_one(Emu *e, void *vctx, int place, const char *scope) {
         uint64_t *u;
         uint32_t *w, shown;
         if (!dbg_lw(e, L, place, i, &u, &w, &shown)) return false;
-        if (u) *u = vals[i];
-        else w[0] = (uint32_t)(vals[i] >> 32), w[np] = (uint32_t)vals[i];
+        if (u)
+            *u = vals[i];
+        else
+            w[0] = (uint32_t)(vals[i] >> 32), w[np] = (uint32_t)vals[i];
         if (e->strict) {
             if (u) {
-                uint8_t *db = L->kind == K_L1BM ? e->l1bm_def : L->kind == K_L2BM ? e->l2bm_def : L->kind == K_PDM ? e->pdm_def : e->dram_def;
-                const uint64_t *b = L->kind == K_L1BM ? e->l1bm : L->kind == K_L2BM ? e->l2bm : L->kind == K_PDM ? e->pdm : e->dram;
+                uint8_t *db = L->kind == K_L1BM   ? e->l1bm_def
+                              : L->kind == K_L2BM ? e->l2bm_def
+                              : L->kind == K_PDM  ? e->pdm_def
+                                                  : e->dram_def;
+                const uint64_t *b = L->kind == K_L1BM   ? e->l1bm
+                                    : L->kind == K_L2BM ? e->l2bm
+                                    : L->kind == K_PDM  ? e->pdm
+                                                        : e->dram;
                 db[u - b] = 1;
-            }
-            else {
+            } else {
                 uint8_t *base = L->kind == K_T ? e->t_def : mem_def(e, L->kind);
                 uint32_t *dbase = L->kind == K_T ? e->t : pe_mem(e, L->kind, &(uint32_t){0});
                 size_t at = (size_t)(w - dbase);

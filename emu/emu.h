@@ -14,7 +14,7 @@ typedef struct {
     int64_t insns[U_UNIT_COUNT];
     int64_t dram_bytes, pe_element_ops;
     int64_t lm_peak_lw[2]; /* highest long word written by the program in LM0 / LM1, plus one */
-    int64_t model_cycles;  /* the cycles vsm_program_cycles predicts (equal to cycles for a run to the end) */
+    int64_t model_cycles; /* the cycles vsm_program_cycles predicts (equal to cycles for a run to the end) */
     /* per group (docs/vsm.md 5.6): long words each DRAM and PDM moved and the cycles it was busy */
     int groups;
     int64_t dram_lw[64], dram_busy[64], pdm_lw[64], pdm_busy[64];

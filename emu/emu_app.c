@@ -23,8 +23,8 @@ static bool place(Emu *e, const MNMachine *m, const AppTensor *t, const uint64_t
     for (int g = 0; g < m->groups; g++) {
         if (t->group >= 0 && g != t->group) continue;
         if (!emu_host_write(e, where(t), g, t->address, img + (in_layout(t) ? (size_t)g * t->num_lw : 0), t->num_lw)) {
-            snprintf(err, errlen, "%s: %s range [%llu, %llu) of group %d is outside the machine", t->name, t->location, (unsigned long long)t->address,
-                     (unsigned long long)(t->address + t->num_lw), g);
+            snprintf(err, errlen, "%s: %s range [%llu, %llu) of group %d is outside the machine", t->name, t->location,
+                     (unsigned long long)t->address, (unsigned long long)(t->address + t->num_lw), g);
             return false;
         }
     }
@@ -35,31 +35,39 @@ static bool check_tensor(const AppTensor *t, const MNMachine *m, bool output, ch
     if (t->rank > MN_MAX_RANK) return snprintf(err, errlen, "corrupt file: %s has rank %d", t->name, t->rank), false;
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) {
-        if (t->shape[i] < 0 || (t->shape[i] && n > INT64_MAX / t->shape[i])) return snprintf(err, errlen, "corrupt file: %s has a bad shape", t->name), false;
+        if (t->shape[i] < 0 || (t->shape[i] && n > INT64_MAX / t->shape[i]))
+            return snprintf(err, errlen, "corrupt file: %s has a bad shape", t->name), false;
         n *= t->shape[i];
     }
-    if (!onnx_type_numeric(t->onnx_dtype)) return snprintf(err, errlen, "corrupt file: %s has element type %d", t->name, t->onnx_dtype), false;
-    if (!app_dtype_bytes(t->mn_dtype)) return snprintf(err, errlen, "corrupt file: %s has MN dtype '%s'", t->name, t->mn_dtype), false;
+    if (!onnx_type_numeric(t->onnx_dtype))
+        return snprintf(err, errlen, "corrupt file: %s has element type %d", t->name, t->onnx_dtype), false;
+    if (!app_dtype_bytes(t->mn_dtype))
+        return snprintf(err, errlen, "corrupt file: %s has MN dtype '%s'", t->name, t->mn_dtype), false;
     if (in_layout(t)) {
         char lerr[300];
         uint64_t want = app_layout_image_lw(t->layout, m, lerr, sizeof lerr);
         if (!want) return snprintf(err, errlen, "corrupt file: %s: %s", t->name, lerr), false;
         if (want != t->num_lw)
-            return snprintf(err, errlen, "corrupt file: %s claims %llu long words for a layout image of %llu", t->name, (unsigned long long)t->num_lw,
-                            (unsigned long long)want), false;
-        if (t->group != -1) return snprintf(err, errlen, "corrupt file: %s: a layout image spans every group", t->name), false;
+            return snprintf(err, errlen, "corrupt file: %s claims %llu long words for a layout image of %llu", t->name,
+                            (unsigned long long)t->num_lw, (unsigned long long)want),
+                   false;
+        if (t->group != -1)
+            return snprintf(err, errlen, "corrupt file: %s: a layout image spans every group", t->name), false;
     } else if (app_image_lw(t->mn_dtype, n) != t->num_lw)
-        return snprintf(err, errlen, "corrupt file: %s claims %llu long words for %lld elements of %s", t->name, (unsigned long long)t->num_lw, (long long)n,
-                        t->mn_dtype), false;
+        return snprintf(err, errlen, "corrupt file: %s claims %llu long words for %lld elements of %s", t->name,
+                        (unsigned long long)t->num_lw, (long long)n, t->mn_dtype),
+               false;
     (void)output;
     if (t->group < -1 || t->group >= m->groups)
-        return snprintf(err, errlen, "%s: DRAM group %d does not exist on machine %s", t->name, t->group, m->name), false;
+        return snprintf(err, errlen, "%s: DRAM group %d does not exist on machine %s", t->name, t->group, m->name),
+               false;
     if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM"))
         return snprintf(err, errlen, "corrupt file: %s is placed in '%s' (DRAM or PDM)", t->name, t->location), false;
     uint64_t size = (uint64_t)(where(t) == K_PDM ? m->pdm_lw : m->dram_lw);
     if (t->address > size || t->num_lw > size - t->address)
-        return snprintf(err, errlen, "%s: %s range [%llu, +%llu) is outside the machine's %s", t->name, t->location, (unsigned long long)t->address,
-                        (unsigned long long)t->num_lw, t->location), false;
+        return snprintf(err, errlen, "%s: %s range [%llu, +%llu) is outside the machine's %s", t->name, t->location,
+                        (unsigned long long)t->address, (unsigned long long)t->num_lw, t->location),
+               false;
     return true;
 }
 
@@ -69,8 +77,8 @@ static int64_t numel_of(const AppTensor *t) {
     return n;
 }
 
-bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, const char *machine_override, const EmuHost *host, MNBuf *debug_out,
-                 EmuStats *stats, char *err, size_t errlen) {
+bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, const char *machine_override,
+                 const EmuHost *host, MNBuf *debug_out, EmuStats *stats, char *err, size_t errlen) {
     Arena *a = arena_new(0);
     MNApp app;
     VProgram p = {0};
@@ -101,11 +109,13 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
     for (int i = 0; i < app.nparams; i++) {
         const AppTensor *t = &app.params[i];
         if (t->num_lw > (1ull << 32)) {
-            snprintf(err, errlen, "parameter %s: %llu long words is implausible", t->name, (unsigned long long)t->num_lw);
+            snprintf(err, errlen, "parameter %s: %llu long words is implausible", t->name,
+                     (unsigned long long)t->num_lw);
             goto done;
         }
         if (t->alike && !in_layout(t)) {
-            snprintf(err, errlen, "parameter %s: 'alike' on a %s image (only layout images have a part per group)", t->name, t->layout);
+            snprintf(err, errlen, "parameter %s: 'alike' on a %s image (only layout images have a part per group)",
+                     t->name, t->layout);
             goto done;
         }
         size_t part = t->num_lw * 8, ng = in_layout(t) ? (size_t)m.groups : 1;
@@ -126,12 +136,14 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
         bool shape_ok = v->rank == t->rank && v->elem == t->onnx_dtype;
         for (int k = 0; shape_ok && k < t->rank; k++) shape_ok = v->dims[k] == t->shape[k];
         if (!shape_ok) {
-            snprintf(err, errlen, "input %d: the tensor does not match input %s (%s, rank %d)", i, t->name, onnx_type_name(t->onnx_dtype), t->rank);
+            snprintf(err, errlen, "input %d: the tensor does not match input %s (%s, rank %d)", i, t->name,
+                     onnx_type_name(t->onnx_dtype), t->rank);
             goto done;
         }
         uint64_t *img = arena_alloc(a, t->num_lw * 8 * (in_layout(t) ? (size_t)m.groups : 1) + 8);
-        if (in_layout(t) ? !app_encode_layout(v, t->mn_dtype, t->layout, &m, img, err, errlen)
-                         : (app_image_lw(t->mn_dtype, v->numel) != t->num_lw || !app_encode(v, t->mn_dtype, img, err, errlen))) {
+        if (in_layout(t)
+                ? !app_encode_layout(v, t->mn_dtype, t->layout, &m, img, err, errlen)
+                : (app_image_lw(t->mn_dtype, v->numel) != t->num_lw || !app_encode(v, t->mn_dtype, img, err, errlen))) {
             if (!err[0]) snprintf(err, errlen, "input %s: image size mismatch", t->name);
             goto done;
         }
@@ -149,17 +161,21 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
                 snprintf(err, errlen, "output %s: %s range outside the machine", t->name, t->location);
                 goto done;
             }
-            if (!in_layout(t)) bad = emu_host_first_undefined(e, where(t), grp, t->address, t->num_lw); /* a layout image has padding never written */
+            if (!in_layout(t))
+                bad = emu_host_first_undefined(e, where(t), grp, t->address,
+                                               t->num_lw); /* a layout image has padding never written */
         }
         if (bad >= 0) {
             int per = 8 / app_dtype_bytes(t->mn_dtype);
-            snprintf(err, errlen, "strict: output %s: element %lld (%s long word %llu) was never written with defined data", t->name,
+            snprintf(err, errlen,
+                     "strict: output %s: element %lld (%s long word %llu) was never written with defined data", t->name,
                      (long long)bad * per, t->location, (unsigned long long)(t->address + (uint64_t)bad));
             goto done;
         }
         MNTensor *v = ir_tensor_new(a, t->onnx_dtype, t->rank, t->shape);
         if (v->numel != numel_of(t) ||
-            !(in_layout(t) ? app_decode_layout(img, t->mn_dtype, t->layout, &m, v, err, errlen) : app_decode(img, t->mn_dtype, v, err, errlen)))
+            !(in_layout(t) ? app_decode_layout(img, t->mn_dtype, t->layout, &m, v, err, errlen)
+                           : app_decode(img, t->mn_dtype, v, err, errlen)))
             goto done;
         if (!host->output(host->ctx, i, t->name, v, err, errlen)) goto done;
     }

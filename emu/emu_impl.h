@@ -18,7 +18,7 @@ enum { FW_ALU, FW_MAU, FW_LB, FW_MREAD, FW_COUNT };
 typedef struct {
     uint32_t *w[NCYC][4]; /* result rows: cycle, word -> [npe] */
     uint8_t *def[NCYC][4]; /* --strict: 1 where the word is defined */
-    uint8_t *flag[NCYC];  /* per cycle: 4 mask-flag bits per PE */
+    uint8_t *flag[NCYC]; /* per cycle: 4 mask-flag bits per PE */
     bool has_flags, writes_pe;
     int fw; /* forwarding register this result goes to, -1 none */
 } Result;
@@ -30,9 +30,9 @@ typedef struct {
 } Lanes;
 
 typedef struct {
-    int kind, group;  /* the memory an MV in flight writes; group -1: every group */
-    int64_t lo, hi;   /* its range of long words */
-    int64_t done;     /* completion cycle */
+    int kind, group; /* the memory an MV in flight writes; group -1: every group */
+    int64_t lo, hi; /* its range of long words */
+    int64_t done; /* completion cycle */
 } Inflight;
 
 typedef struct { /* a long word an MV writes, once every source has been read */
@@ -53,9 +53,9 @@ struct Emu {
     double *mx[2]; /* [nmab][16 x 16] */
     uint64_t *l1bm, *l2bm, *dram, *pdm;
     size_t dram_map_bytes, pdm_map_bytes;
-    MvClock clk;      /* the MV ports (isa/mv.h) */
+    MvClock clk; /* the MV ports (isa/mv.h) */
     uint32_t *dar, *darbuf; /* per group MV_DAR_ENTRIES: DRAM addresses in 16-LW units, and their staging */
-    MvWrite *mvw;     /* an MV's writes, made after its reads */
+    MvWrite *mvw; /* an MV's writes, made after its reads */
     size_t nmvw, capmvw;
     /* timing and hazards */
     int64_t step, cycle, last_mv_step;
@@ -68,7 +68,7 @@ struct Emu {
     EmuStats st;
     /* scratch */
     Result res[VSM_MAX_EXPR];
-    uint32_t *src[3][NCYC][4];    /* views: scratch rows or memory rows, read-only */
+    uint32_t *src[3][NCYC][4]; /* views: scratch rows or memory rows, read-only */
     uint32_t *srcbuf[3][NCYC][4]; /* the scratch rows */
     uint32_t *zero_row;
     uint32_t *tmp;
@@ -86,7 +86,9 @@ struct Emu {
     char *err;
     size_t errlen;
 };
-static inline uint64_t get64(uint32_t *const row[4], int lane, size_t p) { return (uint64_t)row[2 * lane][p] << 32 | row[2 * lane + 1][p]; }
+static inline uint64_t get64(uint32_t *const row[4], int lane, size_t p) {
+    return (uint64_t)row[2 * lane][p] << 32 | row[2 * lane + 1][p];
+}
 static inline void put64(uint32_t *row[4], int lane, size_t p, uint64_t v) {
     row[2 * lane][p] = (uint32_t)(v >> 32);
     row[2 * lane + 1][p] = (uint32_t)v;
@@ -99,7 +101,6 @@ static inline void put16(uint32_t *row[4], int lane, size_t p, uint16_t v) {
     uint32_t *w = &row[lane / 2][p];
     *w = lane & 1 ? (*w & 0xffff0000u) | v : (*w & 0xffffu) | (uint32_t)v << 16;
 }
-
 
 /* Stop the run with a message naming the line, step and location. */
 bool emu_fail(Emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -71,7 +71,8 @@ static bool dar_addr(Emu *e, const VExpr *x, const VOperand *o, int g, uint64_t 
     uint64_t k = x->nd ? x->nd : 1, q = i / MV_DAR_PIECE, entry = o->addr + q / k;
     uint64_t base = (uint64_t)e->dar[(size_t)g * MV_DAR_ENTRIES + entry] * MV_DAR_PIECE + MV_DAR_PIECE * (q % k);
     if (base + MV_DAR_PIECE > (uint64_t)e->m.dram_lw)
-        return emu_fail(e, "DAR entry %" PRIu64 " of group %d points past the DRAM (long word %" PRIu64 ")", entry, g, base);
+        return emu_fail(e, "DAR entry %" PRIu64 " of group %d points past the DRAM (long word %" PRIu64 ")", entry, g,
+                        base);
     *a = base + i % MV_DAR_PIECE;
     return true;
 }
@@ -88,7 +89,8 @@ static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
             int h = sh->form == MV_P_SINGLE ? sh->gdst : g;
             for (uint64_t i = 0; i < N; i++) {
                 uint64_t a = A + i, b = B + i;
-                if ((sh->dar == 1 && !dar_addr(e, x, s, g, i, &a)) || (sh->dar == 2 && !dar_addr(e, x, d, h, i, &b))) return e->nmvw = 0, false;
+                if ((sh->dar == 1 && !dar_addr(e, x, s, g, i, &a)) || (sh->dar == 2 && !dar_addr(e, x, d, h, i, &b)))
+                    return e->nmvw = 0, false;
                 put(e, d->kind, h, sh->ldst, b, get(e, s->kind, g, sh->lsrc, a));
             }
         }
@@ -117,8 +119,10 @@ static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
             for (int k = 0; k < G; k++)
                 for (int j = 0; j < P; j++) {
                     uint64_t dram = P * u + (uint64_t)j, l2bm = 64 * u + (uint64_t)(P * k + j);
-                    if (sh->form == MV_B_DRAM) put_all_l2bm(e, B + l2bm, get(e, K_DRAM, k, 0, A + dram));
-                    else put(e, K_DRAM, k, 0, B + dram, reduce(e, op, 0, G, 0, L, A + l2bm));
+                    if (sh->form == MV_B_DRAM)
+                        put_all_l2bm(e, B + l2bm, get(e, K_DRAM, k, 0, A + dram));
+                    else
+                        put(e, K_DRAM, k, 0, B + dram, reduce(e, op, 0, G, 0, L, A + l2bm));
                 }
         break;
     case MV_B4:
@@ -127,7 +131,8 @@ static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
             for (int k = 0; k < G; k++)
                 for (int l = 0; l < L; l++)
                     for (int j = 0; j < P; j++) {
-                        uint64_t dram = (uint64_t)(P * L) * u + (uint64_t)(P * l + j), l2bm = 64 * u + (uint64_t)(P * k + j);
+                        uint64_t dram = (uint64_t)(P * L) * u + (uint64_t)(P * l + j),
+                                 l2bm = 64 * u + (uint64_t)(P * k + j);
                         if (sh->form == MV_B4) {
                             Word w = get(e, K_DRAM, k, 0, A + dram);
                             for (int g = 0; g < G; g++) put(e, K_L2BM, g, l, B + l2bm, w);
@@ -144,8 +149,10 @@ static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
             for (int k = 0; k < G; k++)
                 for (int j = 0; j < P; j++) {
                     uint64_t p = pa + 64 * u + (uint64_t)(P * k + j), dr = da + P * u + (uint64_t)j;
-                    if (out) put(e, K_DRAM, k, 0, dr, get(e, K_PDM, g, 0, p));
-                    else put(e, K_PDM, g, 0, p, get(e, K_DRAM, k, 0, dr));
+                    if (out)
+                        put(e, K_DRAM, k, 0, dr, get(e, K_PDM, g, 0, p));
+                    else
+                        put(e, K_PDM, g, 0, p, get(e, K_DRAM, k, 0, dr));
                 }
         break;
     }
@@ -158,8 +165,10 @@ static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
             for (int m = 0; m < G * L; m++)
                 for (int j = 0; j < 16; j++) {
                     uint64_t p = pa + per * u + (uint64_t)(16 * m + j), lc = la + 16 * u + (uint64_t)j;
-                    if (out) put(e, K_L2BM, m / L, m % L, lc, get(e, K_PDM, g, 0, p));
-                    else put(e, K_PDM, g, 0, p, get(e, K_L2BM, m / L, m % L, lc));
+                    if (out)
+                        put(e, K_L2BM, m / L, m % L, lc, get(e, K_PDM, g, 0, p));
+                    else
+                        put(e, K_PDM, g, 0, p, get(e, K_L2BM, m / L, m % L, lc));
                 }
         break;
     }
@@ -212,7 +221,8 @@ bool emu_exec_mv(Emu *e, const VExpr *x) {
         e->st.pdm_lw[g] = c->lw[mv_port_pdm(c, g)], e->st.pdm_busy[g] = c->busy[mv_port_pdm(c, g)];
         e->st.dram_bytes += 8 * e->st.dram_lw[g];
         for (int h = 0; h < e->ng; h++)
-            if (c->busy[mv_port_link(c, g, h)] > e->st.link_busy_max) e->st.link_busy_max = c->busy[mv_port_link(c, g, h)];
+            if (c->busy[mv_port_link(c, g, h)] > e->st.link_busy_max)
+                e->st.link_busy_max = c->busy[mv_port_link(c, g, h)];
     }
     return true;
 }
@@ -229,13 +239,18 @@ bool emu_exec_dar(Emu *e, const VExpr *x) {
     int l = s->l2b > 0 ? s->l2b : 0;
     if (l >= e->m.l2b_per_group) return emu_fail(e, "L2B selector out of range");
     enum { LW = 64 }; /* long words a step: two entries each, the first in the upper word */
-    if ((uint64_t)s->addr + LW > (uint64_t)e->m.l2bm_lw) return emu_fail(e, "L2BM range [%u, %u) is outside the L2BM", s->addr, s->addr + LW);
-    if ((uint64_t)d->addr + 2 * LW > MV_DAR_ENTRIES) return emu_fail(e, "DAR entries [%u, %u) are outside the %d-entry DAR", d->addr, d->addr + 2 * LW, MV_DAR_ENTRIES);
+    if ((uint64_t)s->addr + LW > (uint64_t)e->m.l2bm_lw)
+        return emu_fail(e, "L2BM range [%u, %u) is outside the L2BM", s->addr, s->addr + LW);
+    if ((uint64_t)d->addr + 2 * LW > MV_DAR_ENTRIES)
+        return emu_fail(e, "DAR entries [%u, %u) are outside the %d-entry DAR", d->addr, d->addr + 2 * LW,
+                        MV_DAR_ENTRIES);
     if (!emu_check_upper_read(e, K_L2BM, s->addr, LW, "l2bmdars")) return false;
     for (size_t g = 0; g < G; g++)
         for (uint32_t i = 0; i < LW; i++) {
             Word w = get(e, K_L2BM, (int)g, l, s->addr + i);
-            if (!w.d) return emu_fail(e, "l2bmdars: L2BM long word %u of group %zu holds undefined data (a DRAM address)", s->addr + i, g);
+            if (!w.d)
+                return emu_fail(e, "l2bmdars: L2BM long word %u of group %zu holds undefined data (a DRAM address)",
+                                s->addr + i, g);
             e->darbuf[g * MV_DAR_ENTRIES + d->addr + 2 * i] = (uint32_t)(w.v >> 32);
             e->darbuf[g * MV_DAR_ENTRIES + d->addr + 2 * i + 1] = (uint32_t)w.v;
         }

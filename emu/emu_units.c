@@ -14,8 +14,10 @@ static double lane_f(uint32_t *const row[4], int prec, int lane, size_t p) {
     return mnh_to_f(get16(row, lane, p));
 }
 static void put_f(uint32_t *row[4], int prec, int lane, size_t p, double v, bool normalise) {
-    if (prec == P_D) put64(row, lane, p, normalise ? out_d(v) : d_bits(v));
-    else if (prec == P_F) row[lane][p] = normalise ? out_f((float)v) : f_bits((float)v);
+    if (prec == P_D)
+        put64(row, lane, p, normalise ? out_d(v) : d_bits(v));
+    else if (prec == P_F)
+        row[lane][p] = normalise ? out_f((float)v) : f_bits((float)v);
     else {
         uint16_t h = f_to_mnh((float)v);
         put16(row, lane, p, normalise && !(h & 0x7e00) ? 0 : h);
@@ -39,13 +41,17 @@ static void unpack_i(uint32_t *const row[4], int bits, int l, bool uns, int64_t 
         for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)h[p] << 32 | lo[p]);
     } else if (bits == 32) {
         const uint32_t *w = row[l];
-        if (uns) for (size_t p = 0; p < np; p++) o[p] = (int64_t)w[p];
-        else for (size_t p = 0; p < np; p++) o[p] = (int32_t)w[p];
+        if (uns)
+            for (size_t p = 0; p < np; p++) o[p] = (int64_t)w[p];
+        else
+            for (size_t p = 0; p < np; p++) o[p] = (int32_t)w[p];
     } else {
         const uint32_t *w = row[l / 2];
         int sh = l & 1 ? 0 : 16;
-        if (uns) for (size_t p = 0; p < np; p++) o[p] = (uint16_t)(w[p] >> sh);
-        else for (size_t p = 0; p < np; p++) o[p] = (int16_t)(uint16_t)(w[p] >> sh);
+        if (uns)
+            for (size_t p = 0; p < np; p++) o[p] = (uint16_t)(w[p] >> sh);
+        else
+            for (size_t p = 0; p < np; p++) o[p] = (int16_t)(uint16_t)(w[p] >> sh);
     }
 }
 
@@ -58,8 +64,10 @@ static void pack_i(uint32_t *row[4], int bits, int l, const int64_t *v, size_t n
         for (size_t p = 0; p < np; p++) w[p] = (uint32_t)v[p];
     } else {
         uint32_t *w = row[l / 2];
-        if (l & 1) for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffff0000u) | (uint16_t)v[p];
-        else for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffffu) | (uint32_t)(uint16_t)v[p] << 16;
+        if (l & 1)
+            for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffff0000u) | (uint16_t)v[p];
+        else
+            for (size_t p = 0; p < np; p++) w[p] = (w[p] & 0xffffu) | (uint32_t)(uint16_t)v[p] << 16;
     }
 }
 
@@ -112,9 +120,16 @@ static void pack_f(uint32_t *row[4], int prec, int l, const double *v, size_t np
 /* Lane l's flags into the per-PE 4-bit flag bytes (only lanes of the MSB long word count). */
 static void add_flags(uint8_t *fl, const uint8_t *lf, int bits, int l, size_t np) {
     uint8_t bitsv;
-    if (bits == 64) { if (l) return; bitsv = 0xf; }
-    else if (bits == 32) { if (l > 1) return; bitsv = l ? 0x3 : 0xc; }
-    else { if (l > 3) return; bitsv = (uint8_t)(8 >> l); }
+    if (bits == 64) {
+        if (l) return;
+        bitsv = 0xf;
+    } else if (bits == 32) {
+        if (l > 1) return;
+        bitsv = l ? 0x3 : 0xc;
+    } else {
+        if (l > 3) return;
+        bitsv = (uint8_t)(8 >> l);
+    }
     for (size_t p = 0; p < np; p++) fl[p] |= lf[p] ? bitsv : 0;
 }
 
@@ -128,8 +143,13 @@ static bool alu_int_lane(Emu *e, int insn, int bits, bool uns, Lanes *L, size_t 
     uint64_t m = bits == 64 ? ~0ull : (1ull << bits) - 1;
     int top = bits - 1;
     switch (insn) {
-    case VI_passa: for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = ((uint64_t)a[p] & m) == 0; break;
-    case VI_inc: case VI_dec: case VI_add: case VI_sub: {
+    case VI_passa:
+        for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = ((uint64_t)a[p] & m) == 0;
+        break;
+    case VI_inc:
+    case VI_dec:
+    case VI_add:
+    case VI_sub: {
         bool sub = insn == VI_dec || insn == VI_sub, one = insn == VI_inc || insn == VI_dec;
         for (size_t p = 0; p < np; p++) {
             uint64_t ua = (uint64_t)a[p] & m, ub = one ? 1 : (uint64_t)b[p] & m;
@@ -139,11 +159,21 @@ static bool alu_int_lane(Emu *e, int insn, int bits, bool uns, Lanes *L, size_t 
         }
         break;
     }
-    case VI_not: for (size_t p = 0; p < np; p++) o[p] = (int64_t)(~(uint64_t)a[p] & m), f[p] = o[p] == 0; break;
-    case VI_lnot: for (size_t p = 0; p < np; p++) o[p] = ((uint64_t)a[p] & m) == 0, f[p] = o[p] == 0; break;
-    case VI_and: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] & b[p]) & m), f[p] = o[p] == 0; break;
-    case VI_or: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] | b[p]) & m), f[p] = o[p] == 0; break;
-    case VI_xor: for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] ^ b[p]) & m), f[p] = o[p] == 0; break;
+    case VI_not:
+        for (size_t p = 0; p < np; p++) o[p] = (int64_t)(~(uint64_t)a[p] & m), f[p] = o[p] == 0;
+        break;
+    case VI_lnot:
+        for (size_t p = 0; p < np; p++) o[p] = ((uint64_t)a[p] & m) == 0, f[p] = o[p] == 0;
+        break;
+    case VI_and:
+        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] & b[p]) & m), f[p] = o[p] == 0;
+        break;
+    case VI_or:
+        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] | b[p]) & m), f[p] = o[p] == 0;
+        break;
+    case VI_xor:
+        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] ^ b[p]) & m), f[p] = o[p] == 0;
+        break;
     case VI_lsl:
         for (size_t p = 0; p < np; p++) {
             unsigned sh = (unsigned)(((uint64_t)b[p] & m) % (uint64_t)bits);
@@ -158,7 +188,8 @@ static bool alu_int_lane(Emu *e, int insn, int bits, bool uns, Lanes *L, size_t 
             f[p] = ((uint64_t)o[p] & m) == 0;
         }
         break;
-    case VI_max: case VI_min:
+    case VI_max:
+    case VI_min:
         for (size_t p = 0; p < np; p++) {
             bool ge = uns ? ((uint64_t)a[p] & m) >= ((uint64_t)b[p] & m) : a[p] >= b[p];
             bool le = uns ? ((uint64_t)a[p] & m) <= ((uint64_t)b[p] & m) : a[p] <= b[p];
@@ -176,15 +207,33 @@ static bool alu_float_lane(Emu *e, int insn, Lanes *L, size_t np) {
     double *a = L->fa, *b = L->fb, *o = L->fo;
     uint8_t *f = L->lf;
     switch (insn) {
-    case VI_passa: for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = a[p] == 0; break;
-    case VI_floor: for (size_t p = 0; p < np; p++) o[p] = floor(a[p]), f[p] = 0; break;
-    case VI_rsqrt: for (size_t p = 0; p < np; p++) o[p] = 1.0 / sqrt(fabs(a[p])), f[p] = !signbit(a[p]); break;
-    case VI_rcp: for (size_t p = 0; p < np; p++) o[p] = 1.0 / a[p], f[p] = 0; break;
-    case VI_exp: for (size_t p = 0; p < np; p++) o[p] = exp(a[p]), f[p] = 0; break;
-    case VI_log: for (size_t p = 0; p < np; p++) o[p] = log(a[p]), f[p] = 0; break;
-    case VI_max: for (size_t p = 0; p < np; p++) f[p] = a[p] >= b[p], o[p] = f[p] ? a[p] : b[p]; break;
-    case VI_min: for (size_t p = 0; p < np; p++) f[p] = a[p] <= b[p], o[p] = f[p] ? a[p] : b[p]; break;
-    case VI_relu: for (size_t p = 0; p < np; p++) f[p] = !signbit(a[p]), o[p] = f[p] ? b[p] : -0.0; break;
+    case VI_passa:
+        for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = a[p] == 0;
+        break;
+    case VI_floor:
+        for (size_t p = 0; p < np; p++) o[p] = floor(a[p]), f[p] = 0;
+        break;
+    case VI_rsqrt:
+        for (size_t p = 0; p < np; p++) o[p] = 1.0 / sqrt(fabs(a[p])), f[p] = !signbit(a[p]);
+        break;
+    case VI_rcp:
+        for (size_t p = 0; p < np; p++) o[p] = 1.0 / a[p], f[p] = 0;
+        break;
+    case VI_exp:
+        for (size_t p = 0; p < np; p++) o[p] = exp(a[p]), f[p] = 0;
+        break;
+    case VI_log:
+        for (size_t p = 0; p < np; p++) o[p] = log(a[p]), f[p] = 0;
+        break;
+    case VI_max:
+        for (size_t p = 0; p < np; p++) f[p] = a[p] >= b[p], o[p] = f[p] ? a[p] : b[p];
+        break;
+    case VI_min:
+        for (size_t p = 0; p < np; p++) f[p] = a[p] <= b[p], o[p] = f[p] ? a[p] : b[p];
+        break;
+    case VI_relu:
+        for (size_t p = 0; p < np; p++) f[p] = !signbit(a[p]), o[p] = f[p] ? b[p] : -0.0;
+        break;
     default: return emu_fail(e, "%s has no floating-point form", vsm_insns[insn].name);
     }
     return true;
@@ -221,7 +270,8 @@ HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
             for (size_t p = 0; p < np; p++) put64(R, 0, p, x->imm[0]), put64(R, 1, p, x->imm[1]);
             r->has_flags = false;
             continue;
-        case VI_msl: case VI_msr:
+        case VI_msl:
+        case VI_msr:
             for (int w = 0; w < 4; w++)
                 for (size_t p = 0; p < np; p++) {
                     size_t q = x->insn == VI_msl ? (p & ~(size_t)3) | ((p + 3) & 3) : (p & ~(size_t)3) | ((p + 1) & 3);
@@ -264,9 +314,12 @@ HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
                 for (size_t p = 0; p < np; p++) {
                     double t = trunc(uns ? fabs(L->fa[p]) : L->fa[p]);
                     int64_t iv;
-                    if (isnan(t)) iv = 0;
-                    else if (uns) iv = t >= ldexp(1.0, bits) ? (int64_t)umask : (int64_t)(uint64_t)t;
-                    else iv = t <= -(double)imax - 1 ? -imax - 1 : t >= (double)imax ? imax : (int64_t)t;
+                    if (isnan(t))
+                        iv = 0;
+                    else if (uns)
+                        iv = t >= ldexp(1.0, bits) ? (int64_t)umask : (int64_t)(uint64_t)t;
+                    else
+                        iv = t <= -(double)imax - 1 ? -imax - 1 : t >= (double)imax ? imax : (int64_t)t;
                     L->io[p] = iv;
                 }
                 pack_i(R, bits, l, L->io, np);
@@ -276,15 +329,18 @@ HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
         case VI_itof:
             for (int l = 0; l < nl; l++) {
                 unpack_i(A, bits, l, uns, L->ia, np);
-                for (size_t p = 0; p < np; p++) L->fo[p] = uns && bits == 64 ? (double)(uint64_t)L->ia[p] : (double)L->ia[p];
+                for (size_t p = 0; p < np; p++)
+                    L->fo[p] = uns && bits == 64 ? (double)(uint64_t)L->ia[p] : (double)L->ia[p];
                 pack_f(R, prec, l, L->fo, np, false);
             }
             r->has_flags = false;
             continue;
         default: break;
         }
-        if (bits == 32 && !fl && (x->insn == VI_add || x->insn == VI_sub || x->insn == VI_and || x->insn == VI_or || x->insn == VI_xor ||
-                                  x->insn == VI_passa) && !uns) {
+        if (bits == 32 && !fl &&
+            (x->insn == VI_add || x->insn == VI_sub || x->insn == VI_and || x->insn == VI_or || x->insn == VI_xor ||
+             x->insn == VI_passa) &&
+            !uns) {
             /* the common 32-bit cases straight on the words */
             for (int l = 0; l < 4; l++) {
                 const uint32_t *a = A[l], *b = x->nsrc > 1 ? B[l] : A[l];
@@ -292,16 +348,28 @@ HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
                 uint8_t *fl8 = r->flag[c], fb = l == 0 ? 0xc : l == 1 ? 0x3 : 0;
                 bool sign = x->insn == VI_add || x->insn == VI_sub;
                 switch (x->insn) {
-                case VI_add: for (size_t p = 0; p < np; p++) o[p] = a[p] + b[p]; break;
-                case VI_sub: for (size_t p = 0; p < np; p++) o[p] = a[p] - b[p]; break;
-                case VI_and: for (size_t p = 0; p < np; p++) o[p] = a[p] & b[p]; break;
-                case VI_or: for (size_t p = 0; p < np; p++) o[p] = a[p] | b[p]; break;
-                case VI_xor: for (size_t p = 0; p < np; p++) o[p] = a[p] ^ b[p]; break;
+                case VI_add:
+                    for (size_t p = 0; p < np; p++) o[p] = a[p] + b[p];
+                    break;
+                case VI_sub:
+                    for (size_t p = 0; p < np; p++) o[p] = a[p] - b[p];
+                    break;
+                case VI_and:
+                    for (size_t p = 0; p < np; p++) o[p] = a[p] & b[p];
+                    break;
+                case VI_or:
+                    for (size_t p = 0; p < np; p++) o[p] = a[p] | b[p];
+                    break;
+                case VI_xor:
+                    for (size_t p = 0; p < np; p++) o[p] = a[p] ^ b[p];
+                    break;
                 default: memcpy(o, a, np * 4); break;
                 }
                 if (fb) {
-                    if (sign) for (size_t p = 0; p < np; p++) fl8[p] |= (o[p] >> 31) ? 0 : fb;
-                    else for (size_t p = 0; p < np; p++) fl8[p] |= o[p] ? 0 : fb;
+                    if (sign)
+                        for (size_t p = 0; p < np; p++) fl8[p] |= (o[p] >> 31) ? 0 : fb;
+                    else
+                        for (size_t p = 0; p < np; p++) fl8[p] |= o[p] ? 0 : fb;
                 }
             }
             e->st.pe_element_ops += (int64_t)np * nl;
@@ -346,7 +414,8 @@ HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
     bool u = x->insn == VI_vmulu || x->insn == VI_vfmau, d = x->insn == VI_vmuld || x->insn == VI_vfmad;
     bool mul = x->insn == VI_vmul || x->insn == VI_vmulu || x->insn == VI_vmuld;
     bool fm = x->insn == VI_vfma || x->insn == VI_vfmau || x->insn == VI_vfmad, add = x->insn == VI_vadd;
-    double na = x->src[0].neg ? -1 : 1, nb = x->nsrc > 1 && x->src[1].neg ? -1 : 1, nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
+    double na = x->src[0].neg ? -1 : 1, nb = x->nsrc > 1 && x->src[1].neg ? -1 : 1,
+           nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
     Lanes *L = lanes(e);
     if (prec == P_F && oprec == P_F && !u && !d) {
         /* the common case straight on the words: float arithmetic is correctly rounded */
@@ -359,26 +428,30 @@ HOT_LOOPS static bool mau_vec_compute(Emu *e, const VExpr *x, Result *r) {
                 float sc = (float)nc;
                 uint8_t *fl = r->flag[c];
                 uint8_t fb = l == 0 ? 0xc : l == 1 ? 0x3 : 0;
-#define FLUSH(u) ((u) & (((u) & 0x7f800000u) ? ~0u : 0x80000000u))
-#define LOOP(EXPR)                                                                  \
-    for (size_t p = 0; p < np; p++) {                                               \
-        uint32_t ua = FLUSH(A[p]), ub = FLUSH(B[p]), uc = FLUSH(C[p]);                \
-        float fa, fbv, fc, o;                                                       \
-        memcpy(&fa, &ua, 4), memcpy(&fbv, &ub, 4), memcpy(&fc, &uc, 4);             \
-        fa *= sa, fbv *= sb, fc *= sc;                                              \
-        o = (EXPR);                                                                 \
-        uint32_t uo;                                                                \
-        memcpy(&uo, &o, 4);                                                         \
-        uo = (uo & 0x7f800000u) ? uo : 0;                                           \
+#define FLUSH(u) ((u) & (((u)&0x7f800000u) ? ~0u : 0x80000000u))
+#define LOOP(EXPR)                                                                                            \
+    for (size_t p = 0; p < np; p++) {                                                                         \
+        uint32_t ua = FLUSH(A[p]), ub = FLUSH(B[p]), uc = FLUSH(C[p]);                                        \
+        float fa, fbv, fc, o;                                                                                 \
+        memcpy(&fa, &ua, 4), memcpy(&fbv, &ub, 4), memcpy(&fc, &uc, 4);                                       \
+        fa *= sa, fbv *= sb, fc *= sc;                                                                        \
+        o = (EXPR);                                                                                           \
+        uint32_t uo;                                                                                          \
+        memcpy(&uo, &o, 4);                                                                                   \
+        uo = (uo & 0x7f800000u) ? uo : 0;                                                                     \
         uo = ((uo & 0x7f800000u) == 0x7f800000u && (uo & 0x7fffffu)) ? (uo & 0x80000000u) | 0x7fc00000u : uo; \
-        R[p] = uo;                                                                  \
+        R[p] = uo;                                                                                            \
     }
                 if (x->nsrc < 2) B = e->zero_row;
                 if (x->nsrc < 3) C = e->zero_row;
-                if (fm) LOOP(fma_f(fa, fbv, fc))
-                else if (mul) LOOP(fa * fbv)
-                else if (add) LOOP(fa + fbv)
-                else LOOP(fa)
+                if (fm)
+                    LOOP(fma_f(fa, fbv, fc))
+                else if (mul)
+                    LOOP(fa * fbv)
+                else if (add)
+                    LOOP(fa + fbv)
+                else
+                    LOOP(fa)
 #undef LOOP
 #undef FLUSH
                 if (fb)
@@ -434,7 +507,8 @@ bool emu_exec_alu(Emu *e, const VExpr *x, Result *r) {
     if (!e->strict) return true;
     size_t np = (size_t)e->npe;
     int bits = emu_lane_bits(x->prec == P_NONE ? P_L : x->prec);
-    if (x->insn == VI_zero || x->insn == VI_imm) emu_def_all(e, r, 1);
+    if (x->insn == VI_zero || x->insn == VI_imm)
+        emu_def_all(e, r, 1);
     else if (x->insn == VI_msl || x->insn == VI_msr) {
         for (int c = 0; c < NCYC; c++)
             for (int w = 0; w < 4; w++)
@@ -448,7 +522,8 @@ bool emu_exec_alu(Emu *e, const VExpr *x, Result *r) {
             for (int c = 0; c < NCYC; c++)
                 for (int w = 0; w < 4; w++)
                     for (size_t p0 = 0; p0 < np; p0 += 4) {
-                        uint8_t d = r->def[c][w][p0] & r->def[c][w][p0 + 1] & r->def[c][w][p0 + 2] & r->def[c][w][p0 + 3];
+                        uint8_t d =
+                            r->def[c][w][p0] & r->def[c][w][p0 + 1] & r->def[c][w][p0 + 2] & r->def[c][w][p0 + 3];
                         memset(r->def[c][w] + p0, d, 4);
                     }
     }
@@ -472,9 +547,15 @@ bool emu_exec_mwrite(Emu *e, const VExpr *x) {
     size_t np = (size_t)e->npe;
     if (!emu_read_src(e, &x->src[0], x->prec, 0)) return false;
     const VOperand *d = &x->dst[0];
-    if (x->ndst != 1 || (d->kind != K_MX && d->kind != K_MY)) return emu_fail(e, "mwrite writes one matrix register ($lx or $ly)");
+    if (x->ndst != 1 || (d->kind != K_MX && d->kind != K_MY))
+        return emu_fail(e, "mwrite writes one matrix register ($lx or $ly)");
     int rows = mx_rows(x->prec);
-    if (d->addr >= (uint32_t)rows) return emu_fail(e, "a %s matrix has rows 0..%d", x->prec == P_D ? "double" : x->prec == P_F ? "float" : "half", rows - 1);
+    if (d->addr >= (uint32_t)rows)
+        return emu_fail(e, "a %s matrix has rows 0..%d",
+                        x->prec == P_D   ? "double"
+                        : x->prec == P_F ? "float"
+                                         : "half",
+                        rows - 1);
     double *M = e->mx[d->kind == K_MY];
     for (int c = 0; c < NCYC; c++)
         for (size_t p = 0; p < np; p++) {
@@ -511,7 +592,8 @@ bool emu_exec_mwrite(Emu *e, const VExpr *x) {
 bool emu_exec_matvec(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     const VOperand *mo = &x->src[0];
-    if (mo->kind != K_MX && mo->kind != K_MY) return emu_fail(e, "the first source of %s is $lx or $ly", vsm_insns[x->insn].name);
+    if (mo->kind != K_MX && mo->kind != K_MY)
+        return emu_fail(e, "the first source of %s is $lx or $ly", vsm_insns[x->insn].name);
     double *M = e->mx[mo->kind == K_MY];
     for (int s = 1; s < x->nsrc; s++)
         if (!emu_read_src(e, &x->src[s], x->prec == P_H && s == 2 ? P_F : x->prec, s)) return false;
@@ -534,7 +616,8 @@ bool emu_exec_matvec(Emu *e, const VExpr *x, Result *r) {
                     bool act = (up && j < 2) || (down && j >= 2);
                     long double s = add;
                     if (act)
-                        for (int k = 0; k < 4; k++) s += (long double)m[j * MX_N + k] * (long double)(nb * lane_f(B, P_D, 0, p0 + (size_t)k));
+                        for (int k = 0; k < 4; k++)
+                            s += (long double)m[j * MX_N + k] * (long double)(nb * lane_f(B, P_D, 0, p0 + (size_t)k));
                     put_f(R, oprec, 0, p, (double)s, true);
                     lf[0] = s == 0 || !signbit((double)s);
                 } else {
@@ -545,7 +628,8 @@ bool emu_exec_matvec(Emu *e, const VExpr *x, Result *r) {
                         int row = n * j + h;
                         long double s = fma_ ? nc * lane_f(C, P_F, h, p) : 0;
                         for (int k = 0; k < cols; k++)
-                            s += (long double)m[row * MX_N + k] * (long double)(nb * lane_f(B, x->prec, k % n, p0 + (size_t)(k / n)));
+                            s += (long double)m[row * MX_N + k] *
+                                 (long double)(nb * lane_f(B, x->prec, k % n, p0 + (size_t)(k / n)));
                         double o = (double)(float)s;
                         put_f(R, oprec, h, p, o, true);
                         lf[h] = o == 0 || !signbit(o);
@@ -579,7 +663,12 @@ bool emu_exec_mread(Emu *e, const VExpr *x, Result *r) {
     if (mo->kind != K_MX && mo->kind != K_MY) return emu_fail(e, "mread reads $lx or $ly");
     double *M = e->mx[mo->kind == K_MY];
     int rows = mx_rows(x->prec);
-    if (mo->addr >= (uint32_t)rows) return emu_fail(e, "a %s matrix has columns 0..%d", x->prec == P_D ? "double" : x->prec == P_F ? "float" : "half", rows - 1);
+    if (mo->addr >= (uint32_t)rows)
+        return emu_fail(e, "a %s matrix has columns 0..%d",
+                        x->prec == P_D   ? "double"
+                        : x->prec == P_F ? "float"
+                                         : "half",
+                        rows - 1);
     r->fw = FW_MREAD;
     r->has_flags = false;
     for (int c = 0; c < NCYC; c++) {

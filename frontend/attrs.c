@@ -4,6 +4,8 @@
 #include "infer.h"
 #include <string.h>
 
+/* a table, one row per line: */
+/* clang-format off */
 #define ATTR_TYPES(X)                                                                         \
     X(axis, INT) X(keepdims, INT) X(group, INT) X(transA, INT) X(transB, INT) X(to, INT)       \
     X(blocksize, INT) X(ceil_mode, INT) X(count_include_pad, INT) X(select_last_index, INT)    \
@@ -20,16 +22,21 @@
     X(axes, INTS) X(perm, INTS) X(kernel_shape, INTS) X(strides, INTS) X(pads, INTS)           \
     X(dilations, INTS) X(output_padding, INTS) X(output_shape, INTS) X(starts, INTS)          \
     X(ends, INTS) X(split, INTS) X(scales, FLOATS) X(consumed_inputs, INTS)
+/* clang-format on */
 
-static const struct { const char *name; MNAttrType type; } attr_types[] = {
+static const struct {
+    const char *name;
+    MNAttrType type;
+} attr_types[] = {
 #define X(n, t) {#n, MN_ATTR_##t},
     ATTR_TYPES(X)
 #undef X
 };
 
 static const char *type_name(MNAttrType t) {
-    static const char *names[] = {"UNDEFINED", "FLOAT", "INT", "STRING", "TENSOR", "GRAPH", "FLOATS", "INTS",
-                                  "STRINGS", "TENSORS", "GRAPHS", "SPARSE_TENSOR", "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
+    static const char *names[] = {"UNDEFINED",      "FLOAT",      "INT",        "STRING",  "TENSOR", "GRAPH",
+                                  "FLOATS",         "INTS",       "STRINGS",    "TENSORS", "GRAPHS", "SPARSE_TENSOR",
+                                  "SPARSE_TENSORS", "TYPE_PROTO", "TYPE_PROTOS"};
     return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
 }
 
@@ -51,7 +58,8 @@ bool infer_check_attrs(MNInfer *c, MNNode *n) {
         const MNAttr *a = &n->attrs[i];
         MNAttrType want = expected(n, a->name);
         if (want && a->type != want)
-            return infer_fail(c, n, NULL, "attribute '%s' must be %s, got %s", a->name, type_name(want), type_name(a->type));
+            return infer_fail(c, n, NULL, "attribute '%s' must be %s, got %s", a->name, type_name(want),
+                              type_name(a->type));
     }
     return true;
 }

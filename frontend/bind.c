@@ -18,17 +18,18 @@ bool onnx_bind_inputs(MNGraph *g, const MNOptions *o, Arena *a, MNDiag *d) {
             size_t n = 0;
             for (int k = 0; k < g->ninputs && n < sizeof names - 80; k++)
                 n += (size_t)snprintf(names + n, sizeof names - n, "%s%s", k ? ", " : "", g->inputs[k]->name);
-            return diag_error(d, DIAG_INVALID, "%s: --input-shape names '%s', which is not a graph input (inputs: %s)", g->file,
-                              s->name, n ? names : "none");
+            return diag_error(d, DIAG_INVALID, "%s: --input-shape names '%s', which is not a graph input (inputs: %s)",
+                              g->file, s->name, n ? names : "none");
         }
         MNType *t = &v->type;
         if (t->rank >= 0 && t->rank != s->rank)
-            return diag_error(d, DIAG_INVALID, "%s: %s: --input-shape gives %d dims, the model declares %d", g->file, v->name,
-                              s->rank, t->rank);
+            return diag_error(d, DIAG_INVALID, "%s: %s: --input-shape gives %d dims, the model declares %d", g->file,
+                              v->name, s->rank, t->rank);
         for (int k = 0; t->rank >= 0 && k < s->rank; k++)
             if (t->dims[k] >= 0 && t->dims[k] != s->dims[k])
-                return diag_error(d, DIAG_INVALID, "%s: %s: --input-shape sets dim %d to %lld, the model fixes it at %lld",
-                                  g->file, v->name, k, (long long)s->dims[k], (long long)t->dims[k]);
+                return diag_error(d, DIAG_INVALID,
+                                  "%s: %s: --input-shape sets dim %d to %lld, the model fixes it at %lld", g->file,
+                                  v->name, k, (long long)s->dims[k], (long long)t->dims[k]);
         const char **params = t->rank >= 0 ? t->dim_param : NULL;
         ir_type_set(g, t, t->elem, s->rank, s->dims);
         t->dim_param = params;
@@ -39,7 +40,9 @@ bool onnx_bind_inputs(MNGraph *g, const MNOptions *o, Arena *a, MNDiag *d) {
         int at = -1;
         for (int k = 0; k < g->ninputs && at < 0; k++)
             if (!strcmp(g->inputs[k]->name, iv->name)) at = k;
-        if (at < 0) return diag_error(d, DIAG_INVALID, "%s: --input-value names '%s', which is not a graph input", g->file, iv->name);
+        if (at < 0)
+            return diag_error(d, DIAG_INVALID, "%s: --input-value names '%s', which is not a graph input", g->file,
+                              iv->name);
         MNValue *v = g->inputs[at];
         MNTensor *t = onnx_load_tensor_file(a, iv->path, d);
         if (!t) return false;
@@ -49,8 +52,8 @@ bool onnx_bind_inputs(MNGraph *g, const MNOptions *o, Arena *a, MNDiag *d) {
         bool fits = v->type.rank < 0 || v->type.rank == t->rank;
         for (int k = 0; fits && k < v->type.rank; k++) fits = v->type.dims[k] < 0 || v->type.dims[k] == t->dims[k];
         if (!fits)
-                return diag_error(d, DIAG_INVALID, "%s: %s: --input-value shape [%s] does not fit the declared shape", g->file, v->name,
-                                  ir_dims_str(a, t->rank, t->dims));
+            return diag_error(d, DIAG_INVALID, "%s: %s: --input-value shape [%s] does not fit the declared shape",
+                              g->file, v->name, ir_dims_str(a, t->rank, t->dims));
         ir_type_set(g, &v->type, t->elem, t->rank, t->dims);
         v->konst = t;
         v->is_input = false;
@@ -62,17 +65,19 @@ bool onnx_bind_inputs(MNGraph *g, const MNOptions *o, Arena *a, MNDiag *d) {
         MNValue *v = g->inputs[i];
         MNType *t = &v->type;
         if (t->rank < 0)
-            return diag_error(d, DIAG_INVALID, "%s: %s: the model gives no shape; pass --input-shape %s=...", g->file, v->name, v->name);
+            return diag_error(d, DIAG_INVALID, "%s: %s: the model gives no shape; pass --input-shape %s=...", g->file,
+                              v->name, v->name);
         for (int k = 0; k < t->rank; k++)
             if (t->dims[k] < 0) {
                 if (t->dim_param && t->dim_param[k])
-                    return diag_error(d, DIAG_INVALID, "%s: %s: dim %d '%s' is dynamic; pass --input-shape %s=...", g->file, v->name, k,
-                                      t->dim_param[k], v->name);
-                return diag_error(d, DIAG_INVALID, "%s: %s: dim %d is dynamic; pass --input-shape %s=...", g->file, v->name, k, v->name);
+                    return diag_error(d, DIAG_INVALID, "%s: %s: dim %d '%s' is dynamic; pass --input-shape %s=...",
+                                      g->file, v->name, k, t->dim_param[k], v->name);
+                return diag_error(d, DIAG_INVALID, "%s: %s: dim %d is dynamic; pass --input-shape %s=...", g->file,
+                                  v->name, k, v->name);
             }
         if (ir_shape_numel(t) == -2)
-            return diag_error(d, DIAG_INVALID, "%s: %s: element count of shape [%s] overflows 64 bits", g->file, v->name,
-                              ir_dims_str(a, t->rank, t->dims));
+            return diag_error(d, DIAG_INVALID, "%s: %s: element count of shape [%s] overflows 64 bits", g->file,
+                              v->name, ir_dims_str(a, t->rank, t->dims));
     }
     return true;
 }

@@ -180,8 +180,10 @@ int fold_clip(MNInfer *c, MNNode *n) {
     for (int64_t i = 0; i < x->numel; i++) {
         double v = ir_tensor_get_f(x, i);
         if (!isnan(v)) v = v < lo ? lo : v > hi ? hi : v;
-        if (fl) ir_tensor_set_f(r, i, v);
-        else ir_tensor_set_i(r, i, (int64_t)v);
+        if (fl)
+            ir_tensor_set_f(r, i, v);
+        else
+            ir_tensor_set_i(r, i, (int64_t)v);
     }
     n->out[0]->konst = r;
     return 1;
@@ -199,7 +201,9 @@ int fold_cast(MNInfer *c, MNNode *n) {
 
 static double binary_f(const MNNode *n, double a, double b) {
     switch (n->op) {
-    case OP_Add: case OP_Sum: case OP_Mean: return a + b;
+    case OP_Add:
+    case OP_Sum:
+    case OP_Mean: return a + b;
     case OP_Sub: return a - b;
     case OP_Mul: return a * b;
     case OP_Div: return a / b;
@@ -226,8 +230,12 @@ static int64_t binary_i(const MNNode *n, int64_t a, int64_t b, bool uns, bool *b
     uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     if (uns) { /* UINT64: the orderings and divisions differ from int64's */
         switch (n->op) {
-        case OP_Div: case OP_Mod:
-            if (!ub) { *bad = true; return 0; }
+        case OP_Div:
+        case OP_Mod:
+            if (!ub) {
+                *bad = true;
+                return 0;
+            }
             return (int64_t)(n->op == OP_Div ? ua / ub : ua % ub);
         case OP_Min: return (int64_t)(ua < ub ? ua : ub);
         case OP_Max: return (int64_t)(ua > ub ? ua : ub);
@@ -239,16 +247,27 @@ static int64_t binary_i(const MNNode *n, int64_t a, int64_t b, bool uns, bool *b
         }
     }
     switch (n->op) {
-    case OP_Add: case OP_Sum: case OP_Mean: return (int64_t)(ua + ub);
+    case OP_Add:
+    case OP_Sum:
+    case OP_Mean: return (int64_t)(ua + ub);
     case OP_Sub: return (int64_t)(ua - ub);
     case OP_Mul: return (int64_t)(ua * ub);
     case OP_Div:
-        if (b == 0 || (a == INT64_MIN && b == -1)) { *bad = true; return 0; }
+        if (b == 0 || (a == INT64_MIN && b == -1)) {
+            *bad = true;
+            return 0;
+        }
         return a / b;
     case OP_Mod:
-        if (b == 0 || (a == INT64_MIN && b == -1)) { *bad = true; return 0; }
+        if (b == 0 || (a == INT64_MIN && b == -1)) {
+            *bad = true;
+            return 0;
+        }
         if (ir_attr_int(n, "fmod", 0)) return a % b;
-        { int64_t m = a % b; return m != 0 && ((m < 0) != (b < 0)) ? m + b : m; }
+        {
+            int64_t m = a % b;
+            return m != 0 && ((m < 0) != (b < 0)) ? m + b : m;
+        }
     case OP_Pow: {
         if (b < 0) return a == 1 ? 1 : a == -1 ? (b & 1 ? -1 : 1) : 0;
         uint64_t r = 1, base = ua;
@@ -282,8 +301,10 @@ static bool fold_pair(MNInfer *c, MNNode *n, const MNTensor *a, const MNTensor *
     bool fl = onnx_type_is_float(a->elem) || onnx_type_is_float(b->elem), uns = a->elem == ONNX_UINT64;
     bool bad = false;
     for (int64_t i = 0; i < r->numel; i++, iter_next(&it)) {
-        if (fl) ir_tensor_set_f(r, i, binary_f(n, ir_tensor_get_f(a, it.off[0]), ir_tensor_get_f(b, it.off[1])));
-        else ir_tensor_set_i(r, i, binary_i(n, ir_tensor_get_i(a, it.off[0]), ir_tensor_get_i(b, it.off[1]), uns, &bad));
+        if (fl)
+            ir_tensor_set_f(r, i, binary_f(n, ir_tensor_get_f(a, it.off[0]), ir_tensor_get_f(b, it.off[1])));
+        else
+            ir_tensor_set_i(r, i, binary_i(n, ir_tensor_get_i(a, it.off[0]), ir_tensor_get_i(b, it.off[1]), uns, &bad));
         if (bad) return infer_fail(c, n, NULL, "integer division by zero in a constant computation"), false;
     }
     return true;
@@ -340,7 +361,8 @@ int fold_trilu(MNInfer *c, MNNode *n) {
     size_t sz = (size_t)onnx_type_size(x->elem);
     memset(r->data, 0, sz * (size_t)x->numel); /* zero in every type */
     for (int64_t i = 0; i < x->numel; i++)
-        if (infer_trilu_keeps(upper, k, i / cols % rows, i % cols)) memcpy((char *)r->data + (size_t)i * sz, (const char *)x->data + (size_t)i * sz, sz);
+        if (infer_trilu_keeps(upper, k, i / cols % rows, i % cols))
+            memcpy((char *)r->data + (size_t)i * sz, (const char *)x->data + (size_t)i * sz, sz);
     n->out[0]->konst = r;
     return 1;
 }
@@ -386,12 +408,15 @@ int fold_reduce(MNInfer *c, MNNode *n) {
         double v = ir_tensor_get_f(x, i), *a = &acc[it.off[0]];
         cnt[it.off[0]]++;
         switch (n->op) {
-        case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceLogSum: *a += v; break;
+        case OP_ReduceSum:
+        case OP_ReduceMean:
+        case OP_ReduceLogSum: *a += v; break;
         case OP_ReduceMax: *a = isnan(v) || v > *a ? v : *a; break;
         case OP_ReduceMin: *a = isnan(v) || v < *a ? v : *a; break;
         case OP_ReduceProd: *a *= v; break;
         case OP_ReduceL1: *a += fabs(v); break;
-        case OP_ReduceL2: case OP_ReduceSumSquare: *a += v * v; break;
+        case OP_ReduceL2:
+        case OP_ReduceSumSquare: *a += v * v; break;
         case OP_ReduceLogSumExp: *a += exp(v); break;
         default: die("no reduction evaluator for %s", n->op_type);
         }
@@ -401,7 +426,8 @@ int fold_reduce(MNInfer *c, MNNode *n) {
         switch (n->op) {
         case OP_ReduceMean: v = cnt[i] ? v / (double)cnt[i] : NAN; break;
         case OP_ReduceL2: v = sqrt(v); break;
-        case OP_ReduceLogSum: case OP_ReduceLogSumExp: v = log(v); break;
+        case OP_ReduceLogSum:
+        case OP_ReduceLogSumExp: v = log(v); break;
         default: break;
         }
         ir_tensor_set_f(r, i, v);
@@ -456,7 +482,8 @@ int fold_concat(MNInfer *c, MNNode *n) {
         Iter it = {.rank = x->rank, .ns = 1, .dims = x->dims};
         memcpy(it.st[0], rs, sizeof rs);
         for (int64_t i = 0; i < x->numel; i++, iter_next(&it))
-            memcpy((char *)r->data + (size_t)(at * rs[axis] + it.off[0]) * sz, (const char *)x->data + (size_t)i * sz, sz);
+            memcpy((char *)r->data + (size_t)(at * rs[axis] + it.off[0]) * sz, (const char *)x->data + (size_t)i * sz,
+                   sz);
         at += x->dims[axis];
     }
     n->out[0]->konst = r;
@@ -572,7 +599,8 @@ int fold_tile(MNInfer *c, MNNode *n) {
 int fold_shape(MNInfer *c, MNNode *n) {
     const MNType *t = &n->in[0]->type;
     MNTensor *r = new_out(c, n, 0);
-    if (n->op == OP_Size) ir_tensor_set_i(r, 0, ir_shape_numel(t));
+    if (n->op == OP_Size)
+        ir_tensor_set_i(r, 0, ir_shape_numel(t));
     else {
         int lo, hi;
         infer_shape_range(n, t->rank, &lo, &hi);
@@ -587,8 +615,10 @@ int fold_constant_of_shape(MNInfer *c, MNNode *n) {
     const MNAttr *v = ir_attr(n, "value");
     size_t sz = (size_t)onnx_type_size(r->elem);
     for (int64_t i = 0; i < r->numel; i++) {
-        if (v) memcpy((char *)r->data + (size_t)i * sz, v->t->data, sz);
-        else ir_tensor_set_f(r, i, 0);
+        if (v)
+            memcpy((char *)r->data + (size_t)i * sz, v->t->data, sz);
+        else
+            ir_tensor_set_f(r, i, 0);
     }
     n->out[0]->konst = r;
     return 1;
@@ -603,7 +633,9 @@ int fold_range(MNInfer *c, MNNode *n) {
             double s = ir_tensor_get_f(K(n, 0), 0), d = ir_tensor_get_f(K(n, 2), 0);
             ir_tensor_set_f(r, i, s + (double)i * d);
         } else
-            ir_tensor_set_i(r, i, (int64_t)((uint64_t)ir_tensor_get_i(K(n, 0), 0) + (uint64_t)i * (uint64_t)ir_tensor_get_i(K(n, 2), 0)));
+            ir_tensor_set_i(
+                r, i,
+                (int64_t)((uint64_t)ir_tensor_get_i(K(n, 0), 0) + (uint64_t)i * (uint64_t)ir_tensor_get_i(K(n, 2), 0)));
     }
     n->out[0]->konst = r;
     return 1;
@@ -614,8 +646,14 @@ int fold_constant(MNInfer *c, MNNode *n) {
     MNTensor *r;
     switch (a->type) {
     case MN_ATTR_TENSOR: r = a->t; break;
-    case MN_ATTR_FLOAT: r = new_out(c, n, 0); ir_tensor_set_f(r, 0, a->f); break;
-    case MN_ATTR_INT: r = new_out(c, n, 0); ir_tensor_set_i(r, 0, a->i); break;
+    case MN_ATTR_FLOAT:
+        r = new_out(c, n, 0);
+        ir_tensor_set_f(r, 0, a->f);
+        break;
+    case MN_ATTR_INT:
+        r = new_out(c, n, 0);
+        ir_tensor_set_i(r, 0, a->i);
+        break;
     case MN_ATTR_FLOATS:
         r = new_out(c, n, 0);
         for (int i = 0; i < a->n; i++) ir_tensor_set_f(r, i, a->floats[i]);

@@ -17,7 +17,8 @@ static bool vfail(MNInfer *c, MNDiagKind kind, const MNNode *n, const MNValue *v
     char msg[700];
     vsnprintf(msg, sizeof msg, fmt, ap);
     if (v)
-        return diag_error(c->d, kind, "%s: node '%s' (%s): value '%s': %s", c->g->file, n->name, n->op_type, v->name, msg);
+        return diag_error(c->d, kind, "%s: node '%s' (%s): value '%s': %s", c->g->file, n->name, n->op_type, v->name,
+                          msg);
     return diag_error(c->d, kind, "%s: node '%s' (%s): %s", c->g->file, n->name, n->op_type, msg);
 }
 
@@ -82,12 +83,14 @@ static bool set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const 
     if (rank > MN_MAX_RANK) return infer_unsupported(c, n, v, "rank %d exceeds mncc's limit of %d", rank, MN_MAX_RANK);
     int64_t numel = 1;
     for (int i = 0; i < rank; i++) {
-        if (dims[i] < 0) return infer_fail(c, n, v, "inferred negative dimension %lld at axis %d", (long long)dims[i], i);
+        if (dims[i] < 0)
+            return infer_fail(c, n, v, "inferred negative dimension %lld at axis %d", (long long)dims[i], i);
         if (dims[i] && numel > INT64_MAX / dims[i]) return infer_fail(c, n, v, "element count overflows 64 bits");
         numel *= dims[i];
     }
     if (t->elem && elem && t->elem != elem)
-        return infer_fail(c, n, v, "declared type %s but the op produces %s", onnx_type_name(t->elem), onnx_type_name(elem));
+        return infer_fail(c, n, v, "declared type %s but the op produces %s", onnx_type_name(t->elem),
+                          onnx_type_name(elem));
     if (t->rank >= 0) {
         bool bad = t->rank != rank;
         for (int i = 0; !bad && i < rank; i++) bad = t->dims[i] >= 0 && t->dims[i] != dims[i];
@@ -95,8 +98,10 @@ static bool set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const 
             Arena *a = c->g->arena;
             char *decl = arena_alloc(a, (size_t)t->rank * 24 + 2), *p = decl;
             for (int i = 0; i < t->rank; i++)
-                p += t->dims[i] >= 0 ? sprintf(p, i ? ",%lld" : "%lld", (long long)t->dims[i]) : sprintf(p, i ? ",?" : "?");
-            return infer_fail(c, n, v, "declared shape [%s] but the op produces [%s]", decl, ir_dims_str(a, rank, dims));
+                p += t->dims[i] >= 0 ? sprintf(p, i ? ",%lld" : "%lld", (long long)t->dims[i])
+                                     : sprintf(p, i ? ",?" : "?");
+            return infer_fail(c, n, v, "declared shape [%s] but the op produces [%s]", decl,
+                              ir_dims_str(a, rank, dims));
         }
     }
     ir_type_set(c->g, t, elem ? elem : t->elem, rank, dims);
@@ -162,7 +167,8 @@ bool infer_broadcast(MNInfer *c, MNNode *n, int ns, const MNType *const *ts, int
                 for (int j = 0; j < ns; j++)
                     p += snprintf(p, (size_t)(a + sizeof a - p), "%s[%s]", j ? " and " : "",
                                   ir_dims_str(c->g->arena, ts[j]->rank, ts[j]->dims));
-                return infer_fail(c, n, NULL, "shapes %s cannot be broadcast (axis %d: %lld vs %lld)", a, d, (long long)v, (long long)x);
+                return infer_fail(c, n, NULL, "shapes %s cannot be broadcast (axis %d: %lld vs %lld)", a, d,
+                                  (long long)v, (long long)x);
             }
             v = x;
         }
@@ -248,9 +254,11 @@ bool infer_cast(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 1, 1)) return false;
     const MNAttr *a = ir_attr(n, "to");
     if (!a) return infer_fail(c, n, NULL, "missing required attribute 'to'");
-    if (!onnx_type_known((int32_t)a->i) || a->i == 0) return infer_fail(c, n, NULL, "attribute 'to' names unknown type %lld", (long long)a->i);
+    if (!onnx_type_known((int32_t)a->i) || a->i == 0)
+        return infer_fail(c, n, NULL, "attribute 'to' names unknown type %lld", (long long)a->i);
     if (!onnx_type_numeric((int32_t)a->i) || !onnx_type_numeric(T(n, 0)->elem))
-        return infer_unsupported(c, n, NULL, "Cast between %s and %s is not supported", onnx_type_name(T(n, 0)->elem), onnx_type_name((int32_t)a->i));
+        return infer_unsupported(c, n, NULL, "Cast between %s and %s is not supported", onnx_type_name(T(n, 0)->elem),
+                                 onnx_type_name((int32_t)a->i));
     return set_out(c, n, 0, (int32_t)a->i, T(n, 0)->rank, T(n, 0)->dims);
 }
 
@@ -286,7 +294,8 @@ static bool legacy_broadcast(MNInfer *c, MNNode *n) {
             int readers = 0; /* the slope gets a new shape: only when this node alone reads it */
             for (int i = 0; i < c->g->nnodes; i++)
                 for (int k = 0; k < c->g->nodes[i]->nin; k++) readers += c->g->nodes[i]->in[k] == sl;
-            if (!sl->konst || readers != 1 || sl->is_output) return infer_unsupported(c, n, sl, "a per-channel slope computed at run time or shared (opset < 7)");
+            if (!sl->konst || readers != 1 || sl->is_output)
+                return infer_unsupported(c, n, sl, "a per-channel slope computed at run time or shared (opset < 7)");
             int64_t dims[MN_MAX_RANK];
             dims[0] = b->dims[0];
             for (int i = 1; i < a->rank - 1; i++) dims[i] = 1;
@@ -303,7 +312,8 @@ static bool legacy_broadcast(MNInfer *c, MNNode *n) {
     }
     const MNAttr *ax = ir_attr(n, "axis");
     if (ax && ax->i != a->rank - b->rank && !(ax->i < 0 && ax->i + a->rank == a->rank - b->rank))
-        return infer_unsupported(c, n, n->in[1], "legacy broadcast along axis %lld (not aligned at the end)", (long long)ax->i);
+        return infer_unsupported(c, n, n->in[1], "legacy broadcast along axis %lld (not aligned at the end)",
+                                 (long long)ax->i);
     return true;
 }
 
@@ -350,7 +360,8 @@ bool infer_where(MNInfer *c, MNNode *n) {
 bool infer_trilu(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 1, 2) || !need_rank(c, n, 0, 2, MN_MAX_RANK)) return false;
     MNType *k = T(n, 1);
-    if (k && (k->elem != ONNX_INT64 || ir_shape_numel(k) != 1)) return infer_fail(c, n, n->in[1], "k must be one int64");
+    if (k && (k->elem != ONNX_INT64 || ir_shape_numel(k) != 1))
+        return infer_fail(c, n, n->in[1], "k must be one int64");
     return same_as(c, n, 0, 0);
 }
 
@@ -393,8 +404,8 @@ bool infer_matmul(MNInfer *c, MNNode *n) {
     if (ar == 1) ad[0] = 1, ar = 2;
     if (br == 1) bd[1] = 1, br = 2;
     if (ad[ar - 1] != bd[br - 2])
-        return infer_fail(c, n, NULL, "inner dimensions differ: [%s] x [%s]", ir_dims_str(c->g->arena, a->rank, a->dims),
-                          ir_dims_str(c->g->arena, b->rank, b->dims));
+        return infer_fail(c, n, NULL, "inner dimensions differ: [%s] x [%s]",
+                          ir_dims_str(c->g->arena, a->rank, a->dims), ir_dims_str(c->g->arena, b->rank, b->dims));
     MNType ba = {a->elem, ar - 2, ad, NULL}, bb = {b->elem, br - 2, bd, NULL};
     const MNType *ts[2] = {&ba, &bb};
     int r;
@@ -406,7 +417,8 @@ bool infer_matmul(MNInfer *c, MNNode *n) {
 }
 
 bool infer_gemm(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 2, 2) || !need_rank(c, n, 1, 2, 2)) return false;
+    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 2, 2) || !need_rank(c, n, 1, 2, 2))
+        return false;
     int ta = (int)ir_attr_int(n, "transA", 0), tb = (int)ir_attr_int(n, "transB", 0);
     MNType *a = T(n, 0), *b = T(n, 1);
     int64_t m = a->dims[ta ? 1 : 0], k = a->dims[ta ? 0 : 1], k2 = b->dims[tb ? 1 : 0], nn = b->dims[tb ? 0 : 1];
@@ -419,7 +431,9 @@ bool infer_gemm(MNInfer *c, MNNode *n) {
         int r;
         int64_t bd[MN_MAX_RANK];
         if (T(n, 2)->rank > 2 || !infer_broadcast(c, n, 2, ts, &r, bd) || bd[0] != m || bd[1] != nn)
-            return diag_failed(c->d) ? false : infer_fail(c, n, n->in[2], "C does not broadcast to [%lld,%lld]", (long long)m, (long long)nn);
+            return diag_failed(c->d)
+                       ? false
+                       : infer_fail(c, n, n->in[2], "C does not broadcast to [%lld,%lld]", (long long)m, (long long)nn);
     } else if (c->opset < 11)
         return infer_fail(c, n, NULL, "input C is required before opset 11");
     return set_out(c, n, 0, a->elem, 2, dims);
@@ -436,16 +450,19 @@ typedef struct {
 
 static bool get_window(MNInfer *c, MNNode *n, int ns, const int64_t *kernel, Window *w) {
     IntList ks, st, dl, pd;
-    if (!ints_attr(c, n, "kernel_shape", &ks) || !ints_attr(c, n, "strides", &st) || !ints_attr(c, n, "dilations", &dl) ||
-        !ints_attr(c, n, "pads", &pd))
+    if (!ints_attr(c, n, "kernel_shape", &ks) || !ints_attr(c, n, "strides", &st) ||
+        !ints_attr(c, n, "dilations", &dl) || !ints_attr(c, n, "pads", &pd))
         return false;
     w->ns = ns;
     w->auto_pad = ir_attr_string(n, "auto_pad", "NOTSET");
-    if (ks.present && ks.n != ns) return infer_fail(c, n, NULL, "kernel_shape has %d entries for %d spatial dims", ks.n, ns);
+    if (ks.present && ks.n != ns)
+        return infer_fail(c, n, NULL, "kernel_shape has %d entries for %d spatial dims", ks.n, ns);
     if (!ks.present && !kernel) return infer_fail(c, n, NULL, "missing required attribute 'kernel_shape'");
     if (st.present && st.n != ns) return infer_fail(c, n, NULL, "strides has %d entries for %d spatial dims", st.n, ns);
-    if (dl.present && dl.n != ns) return infer_fail(c, n, NULL, "dilations has %d entries for %d spatial dims", dl.n, ns);
-    if (pd.present && pd.n != 2 * ns) return infer_fail(c, n, NULL, "pads has %d entries for %d spatial dims", pd.n, ns);
+    if (dl.present && dl.n != ns)
+        return infer_fail(c, n, NULL, "dilations has %d entries for %d spatial dims", dl.n, ns);
+    if (pd.present && pd.n != 2 * ns)
+        return infer_fail(c, n, NULL, "pads has %d entries for %d spatial dims", pd.n, ns);
     for (int i = 0; i < ns; i++) {
         w->k[i] = ks.present ? ks.v[i] : kernel[i];
         w->s[i] = st.present ? st.v[i] : 1;
@@ -454,7 +471,8 @@ static bool get_window(MNInfer *c, MNNode *n, int ns, const int64_t *kernel, Win
         w->pe[i] = pd.present ? pd.v[i + ns] : 0;
         if (w->k[i] < 1 || w->s[i] < 1 || w->d[i] < 1 || w->pb[i] < 0 || w->pe[i] < 0)
             return infer_fail(c, n, NULL, "kernel, strides and dilations must be positive and pads non-negative");
-        if (w->k[i] > ATTR_LIMIT || w->s[i] > ATTR_LIMIT || w->d[i] > ATTR_LIMIT || w->pb[i] > PAD_LIMIT || w->pe[i] > PAD_LIMIT)
+        if (w->k[i] > ATTR_LIMIT || w->s[i] > ATTR_LIMIT || w->d[i] > ATTR_LIMIT || w->pb[i] > PAD_LIMIT ||
+            w->pe[i] > PAD_LIMIT)
             return infer_fail(c, n, NULL, "kernel, strides, dilations or pads out of range");
     }
     if (strcmp(w->auto_pad, "NOTSET") && strcmp(w->auto_pad, "VALID") && strcmp(w->auto_pad, "SAME_UPPER") &&
@@ -479,8 +497,11 @@ static bool window_out(MNInfer *c, MNNode *n, Window *w, const int64_t *in, bool
         }
         if (!strcmp(w->auto_pad, "VALID")) w->pb[i] = w->pe[i] = 0;
         int64_t span;
-        if (!dim_add(in[i], w->pb[i] + w->pe[i] - ek, &span)) return infer_fail(c, n, n->in[0], "padded size overflows 64 bits");
-        if (span < 0) return infer_fail(c, n, n->in[0], "window (%lld) larger than padded input (%lld) at spatial axis %d", (long long)ek, (long long)(in[i] + w->pb[i] + w->pe[i]), i);
+        if (!dim_add(in[i], w->pb[i] + w->pe[i] - ek, &span))
+            return infer_fail(c, n, n->in[0], "padded size overflows 64 bits");
+        if (span < 0)
+            return infer_fail(c, n, n->in[0], "window (%lld) larger than padded input (%lld) at spatial axis %d",
+                              (long long)ek, (long long)(in[i] + w->pb[i] + w->pe[i]), i);
         out[i] = (ceil_mode ? (span + w->s[i] - 1) / w->s[i] : span / w->s[i]) + 1;
         /* a last window that starts inside the end padding is dropped (as onnxruntime) */
         if (ceil_mode && (out[i] - 1) * w->s[i] >= in[i] + w->pb[i]) out[i]--;
@@ -489,20 +510,25 @@ static bool window_out(MNInfer *c, MNNode *n, Window *w, const int64_t *in, bool
 }
 
 bool infer_conv(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
+    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) ||
+        !need_float(c, n, 0))
+        return false;
     MNType *x = T(n, 0), *wt = T(n, 1);
-    if (wt->rank != x->rank) return infer_fail(c, n, n->in[1], "weight rank %d differs from input rank %d", wt->rank, x->rank);
+    if (wt->rank != x->rank)
+        return infer_fail(c, n, n->in[1], "weight rank %d differs from input rank %d", wt->rank, x->rank);
     int64_t group = ir_attr_int(n, "group", 1), cin = 0;
-    if (group < 1 || group > ATTR_LIMIT || !dim_mul(wt->dims[1], group, &cin) || x->dims[1] % group || wt->dims[0] % group || cin != x->dims[1])
-        return infer_fail(c, n, n->in[1], "channels do not match: input has %lld, weight [%s] with group %lld", (long long)x->dims[1],
-                          ir_dims_str(c->g->arena, wt->rank, wt->dims), (long long)group);
+    if (group < 1 || group > ATTR_LIMIT || !dim_mul(wt->dims[1], group, &cin) || x->dims[1] % group ||
+        wt->dims[0] % group || cin != x->dims[1])
+        return infer_fail(c, n, n->in[1], "channels do not match: input has %lld, weight [%s] with group %lld",
+                          (long long)x->dims[1], ir_dims_str(c->g->arena, wt->rank, wt->dims), (long long)group);
     if (infer_in(n, 2) && (T(n, 2)->rank != 1 || T(n, 2)->dims[0] != wt->dims[0]))
         return infer_fail(c, n, n->in[2], "bias must have shape [%lld]", (long long)wt->dims[0]);
     Window w;
     int ns = x->rank - 2;
     if (!get_window(c, n, ns, wt->dims + 2, &w)) return false;
     for (int i = 0; i < ns; i++)
-        if (w.k[i] != wt->dims[2 + i]) return infer_fail(c, n, n->in[1], "kernel_shape disagrees with the weight's shape");
+        if (w.k[i] != wt->dims[2 + i])
+            return infer_fail(c, n, n->in[1], "kernel_shape disagrees with the weight's shape");
     int64_t dims[MN_MAX_RANK];
     dims[0] = x->dims[0];
     dims[1] = wt->dims[0];
@@ -511,7 +537,9 @@ bool infer_conv(MNInfer *c, MNNode *n) {
 }
 
 bool infer_conv_transpose(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
+    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) ||
+        !need_float(c, n, 0))
+        return false;
     MNType *x = T(n, 0), *wt = T(n, 1);
     int ns = x->rank - 2;
     int64_t group = ir_attr_int(n, "group", 1);
@@ -521,10 +549,12 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
     Window w;
     if (!get_window(c, n, ns, wt->dims + 2, &w)) return false;
     for (int i = 0; i < ns; i++)
-        if (w.k[i] != wt->dims[2 + i]) return infer_fail(c, n, n->in[1], "kernel_shape disagrees with the weight's shape");
+        if (w.k[i] != wt->dims[2 + i])
+            return infer_fail(c, n, n->in[1], "kernel_shape disagrees with the weight's shape");
     IntList op, os;
     if (!ints_attr(c, n, "output_padding", &op) || !ints_attr(c, n, "output_shape", &os)) return false;
-    if (op.present && op.n != ns) return infer_fail(c, n, NULL, "output_padding has %d entries for %d spatial dims", op.n, ns);
+    if (op.present && op.n != ns)
+        return infer_fail(c, n, NULL, "output_padding has %d entries for %d spatial dims", op.n, ns);
     if (os.present && os.n != ns && os.n != ns + 2) return infer_fail(c, n, NULL, "output_shape has %d entries", os.n);
     int64_t dims[MN_MAX_RANK];
     dims[0] = x->dims[0];
@@ -533,7 +563,8 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
         return infer_fail(c, n, n->in[2], "bias must have shape [%lld]", (long long)dims[1]);
     for (int i = 0; i < ns; i++) {
         int64_t opad = op.present ? op.v[i] : 0, ek = (w.k[i] - 1) * w.d[i] + 1, full;
-        if (opad < 0 || opad > PAD_LIMIT || !dim_mul(w.s[i], x->dims[2 + i] - 1, &full) || !dim_add(full, opad + ek, &full))
+        if (opad < 0 || opad > PAD_LIMIT || !dim_mul(w.s[i], x->dims[2 + i] - 1, &full) ||
+            !dim_add(full, opad + ek, &full))
             return infer_fail(c, n, NULL, "output size out of range at spatial axis %d", i);
         if (os.present) {
             dims[2 + i] = os.v[os.n - ns + i];
@@ -543,12 +574,14 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
             w.pb[i] = lower ? total - total / 2 : total / 2;
             w.pe[i] = total - w.pb[i];
         } else if (!strcmp(w.auto_pad, "SAME_UPPER") || !strcmp(w.auto_pad, "SAME_LOWER")) {
-            if (!dim_mul(x->dims[2 + i], w.s[i], &dims[2 + i])) return infer_fail(c, n, NULL, "output size overflows 64 bits");
+            if (!dim_mul(x->dims[2 + i], w.s[i], &dims[2 + i]))
+                return infer_fail(c, n, NULL, "output size overflows 64 bits");
         } else {
             if (!strcmp(w.auto_pad, "VALID")) w.pb[i] = w.pe[i] = 0;
             dims[2 + i] = full - w.pb[i] - w.pe[i];
         }
-        if (dims[2 + i] < 1) return infer_fail(c, n, NULL, "output spatial dim %d would be %lld", i, (long long)dims[2 + i]);
+        if (dims[2 + i] < 1)
+            return infer_fail(c, n, NULL, "output spatial dim %d would be %lld", i, (long long)dims[2 + i]);
     }
     return set_out(c, n, 0, x->elem, x->rank, dims);
 }
@@ -576,7 +609,8 @@ bool infer_window(MNGraph *g, MNNode *n, MNWindow *out) {
         IntList op;
         if (!ints_attr(&c, n, "output_padding", &op)) return false;
         const MNType *y = &n->out[0]->type;
-        bool os = ir_attr(n, "output_shape") != NULL, same = !strcmp(w.auto_pad, "SAME_UPPER") || !strcmp(w.auto_pad, "SAME_LOWER");
+        bool os = ir_attr(n, "output_shape") != NULL,
+             same = !strcmp(w.auto_pad, "SAME_UPPER") || !strcmp(w.auto_pad, "SAME_LOWER");
         for (int i = 0; i < ns; i++) {
             int64_t full = w.s[i] * (x->dims[2 + i] - 1) + (op.present ? op.v[i] : 0) + (w.k[i] - 1) * w.d[i] + 1;
             if (os || same) {
@@ -591,7 +625,8 @@ bool infer_window(MNGraph *g, MNNode *n, MNWindow *out) {
     } else if (!window_out(&c, n, &w, x->dims + 2, ir_attr_int(n, "ceil_mode", 0) != 0, o))
         return false;
     out->ns = ns;
-    for (int i = 0; i < ns; i++) out->k[i] = w.k[i], out->s[i] = w.s[i], out->d[i] = w.d[i], out->pb[i] = w.pb[i], out->pe[i] = w.pe[i];
+    for (int i = 0; i < ns; i++)
+        out->k[i] = w.k[i], out->s[i] = w.s[i], out->d[i] = w.d[i], out->pb[i] = w.pb[i], out->pe[i] = w.pe[i];
     return true;
 }
 
@@ -606,7 +641,8 @@ bool infer_batchnorm(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 5, 5) || !need_rank(c, n, 0, 2, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
     if (ir_attr_int(n, "training_mode", 0))
         return infer_unsupported(c, n, NULL, "training mode (statistics of the batch)");
-    if (c->opset < 7 && (!ir_attr_int(n, "is_test", 0) || !ir_attr_int(n, "spatial", 1))) /* opset 6: the same in test mode */
+    if (c->opset < 7 &&
+        (!ir_attr_int(n, "is_test", 0) || !ir_attr_int(n, "spatial", 1))) /* opset 6: the same in test mode */
         return infer_unsupported(c, n, NULL, "training mode or spatial=0 (opset %lld)", (long long)c->opset);
     int64_t ch = T(n, 0)->dims[1];
     for (int k = 1; k < 5; k++)
@@ -630,7 +666,8 @@ bool infer_layernorm(MNInfer *c, MNNode *n) {
         if (!p) continue;
         if (p->rank > x->rank - axis) return infer_fail(c, n, n->in[k], "does not broadcast to the normalized shape");
         for (int d = 0; d < p->rank; d++)
-            if (p->dims[d] != 1 && p->dims[d] != x->dims[x->rank - p->rank + d]) return infer_fail(c, n, n->in[k], "does not broadcast to the normalized shape");
+            if (p->dims[d] != 1 && p->dims[d] != x->dims[x->rank - p->rank + d])
+                return infer_fail(c, n, n->in[k], "does not broadcast to the normalized shape");
     }
     if (!same_as(c, n, 0, 0)) return false;
     int32_t stash = (int32_t)ir_attr_int(n, "stash_type", ONNX_FLOAT32);
@@ -644,15 +681,19 @@ bool infer_same_as_input0(MNInfer *c, MNNode *n) {
     MNType *x = T(n, 0);
     if (n->op == OP_Softmax || n->op == OP_LogSoftmax || n->op == OP_Hardmax) {
         int axis;
-        if (!need_float(c, n, 0) || !infer_norm_axis(c, n, ir_attr_int(n, "axis", c->opset >= 13 ? -1 : 1), x->rank, &axis)) return false;
+        if (!need_float(c, n, 0) ||
+            !infer_norm_axis(c, n, ir_attr_int(n, "axis", c->opset >= 13 ? -1 : 1), x->rank, &axis))
+            return false;
     }
-    if ((n->op == OP_InstanceNormalization || n->op == OP_LRN) && (!need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)))
+    if ((n->op == OP_InstanceNormalization || n->op == OP_LRN) &&
+        (!need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)))
         return false;
     if (n->op == OP_InstanceNormalization)
         for (int k = 1; k < 3; k++)
             if (T(n, k)->rank != 1 || T(n, k)->dims[0] != x->dims[1])
                 return infer_fail(c, n, n->in[k], "expects shape [%lld] (the channel count)", (long long)x->dims[1]);
-    if (n->op == OP_LRN && ir_attr_int(n, "size", 0) < 1) return infer_fail(c, n, NULL, "missing or bad required attribute 'size'");
+    if (n->op == OP_LRN && ir_attr_int(n, "size", 0) < 1)
+        return infer_fail(c, n, NULL, "missing or bad required attribute 'size'");
     return same_as(c, n, 0, 0);
 }
 
@@ -692,7 +733,8 @@ static bool reduce_axes(MNInfer *c, MNNode *n, bool *mask) {
     bool from_input = c->opset >= (n->op == OP_ReduceSum ? 13 : 18);
     IntList ax;
     if (from_input ? !ints_input(c, n, 1, "axes", &ax) : !ints_attr(c, n, "axes", &ax)) return false;
-    if (!from_input && n->nin > 1) return infer_fail(c, n, NULL, "takes axes as an attribute at opset %lld", (long long)c->opset);
+    if (!from_input && n->nin > 1)
+        return infer_fail(c, n, NULL, "takes axes as an attribute at opset %lld", (long long)c->opset);
     bool noop = ir_attr_int(n, "noop_with_empty_axes", 0) != 0;
     for (int i = 0; i < MN_MAX_RANK; i++) mask[i] = i < rank && ax.n == 0 && !noop;
     for (int i = 0; i < ax.n; i++) {
@@ -713,8 +755,10 @@ bool infer_reduce(MNInfer *c, MNNode *n) {
     int64_t dims[MN_MAX_RANK];
     int r = 0;
     for (int i = 0; i < x->rank; i++) {
-        if (!mask[i]) dims[r++] = x->dims[i];
-        else if (keep) dims[r++] = 1;
+        if (!mask[i])
+            dims[r++] = x->dims[i];
+        else if (keep)
+            dims[r++] = 1;
     }
     return set_out(c, n, 0, x->elem, r, dims);
 }
@@ -728,8 +772,10 @@ bool infer_argreduce(MNInfer *c, MNNode *n) {
     int64_t dims[MN_MAX_RANK];
     int r = 0;
     for (int i = 0; i < x->rank; i++) {
-        if (i != axis) dims[r++] = x->dims[i];
-        else if (keep) dims[r++] = 1;
+        if (i != axis)
+            dims[r++] = x->dims[i];
+        else if (keep)
+            dims[r++] = 1;
     }
     return set_out(c, n, 0, ONNX_INT64, r, dims);
 }
@@ -748,7 +794,8 @@ bool infer_reshape(MNInfer *c, MNNode *n) {
     for (int i = 0; i < s.n; i++) {
         int64_t v = s.v[i];
         if (v == 0 && !allowzero) {
-            if (i >= x->rank) return infer_fail(c, n, n->in[1], "shape entry %d is 0 but the input has rank %d", i, x->rank);
+            if (i >= x->rank)
+                return infer_fail(c, n, n->in[1], "shape entry %d is 0 but the input has rank %d", i, x->rank);
             v = x->dims[i];
         }
         if (v == -1) {
@@ -763,11 +810,14 @@ bool infer_reshape(MNInfer *c, MNNode *n) {
         known *= v;
     }
     if (infer_at >= 0) {
-        if (known == 0 || total % known) return infer_fail(c, n, n->in[1], "cannot infer the -1 dim: %lld elements into blocks of %lld", (long long)total, (long long)known);
+        if (known == 0 || total % known)
+            return infer_fail(c, n, n->in[1], "cannot infer the -1 dim: %lld elements into blocks of %lld",
+                              (long long)total, (long long)known);
         dims[infer_at] = total / known;
     } else if (known != total)
         return infer_fail(c, n, n->in[1], "reshape of %lld elements ([%s]) into [%s] (%lld elements)", (long long)total,
-                          ir_dims_str(c->g->arena, x->rank, x->dims), ir_dims_str(c->g->arena, s.n, dims), (long long)known);
+                          ir_dims_str(c->g->arena, x->rank, x->dims), ir_dims_str(c->g->arena, s.n, dims),
+                          (long long)known);
     return set_out(c, n, 0, x->elem, s.n, dims);
 }
 
@@ -797,7 +847,8 @@ bool infer_squeeze(MNInfer *c, MNNode *n) {
     for (int i = 0; i < ax.n; i++) {
         int a = 0;
         if (!infer_norm_axis(c, n, ax.v[i], x->rank, &a)) return false;
-        if (x->dims[a] != 1) return infer_fail(c, n, n->in[0], "cannot squeeze axis %d of size %lld", a, (long long)x->dims[a]);
+        if (x->dims[a] != 1)
+            return infer_fail(c, n, n->in[0], "cannot squeeze axis %d of size %lld", a, (long long)x->dims[a]);
         drop[a] = true;
     }
     int64_t dims[MN_MAX_RANK];
@@ -837,7 +888,8 @@ bool infer_transpose(MNInfer *c, MNNode *n) {
     int64_t dims[MN_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
         int64_t a = p.present ? p.v[i] : x->rank - 1 - i;
-        if (a < 0 || a >= x->rank || seen[a]) return infer_fail(c, n, NULL, "perm is not a permutation of 0..%d", x->rank - 1);
+        if (a < 0 || a >= x->rank || seen[a])
+            return infer_fail(c, n, NULL, "perm is not a permutation of 0..%d", x->rank - 1);
         seen[a] = true;
         dims[i] = x->dims[a];
     }
@@ -863,8 +915,10 @@ bool infer_concat(MNInfer *c, MNNode *n) {
         if (t->rank != x->rank) return infer_fail(c, n, n->in[k], "rank %d differs from %d", t->rank, x->rank);
         for (int i = 0; i < x->rank; i++)
             if (i != axis && t->dims[i] != x->dims[i])
-                return infer_fail(c, n, n->in[k], "dim %d is %lld, expected %lld", i, (long long)t->dims[i], (long long)x->dims[i]);
-        if (!dim_add(dims[axis], t->dims[axis], &dims[axis])) return infer_fail(c, n, n->in[k], "concatenated size overflows 64 bits");
+                return infer_fail(c, n, n->in[k], "dim %d is %lld, expected %lld", i, (long long)t->dims[i],
+                                  (long long)x->dims[i]);
+        if (!dim_add(dims[axis], t->dims[axis], &dims[axis]))
+            return infer_fail(c, n, n->in[k], "concatenated size overflows 64 bits");
     }
     return set_out(c, n, 0, x->elem, x->rank, dims);
 }
@@ -878,7 +932,8 @@ bool infer_split_sizes(MNInfer *c, MNNode *n, int *axis_out, int64_t *sizes) {
     if (x->rank == 0) return infer_fail(c, n, n->in[0], "cannot split a scalar");
     int64_t len = x->dims[axis];
     int nout = n->nout;
-    if (nout > (int)(MN_MAX_RANK * 2 + 8)) return infer_unsupported(c, n, NULL, "more than %d outputs", MN_MAX_RANK * 2 + 8);
+    if (nout > (int)(MN_MAX_RANK * 2 + 8))
+        return infer_unsupported(c, n, NULL, "more than %d outputs", MN_MAX_RANK * 2 + 8);
     IntList sp;
     if (c->opset >= 13 ? !ints_input(c, n, 1, "split", &sp) : !ints_attr(c, n, "split", &sp)) return false;
     if (sp.present && sp.n > 0) {
@@ -889,11 +944,14 @@ bool infer_split_sizes(MNInfer *c, MNNode *n, int *axis_out, int64_t *sizes) {
             sizes[i] = sp.v[i];
             if (!dim_add(sum, sp.v[i], &sum)) return infer_fail(c, n, NULL, "split sizes overflow 64 bits");
         }
-        if (sum != len) return infer_fail(c, n, NULL, "split sizes sum to %lld, axis has %lld", (long long)sum, (long long)len);
+        if (sum != len)
+            return infer_fail(c, n, NULL, "split sizes sum to %lld, axis has %lld", (long long)sum, (long long)len);
     } else {
         const MNAttr *no = ir_attr(n, "num_outputs");
-        if (no && no->i != nout) return infer_fail(c, n, NULL, "num_outputs %lld but %d outputs", (long long)no->i, nout);
-        if (!no && len % nout) return infer_fail(c, n, NULL, "axis of %lld does not split evenly into %d", (long long)len, nout);
+        if (no && no->i != nout)
+            return infer_fail(c, n, NULL, "num_outputs %lld but %d outputs", (long long)no->i, nout);
+        if (!no && len % nout)
+            return infer_fail(c, n, NULL, "axis of %lld does not split evenly into %d", (long long)len, nout);
         int64_t chunk = (len + nout - 1) / nout;
         for (int i = 0; i < nout; i++) {
             int64_t rest = len - chunk * i;
@@ -929,7 +987,8 @@ bool infer_slice_params(MNInfer *c, MNNode *n, int64_t *start, int64_t *step, in
             !ints_input(c, n, 3, "axes", &ax) || !ints_input(c, n, 4, "steps", &sp))
             return false;
     } else {
-        if (!need_inputs(c, n, 1, 1) || !ints_attr(c, n, "starts", &st) || !ints_attr(c, n, "ends", &en) || !ints_attr(c, n, "axes", &ax))
+        if (!need_inputs(c, n, 1, 1) || !ints_attr(c, n, "starts", &st) || !ints_attr(c, n, "ends", &en) ||
+            !ints_attr(c, n, "axes", &ax))
             return false;
         if (!st.present || !en.present) return infer_fail(c, n, NULL, "missing required attribute 'starts' or 'ends'");
         sp.n = 0, sp.present = false;
@@ -976,7 +1035,8 @@ bool infer_slice(MNInfer *c, MNNode *n) {
 bool infer_gather(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 2, 2)) return false;
     MNType *x = T(n, 0), *idx = T(n, 1);
-    if (idx->elem != ONNX_INT32 && idx->elem != ONNX_INT64) return infer_fail(c, n, n->in[1], "indices must be int32 or int64");
+    if (idx->elem != ONNX_INT32 && idx->elem != ONNX_INT64)
+        return infer_fail(c, n, n->in[1], "indices must be int32 or int64");
     int axis;
     if (x->rank < 1) return infer_fail(c, n, n->in[0], "cannot gather from a scalar");
     if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", 0), x->rank, &axis)) return false;
@@ -987,7 +1047,8 @@ bool infer_gather(MNInfer *c, MNNode *n) {
         for (int64_t i = 0; i < t->numel; i++) {
             int64_t v = ir_tensor_get_i(t, i);
             if (v < -x->dims[axis] || v >= x->dims[axis])
-                return infer_fail(c, n, n->in[1], "index %lld out of range for axis of size %lld", (long long)v, (long long)x->dims[axis]);
+                return infer_fail(c, n, n->in[1], "index %lld out of range for axis of size %lld", (long long)v,
+                                  (long long)x->dims[axis]);
         }
     }
     int64_t dims[MN_MAX_RANK];
@@ -1002,7 +1063,8 @@ bool infer_gather_elements(MNInfer *c, MNNode *n) {
     if (!need_inputs(c, n, 2, 2)) return false;
     MNType *x = T(n, 0), *idx = T(n, 1);
     int axis;
-    if (idx->rank != x->rank) return infer_fail(c, n, n->in[1], "indices rank %d differs from data rank %d", idx->rank, x->rank);
+    if (idx->rank != x->rank)
+        return infer_fail(c, n, n->in[1], "indices rank %d differs from data rank %d", idx->rank, x->rank);
     if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", 0), x->rank, &axis)) return false;
     return set_out(c, n, 0, x->elem, idx->rank, idx->dims);
 }
@@ -1088,7 +1150,8 @@ bool infer_resize(MNInfer *c, MNNode *n) {
     } else if (sc) {
         const MNTensor *t = infer_const_input(c, n, scales_at, "scales");
         if (!t) return false;
-        if (t->numel != na) return infer_fail(c, n, sc, "scales has %lld entries, expected %d", (long long)t->numel, na);
+        if (t->numel != na)
+            return infer_fail(c, n, sc, "scales has %lld entries, expected %d", (long long)t->numel, na);
         for (int i = 0; i < na; i++) {
             double s = ir_tensor_get_f(t, i);
             if (!(s > 0)) return infer_fail(c, n, sc, "scale %g is not positive", s);
@@ -1127,7 +1190,8 @@ bool infer_tile(MNInfer *c, MNNode *n) {
     int64_t dims[MN_MAX_RANK];
     for (int i = 0; i < x->rank; i++) {
         if (r.v[i] < 0) return infer_fail(c, n, n->in[1], "negative repeat");
-        if (r.v[i] && x->dims[i] > INT64_MAX / r.v[i]) return infer_fail(c, n, n->in[1], "tiled size overflows 64 bits");
+        if (r.v[i] && x->dims[i] > INT64_MAX / r.v[i])
+            return infer_fail(c, n, n->in[1], "tiled size overflows 64 bits");
         dims[i] = x->dims[i] * r.v[i];
     }
     return set_out(c, n, 0, x->elem, x->rank, dims);
@@ -1140,9 +1204,11 @@ bool infer_depth_to_space(MNInfer *c, MNNode *n) {
     if (b < 1 || b > ATTR_LIMIT) return infer_fail(c, n, NULL, "missing or bad required attribute 'blocksize'");
     const char *mode = ir_attr_string(n, "mode", "DCR");
     if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) return infer_fail(c, n, NULL, "unknown mode '%s'", mode);
-    if (x->dims[1] % (b * b)) return infer_fail(c, n, n->in[0], "channels %lld not divisible by blocksize^2", (long long)x->dims[1]);
+    if (x->dims[1] % (b * b))
+        return infer_fail(c, n, n->in[0], "channels %lld not divisible by blocksize^2", (long long)x->dims[1]);
     int64_t dims[4] = {x->dims[0], x->dims[1] / (b * b), 0, 0};
-    if (!dim_mul(x->dims[2], b, &dims[2]) || !dim_mul(x->dims[3], b, &dims[3])) return infer_fail(c, n, NULL, "output size overflows 64 bits");
+    if (!dim_mul(x->dims[2], b, &dims[2]) || !dim_mul(x->dims[3], b, &dims[3]))
+        return infer_fail(c, n, NULL, "output size overflows 64 bits");
     return set_out(c, n, 0, x->elem, 4, dims);
 }
 
@@ -1188,7 +1254,8 @@ bool infer_constant_of_shape(MNInfer *c, MNNode *n) {
     IntList s;
     if (!ints_input(c, n, 0, "shape", &s)) return false;
     const MNAttr *v = ir_attr(n, "value");
-    if (v && (v->type != MN_ATTR_TENSOR || v->t->numel != 1)) return infer_fail(c, n, NULL, "attribute 'value' must be a one-element tensor");
+    if (v && (v->type != MN_ATTR_TENSOR || v->t->numel != 1))
+        return infer_fail(c, n, NULL, "attribute 'value' must be a one-element tensor");
     for (int i = 0; i < s.n; i++)
         if (s.v[i] < 0) return infer_fail(c, n, n->in[0], "shape entry %d is %lld", i, (long long)s.v[i]);
     return set_out(c, n, 0, v ? v->t->elem : ONNX_FLOAT32, s.n, s.v);
@@ -1234,9 +1301,11 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
         MNNode *n = g->nodes[i];
         ASSERT(n->op != OP_UNSUPPORTED);
         for (int k = 0; k < n->nin; k++)
-            if (n->in[k] && !ir_type_static(&n->in[k]->type)) die("'%s' reached node '%s' without a static shape", n->in[k]->name, n->name);
+            if (n->in[k] && !ir_type_static(&n->in[k]->type))
+                die("'%s' reached node '%s' without a static shape", n->in[k]->name, n->name);
         /* every op mncc takes has a first output (none has it optional, as LSTM does) */
-        if (n->nout == 0 || !n->out[0]) return infer_fail(&ic, n, NULL, "has no output 0, which %s always has", n->op_type);
+        if (n->nout == 0 || !n->out[0])
+            return infer_fail(&ic, n, NULL, "has no output 0, which %s always has", n->op_type);
         if (!infer_check_attrs(&ic, n) || !infer_ops[n->op].infer(&ic, n)) return false;
         /* every output an op defines is set by its infer function, so one left untyped
          * is an output the op does not have */
@@ -1292,8 +1361,9 @@ bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen) {
         bool same = have->type.rank == want->type.rank && have->type.elem == want->type.elem;
         for (int i = 0; same && i < have->type.rank; i++) same = have->type.dims[i] == want->type.dims[i];
         if (!same) {
-            snprintf(err, errlen, "node '%s': output '%s' is %s, its inputs and attributes give %s", n->name, have->name,
-                     ir_dims_str(g->arena, have->type.rank, have->type.dims), ir_dims_str(g->arena, want->type.rank, want->type.dims));
+            snprintf(err, errlen, "node '%s': output '%s' is %s, its inputs and attributes give %s", n->name,
+                     have->name, ir_dims_str(g->arena, have->type.rank, have->type.dims),
+                     ir_dims_str(g->arena, want->type.rank, want->type.dims));
             return false;
         }
     }

@@ -28,7 +28,9 @@ bool infer_broadcast(MNInfer *c, MNNode *n, int nshapes, const MNType *const *ts
 static inline MNValue *infer_in(const MNNode *n, int k) { return k < n->nin ? n->in[k] : NULL; }
 
 /* Per-op functions named by the table in ops.h, and that table's row of them per op. */
-#define OP(name, since, max, infer, fold, props, types) bool infer_##infer(MNInfer *c, MNNode *n); int fold_##fold(MNInfer *c, MNNode *n);
+#define OP(name, since, max, infer, fold, props, types) \
+    bool infer_##infer(MNInfer *c, MNNode *n);          \
+    int fold_##fold(MNInfer *c, MNNode *n);
 MN_OPS(OP)
 #undef OP
 typedef struct {

@@ -45,11 +45,13 @@ static void pb_free(void *ud, void *p) { (void)ud, (void)p; }
 /* ---- tensors ---- */
 
 static bool check_dims(Loader *L, const char *what, size_t nd, const int64_t *dims, int64_t *numel) {
-    if (nd > MN_MAX_RANK) return fail(L, DIAG_UNSUPPORTED, "%s: rank %zu exceeds mncc's limit of %d", what, nd, MN_MAX_RANK);
+    if (nd > MN_MAX_RANK)
+        return fail(L, DIAG_UNSUPPORTED, "%s: rank %zu exceeds mncc's limit of %d", what, nd, MN_MAX_RANK);
     int64_t n = 1;
     for (size_t i = 0; i < nd; i++) {
         if (dims[i] < 0) return fail(L, DIAG_INVALID, "%s: dim %zu is negative (%lld)", what, i, (long long)dims[i]);
-        if (dims[i] && n > INT64_MAX / dims[i]) return fail(L, DIAG_INVALID, "%s: element count overflows 64 bits", what);
+        if (dims[i] && n > INT64_MAX / dims[i])
+            return fail(L, DIAG_INVALID, "%s: element count overflows 64 bits", what);
         n *= dims[i];
     }
     *numel = n;
@@ -73,11 +75,14 @@ static bool read_external(Loader *L, const Onnx__TensorProto *tp, const char *wh
     for (size_t i = 0; i < tp->n_external_data; i++) {
         const Onnx__StringStringEntryProto *e = tp->external_data[i];
         if (!e->key) continue;
-        if (!strcmp(e->key, "location")) loc = e->value;
+        if (!strcmp(e->key, "location"))
+            loc = e->value;
         else if (!strcmp(e->key, "offset") && !parse_u64(e->value, &off))
-            return fail(L, DIAG_INVALID, "%s: external data offset '%s' is not a number", what, e->value ? e->value : "");
+            return fail(L, DIAG_INVALID, "%s: external data offset '%s' is not a number", what,
+                        e->value ? e->value : "");
         else if (!strcmp(e->key, "length") && !parse_u64(e->value, &len))
-            return fail(L, DIAG_INVALID, "%s: external data length '%s' is not a number", what, e->value ? e->value : "");
+            return fail(L, DIAG_INVALID, "%s: external data length '%s' is not a number", what,
+                        e->value ? e->value : "");
     }
     if (!loc || !*loc) return fail(L, DIAG_INVALID, "%s: external data without a 'location'", what);
     if (loc[0] == '/') return fail(L, DIAG_INVALID, "%s: external data location '%s' is an absolute path", what, loc);
@@ -92,12 +97,14 @@ static bool read_external(Loader *L, const Onnx__TensorProto *tp, const char *wh
     char real_dir[PATH_MAX], real_file[PATH_MAX];
     if (!realpath(full, real_file))
         return fail(L, DIAG_INVALID, "%s: external data file '%s' cannot be opened: %s", what, full, strerror(errno));
-    if (!realpath(L->dir, real_dir)) return fail(L, DIAG_IO, "%s: model directory '%s': %s", what, L->dir, strerror(errno));
+    if (!realpath(L->dir, real_dir))
+        return fail(L, DIAG_IO, "%s: model directory '%s': %s", what, L->dir, strerror(errno));
     size_t dl = strlen(real_dir);
     if (strncmp(real_file, real_dir, dl) || (real_file[dl] != '/' && dl > 1))
         return fail(L, DIAG_INVALID, "%s: external data location '%s' resolves outside the model directory", what, loc);
     FILE *f = fopen(real_file, "rb");
-    if (!f) return fail(L, DIAG_INVALID, "%s: external data file '%s' cannot be opened: %s", what, full, strerror(errno));
+    if (!f)
+        return fail(L, DIAG_INVALID, "%s: external data file '%s' cannot be opened: %s", what, full, strerror(errno));
     if (L->g) { /* remembered once each: what the compile read besides the model */
         int k = 0;
         while (k < L->g->next_files && strcmp(L->g->ext_files[k], real_file)) k++;
@@ -117,12 +124,14 @@ static bool read_external(Loader *L, const Onnx__TensorProto *tp, const char *wh
     if (len < 0) len = (int64_t)st.st_size - off;
     if (off > st.st_size || len > (int64_t)st.st_size - off) {
         fclose(f);
-        return fail(L, DIAG_INVALID, "%s: external data range offset %lld length %lld is past the end of '%s' (%lld bytes)", what,
+        return fail(L, DIAG_INVALID,
+                    "%s: external data range offset %lld length %lld is past the end of '%s' (%lld bytes)", what,
                     (long long)off, (long long)len, loc, (long long)st.st_size);
     }
     if ((uint64_t)len != want) {
         fclose(f);
-        return fail(L, DIAG_INVALID, "%s: external data holds %lld bytes, the tensor needs %zu", what, (long long)len, want);
+        return fail(L, DIAG_INVALID, "%s: external data holds %lld bytes, the tensor needs %zu", what, (long long)len,
+                    want);
     }
     ok = fseeko(f, off, SEEK_SET) == 0 && fread(dst, 1, want, f) == want;
     fclose(f);
@@ -162,13 +171,15 @@ static MNTensor *load_tensor(Loader *L, const Onnx__TensorProto *tp, const char 
     t->dims = ARENA_ARRAY(L->a, int64_t, t->rank ? t->rank : 1);
     if (tp->n_dims) memcpy(t->dims, tp->dims, sizeof(int64_t) * tp->n_dims);
     t->numel = numel;
-    size_t nfields = (tp->n_float_data > 0) + (tp->n_int32_data > 0) + (tp->n_int64_data > 0) + (tp->n_double_data > 0) +
-                     (tp->n_uint64_data > 0) + (tp->n_string_data > 0) + (tp->has_raw_data && tp->raw_data.len > 0);
+    size_t nfields = (tp->n_float_data > 0) + (tp->n_int32_data > 0) + (tp->n_int64_data > 0) +
+                     (tp->n_double_data > 0) + (tp->n_uint64_data > 0) + (tp->n_string_data > 0) +
+                     (tp->has_raw_data && tp->raw_data.len > 0);
     bool external = tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
     /* raw_data as it stands: the message's bytes are the arena's (pb_alloc, aligned), and
      * the message is not read again, so the tensor takes them (a weight-heavy model's
      * megabytes were copied a second time) */
-    if (!external && nfields == 1 && tp->has_raw_data && tp->raw_data.len == bytes && bytes && (uintptr_t)tp->raw_data.data % 16 == 0) {
+    if (!external && nfields == 1 && tp->has_raw_data && tp->raw_data.len == bytes && bytes &&
+        (uintptr_t)tp->raw_data.data % 16 == 0) {
         t->data = tp->raw_data.data;
         if (et == ONNX_BOOL)
             for (size_t i = 0; i < bytes; i++) ((uint8_t *)t->data)[i] = ((uint8_t *)t->data)[i] != 0;
@@ -192,26 +203,27 @@ static MNTensor *load_tensor(Loader *L, const Onnx__TensorProto *tp, const char 
     }
     size_t have;
     const char *field;
-#define TYPED(nfield, arr, cond, conv)                                                              \
-    if (tp->nfield) {                                                                               \
-        field = #arr;                                                                               \
-        have = tp->nfield;                                                                          \
-        if (!(cond)) {                                                                              \
+#define TYPED(nfield, arr, cond, conv)                                                                   \
+    if (tp->nfield) {                                                                                    \
+        field = #arr;                                                                                    \
+        have = tp->nfield;                                                                               \
+        if (!(cond)) {                                                                                   \
             fail(L, DIAG_INVALID, "%s: %s is not valid for %s tensors", what, #arr, onnx_type_name(et)); \
-            return NULL;                                                                            \
-        }                                                                                           \
-        if (have != (size_t)numel) goto count_mismatch;                                             \
-        for (size_t i = 0; i < have; i++) conv;                                                     \
-        return t;                                                                                   \
+            return NULL;                                                                                 \
+        }                                                                                                \
+        if (have != (size_t)numel) goto count_mismatch;                                                  \
+        for (size_t i = 0; i < have; i++) conv;                                                          \
+        return t;                                                                                        \
     }
     TYPED(n_float_data, float_data, et == ONNX_FLOAT32, ((float *)t->data)[i] = tp->float_data[i])
     TYPED(n_double_data, double_data, et == ONNX_DOUBLE, ((double *)t->data)[i] = tp->double_data[i])
     TYPED(n_int64_data, int64_data, et == ONNX_INT64, ((int64_t *)t->data)[i] = tp->int64_data[i])
-    TYPED(n_uint64_data, uint64_data, et == ONNX_UINT32 || et == ONNX_UINT64, ir_tensor_set_i(t, (int64_t)i, (int64_t)tp->uint64_data[i]))
+    TYPED(n_uint64_data, uint64_data, et == ONNX_UINT32 || et == ONNX_UINT64,
+          ir_tensor_set_i(t, (int64_t)i, (int64_t)tp->uint64_data[i]))
     /* int32_data carries the narrow integer types and the 16-bit float bit patterns */
     TYPED(n_int32_data, int32_data,
-          et == ONNX_INT32 || et == ONNX_INT16 || et == ONNX_INT8 || et == ONNX_UINT16 || et == ONNX_UINT8 || et == ONNX_BOOL ||
-              et == ONNX_FLOAT16 || et == ONNX_BFLOAT16,
+          et == ONNX_INT32 || et == ONNX_INT16 || et == ONNX_INT8 || et == ONNX_UINT16 || et == ONNX_UINT8 ||
+              et == ONNX_BOOL || et == ONNX_FLOAT16 || et == ONNX_BFLOAT16,
           (et == ONNX_FLOAT16 || et == ONNX_BFLOAT16) ? (void)(((uint16_t *)t->data)[i] = (uint16_t)tp->int32_data[i])
                                                       : ir_tensor_set_i(t, (int64_t)i, tp->int32_data[i]))
 #undef TYPED
@@ -234,8 +246,8 @@ static MNTensor *load_tensor(Loader *L, const Onnx__TensorProto *tp, const char 
     fail(L, DIAG_INVALID, "%s: tensor of %lld elements has no data", what, (long long)numel);
     return NULL;
 count_mismatch:
-    fail(L, DIAG_INVALID, "%s: %s has %zu elements, shape [%s] needs %lld", what, field, have, ir_dims_str(L->a, t->rank, t->dims),
-         (long long)numel);
+    fail(L, DIAG_INVALID, "%s: %s has %zu elements, shape [%s] needs %lld", what, field, have,
+         ir_dims_str(L->a, t->rank, t->dims), (long long)numel);
     return NULL;
 }
 
@@ -247,10 +259,11 @@ static bool load_type(Loader *L, const Onnx__ValueInfoProto *vi, MNType *t) {
     const Onnx__TypeProto *tp = vi->type;
     if (!tp) return true;
     if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
-        const char *k = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? "sequence"
-                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE ? "map"
-                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE ? "optional"
-                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE ? "sparse tensor" : "unknown";
+        const char *k = tp->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE        ? "sequence"
+                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE           ? "map"
+                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE      ? "optional"
+                        : tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE ? "sparse tensor"
+                                                                                       : "unknown";
         if (tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return true;
         return fail(L, DIAG_UNSUPPORTED, "value '%s': %s types are not supported (tensors only)", vi->name, k);
     }
@@ -260,12 +273,14 @@ static bool load_type(Loader *L, const Onnx__ValueInfoProto *vi, MNType *t) {
         if (!onnx_type_known(tt->elem_type))
             return fail(L, DIAG_INVALID, "value '%s': unknown tensor element type %d", vi->name, tt->elem_type);
         if (!onnx_type_numeric(tt->elem_type))
-            return fail(L, DIAG_UNSUPPORTED, "value '%s': element type %s is not supported", vi->name, onnx_type_name(tt->elem_type));
+            return fail(L, DIAG_UNSUPPORTED, "value '%s': element type %s is not supported", vi->name,
+                        onnx_type_name(tt->elem_type));
         t->elem = tt->elem_type;
     }
     if (!tt->shape) return true;
     if (tt->shape->n_dim > MN_MAX_RANK)
-        return fail(L, DIAG_UNSUPPORTED, "value '%s': rank %zu exceeds mncc's limit of %d", vi->name, tt->shape->n_dim, MN_MAX_RANK);
+        return fail(L, DIAG_UNSUPPORTED, "value '%s': rank %zu exceeds mncc's limit of %d", vi->name, tt->shape->n_dim,
+                    MN_MAX_RANK);
     t->rank = (int)tt->shape->n_dim;
     t->dims = ARENA_ARRAY(L->a, int64_t, t->rank ? t->rank : 1);
     t->dim_param = ARENA_ARRAY(L->a, const char *, t->rank ? t->rank : 1);
@@ -274,12 +289,15 @@ static bool load_type(Loader *L, const Onnx__ValueInfoProto *vi, MNType *t) {
         const Onnx__TensorShapeProto__Dimension *dm = tt->shape->dim[i];
         t->dims[i] = -1;
         if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-            if (dm->dim_value < 0) return fail(L, DIAG_INVALID, "value '%s': dim %d is negative (%lld)", vi->name, i, (long long)dm->dim_value);
+            if (dm->dim_value < 0)
+                return fail(L, DIAG_INVALID, "value '%s': dim %d is negative (%lld)", vi->name, i,
+                            (long long)dm->dim_value);
             t->dims[i] = dm->dim_value;
             if (dm->dim_value && numel > INT64_MAX / dm->dim_value)
                 return fail(L, DIAG_INVALID, "value '%s': element count of its shape overflows 64 bits", vi->name);
             numel *= dm->dim_value;
-        } else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param && *dm->dim_param)
+        } else if (dm->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM && dm->dim_param &&
+                   *dm->dim_param)
             t->dim_param[i] = arena_strdup(L->a, dm->dim_param);
     }
     return true;
@@ -287,16 +305,28 @@ static bool load_type(Loader *L, const Onnx__ValueInfoProto *vi, MNType *t) {
 
 /* ---- attributes ---- */
 
-static bool load_attr(Loader *L, const Onnx__NodeProto *np, const char *node, const Onnx__AttributeProto *ap, MNAttr *a) {
+static bool load_attr(Loader *L, const Onnx__NodeProto *np, const char *node, const Onnx__AttributeProto *ap,
+                      MNAttr *a) {
     a->name = arena_strdup(L->a, ap->name ? ap->name : "");
     if (ap->ref_attr_name && *ap->ref_attr_name)
-        return fail(L, DIAG_INVALID, "node '%s' (%s): attribute '%s' refers to a function attribute outside a function", node, np->op_type, a->name);
+        return fail(L, DIAG_INVALID, "node '%s' (%s): attribute '%s' refers to a function attribute outside a function",
+                    node, np->op_type, a->name);
     int type = ap->has_type ? (int)ap->type : 0;
     if (!type) { /* IR version 1: the populated field names the type */
-        type = ap->has_f ? MN_ATTR_FLOAT : ap->has_i ? MN_ATTR_INT : ap->has_s ? MN_ATTR_STRING : ap->t ? MN_ATTR_TENSOR
-             : ap->g ? MN_ATTR_GRAPH : ap->n_floats ? MN_ATTR_FLOATS : ap->n_ints ? MN_ATTR_INTS : ap->n_strings ? MN_ATTR_STRINGS
-             : ap->n_tensors ? MN_ATTR_TENSORS : ap->n_graphs ? MN_ATTR_GRAPHS : 0;
-        if (!type) return fail(L, DIAG_INVALID, "node '%s' (%s): attribute '%s' has no type and no value", node, np->op_type, a->name);
+        type = ap->has_f       ? MN_ATTR_FLOAT
+               : ap->has_i     ? MN_ATTR_INT
+               : ap->has_s     ? MN_ATTR_STRING
+               : ap->t         ? MN_ATTR_TENSOR
+               : ap->g         ? MN_ATTR_GRAPH
+               : ap->n_floats  ? MN_ATTR_FLOATS
+               : ap->n_ints    ? MN_ATTR_INTS
+               : ap->n_strings ? MN_ATTR_STRINGS
+               : ap->n_tensors ? MN_ATTR_TENSORS
+               : ap->n_graphs  ? MN_ATTR_GRAPHS
+                               : 0;
+        if (!type)
+            return fail(L, DIAG_INVALID, "node '%s' (%s): attribute '%s' has no type and no value", node, np->op_type,
+                        a->name);
     }
     a->type = (MNAttrType)type;
     char *what = arena_printf(L->a, "node '%s' (%s): attribute '%s'", node, np->op_type, a->name);
@@ -324,11 +354,16 @@ static bool load_attr(Loader *L, const Onnx__NodeProto *np, const char *node, co
     case MN_ATTR_STRINGS:
         a->n = (int)ap->n_strings;
         a->strings = ARENA_ARRAY(L->a, const char *, a->n);
-        for (int i = 0; i < a->n; i++) a->strings[i] = arena_strndup(L->a, (const char *)ap->strings[i].data, ap->strings[i].len);
+        for (int i = 0; i < a->n; i++)
+            a->strings[i] = arena_strndup(L->a, (const char *)ap->strings[i].data, ap->strings[i].len);
         break;
-    case MN_ATTR_GRAPH: case MN_ATTR_GRAPHS: case MN_ATTR_TENSORS: case MN_ATTR_SPARSE_TENSOR:
-    case MN_ATTR_SPARSE_TENSORS: case MN_ATTR_TYPE_PROTO: case MN_ATTR_TYPE_PROTOS:
-        break; /* kept by type only: no supported op takes these */
+    case MN_ATTR_GRAPH:
+    case MN_ATTR_GRAPHS:
+    case MN_ATTR_TENSORS:
+    case MN_ATTR_SPARSE_TENSOR:
+    case MN_ATTR_SPARSE_TENSORS:
+    case MN_ATTR_TYPE_PROTO:
+    case MN_ATTR_TYPE_PROTOS: break; /* kept by type only: no supported op takes these */
     default: return fail(L, DIAG_INVALID, "%s: unknown attribute type %d", what, type);
     }
     return true;
@@ -370,14 +405,16 @@ static bool topo_sort(Loader *L) {
     int *heap = xmalloc(sizeof(int) * (size_t)(n ? n : 1)), hn = 0;
     MNNode **order = ARENA_ARRAY(L->a, MNNode *, n ? n : 1);
     int done = 0;
-#define PUSH(x)                                                           \
-    do {                                                                  \
-        int j = hn++;                                                     \
-        heap[j] = (x);                                                    \
-        while (j && heap[(j - 1) / 2] > heap[j]) {                        \
-            int t = heap[j]; heap[j] = heap[(j - 1) / 2]; heap[(j - 1) / 2] = t; \
-            j = (j - 1) / 2;                                              \
-        }                                                                 \
+#define PUSH(x)                                    \
+    do {                                           \
+        int j = hn++;                              \
+        heap[j] = (x);                             \
+        while (j && heap[(j - 1) / 2] > heap[j]) { \
+            int t = heap[j];                       \
+            heap[j] = heap[(j - 1) / 2];           \
+            heap[(j - 1) / 2] = t;                 \
+            j = (j - 1) / 2;                       \
+        }                                          \
     } while (0)
     for (int i = 0; i < n; i++)
         if (!pending[i]) PUSH(i);
@@ -389,7 +426,9 @@ static bool topo_sort(Loader *L) {
             if (l < hn && heap[l] < heap[m]) m = l;
             if (r < hn && heap[r] < heap[m]) m = r;
             if (m == j) break;
-            int t = heap[j]; heap[j] = heap[m]; heap[m] = t;
+            int t = heap[j];
+            heap[j] = heap[m];
+            heap[m] = t;
             j = m;
         }
         MNNode *nd = g->nodes[top];
@@ -408,8 +447,9 @@ static bool topo_sort(Loader *L) {
     free(pending), free(cnt), free(users), free(fill), free(heap);
     if (stuck >= 0) {
         MNNode *s = g->nodes[stuck];
-        return fail(L, DIAG_INVALID, "node '%s' (%s): the graph has a cycle through this node (%d nodes are on or behind cycles)", s->name,
-                    s->op_type, n - done);
+        return fail(L, DIAG_INVALID,
+                    "node '%s' (%s): the graph has a cycle through this node (%d nodes are on or behind cycles)",
+                    s->name, s->op_type, n - done);
     }
     if (n) memcpy(g->nodes, order, sizeof(MNNode *) * (size_t)n);
     return true;
@@ -418,20 +458,27 @@ static bool topo_sort(Loader *L) {
 /* Every op type we cannot handle, with its count and first node, in one message. */
 static bool check_supported(Loader *L) {
     MNGraph *g = L->g;
-    typedef struct { const char *key, *first; int count; } Bad;
+    typedef struct {
+        const char *key, *first;
+        int count;
+    } Bad;
     Bad *bad = NULL;
     int nbad = 0, total = 0;
     for (int i = 0; i < g->nnodes; i++) {
         MNNode *n = g->nodes[i];
         const char *key = NULL;
-        if (!is_default_domain(n->domain)) key = arena_printf(L->a, "%s.%s", n->domain, n->op_type);
+        if (!is_default_domain(n->domain))
+            key = arena_printf(L->a, "%s.%s", n->domain, n->op_type);
         else if (g->opset == 0) {
-            fail(L, DIAG_INVALID, "node '%s' (%s): the model imports no opset of the default ONNX domain", n->name, n->op_type);
+            fail(L, DIAG_INVALID, "node '%s' (%s): the model imports no opset of the default ONNX domain", n->name,
+                 n->op_type);
             free(bad);
             return false;
-        } else if (n->op == OP_UNSUPPORTED) key = n->op_type;
+        } else if (n->op == OP_UNSUPPORTED)
+            key = n->op_type;
         else if (g->opset < mn_ops[n->op].since || g->opset > mn_ops[n->op].max)
-            key = arena_printf(L->a, "%s@opset%lld (handled for %d..%d)", n->op_type, (long long)g->opset, mn_ops[n->op].since, mn_ops[n->op].max);
+            key = arena_printf(L->a, "%s@opset%lld (handled for %d..%d)", n->op_type, (long long)g->opset,
+                               mn_ops[n->op].since, mn_ops[n->op].max);
         if (!key) continue;
         total++;
         int j = 0;
@@ -446,8 +493,10 @@ static bool check_supported(Loader *L) {
     size_t cap = 64 + (size_t)nbad * 96, len = 0;
     char *msg = xmalloc(cap);
     for (int j = 0; j < nbad; j++)
-        len += (size_t)snprintf(msg + len, cap - len, "%s%s x%d (first: '%s')", j ? ", " : "", bad[j].key, bad[j].count, bad[j].first);
-    fail(L, DIAG_UNSUPPORTED, "%d unsupported op%s of %d type%s: %s", total, total == 1 ? "" : "s", nbad, nbad == 1 ? "" : "s", msg);
+        len += (size_t)snprintf(msg + len, cap - len, "%s%s x%d (first: '%s')", j ? ", " : "", bad[j].key, bad[j].count,
+                                bad[j].first);
+    fail(L, DIAG_UNSUPPORTED, "%d unsupported op%s of %d type%s: %s", total, total == 1 ? "" : "s", nbad,
+         nbad == 1 ? "" : "s", msg);
     free(msg);
     free(bad);
     return false;
@@ -507,9 +556,11 @@ static bool load_graph(Loader *L, const Onnx__ModelProto *m) {
             if (!nm || !*nm) continue;
             MNValue *v = ir_value_lookup(g, nm);
             if (v && v->producer)
-                return fail(L, DIAG_INVALID, "node '%s' (%s): value '%s' is also produced by node '%s'", n->name, n->op_type, nm, v->producer->name);
+                return fail(L, DIAG_INVALID, "node '%s' (%s): value '%s' is also produced by node '%s'", n->name,
+                            n->op_type, nm, v->producer->name);
             if (v && (v->is_input || v->is_initializer))
-                return fail(L, DIAG_INVALID, "node '%s' (%s): value '%s' is also a graph input or initializer", n->name, n->op_type, nm);
+                return fail(L, DIAG_INVALID, "node '%s' (%s): value '%s' is also a graph input or initializer", n->name,
+                            n->op_type, nm);
             if (!v) v = ir_value_new(g, nm);
             v->producer = n;
             v->producer_out = (int)k;
@@ -521,7 +572,8 @@ static bool load_graph(Loader *L, const Onnx__ModelProto *m) {
             if (!load_attr(L, np, n->name, np->attribute[k], &n->attrs[k])) return false;
             for (int j = 0; j < k; j++)
                 if (!strcmp(n->attrs[j].name, n->attrs[k].name))
-                    return fail(L, DIAG_INVALID, "node '%s' (%s): attribute '%s' given twice", n->name, n->op_type, n->attrs[k].name);
+                    return fail(L, DIAG_INVALID, "node '%s' (%s): attribute '%s' given twice", n->name, n->op_type,
+                                n->attrs[k].name);
         }
     }
     for (size_t i = 0; i < gp->n_node; i++) {
@@ -532,7 +584,8 @@ static bool load_graph(Loader *L, const Onnx__ModelProto *m) {
             if (!nm || !*nm) continue;
             MNValue *v = ir_value_lookup(g, nm);
             if (!v || (!v->producer && !v->is_input && !v->is_initializer))
-                return fail(L, DIAG_INVALID, "node '%s' (%s): value '%s' is used but never produced", n->name, n->op_type, nm);
+                return fail(L, DIAG_INVALID, "node '%s' (%s): value '%s' is used but never produced", n->name,
+                            n->op_type, nm);
             n->in[k] = v;
         }
     }
@@ -571,7 +624,19 @@ static bool load_graph(Loader *L, const Onnx__ModelProto *m) {
  * fields that lead to one of these messages are followed; everything else is skipped
  * by its wire length. */
 enum { MAX_NESTING = 64 };
-typedef enum { PB_MODEL, PB_GRAPH, PB_NODE, PB_ATTR, PB_VALUEINFO, PB_TYPE, PB_TYPE_ELEM, PB_TYPE_MAP, PB_TRAINING, PB_FUNCTION, PB_NONE } PbMsg;
+typedef enum {
+    PB_MODEL,
+    PB_GRAPH,
+    PB_NODE,
+    PB_ATTR,
+    PB_VALUEINFO,
+    PB_TYPE,
+    PB_TYPE_ELEM,
+    PB_TYPE_MAP,
+    PB_TRAINING,
+    PB_FUNCTION,
+    PB_NONE
+} PbMsg;
 
 /* the message field f of a t holds, PB_NONE when it is not one of the nesting ones */
 static PbMsg pb_child(PbMsg t, uint64_t f) {
@@ -654,14 +719,18 @@ MNGraph *onnx_load_buffer(Arena *a, const char *path, const uint8_t *buf, size_t
         return NULL;
     }
     if (pb_depth(buf, len) < 0) {
-        fail(&L, DIAG_RESOURCE, "messages nested more than %d deep (graphs in node attributes, or types in sequence types): refused", MAX_NESTING);
+        fail(&L, DIAG_RESOURCE,
+             "messages nested more than %d deep (graphs in node attributes, or types in sequence types): refused",
+             MAX_NESTING);
         return NULL;
     }
     ProtobufCAllocator alloc = {pb_alloc, pb_free, a};
     Onnx__ModelProto *m = onnx__model_proto__unpack(&alloc, len, buf);
     if (!m) {
-        if (arena_over_limit(a)) fail(&L, DIAG_RESOURCE, "model needs more memory than the memory limit allows (memory_limit_mb)");
-        else fail(&L, DIAG_INVALID, "not a valid ONNX model (protobuf decoding failed: truncated or not a ModelProto)");
+        if (arena_over_limit(a))
+            fail(&L, DIAG_RESOURCE, "model needs more memory than the memory limit allows (memory_limit_mb)");
+        else
+            fail(&L, DIAG_INVALID, "not a valid ONNX model (protobuf decoding failed: truncated or not a ModelProto)");
         return NULL;
     }
     if (!m->graph) {
@@ -701,7 +770,8 @@ MNGraph *onnx_load_file(Arena *a, const char *path, MNDiag *d) {
         return NULL;
     }
     size_t len = (size_t)st.st_size;
-    if (len >= ((size_t)1 << 20)) { /* a large model is read through the page cache in place: unpacking copies what it keeps */
+    if (len >=
+        ((size_t)1 << 20)) { /* a large model is read through the page cache in place: unpacking copies what it keeps */
         void *map = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fileno(f), 0);
         if (map != MAP_FAILED) {
             fclose(f);
@@ -748,7 +818,10 @@ MNTensor *onnx_load_tensor_file(Arena *a, const char *path, MNDiag *d) {
         return NULL;
     }
     const char *slash = strrchr(path, '/');
-    Loader L = {.a = a, .d = d, .path = path, .dir = slash ? arena_strndup(a, path, (size_t)(slash - path)) : arena_strdup(a, ".")};
+    Loader L = {.a = a,
+                .d = d,
+                .path = path,
+                .dir = slash ? arena_strndup(a, path, (size_t)(slash - path)) : arena_strdup(a, ".")};
     return load_tensor(&L, tp, "tensor");
 }
 

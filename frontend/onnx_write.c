@@ -57,9 +57,11 @@ static Onnx__TypeProto *type_of(W *w, const MNValue *v) {
         for (int k = 0; k < v->type.rank; k++) {
             Onnx__TensorShapeProto__Dimension *d = ARENA_NEW(w->a, Onnx__TensorShapeProto__Dimension);
             onnx__tensor_shape_proto__dimension__init(d);
-            if (v->type.dims[k] >= 0) d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE, d->dim_value = v->type.dims[k];
+            if (v->type.dims[k] >= 0)
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE, d->dim_value = v->type.dims[k];
             else if (v->type.dim_param && v->type.dim_param[k])
-                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM, d->dim_param = s_dup(w, v->type.dim_param[k]);
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM,
+                d->dim_param = s_dup(w, v->type.dim_param[k]);
             sh->dim[k] = d;
         }
         tt->shape = sh;
@@ -77,7 +79,8 @@ static char *doc_of(W *w, const MNValue *v, const char *note) {
     buf_printf(&b, "mncore:");
     if (note) buf_printf(&b, " %s", note);
     if (v->dtype != MN_DT_Unknown || v->layout || v->loc != MN_LOC_UNKNOWN || v->loc_kind != MN_LOC_KIND_UNKNOWN) {
-        buf_printf(&b, "%s dtype=%s; layout=%s; loc=%s", note ? ";" : "", mn_dtype_name(v->dtype), v->layout ? v->layout : "Unknown", loc);
+        buf_printf(&b, "%s dtype=%s; layout=%s; loc=%s", note ? ";" : "", mn_dtype_name(v->dtype),
+                   v->layout ? v->layout : "Unknown", loc);
         if (v->addr >= 0) buf_printf(&b, "; addr=%" PRId64, v->addr);
         if (v->num_lw >= 0) buf_printf(&b, "; num_lw=%" PRId64, v->num_lw);
         if (v->gene) buf_printf(&b, "; gene=%s", v->gene);
@@ -128,7 +131,8 @@ static Onnx__AttributeProto *attr_of(W *w, const MNAttr *at) {
     case MN_ATTR_INTS: p->n_ints = (size_t)at->n, p->ints = at->ints; break;
     case MN_ATTR_STRINGS:
         p->n_strings = (size_t)at->n, p->strings = ARENA_ARRAY(w->a, ProtobufCBinaryData, at->n + 1);
-        for (int k = 0; k < at->n; k++) p->strings[k].data = (uint8_t *)at->strings[k], p->strings[k].len = strlen(at->strings[k]);
+        for (int k = 0; k < at->n; k++)
+            p->strings[k].data = (uint8_t *)at->strings[k], p->strings[k].len = strlen(at->strings[k]);
         break;
     default: return NULL; /* graphs and the rest: the loader rejects them before here */
     }
@@ -142,7 +146,9 @@ static Onnx__StringStringEntryProto *meta(W *w, const char *k, const char *v) {
     return e;
 }
 
-bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out) { return onnx_write_model_in(c->arena, c, g, strip, out); }
+bool onnx_write_model(MNCompile *c, const MNGraph *g, bool strip, MNBuf *out) {
+    return onnx_write_model_in(c->arena, c, g, strip, out);
+}
 
 bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool strip, MNBuf *out) {
     W w = {a, g, strip, 0};
@@ -220,7 +226,9 @@ bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool st
 
     Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
     /* IR 4 at least (initializers need not be inputs), and no newer than this writer's */
-    m.has_ir_version = 1, m.ir_version = g->ir_version < 4 ? 4 : g->ir_version > ONNX__VERSION__IR_VERSION ? ONNX__VERSION__IR_VERSION : g->ir_version;
+    m.has_ir_version = 1, m.ir_version = g->ir_version < 4                           ? 4
+                                         : g->ir_version > ONNX__VERSION__IR_VERSION ? ONNX__VERSION__IR_VERSION
+                                                                                     : g->ir_version;
     m.producer_name = "mncc", m.producer_version = (char *)mncc_version;
     m.graph = gp;
     Onnx__OperatorSetIdProto ops[2] = {ONNX__OPERATOR_SET_ID_PROTO__INIT, ONNX__OPERATOR_SET_ID_PROTO__INIT};
@@ -229,8 +237,8 @@ bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool st
     ops[1].domain = "mncore", ops[1].has_version = 1, ops[1].version = 1;
     m.n_opset_import = custom ? 2 : 1, m.opset_import = opp;
     Onnx__StringStringEntryProto *md[3] = {meta(&w, "mncore.compiler", arena_printf(w.a, "mncc %s", mncc_version)),
-                                          meta(&w, "mncore.machine", c->machine.name[0] ? c->machine.name : "unknown"),
-                                          meta(&w, "mncore.stripped_constants", arena_printf(w.a, "%d", w.nstripped))};
+                                           meta(&w, "mncore.machine", c->machine.name[0] ? c->machine.name : "unknown"),
+                                           meta(&w, "mncore.stripped_constants", arena_printf(w.a, "%d", w.nstripped))};
     m.n_metadata_props = 3, m.metadata_props = md;
     size_t len = onnx__model_proto__get_packed_size(&m);
     out->len = 0;

@@ -13,11 +13,34 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { APP_producer, APP_program, APP_vsm, APP_inputs, APP_outputs, APP_params, APP_relocs_v1, APP_symbols, APP_relocs, APP_N };
+enum {
+    APP_producer,
+    APP_program,
+    APP_vsm,
+    APP_inputs,
+    APP_outputs,
+    APP_params,
+    APP_relocs_v1,
+    APP_symbols,
+    APP_relocs,
+    APP_N
+};
 enum { PR_compiler, PR_version, PR_machine, PR_machine_json, PR_options, PR_N };
 enum { OP_key, OP_value, OP_source, OP_N };
 enum { TD_name, TD_onnx_dtype, TD_shape, TD_mn_dtype, TD_layout, TD_location, TD_group, TD_address, TD_num_lw, TD_N };
-enum { PA_name, PA_onnx_dtype, PA_shape, PA_mn_dtype, PA_layout, PA_group, PA_address, PA_num_lw, PA_zstd, PA_alike, PA_N };
+enum {
+    PA_name,
+    PA_onnx_dtype,
+    PA_shape,
+    PA_mn_dtype,
+    PA_layout,
+    PA_group,
+    PA_address,
+    PA_num_lw,
+    PA_zstd,
+    PA_alike,
+    PA_N
+};
 typedef AppRelocRec RelocRec;
 _Static_assert(sizeof(RelocRec) == 24, "struct Reloc is 24 bytes");
 enum { PG_format, PG_version, PG_code, PG_N };
@@ -45,7 +68,9 @@ static FbObj *tensor_obj(Arena *a, const AppTensor *t, bool param) {
 static FbObj *app_tree(Arena *a, const MNApp *app);
 
 void app_write(Arena *a, const MNApp *app, MNBuf *out) { fb_finish(app_tree(a, app), "MNAP", out); }
-MNSpan *app_write_spans(Arena *a, const MNApp *app, MNBuf *own, int *nspans) { return fb_finish_spans(app_tree(a, app), "MNAP", own, nspans); }
+MNSpan *app_write_spans(Arena *a, const MNApp *app, MNBuf *own, int *nspans) {
+    return fb_finish_spans(app_tree(a, app), "MNAP", own, nspans);
+}
 
 static FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj *root = fb_table(a, APP_N);
@@ -66,7 +91,9 @@ static FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj *pg = fb_table(a, PG_N);
     fb_set_obj(pg, PG_format, str(a, app->code_format ? app->code_format : "VSMB"));
     fb_set_u32(pg, PG_version, app->code_version);
-    fb_set_obj(pg, PG_code, app->code_spans ? fb_vec_pieces(a, app->code_spans, app->ncode_spans, 1) : fb_vec_scalar(a, app->code, app->code_len, 1));
+    fb_set_obj(pg, PG_code,
+               app->code_spans ? fb_vec_pieces(a, app->code_spans, app->ncode_spans, 1)
+                               : fb_vec_scalar(a, app->code, app->code_len, 1));
     fb_set_obj(root, APP_program, pg);
     if (app->vsm) fb_set_obj(root, APP_vsm, str(a, app->vsm)); /* optional: mncc keeps it in model.vsm */
     const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
@@ -81,8 +108,9 @@ static FbObj *app_tree(Arena *a, const MNApp *app) {
     FbObj **sv = ARENA_ARRAY(a, FbObj *, app->nsymbols + 1);
     for (int i = 0; i < app->nsymbols; i++) sv[i] = str(a, app->symbols[i]);
     fb_set_obj(root, APP_symbols, fb_vec_obj(a, sv, (size_t)app->nsymbols));
-    fb_set_obj(root, APP_relocs, app->reloc_spans ? fb_vec_pieces(a, app->reloc_spans, app->nreloc_spans, (int)sizeof(RelocRec))
-                                                  : fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
+    fb_set_obj(root, APP_relocs,
+               app->reloc_spans ? fb_vec_pieces(a, app->reloc_spans, app->nreloc_spans, (int)sizeof(RelocRec))
+                                : fb_vec_scalar(a, app->reloc_recs, (size_t)app->nreloc_recs, (int)sizeof(RelocRec)));
     return root;
 }
 
@@ -175,11 +203,14 @@ bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, s
         uint32_t n = 0;
         ok = vec_count(&root, APP_inputs + l, &n);
         *lists[l] = ARENA_ARRAY(a, AppTensor, n + 1);
-        for (uint32_t i = 0; ok && i < n; i++) ok = fb_vec_table(&root, APP_inputs + l, i, &t) && read_tensor(a, &t, l == 2, &(*lists[l])[i]);
+        for (uint32_t i = 0; ok && i < n; i++)
+            ok = fb_vec_table(&root, APP_inputs + l, i, &t) && read_tensor(a, &t, l == 2, &(*lists[l])[i]);
         *counts[l] = (int)n;
     }
     if (ok && fb_has(&root, APP_relocs_v1)) {
-        snprintf(err, errlen, "an app of an older mncc (relocations in the form before GPFNBin %d): compile the model again", VSMB_VERSION);
+        snprintf(err, errlen,
+                 "an app of an older mncc (relocations in the form before GPFNBin %d): compile the model again",
+                 VSMB_VERSION);
         return false;
     }
     if (ok) {
@@ -224,11 +255,16 @@ bool app_read(Arena *a, const uint8_t *buf, size_t len, MNApp *app, char *err, s
 static void json_str(MNBuf *b, const char *s) {
     buf_printf(b, "\"");
     for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\') buf_printf(b, "\\%c", *p);
-        else if (*p == '\n') buf_printf(b, "\\n");
-        else if (*p == '\t') buf_printf(b, "\\t");
-        else if (*p < 0x20) buf_printf(b, "\\u%04x", *p);
-        else buf_printf(b, "%c", *p);
+        if (*p == '"' || *p == '\\')
+            buf_printf(b, "\\%c", *p);
+        else if (*p == '\n')
+            buf_printf(b, "\\n");
+        else if (*p == '\t')
+            buf_printf(b, "\\t");
+        else if (*p < 0x20)
+            buf_printf(b, "\\u%04x", *p);
+        else
+            buf_printf(b, "%c", *p);
     }
     buf_printf(b, "\"");
 }
@@ -306,8 +342,8 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
         buf_printf(b, "],\"relocs\":[");
         for (int i = 0; i < app->nrelocs; i++) {
             const AppReloc *r = &app->relocs[i];
-            buf_printf(b, "%s{\"line\":%u,\"expr\":%u,\"operand\":%u,\"symbol\":%u,\"addend\":%" PRId64 "}", i ? "," : "", r->line, r->expr, r->operand, r->sym,
-                       r->addend);
+            buf_printf(b, "%s{\"line\":%u,\"expr\":%u,\"operand\":%u,\"symbol\":%u,\"addend\":%" PRId64 "}",
+                       i ? "," : "", r->line, r->expr, r->operand, r->sym, r->addend);
         }
         buf_printf(b, "]}\n");
         return;
@@ -324,14 +360,16 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
             const AppTensor *t = &lists[l][i];
             buf_printf(b, "%-6s %s %s[", names[l], t->name, onnx_type_name(t->onnx_dtype));
             for (int k = 0; k < t->rank; k++) buf_printf(b, k ? ",%" PRId64 : "%" PRId64, t->shape[k]);
-            buf_printf(b, "] as %s %s in %s group %d at LW %" PRIu64 ", %" PRIu64 " LW", t->mn_dtype, t->layout, l == 2 ? "DRAM" : t->location,
-                       t->group, t->address, t->num_lw);
-            if (l == 2) buf_printf(b, ", %zu bytes zstd%s", t->zstd_len, t->alike ? " (one group's part, alike in every group)" : "");
+            buf_printf(b, "] as %s %s in %s group %d at LW %" PRIu64 ", %" PRIu64 " LW", t->mn_dtype, t->layout,
+                       l == 2 ? "DRAM" : t->location, t->group, t->address, t->num_lw);
+            if (l == 2)
+                buf_printf(b, ", %zu bytes zstd%s", t->zstd_len,
+                           t->alike ? " (one group's part, alike in every group)" : "");
             buf_printf(b, "\n");
         }
     for (int i = 0; i < app->nrelocs; i++)
-        buf_printf(b, "reloc  line %u expr %u operand %u -> %s%+" PRId64 "\n", app->relocs[i].line, app->relocs[i].expr, app->relocs[i].operand,
-                   app->relocs[i].symbol, app->relocs[i].addend);
+        buf_printf(b, "reloc  line %u expr %u operand %u -> %s%+" PRId64 "\n", app->relocs[i].line, app->relocs[i].expr,
+                   app->relocs[i].operand, app->relocs[i].symbol, app->relocs[i].addend);
     if (app->vsm && *app->vsm) {
         buf_printf(b, "vsm:\n%s", app->vsm);
         return;
@@ -354,9 +392,13 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
 /* ---- DRAM images ---- */
 
 int app_dtype_bytes(const char *d) {
-    static const struct { const char *n; int b; } t[] = {
-        {"Half", 2}, {"Float", 4}, {"Float32", 4}, {"Double", 8}, {"HalfBool", 2}, {"SingleBool", 4}, {"LongBool", 8}, {"Int8", 1},
-        {"Byte", 1}, {"Short", 2}, {"UShort", 2}, {"Int", 4}, {"UInt", 4}, {"Long", 8}, {"ULong", 8},
+    static const struct {
+        const char *n;
+        int b;
+    } t[] = {
+        {"Half", 2},       {"Float", 4},    {"Float32", 4}, {"Double", 8}, {"HalfBool", 2},
+        {"SingleBool", 4}, {"LongBool", 8}, {"Int8", 1},    {"Byte", 1},   {"Short", 2},
+        {"UShort", 2},     {"Int", 4},      {"UInt", 4},    {"Long", 8},   {"ULong", 8},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
         if (!strcmp(t[i].n, d)) return t[i].b;
@@ -371,7 +413,10 @@ uint64_t app_image_lw(const char *d, int64_t numel) {
 /* how an MN dtype's elements are encoded (looked up once per tensor, not per element) */
 enum { EB_FLOAT, EB_DOUBLE, EB_HALF, EB_INT };
 static int elem_kind(const char *d) {
-    return !strcmp(d, "Float") || !strcmp(d, "Float32") ? EB_FLOAT : !strcmp(d, "Double") ? EB_DOUBLE : !strcmp(d, "Half") ? EB_HALF : EB_INT;
+    return !strcmp(d, "Float") || !strcmp(d, "Float32") ? EB_FLOAT
+           : !strcmp(d, "Double")                       ? EB_DOUBLE
+           : !strcmp(d, "Half")                         ? EB_HALF
+                                                        : EB_INT;
 }
 
 /* element bits of value i in the MN dtype of kind k */
@@ -455,13 +500,19 @@ bool app_decode(const uint64_t *lw, const char *d, MNTensor *t, char *err, size_
 bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im, char *err, size_t errlen) {
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, L = m->l2b_per_group;
     if (P % 8 || m->pe_per_mab != 4 || (J * P * 4) % 64)
-        return snprintf(err, errlen, "machine %s: the transfers need 4 PEs per MAB, a multiple of 8 PEs per L1B and 16 per L2B (DRAM moves multiples of 64 long words)", m->name), false;
+        return snprintf(err, errlen,
+                        "machine %s: the transfers need 4 PEs per MAB, a multiple of 8 PEs per L1B and 16 per L2B "
+                        "(DRAM moves multiples of 64 long words)",
+                        m->name),
+               false;
     int64_t n = layout_num_lw(l, m->address_alignment_lw);
     im->tree = (l->bcast & (1u << LV_L1B)) && (l->bcast & (1u << LV_L2B)) && (P * 4) % 64 == 0;
     int64_t cmax = m->l2bm_lw / (J * P);
     if (m->l1bm_lw / P < cmax) cmax = m->l1bm_lw / P;
     cmax = cmax / 4 * 4;
-    if (cmax < 4) return snprintf(err, errlen, "machine %s: L1BM/L2BM too small for a transfer of 4 long words per PE", m->name), false;
+    if (cmax < 4)
+        return snprintf(err, errlen, "machine %s: L1BM/L2BM too small for a transfer of 4 long words per PE", m->name),
+               false;
     int64_t mmax = (m->l2bm_lw / 2 < m->l1bm_lw ? m->l2bm_lw / 2 : m->l1bm_lw) / 4 / 16 * 16; /* two buffers in L2BM */
     im->mab = im->tree && (l->bcast & (1u << LV_MAB)) && m->mab_per_l1b > 1 && mmax >= 16;
     int64_t q = im->mab ? 16 : 4;
@@ -518,18 +569,22 @@ bool app_layout_alike(const char *layout) {
     return layout_parse(layout, &l, err, sizeof err) && (l.bcast & (1u << LV_L2B));
 }
 
-static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, bool copies, char *err, size_t errlen);
+static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img,
+                          bool copies, char *err, size_t errlen);
 
-bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen) {
+bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img,
+                       char *err, size_t errlen) {
     return encode_layout(t, d, layout, m, img, true, err, errlen);
 }
 
-bool app_encode_layout_alike(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen) {
+bool app_encode_layout_alike(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img,
+                             char *err, size_t errlen) {
     if (!app_layout_alike(layout)) return snprintf(err, errlen, "layout %s differs between groups", layout), false;
     return encode_layout(t, d, layout, m, img, false, err, errlen);
 }
 
-static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img, bool copies, char *err, size_t errlen) {
+static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img,
+                          bool copies, char *err, size_t errlen) {
     LayoutCodec k;
     if (!codec(layout, d, m, &k, err, errlen)) return false;
     /* a value alike on every L2B has one image, which every group gets a copy of: only
@@ -537,10 +592,11 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
     bool alike = k.l.bcast & (1u << LV_L2B);
     int groups = alike ? 1 : m->groups;
     memset(img, 0, sizeof(uint64_t) * (size_t)(k.im.per_group * groups));
-    int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, alike ? m->l2b_per_group : m->n_l2b, 0, 0};
+    int64_t counts[LV_COUNT] = {
+        0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, alike ? m->l2b_per_group : m->n_l2b, 0, 0};
     int ek = elem_kind(d);
     if (k.im.tree) counts[LV_L1B] = 1, counts[LV_L2B] = groups; /* one copy per group: L2B 0 of each */
-    if (k.im.mab) counts[LV_MAB] = 1;                           /* ... and MAB 0 */
+    if (k.im.mab) counts[LV_MAB] = 1; /* ... and MAB 0 */
     MNPlaceWalk pw;
     place_walk_start(&pw, &k.l);
     /* every replica along the broadcast levels, the slots of a long word included */
@@ -554,10 +610,12 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
         int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ps = k.im.per_slice;
         for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
             const int64_t *c = pw.p.c;
-            int64_t off = c[LV_TIME] * ps + (k.im.mab ? 4 * c[LV_ADDR] + c[LV_PE] : c[LV_ADDR] * P + 4 * c[LV_MAB] + c[LV_PE]);
+            int64_t off =
+                c[LV_TIME] * ps + (k.im.mab ? 4 * c[LV_ADDR] + c[LV_PE] : c[LV_ADDR] * P + 4 * c[LV_MAB] + c[LV_PE]);
             img[off] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)c[LV_W] + 1));
         }
-        for (int g = groups; copies && g < m->groups; g++) memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
+        for (int g = groups; copies && g < m->groups; g++)
+            memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
         return true;
     }
     for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
@@ -573,13 +631,14 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
             int64_t off = app_image_offset(&k.im, m, c, &g);
             img[g * k.im.per_group + off] |= bits << (64 - 8 * k.b * ((int)c[LV_W] + 1));
         }
-
     }
-    for (int g = groups; copies && g < m->groups; g++) memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
+    for (int g = groups; copies && g < m->groups; g++)
+        memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
     return true;
 }
 
-bool app_decode_layout(const uint64_t *img, const char *d, const char *layout, const MNMachine *m, MNTensor *t, char *err, size_t errlen) {
+bool app_decode_layout(const uint64_t *img, const char *d, const char *layout, const MNMachine *m, MNTensor *t,
+                       char *err, size_t errlen) {
     LayoutCodec k;
     if (!codec(layout, d, m, &k, err, errlen)) return false;
     MNPlaceWalk pw;

@@ -110,12 +110,15 @@ typedef struct {
 int64_t app_image_offset(const AppLayoutImage *im, const MNMachine *m, const int64_t *c, int *group);
 bool app_layout_image(const MNLayout *l, const MNMachine *m, AppLayoutImage *im, char *err, size_t errlen);
 /* img: groups * per_group long words */
-bool app_encode_layout(const MNTensor *t, const char *mn_dtype, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen);
+bool app_encode_layout(const MNTensor *t, const char *mn_dtype, const char *layout, const MNMachine *m, uint64_t *img,
+                       char *err, size_t errlen);
 /* is a value of this layout alike on every L2B (its groups' parts the same)? */
 bool app_layout_alike(const char *layout);
 /* such a value's image of group 0 only (per_group long words) */
-bool app_encode_layout_alike(const MNTensor *t, const char *mn_dtype, const char *layout, const MNMachine *m, uint64_t *img, char *err, size_t errlen);
-bool app_decode_layout(const uint64_t *img, const char *mn_dtype, const char *layout, const MNMachine *m, MNTensor *t, char *err, size_t errlen);
+bool app_encode_layout_alike(const MNTensor *t, const char *mn_dtype, const char *layout, const MNMachine *m,
+                             uint64_t *img, char *err, size_t errlen);
+bool app_decode_layout(const uint64_t *img, const char *mn_dtype, const char *layout, const MNMachine *m, MNTensor *t,
+                       char *err, size_t errlen);
 /* the image LW per group of a tensor in layout (0 and a message when it has none) */
 uint64_t app_layout_image_lw(const char *layout, const MNMachine *m, char *err, size_t errlen);
 #endif

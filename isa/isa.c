@@ -7,10 +7,9 @@ const VInsnInfo vsm_insns[VI_COUNT] = {
 #undef INSN
 };
 
-const char *const vsm_rrn_names[RRN_COUNT] = {
-    [RRN_NONE] = "",
+const char *const vsm_rrn_names[RRN_COUNT] = {[RRN_NONE] = "",
 #define R(n) [RRN_##n] = #n,
-    VSM_RRNS(R)
+                                              VSM_RRNS(R)
 #undef R
 };
 
@@ -28,11 +27,19 @@ const char *vsm_prec_letter(int prec) {
 
 const char *vsm_kind_name(int kind) {
     static const char *names[K_COUNT] = {
-        [K_NONE] = "none", [K_LM0] = "LM0", [K_LM1] = "LM1", [K_GRF0] = "GRF0", [K_GRF1] = "GRF1", [K_T] = "T",
-        [K_OMR] = "OMR", [K_NOWRITE] = "nowrite", [K_ALUF] = "aluf", [K_MAUF] = "mauf", [K_LBF] = "lbf",
-        [K_MREADF] = "mreadf", [K_PEID] = "peid", [K_SUBPEID] = "subpeid", [K_MABID] = "mabid", [K_L1BID] = "l1bid",
-        [K_L2BID] = "l2bid", [K_MSB1] = "msb1", [K_MX] = "X", [K_MY] = "Y", [K_L1BM] = "L1BM", [K_L2BM] = "L2BM",
-        [K_DRAM] = "DRAM", [K_PDM] = "PDM", [K_DAR] = "DAR",
+        [K_NONE] = "none",   [K_LM0] = "LM0",
+        [K_LM1] = "LM1",     [K_GRF0] = "GRF0",
+        [K_GRF1] = "GRF1",   [K_T] = "T",
+        [K_OMR] = "OMR",     [K_NOWRITE] = "nowrite",
+        [K_ALUF] = "aluf",   [K_MAUF] = "mauf",
+        [K_LBF] = "lbf",     [K_MREADF] = "mreadf",
+        [K_PEID] = "peid",   [K_SUBPEID] = "subpeid",
+        [K_MABID] = "mabid", [K_L1BID] = "l1bid",
+        [K_L2BID] = "l2bid", [K_MSB1] = "msb1",
+        [K_MX] = "X",        [K_MY] = "Y",
+        [K_L1BM] = "L1BM",   [K_L2BM] = "L2BM",
+        [K_DRAM] = "DRAM",   [K_PDM] = "PDM",
+        [K_DAR] = "DAR",
     };
     return kind >= 0 && kind < K_COUNT ? names[kind] : "?";
 }
@@ -81,7 +88,8 @@ bool vsm_step_rules(const VStep *s, char *why, size_t n) {
                 for (int l = j == i ? k + 1 : 0; l < s->e[j].nsrc; l++) {
                     const VOperand *o = &s->e[j].src[l];
                     if (o->kind == a->kind && (!same_region(o, a) || o->amode == A_TIND || a->amode == A_TIND))
-                        FAIL("%s is read at two different addresses in one step (one read port)", vsm_kind_name(a->kind));
+                        FAIL("%s is read at two different addresses in one step (one read port)",
+                             vsm_kind_name(a->kind));
                 }
         }
     /* no two writes of one PE operand; LM read and write regions must coincide */
@@ -93,8 +101,9 @@ bool vsm_step_rules(const VStep *s, char *why, size_t n) {
                 for (int l = 0; l < s->e[j].ndst; l++) {
                     if (i == j && k == l) continue;
                     const VOperand *o = &s->e[j].dst[l];
-                    if (o->kind == d->kind && (d->kind == K_T || d->kind == K_MX || d->kind == K_MY || (d->kind == K_OMR && o->addr == d->addr) ||
-                                               (vsm_is_pe_mem(d->kind) && same_region(o, d))))
+                    if (o->kind == d->kind &&
+                        (d->kind == K_T || d->kind == K_MX || d->kind == K_MY ||
+                         (d->kind == K_OMR && o->addr == d->addr) || (vsm_is_pe_mem(d->kind) && same_region(o, d))))
                         FAIL("%s written twice in one step", vsm_kind_name(d->kind));
                 }
             if (d->kind == K_LM0 || d->kind == K_LM1)

@@ -28,6 +28,8 @@ enum { F_U = 1, F_RED = 2, F_RRN = 4, F_SEL = 8, F_EXT = 16, F_MV = 32 };
 
 typedef enum { U_NOP, U_WAIT, U_NOFWD, U_ALU, U_MAU, U_MWRITE, U_MREAD, U_L1BM, U_L2BM, U_MV, U_UNIT_COUNT } VUnit;
 
+/* a table, one row per line: */
+/* clang-format off */
 #define VSM_INSNS(INSN)                                                                   \
     /* control */                                                                         \
     INSN(nop, U_NOP, 0, P_NONE, 0, 1)                                                     \
@@ -103,12 +105,13 @@ typedef enum { U_NOP, U_WAIT, U_NOFWD, U_ALU, U_MAU, U_MWRITE, U_MREAD, U_L1BM, 
     INSN(mvr, U_MV, 1, P_NONE, F_MV | F_RRN, 1)                                           \
     INSN(mvr4, U_MV, 1, P_NONE, F_MV | F_RRN, 1)                                          \
     INSN(mvd, U_MV, 1, P_NONE, F_MV, 1)
+/* clang-format on */
 
 typedef enum {
 #define INSN(name, unit, nsrc, precs, flags, steps) VI_##name,
     VSM_INSNS(INSN)
 #undef INSN
-    VI_COUNT
+        VI_COUNT
 } VInsn;
 
 typedef struct {
@@ -119,14 +122,17 @@ typedef struct {
 extern const VInsnInfo vsm_insns[VI_COUNT];
 
 /* Reduction opcodes of the RRN (l1bmr<op>, l2bmr<op>, mvr<op>, mvr2<op>, mvr4<op>). */
+/* a table, one row per line: */
+/* clang-format off */
 #define VSM_RRNS(R) R(dfadd) R(ffadd) R(hfadd) R(dmax) R(fmax) R(hmax) R(dmin) R(fmin) R(hmin) \
     R(liadd) R(iiadd) R(siadd) R(lbor) R(ibor) R(sbor) R(lband) R(iband) R(sband)
+/* clang-format on */
 typedef enum {
     RRN_NONE,
 #define R(n) RRN_##n,
     VSM_RRNS(R)
 #undef R
-    RRN_COUNT
+        RRN_COUNT
 } VRrn;
 extern const char *const vsm_rrn_names[RRN_COUNT];
 
@@ -134,34 +140,50 @@ extern const char *const vsm_rrn_names[RRN_COUNT];
 typedef enum {
     K_NONE,
     /* PE memories (word addressed) */
-    K_LM0, K_LM1, K_GRF0, K_GRF1, K_T,
+    K_LM0,
+    K_LM1,
+    K_GRF0,
+    K_GRF1,
+    K_T,
     /* other PE-side operands */
-    K_OMR,      /* mask register entry (write) */
-    K_NOWRITE,  /* forwarding only */
-    K_ALUF, K_MAUF, K_LBF, K_MREADF,
-    K_PEID, K_SUBPEID, K_MABID, K_L1BID, K_L2BID, K_MSB1,
+    K_OMR, /* mask register entry (write) */
+    K_NOWRITE, /* forwarding only */
+    K_ALUF,
+    K_MAUF,
+    K_LBF,
+    K_MREADF,
+    K_PEID,
+    K_SUBPEID,
+    K_MABID,
+    K_L1BID,
+    K_L2BID,
+    K_MSB1,
     /* MAB matrix registers */
-    K_MX, K_MY,
+    K_MX,
+    K_MY,
     /* upper memories (long-word addressed) */
-    K_L1BM, K_L2BM, K_DRAM, K_PDM,
+    K_L1BM,
+    K_L2BM,
+    K_DRAM,
+    K_PDM,
     K_DAR, /* a group's DRAM address registers ($dar<entry>; l2bmdars) */
     K_COUNT
 } VKind;
 
 /* addressing: fixed, v<k>, [a,b,c,d], indirect (LM0 through T: $lmt; DRAM through the DAR: $di) */
 enum { A_PLAIN, A_STRIDE, A_FLAT, A_TIND };
-enum { M_DEFAULT, M_PATTERN, M_ENTRY };       /* write/zero-flush mask source */
+enum { M_DEFAULT, M_PATTERN, M_ENTRY }; /* write/zero-flush mask source */
 
 typedef struct {
-    uint8_t kind;   /* VKind */
-    uint8_t width;  /* words per cycle: 1, 2 (l) or 4 (ll) */
-    uint8_t amode;  /* A_* */
-    uint8_t neg;    /* -$x (MAU inputs) */
+    uint8_t kind; /* VKind */
+    uint8_t width; /* words per cycle: 1, 2 (l) or 4 (ll) */
+    uint8_t amode; /* A_* */
+    uint8_t neg; /* -$x (MAU inputs) */
     int16_t stride; /* A_STRIDE: words per cycle */
-    uint32_t addr;  /* word address (PE memories) / long-word address (upper) / entry */
+    uint32_t addr; /* word address (PE memories) / long-word address (upper) / entry */
     uint16_t flat[4];
     uint8_t mkind, mval; /* write mask on a destination: M_PATTERN bits or M_ENTRY */
-    int16_t group, l2b;  /* upper-memory selectors (@g.l2b); -1: all / default */
+    int16_t group, l2b; /* upper-memory selectors (@g.l2b); -1: all / default */
     /* relocation: sym = 1 + the id of the value whose address the operand's addresses are
      * relative to ($lm{12}8: word 8 of value 12), which the linker adds (LM operands in
      * words, DRAM in long words) and then records in reloc (the same id) for the app's
@@ -171,17 +193,17 @@ typedef struct {
 
 typedef struct {
     uint16_t insn; /* VInsn */
-    uint8_t prec;  /* a P_* letter bit, P_NONE for untyped */
+    uint8_t prec; /* a P_* letter bit, P_NONE for untyped */
     uint8_t uns, reduce;
-    uint8_t rrn;   /* VRrn */
-    int16_t sel;   /* @<n>, -1 none */
+    uint8_t rrn; /* VRrn */
+    int16_t sel; /* @<n>, -1 none */
     uint8_t zkind, zval; /* zero-flush mask */
     uint8_t nsrc, ndst;
     VOperand src[3], dst[4];
-    uint64_t imm[2];   /* imm: the 128-bit value, word 0 in the top of imm[0] */
-    uint32_t size;     /* MV: long words */
-    uint16_t nd;       /* MV nd<k>: a DAR entry serves k 16-LW pieces ($di); 0 absent */
-    uint8_t tag;       /* MV i<tag> / wait i<tag> */
+    uint64_t imm[2]; /* imm: the 128-bit value, word 0 in the top of imm[0] */
+    uint32_t size; /* MV: long words */
+    uint16_t nd; /* MV nd<k>: a DAR entry serves k 16-LW pieces ($di); 0 absent */
+    uint8_t tag; /* MV i<tag> / wait i<tag> */
 } VExpr;
 
 enum { ST_STEP, ST_MASK, ST_DEBUG }; /* a program line */
@@ -191,12 +213,12 @@ typedef struct {
     uint8_t kind;
     uint8_t nexpr;
     uint32_t repeat; /* nop/N */
-    VExpr *e;        /* nexpr of them: a step holds only the expressions it has (a program
+    VExpr *e; /* nexpr of them: a step holds only the expressions it has (a program
                       * of a million steps, mostly of one or two, would take 3 KB a step) */
     /* ST_MASK: mask[l|ll]<letters> <entry> */
     uint8_t mask_targets, mask_width, mask_entry;
     const char *text; /* ST_DEBUG: the command line */
-    int line;         /* source line, for messages */
+    int line; /* source line, for messages */
 } VStep;
 
 typedef struct {

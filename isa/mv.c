@@ -31,8 +31,8 @@ static bool range_ok(const VOperand *o, int64_t span, const MNMachine *m, char *
     if (hi <= size) return true;
     if (o->kind == K_DRAM)
         return no(why, n, "DRAM range [%u, %" PRId64 ") is outside the %" PRId64 "-long-word DRAM", o->addr, hi, size);
-    return no(why, n, "%s range [%u, %" PRId64 ") is outside the %s (%" PRId64 " long words)", vsm_kind_name(o->kind), o->addr, hi,
-              vsm_kind_name(o->kind), size);
+    return no(why, n, "%s range [%u, %" PRId64 ") is outside the %s (%" PRId64 " long words)", vsm_kind_name(o->kind),
+              o->addr, hi, vsm_kind_name(o->kind), size);
 }
 
 /* the form of x from its instruction and operand kinds; the unit and spans follow */
@@ -42,14 +42,17 @@ static bool form_of(const VExpr *x, MvShape *sh, char *why, size_t n) {
     int ks = s->kind, kd = d->kind;
     bool gs = s->group >= 0, gd = d->group >= 0;
     if (!is_mem(ks) || !is_mem(kd)) return no(why, n, "MV moves between $d (DRAM), $p (PDM) and $lc (L2BM)");
-    if (ks == K_L2BM && s->l2b >= 0 && (x->insn != VI_mvp)) return no(why, n, "%s reads every L2BM: its $lc takes no L2B selector", name);
-    if (kd == K_L2BM && d->l2b >= 0 && (x->insn != VI_mvp)) return no(why, n, "%s writes every L2BM: its $lc takes no L2B selector", name);
+    if (ks == K_L2BM && s->l2b >= 0 && (x->insn != VI_mvp))
+        return no(why, n, "%s reads every L2BM: its $lc takes no L2B selector", name);
+    if (kd == K_L2BM && d->l2b >= 0 && (x->insn != VI_mvp))
+        return no(why, n, "%s writes every L2BM: its $lc takes no L2B selector", name);
     switch (x->insn) {
     case VI_mvp:
         if (ks == K_DRAM && kd == K_DRAM) return no(why, n, "mvp does not move DRAM to DRAM");
         if (ks == K_L2BM && kd == K_L2BM) return no(why, n, "mvp does not move L2BM to L2BM (move through a PDM)");
         if (gs != gd) return no(why, n, "name a group on both sides (single mvp) or on neither (parallel mvp)");
-        if (!gs && ks != K_L2BM && kd != K_L2BM) return no(why, n, "a parallel mvp moves between an L2BM and its group's DRAM or PDM");
+        if (!gs && ks != K_L2BM && kd != K_L2BM)
+            return no(why, n, "a parallel mvp moves between an L2BM and its group's DRAM or PDM");
         sh->form = gs ? MV_P_SINGLE : MV_P_PAR;
         break;
     case VI_mvb2:
@@ -68,12 +71,14 @@ static bool form_of(const VExpr *x, MvShape *sh, char *why, size_t n) {
         sh->form = ks == K_PDM ? MV_B_PDM : MV_B_DRAM;
         break;
     case VI_mvb4:
-        if (ks != K_DRAM || gs || kd != K_L2BM || gd) return no(why, n, "mvb4 moves every DRAM into every L2BM: $dA $lcB, no selectors");
+        if (ks != K_DRAM || gs || kd != K_L2BM || gd)
+            return no(why, n, "mvb4 moves every DRAM into every L2BM: $dA $lcB, no selectors");
         sh->form = MV_B4;
         break;
     case VI_mvr:
     case VI_mvr4:
-        if (x->insn == VI_mvr4 && (ks != K_L2BM || gs || kd != K_DRAM || gd)) return no(why, n, "mvr4 reduces every L2BM into every DRAM: $lcA $dB, no selectors");
+        if (x->insn == VI_mvr4 && (ks != K_L2BM || gs || kd != K_DRAM || gd))
+            return no(why, n, "mvr4 reduces every L2BM into every DRAM: $lcA $dB, no selectors");
         if (ks != K_L2BM || gs) return no(why, n, "mvr reduces every L2BM ($lcA, no selector)");
         if (kd == K_PDM && !gd) return no(why, n, "mvr into a PDM names the PDM's group ($pB@g)");
         if (kd == K_DRAM && gd) return no(why, n, "mvr into DRAM scatters over every group's DRAM: $dB takes no group");
@@ -84,13 +89,15 @@ static bool form_of(const VExpr *x, MvShape *sh, char *why, size_t n) {
         const VOperand *p = ks == K_PDM ? s : d, *o = ks == K_PDM ? d : s;
         if ((ks == K_PDM) == (kd == K_PDM)) return no(why, n, "mvd moves between one PDM and every DRAM or every L2BM");
         if (p->group < 0) return no(why, n, "mvd names the PDM's group ($pA@g)");
-        if (o->group >= 0) return no(why, n, "mvd reaches every %s: its operand takes no group", vsm_kind_name(o->kind));
+        if (o->group >= 0)
+            return no(why, n, "mvd reaches every %s: its operand takes no group", vsm_kind_name(o->kind));
         sh->form = o->kind == K_DRAM ? (ks == K_PDM ? MV_D_P2D : MV_D_D2P) : (ks == K_PDM ? MV_D_P2L : MV_D_L2P);
         break;
     }
     default: return no(why, n, "not an MV");
     }
-    if ((x->insn == VI_mvr || x->insn == VI_mvr2 || x->insn == VI_mvr4) && x->rrn == RRN_NONE) return no(why, n, "%s needs a reduction", name);
+    if ((x->insn == VI_mvr || x->insn == VI_mvr2 || x->insn == VI_mvr4) && x->rrn == RRN_NONE)
+        return no(why, n, "%s needs a reduction", name);
     bool di = (ks == K_DRAM && s->amode == A_TIND) || (kd == K_DRAM && d->amode == A_TIND);
     if (di && x->insn != VI_mvp) return no(why, n, "only mvp reads or writes DRAM through the DAR ($di)");
     if (x->nd && !di) return no(why, n, "nd<k> goes with a $di operand");
@@ -113,7 +120,9 @@ bool mv_shape(const VExpr *x, const MNMachine *m, MvShape *sh, char *why, size_t
     int64_t N = x->size, P = 64 / G;
     sh->unit = sh->form == MV_D_P2L || sh->form == MV_D_L2P ? 16 * G * L : 64;
     if (sh->unit < 64) sh->unit = 64;
-    if (N % sh->unit) return no(why, n, "MV sizes are multiples of %d long words for %s (got %" PRId64 ")", sh->unit, vsm_insns[x->insn].name, N);
+    if (N % sh->unit)
+        return no(why, n, "MV sizes are multiples of %d long words for %s (got %" PRId64 ")", sh->unit,
+                  vsm_insns[x->insn].name, N);
     sh->gsrc = s->group, sh->gdst = d->group;
     sh->lsrc = s->l2b > 0 ? s->l2b : 0, sh->ldst = d->l2b > 0 ? d->l2b : 0;
     sh->src_span = sh->dst_span = N;
@@ -133,15 +142,19 @@ bool mv_shape(const VExpr *x, const MNMachine *m, MvShape *sh, char *why, size_t
         const VOperand *o = sh->dar == 1 ? s : d;
         int64_t k = x->nd ? x->nd : 1, entries = (N / MV_DAR_PIECE + k - 1) / k;
         if ((int64_t)o->addr + entries > MV_DAR_ENTRIES)
-            return no(why, n, "DAR entries [%u, %" PRId64 ") are outside the %d-entry DAR", o->addr, o->addr + entries, MV_DAR_ENTRIES);
+            return no(why, n, "DAR entries [%u, %" PRId64 ") are outside the %d-entry DAR", o->addr, o->addr + entries,
+                      MV_DAR_ENTRIES);
     }
-    return (sh->dar == 1 || range_ok(s, sh->src_span, m, why, n)) && (sh->dar == 2 || range_ok(d, sh->dst_span, m, why, n));
+    return (sh->dar == 1 || range_ok(s, sh->src_span, m, why, n)) &&
+           (sh->dar == 2 || range_ok(d, sh->dst_span, m, why, n));
 }
 
 void mv_range(const VExpr *x, const MvShape *sh, const MNMachine *m, bool dst, int64_t *lo, int64_t *n) {
     const VOperand *o = dst ? &x->dst[0] : &x->src[0];
-    if (sh->dar == (dst ? 2 : 1)) *lo = 0, *n = m->dram_lw;
-    else *lo = o->addr, *n = dst ? sh->dst_span : sh->src_span;
+    if (sh->dar == (dst ? 2 : 1))
+        *lo = 0, *n = m->dram_lw;
+    else
+        *lo = o->addr, *n = dst ? sh->dst_span : sh->src_span;
 }
 
 void mv_clock_init(MvClock *c, const MNMachine *m) {
@@ -203,7 +216,8 @@ int64_t mv_clock_issue(MvClock *c, const MNMachine *m, const VExpr *x, const MvS
     int64_t N = x->size;
     switch (sh->form) {
     case MV_P_PAR:
-        for (int g = 0; g < G; g++) load(&is, mem_port(c, s->kind, g, sh->lsrc), N), load(&is, mem_port(c, d->kind, g, sh->ldst), N);
+        for (int g = 0; g < G; g++)
+            load(&is, mem_port(c, s->kind, g, sh->lsrc), N), load(&is, mem_port(c, d->kind, g, sh->ldst), N);
         break;
     case MV_P_SINGLE:
         load(&is, mem_port(c, s->kind, sh->gsrc, sh->lsrc), N);
@@ -239,7 +253,8 @@ int64_t mv_clock_issue(MvClock *c, const MNMachine *m, const VExpr *x, const MvS
         int g = out ? sh->gsrc : sh->gdst;
         load(&is, mv_port_pdm(c, g), N);
         for (int h = 0; h < G; h++) {
-            if (sh->form == MV_D_P2D || sh->form == MV_D_D2P) load(&is, mv_port_dram(c, h), N / G);
+            if (sh->form == MV_D_P2D || sh->form == MV_D_D2P)
+                load(&is, mv_port_dram(c, h), N / G);
             else
                 for (int l = 0; l < L; l++) load(&is, mv_port_l2bm(c, h * L + l), N / (G * L));
         }

@@ -16,30 +16,30 @@
 
 typedef enum {
     MV_BAD,
-    MV_P_PAR,    /* mvp, no group: every group between its own memories */
+    MV_P_PAR, /* mvp, no group: every group between its own memories */
     MV_P_SINGLE, /* mvp S@g D@h */
-    MV_B2,       /* mvb2 $d $lc: a group's DRAM into its L2BMs */
-    MV_R2,       /* mvr2<op> $lc $d: a group's L2BMs reduced into its DRAM */
-    MV_B_PDM,    /* mvb $p@g $lc: one PDM to every L2BM */
-    MV_B_DRAM,   /* mvb $d $lc: all-gather of the DRAMs into every L2BM */
-    MV_B4,       /* mvb4 $d $lc */
-    MV_R_PDM,    /* mvr<op> $lc $p@g */
-    MV_R_DRAM,   /* mvr<op> $lc $d: reduce-scatter */
-    MV_R4,       /* mvr4<op> $lc $d */
-    MV_D_P2D,    /* mvd $p@g $d */
-    MV_D_D2P,    /* mvd $d $p@g */
-    MV_D_P2L,    /* mvd $p@g $lc */
-    MV_D_L2P,    /* mvd $lc $p@g */
+    MV_B2, /* mvb2 $d $lc: a group's DRAM into its L2BMs */
+    MV_R2, /* mvr2<op> $lc $d: a group's L2BMs reduced into its DRAM */
+    MV_B_PDM, /* mvb $p@g $lc: one PDM to every L2BM */
+    MV_B_DRAM, /* mvb $d $lc: all-gather of the DRAMs into every L2BM */
+    MV_B4, /* mvb4 $d $lc */
+    MV_R_PDM, /* mvr<op> $lc $p@g */
+    MV_R_DRAM, /* mvr<op> $lc $d: reduce-scatter */
+    MV_R4, /* mvr4<op> $lc $d */
+    MV_D_P2D, /* mvd $p@g $d */
+    MV_D_D2P, /* mvd $d $p@g */
+    MV_D_P2L, /* mvd $p@g $lc */
+    MV_D_L2P, /* mvd $lc $p@g */
 } MvForm;
 
 typedef struct {
     MvForm form;
-    int unit;                /* N is a multiple of it */
-    int gsrc, gdst;          /* the group of each side, -1: every group (or the form's own set) */
-    int lsrc, ldst;          /* the L2B of an L2BM side that names one, else 0 */
+    int unit; /* N is a multiple of it */
+    int gsrc, gdst; /* the group of each side, -1: every group (or the form's own set) */
+    int lsrc, ldst; /* the L2B of an L2BM side that names one, else 0 */
     int64_t src_span, dst_span; /* long words each side covers in every memory it touches */
-    bool dram;               /* touches DRAM (its latency) */
-    int dar;                 /* the side whose DRAM is read through the DAR ($di): 1 source, 2 destination, 0 none */
+    bool dram; /* touches DRAM (its latency) */
+    int dar; /* the side whose DRAM is read through the DAR ($di): 1 source, 2 destination, 0 none */
 } MvShape;
 
 enum { MV_DAR_ENTRIES = 1024, MV_DAR_PIECE = 16 }; /* a group's DAR; the long words one entry addresses */
@@ -61,9 +61,9 @@ static inline bool mv_in_group(const MvShape *sh, int g) {
 /* The ports of a machine and when each is next free. */
 typedef struct {
     int ng, nl, nports;
-    int64_t *free;   /* cycle each port is next free */
-    int64_t *busy;   /* cycles each port has been busy */
-    int64_t *lw;     /* long words each port has moved */
+    int64_t *free; /* cycle each port is next free */
+    int64_t *busy; /* cycles each port has been busy */
+    int64_t *lw; /* long words each port has moved */
     double *rate;
 } MvClock;
 void mv_clock_init(MvClock *c, const MNMachine *m);
@@ -72,7 +72,10 @@ void mv_clock_free(MvClock *c);
  * cycle it completes. */
 int64_t mv_clock_issue(MvClock *c, const MNMachine *m, const VExpr *x, const MvShape *sh, int64_t at);
 /* port indices, for reports */
-static inline int mv_port_dram(const MvClock *c, int g) { (void)c; return g; }
+static inline int mv_port_dram(const MvClock *c, int g) {
+    (void)c;
+    return g;
+}
 static inline int mv_port_pdm(const MvClock *c, int g) { return c->ng + g; }
 static inline int mv_port_l2bm(const MvClock *c, int l2bid) { return 2 * c->ng + l2bid; }
 static inline int mv_port_link(const MvClock *c, int g, int h) { return 2 * c->ng + c->ng * c->nl + g * c->ng + h; }

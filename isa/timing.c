@@ -20,7 +20,8 @@ void vsm_cost_table(const MNMachine *m, int tab[VI_COUNT][8]) {
             char name[40];
             snprintf(name, sizeof name, "%s%s", vsm_prec_letter(1 << b), vsm_insns[i].name);
             for (int k = 0; k < m->nsteps_override; k++)
-                if (!strcmp(m->steps_override[k].name, name) && m->steps_override[k].steps > st) st = m->steps_override[k].steps;
+                if (!strcmp(m->steps_override[k].name, name) && m->steps_override[k].steps > st)
+                    st = m->steps_override[k].steps;
             tab[i][b] = st;
         }
 }

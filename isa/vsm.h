@@ -15,26 +15,29 @@ bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *e
 typedef struct VLineCache VLineCache;
 VLineCache *vsm_line_cache_new(void);
 void vsm_line_cache_free(VLineCache *lc);
-bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err, size_t errlen);
+bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err,
+                               size_t errlen);
 /* a line without value ids, linked before: its linked text and code (and the step's
  * repeat), which the linker copies instead of parsing, printing and encoding it again */
-bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const char **text, size_t *tlen, const char **code, size_t *clen, uint32_t *repeat);
+bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const char **text, size_t *tlen,
+                           const char **code, size_t *clen, uint32_t *repeat);
 /* ... recorded once the line's step (parsed through lc) is linked; lines not kept are ignored */
-void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, const void *text, size_t tlen, const void *code, size_t clen);
+void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, const void *text, size_t tlen,
+                               const void *code, size_t clen);
 /* A line with value ids, linked once: its text and code with every value at address 0,
  * and the places of the numbers the values' addresses move (holes, in operand order; a
  * flat operand has four). The linker fills them in for the next line that differs only
  * in its ids, instead of parsing, resolving, printing and encoding it again. */
 typedef struct {
     uint16_t expr, operand; /* of the step: the relocation record's */
-    uint8_t unit;           /* address units per the value's address: LM words 2, DRAM 1 */
-    bool flat;              /* four 16-bit addresses */
-    int64_t addend;         /* the relocation record's: the first number, relative */
+    uint8_t unit; /* address units per the value's address: LM words 2, DRAM 1 */
+    bool flat; /* four 16-bit addresses */
+    int64_t addend; /* the relocation record's: the first number, relative */
 } VTmplRel;
 typedef struct {
     uint32_t toff, tlen, coff, clen; /* the number's place in the text, its varint's in the code */
-    uint32_t val;                    /* the number at address 0 */
-    uint8_t rel;                     /* whose (VTmplRel index) */
+    uint32_t val; /* the number at address 0 */
+    uint8_t rel; /* whose (VTmplRel index) */
 } VTmplHole;
 typedef struct {
     const char *text;

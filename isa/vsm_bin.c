@@ -19,7 +19,7 @@
 typedef struct {
     uint8_t *p;
     uint8_t *start; /* the step's first byte */
-    VHoles *h;      /* or NULL: where the relocated numbers go */
+    VHoles *h; /* or NULL: where the relocated numbers go */
 } Wr;
 static void w8(Wr *w, unsigned v) { *w->p++ = (uint8_t)v; }
 uint8_t *vsm_varint(uint8_t *p, uint64_t v) { /* LEB128 */
@@ -54,8 +54,10 @@ static void enc_operand(Wr *b, const VOperand *o) {
     if (o->l2b >= 0) f |= OF_L2B;
     w8(b, o->kind), w8(b, f);
     VHoles *h = o->reloc ? b->h : NULL; /* a relocated number: where it goes noted */
-    if (o->amode != A_FLAT) wv_hole(b, h, o->addr);
-    else wv(b, o->addr);
+    if (o->amode != A_FLAT)
+        wv_hole(b, h, o->addr);
+    else
+        wv(b, o->addr);
     if (o->amode == A_STRIDE || o->amode == A_TIND) wv(b, zig(o->stride));
     for (int i = 0; o->amode == A_FLAT && i < 4; i++) wv_hole(b, h, o->flat[i]);
     if (o->mkind) w8(b, o->mkind), w8(b, o->mval);
@@ -74,7 +76,8 @@ void vsm_encode_step(MNBuf *out, const VStep *s) { vsm_encode_step_holes(out, s,
 
 void vsm_encode_step_holes(MNBuf *out, const VStep *s, VHoles *h) {
     size_t most = 1 + 5 + 1 + (s->kind == ST_DEBUG ? strlen(s->text) : 0);
-    for (int k = 0; s->kind == ST_STEP && k < s->nexpr; k++) most += ENC_EXPR + (size_t)(s->e[k].nsrc + s->e[k].ndst) * ENC_OPERAND;
+    for (int k = 0; s->kind == ST_STEP && k < s->nexpr; k++)
+        most += ENC_EXPR + (size_t)(s->e[k].nsrc + s->e[k].ndst) * ENC_OPERAND;
     buf_reserve(out, most);
     Wr w = {(uint8_t *)out->data + out->len, (uint8_t *)out->data + out->len, h};
     if (h) h->n = 0;
@@ -138,9 +141,21 @@ static void take(Rd *r, void *dst, size_t n) {
     memcpy(dst, r->p, n);
     r->p += n;
 }
-static uint8_t g8(Rd *r) { uint8_t v; take(r, &v, 1); return v; }
-static uint32_t g32(Rd *r) { uint32_t v; take(r, &v, 4); return v; }
-static uint64_t g64(Rd *r) { uint64_t v; take(r, &v, 8); return v; }
+static uint8_t g8(Rd *r) {
+    uint8_t v;
+    take(r, &v, 1);
+    return v;
+}
+static uint32_t g32(Rd *r) {
+    uint32_t v;
+    take(r, &v, 4);
+    return v;
+}
+static uint64_t g64(Rd *r) {
+    uint64_t v;
+    take(r, &v, 8);
+    return v;
+}
 /* a canonical LEB128 varint of at most max (no overlong form: a last byte of zero after
  * the first) */
 static uint64_t gv(Rd *r, uint64_t max) {
@@ -180,8 +195,8 @@ static bool dec_operand(Rd *r, VOperand *o) {
     }
     if (f & OF_GROUP) o->group = (int16_t)gv(r, INT16_MAX);
     if (f & OF_L2B) o->l2b = (int16_t)gv(r, INT16_MAX);
-    if (r->bad || wc == 3 || o->kind <= K_NONE || o->kind >= K_COUNT || o->mkind > M_ENTRY || (o->mkind == M_ENTRY && o->mval >= 32) ||
-        (o->mkind == M_PATTERN && o->mval >= 16))
+    if (r->bad || wc == 3 || o->kind <= K_NONE || o->kind >= K_COUNT || o->mkind > M_ENTRY ||
+        (o->mkind == M_ENTRY && o->mval >= 32) || (o->mkind == M_PATTERN && o->mval >= 16))
         return false;
     /* what the assembler can produce for each kind, and nothing else */
     if (o->kind == K_OMR) return o->addr >= 1 && o->addr <= 15;
@@ -260,13 +275,15 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 if (f & EF_RRN) e->rrn = g8(&r);
                 if (nn & 128) e->nd = (uint16_t)gv(&r, 1024);
                 /* a field flagged present holds other than its default */
-                bool canon = (!(f & EF_ZMASK) || e->zkind) && (!(f & EF_IMM) || e->imm[0] || e->imm[1]) && (!(f & EF_SIZE) || e->size) &&
-                             (!(f & EF_TAG) || e->tag) && (!(f & EF_RRN) || e->rrn) && (!(nn & 128) || (e->nd && (vsm_insns[e->insn].flags & F_MV)));
+                bool canon = (!(f & EF_ZMASK) || e->zkind) && (!(f & EF_IMM) || e->imm[0] || e->imm[1]) &&
+                             (!(f & EF_SIZE) || e->size) && (!(f & EF_TAG) || e->tag) && (!(f & EF_RRN) || e->rrn) &&
+                             (!(nn & 128) || (e->nd && (vsm_insns[e->insn].flags & F_MV)));
                 ok = !r.bad && canon && e->insn < VI_COUNT && e->rrn < RRN_COUNT && e->nsrc <= 3 && e->ndst <= 4 &&
-                     e->nsrc == vsm_insns[e->insn].nsrc && (vsm_insns[e->insn].precs & e->prec) && e->prec && !(e->prec & (e->prec - 1)) &&
-                     e->zkind <= M_ENTRY && (e->zkind != M_ENTRY || e->zval < 32) && (e->zkind != M_PATTERN || e->zval < 16) &&
-                     e->tag <= 0x3f && (e->ndst >= 1 || vsm_insns[e->insn].unit == U_NOP ||
-                     vsm_insns[e->insn].unit == U_WAIT || vsm_insns[e->insn].unit == U_NOFWD || e->insn == VI_l2bmdarw);
+                     e->nsrc == vsm_insns[e->insn].nsrc && (vsm_insns[e->insn].precs & e->prec) && e->prec &&
+                     !(e->prec & (e->prec - 1)) && e->zkind <= M_ENTRY && (e->zkind != M_ENTRY || e->zval < 32) &&
+                     (e->zkind != M_PATTERN || e->zval < 16) && e->tag <= 0x3f &&
+                     (e->ndst >= 1 || vsm_insns[e->insn].unit == U_NOP || vsm_insns[e->insn].unit == U_WAIT ||
+                      vsm_insns[e->insn].unit == U_NOFWD || e->insn == VI_l2bmdarw);
                 for (int j = 0; ok && j < e->nsrc; j++) ok = dec_operand(&r, &e->src[j]);
                 for (int j = 0; ok && j < e->ndst; j++) ok = dec_operand(&r, &e->dst[j]);
             }

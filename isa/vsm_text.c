@@ -82,10 +82,13 @@ static bool parse_mask(Ctx *c, const char *s, uint8_t *kind, uint8_t *val) {
     return true;
 }
 
-static const struct { const char *name; int kind; } fixed_names[] = {
-    {"aluf", K_ALUF}, {"mauf", K_MAUF}, {"lbf", K_LBF}, {"mreadf", K_MREADF}, {"peid", K_PEID},
-    {"subpeid", K_SUBPEID}, {"mabid", K_MABID}, {"l1bid", K_L1BID}, {"l2bid", K_L2BID}, {"msb1", K_MSB1},
-    {"nowrite", K_NOWRITE},
+static const struct {
+    const char *name;
+    int kind;
+} fixed_names[] = {
+    {"aluf", K_ALUF},   {"mauf", K_MAUF},       {"lbf", K_LBF},         {"mreadf", K_MREADF},
+    {"peid", K_PEID},   {"subpeid", K_SUBPEID}, {"mabid", K_MABID},     {"l1bid", K_L1BID},
+    {"l2bid", K_L2BID}, {"msb1", K_MSB1},       {"nowrite", K_NOWRITE},
 };
 
 /* One operand token (without a trailing /mask, which the caller splits off). */
@@ -118,8 +121,10 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         return true;
     }
     int width = 1;
-    if (!strncmp(s, "ll", 2)) width = 4, s += 2;
-    else if (*s == 'l') width = 2, s++;
+    if (!strncmp(s, "ll", 2))
+        width = 4, s += 2;
+    else if (*s == 'l')
+        width = 2, s++;
     char letter = *s++;
     switch (letter) {
     case 'm': o->kind = K_LM0; break;
@@ -142,7 +147,8 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         return true;
     }
     if (o->kind == K_MX || o->kind == K_MY) {
-        if (*s && (!parse_uint(&s, &o->addr) || o->addr > 15)) return perr(c, "a matrix register row is 0..15 ('%s')", tok);
+        if (*s && (!parse_uint(&s, &o->addr) || o->addr > 15))
+            return perr(c, "a matrix register row is 0..15 ('%s')", tok);
         if (*s) return perr(c, "junk in '%s'", tok);
         return true;
     }
@@ -153,8 +159,11 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     if (*s == '{') { /* relative to a value's address, which the linker fills in */
         uint32_t id;
         s++;
-        if (!c->relative) return perr(c, "'%s': an address relative to a value ({id}) appears only in mncc's code before linking", tok);
-        if ((o->kind != K_LM0 && o->kind != K_LM1 && o->kind != K_DRAM) || o->amode == A_TIND || !parse_uint(&s, &id) || *s != '}' || id >= 0x7fffffff)
+        if (!c->relative)
+            return perr(c, "'%s': an address relative to a value ({id}) appears only in mncc's code before linking",
+                        tok);
+        if ((o->kind != K_LM0 && o->kind != K_LM1 && o->kind != K_DRAM) || o->amode == A_TIND || !parse_uint(&s, &id) ||
+            *s != '}' || id >= 0x7fffffff)
             return perr(c, "a relocation {value} is an LM or DRAM address's ('%s')", tok);
         s++;
         o->sym = id + 1;
@@ -171,7 +180,8 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         }
         o->amode = A_FLAT;
     } else if (isdigit((unsigned char)*s)) {
-        if (!parse_uint(&s, &o->addr) || (o->kind <= K_GRF1 && o->addr > 0xffff)) return perr(c, "bad address in '%s'", tok);
+        if (!parse_uint(&s, &o->addr) || (o->kind <= K_GRF1 && o->addr > 0xffff))
+            return perr(c, "bad address in '%s'", tok);
     } else if (o->amode != A_TIND && o->kind != K_L1BM && o->kind != K_L2BM && o->kind != K_DRAM && o->kind != K_PDM)
         return perr(c, "missing address in '%s'", tok);
     else if (o->amode != A_TIND)
@@ -179,7 +189,8 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     if (*s == 'v') {
         s++;
         uint32_t k = 1;
-        if (isdigit((unsigned char)*s) && (!parse_uint(&s, &k) || !k || k * (uint32_t)o->width > 32767)) return perr(c, "bad stride in '%s' (1 to %d)", tok, 32767 / (int)o->width);
+        if (isdigit((unsigned char)*s) && (!parse_uint(&s, &k) || !k || k * (uint32_t)o->width > 32767))
+            return perr(c, "bad stride in '%s' (1 to %d)", tok, 32767 / (int)o->width);
         if (o->amode == A_FLAT) return perr(c, "an address list cannot also stride");
         o->stride = (int16_t)(k * (uint32_t)o->width);
         if (o->amode != A_TIND) o->amode = A_STRIDE;
@@ -204,7 +215,9 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         uint32_t al = o->width;
         bool bad = o->addr % al;
         for (int i = 0; o->amode == A_FLAT && i < 4; i++) bad |= o->flat[i] % al;
-        if (bad) return perr(c, "'%s': a %s access needs an address aligned to %u words", tok, o->width == 2 ? "long-word" : "double-long-word", al);
+        if (bad)
+            return perr(c, "'%s': a %s access needs an address aligned to %u words", tok,
+                        o->width == 2 ? "long-word" : "double-long-word", al);
     }
     return true;
 }
@@ -280,7 +293,8 @@ static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
         size_t n = strlen(rrn_bases[k]);
         if (!strncmp(buf, rrn_bases[k], n)) {
             int r = find_rrn(buf + n);
-            if (r < 0) return perr(c, "unknown reduction '%s' in '%s' (one of dfadd ffadd hfadd dmax ... sband)", buf + n, mn);
+            if (r < 0)
+                return perr(c, "unknown reduction '%s' in '%s' (one of dfadd ffadd hfadd dmax ... sband)", buf + n, mn);
             e->insn = (uint16_t)find_insn(rrn_bases[k]);
             e->rrn = (uint8_t)r;
             e->prec = P_NONE;
@@ -313,7 +327,8 @@ static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
         e->reduce = red;
     }
 check_sel:
-    if (e->sel >= 0 && !(vsm_insns[e->insn].flags & F_SEL)) return perr(c, "'%s' takes no @ selector", vsm_insns[e->insn].name);
+    if (e->sel >= 0 && !(vsm_insns[e->insn].flags & F_SEL))
+        return perr(c, "'%s' takes no @ selector", vsm_insns[e->insn].name);
     return true;
 }
 
@@ -346,7 +361,8 @@ static bool parse_mv_mods(Ctx *c, const char *s, VExpr *e) {
 static bool parse_imm(Ctx *c, const char *tok, VExpr *e) {
     const char *q = strchr(tok, '"');
     size_t tl = strlen(tok);
-    if (!q || tl < 3 || tok[tl - 1] != '"' || q == tok + tl - 1) return perr(c, "imm payload is TYPE\"value\", e.g. i\"42\" or f\"1.5\"");
+    if (!q || tl < 3 || tok[tl - 1] != '"' || q == tok + tl - 1)
+        return perr(c, "imm payload is TYPE\"value\", e.g. i\"42\" or f\"1.5\"");
     char type[8], val[96];
     snprintf(type, sizeof type, "%.*s", (int)(q - tok), tok);
     snprintf(val, sizeof val, "%.*s", (int)(tl - (size_t)(q - tok) - 2), q + 1);
@@ -371,7 +387,8 @@ static bool parse_imm(Ctx *c, const char *tok, VExpr *e) {
         if (*end || errno || end == digits) return perr(c, "bad integer '%s'", val);
         /* the value must fit the payload's width (signed types: either reading) */
         int bits = !strcmp(type, "l") || !strcmp(type, "ul") ? 64 : !strcmp(type, "i") || !strcmp(type, "ui") ? 32 : 16;
-        if (bits < 64 && (neg ? v > (1ull << (bits - 1)) : v > (1ull << bits) - 1)) return perr(c, "'%s' does not fit %d bits", val, bits);
+        if (bits < 64 && (neg ? v > (1ull << (bits - 1)) : v > (1ull << bits) - 1))
+            return perr(c, "'%s' does not fit %d bits", val, bits);
         if (neg && bits == 64 && v > (1ull << 63)) return perr(c, "'%s' does not fit 64 bits", val);
         if (neg) v = (uint64_t)0 - v;
         if (!strcmp(type, "i") || !strcmp(type, "ui")) {
@@ -443,7 +460,8 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     if (in->flags & F_MV) {
         if (!parse_mv_mods(c, mods, e)) return false;
     } else if (mods[0]) {
-        if (in->unit != U_ALU && in->unit != U_MAU && in->unit != U_MREAD) return perr(c, "'%s' takes no zero-flush mask", in->name);
+        if (in->unit != U_ALU && in->unit != U_MAU && in->unit != U_MREAD)
+            return perr(c, "'%s' takes no zero-flush mask", in->name);
         if (!parse_mask(c, mods, &e->zkind, &e->zval)) return false;
     }
     int k = 1;
@@ -463,12 +481,14 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
         k = 2;
     }
     int nsrc = in->nsrc;
-    if (nt - k < nsrc + 1) return perr(c, "'%s' takes %d source%s and at least one destination", toks[0], nsrc, nsrc == 1 ? "" : "s");
+    if (nt - k < nsrc + 1)
+        return perr(c, "'%s' takes %d source%s and at least one destination", toks[0], nsrc, nsrc == 1 ? "" : "s");
     if (nt - k - nsrc > 4) return perr(c, "at most 4 destinations");
     for (int s = 0; s < nsrc; s++) {
         if (strchr(toks[k + s], '/')) return perr(c, "a source takes no mask ('%s')", toks[k + s]);
         if (!parse_operand(c, toks[k + s], &e->src[s])) return false;
-        if (e->src[s].neg && in->unit != U_MAU) return perr(c, "only matrix-unit inputs can be negated ('%s')", toks[k + s]);
+        if (e->src[s].neg && in->unit != U_MAU)
+            return perr(c, "only matrix-unit inputs can be negated ('%s')", toks[k + s]);
     }
     e->nsrc = (uint8_t)nsrc;
     e->ndst = (uint8_t)(nt - k - nsrc);
@@ -549,8 +569,10 @@ static bool parse_line(Ctx *c, const char *line, size_t len, VProgram *p, bool *
         const char *q = s + 4;
         st.kind = ST_MASK;
         st.mask_width = 2;
-        if (!strncmp(q, "ll", 2)) st.mask_width = 4, q += 2;
-        else if (*q == 'l') q++;
+        if (!strncmp(q, "ll", 2))
+            st.mask_width = 4, q += 2;
+        else if (*q == 'l')
+            q++;
         for (; *q && *q != ' '; q++) {
             const char *L = "rstmnk", *f = strchr(L, *q);
             if (!f) {
@@ -600,15 +622,15 @@ static bool parse_line(Ctx *c, const char *line, size_t len, VProgram *p, bool *
 enum { LC_MAX = 1 << 16, LC_IDS = VSM_LINE_IDS };
 typedef struct {
     uint64_t hash;
-    uint32_t key, klen;              /* in bytes */
+    uint32_t key, klen; /* in bytes */
     uint32_t text, tlen, code, clen; /* linked: in bytes */
-    bool linked, tried;              /* tried: a template was made, or cannot be */
-    uint32_t tmpl;                   /* a line with ids: its template, +1; 0: none */
-    int step;                        /* in steps, +1; 0: empty slot */
+    bool linked, tried; /* tried: a template was made, or cannot be */
+    uint32_t tmpl; /* a line with ids: its template, +1; 0: none */
+    int step; /* in steps, +1; 0: empty slot */
 } LcEntry;
 typedef struct {
     uint32_t text, tlen, code, clen, repeat; /* in bytes */
-    uint32_t rel0, nrel, hole0, nholes;      /* in rels[], holes[] */
+    uint32_t rel0, nrel, hole0, nholes; /* in rels[], holes[] */
 } LcTmpl;
 struct VLineCache {
     LcEntry *tab;
@@ -675,7 +697,8 @@ static LcEntry *lc_plain(VLineCache *lc, const char *line, size_t len) {
     return e->step ? e : NULL;
 }
 
-bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const char **text, size_t *tlen, const char **code, size_t *clen, uint32_t *repeat) {
+bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const char **text, size_t *tlen,
+                           const char **code, size_t *clen, uint32_t *repeat) {
     LcEntry *e = lc_plain(lc, line, len);
     if (!e || !e->linked) return false;
     *text = lc->bytes.data + e->text, *tlen = e->tlen;
@@ -684,7 +707,8 @@ bool vsm_line_cache_linked(VLineCache *lc, const char *line, size_t len, const c
     return true;
 }
 
-void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, const void *text, size_t tlen, const void *code, size_t clen) {
+void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, const void *text, size_t tlen,
+                               const void *code, size_t clen) {
     LcEntry *e = lc_plain(lc, line, len);
     if (!e || e->linked || lc->bytes.len + tlen + clen >= UINT32_MAX) return;
     e->text = (uint32_t)lc->bytes.len, e->tlen = (uint32_t)tlen;
@@ -715,12 +739,12 @@ bool vsm_line_cache_tmpl(VLineCache *lc, const char *line, size_t len, VLinkTmpl
     return (int)m->nrel == *nids;
 }
 
-#define LC_GROW(arr, n, cap, more)                                                   \
-    do {                                                                             \
-        if ((n) + (more) > (cap)) {                                                  \
-            while ((n) + (more) > (cap)) (cap) = (cap) ? 2 * (cap) : 256;            \
-            (arr) = xrealloc((arr), sizeof(*(arr)) * (size_t)(cap));                 \
-        }                                                                            \
+#define LC_GROW(arr, n, cap, more)                                        \
+    do {                                                                  \
+        if ((n) + (more) > (cap)) {                                       \
+            while ((n) + (more) > (cap)) (cap) = (cap) ? 2 * (cap) : 256; \
+            (arr) = xrealloc((arr), sizeof(*(arr)) * (size_t)(cap));      \
+        }                                                                 \
     } while (0)
 
 void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len) {
@@ -749,8 +773,10 @@ void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len) {
             }
             o->reloc = o->sym, o->sym = 0;
             bool flat = o->amode == A_FLAT;
-            rel[nrel] = (VTmplRel){(uint16_t)k, (uint16_t)j, (uint8_t)(o->kind == K_DRAM ? 1 : 2), flat, (int64_t)(flat ? o->flat[0] : o->addr)};
-            for (int c = 0; c < (flat ? 4 : 1); c++) hole[nh++] = (VTmplHole){0, 0, 0, 0, flat ? o->flat[c] : o->addr, (uint8_t)nrel};
+            rel[nrel] = (VTmplRel){(uint16_t)k, (uint16_t)j, (uint8_t)(o->kind == K_DRAM ? 1 : 2), flat,
+                                   (int64_t)(flat ? o->flat[0] : o->addr)};
+            for (int c = 0; c < (flat ? 4 : 1); c++)
+                hole[nh++] = (VTmplHole){0, 0, 0, 0, flat ? o->flat[c] : o->addr, (uint8_t)nrel};
             nrel++;
         }
     }
@@ -763,7 +789,8 @@ void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len) {
     } else
         ok = false;
     if (ok) {
-        for (int i = 0; i < nh; i++) hole[i].toff = ht.off[i], hole[i].tlen = ht.len[i], hole[i].coff = hc.off[i], hole[i].clen = hc.len[i];
+        for (int i = 0; i < nh; i++)
+            hole[i].toff = ht.off[i], hole[i].tlen = ht.len[i], hole[i].coff = hc.off[i], hole[i].clen = hc.len[i];
         LC_GROW(lc->tmpl, lc->ntmpl, lc->captmpl, 1);
         LC_GROW(lc->rels, lc->nrels, lc->caprels, (uint32_t)nrel);
         LC_GROW(lc->holes, lc->nholes, lc->capholes, (uint32_t)nh);
@@ -791,7 +818,8 @@ bool vsm_tmpl_fill(const VLinkTmpl *t, const int64_t *add, MNBuf *text, MNBuf *c
         const VTmplHole *h = &t->hole[i];
         int64_t v = (int64_t)h->val + add[h->rel];
         if (t->rel[h->rel].flat && v > 0xffff) return *bad = h->rel, false;
-        uint64_t u = t->rel[h->rel].flat ? (uint64_t)v : (uint64_t)(uint32_t)v; /* an address is 32 bits, as resolving adds it */
+        uint64_t u =
+            t->rel[h->rel].flat ? (uint64_t)v : (uint64_t)(uint32_t)v; /* an address is 32 bits, as resolving adds it */
         memcpy(tp, t->text + ta, h->toff - ta), tp += h->toff - ta, ta = h->toff + h->tlen;
         tp = buf_dec(tp, u);
         memcpy(cp, t->code + ca, h->coff - ca), cp += h->coff - ca, ca = h->coff + h->clen;
@@ -820,7 +848,8 @@ static void put_ids(VStep *t, const uint32_t *ids, int nids) {
     if (k != nids) die("line cache: %d ids for %d relative operands", nids, k);
 }
 
-static bool parse_text(const char *name, const char *text, const char *end, VProgram *p, char *err, size_t errlen, bool relative, VLineCache *lc) {
+static bool parse_text(const char *name, const char *text, const char *end, VProgram *p, char *err, size_t errlen,
+                       bool relative, VLineCache *lc) {
     memset(p, 0, sizeof *p);
     Ctx c = {name, 0, err, errlen, relative};
     MNBuf key = {0};
@@ -859,8 +888,8 @@ static bool parse_text(const char *name, const char *text, const char *end, VPro
         bool quit = false;
         ok = parse_line(&c, at, len, p, &quit);
         if (quit) break;
-        if (ok && slot && !slot->step && lc->n < LC_MAX && p->nsteps == before + 1 && p->steps[before].kind == ST_STEP &&
-            lc->bytes.len + key.len < UINT32_MAX) {
+        if (ok && slot && !slot->step && lc->n < LC_MAX && p->nsteps == before + 1 &&
+            p->steps[before].kind == ST_STEP && lc->bytes.len + key.len < UINT32_MAX) {
             slot->hash = h;
             slot->key = (uint32_t)lc->bytes.len;
             slot->klen = (uint32_t)key.len;
@@ -881,7 +910,8 @@ bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_
 bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen) {
     return parse_text(name, text, text + strlen(text), p, err, errlen, true, NULL);
 }
-bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err, size_t errlen) {
+bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err,
+                               size_t errlen) {
     return parse_text(name, text, text + len, p, err, errlen, true, lc);
 }
 
@@ -901,7 +931,7 @@ void vsm_program_free(VProgram *p) {
 typedef struct {
     char *p;
     char *start; /* the step's first byte */
-    VHoles *h;   /* or NULL: where the relocated numbers go */
+    VHoles *h; /* or NULL: where the relocated numbers go */
 } Pr;
 static void pc(Pr *w, char ch) { *w->p++ = ch; }
 static void ps(Pr *w, const char *s) {
@@ -948,8 +978,9 @@ static void print_operand(Pr *b, const VOperand *o) {
         print_mask(b, o->mkind, o->mval);
         return;
     }
-    static const char letters[K_COUNT] = {[K_LM0] = 'm', [K_LM1] = 'n', [K_GRF0] = 'r', [K_GRF1] = 's', [K_T] = 't',
-                                          [K_MX] = 'x', [K_MY] = 'y', [K_L1BM] = 'b', [K_L2BM] = 'c', [K_DRAM] = 'd', [K_PDM] = 'p'};
+    static const char letters[K_COUNT] = {
+        [K_LM0] = 'm', [K_LM1] = 'n',  [K_GRF0] = 'r', [K_GRF1] = 's', [K_T] = 't',  [K_MX] = 'x',
+        [K_MY] = 'y',  [K_L1BM] = 'b', [K_L2BM] = 'c', [K_DRAM] = 'd', [K_PDM] = 'p'};
     if (o->kind == K_T) {
         ps(b, "lt");
         print_mask(b, o->mkind, o->mval);
@@ -959,8 +990,10 @@ static void print_operand(Pr *b, const VOperand *o) {
         ps(b, "dar"), pu(b, o->addr);
         return;
     }
-    if (o->width == 4) pc(b, 'l'), pc(b, 'l');
-    else if (o->width == 2) pc(b, 'l');
+    if (o->width == 4)
+        pc(b, 'l'), pc(b, 'l');
+    else if (o->width == 2)
+        pc(b, 'l');
     pc(b, letters[o->kind]);
     if (o->kind == K_MX || o->kind == K_MY) {
         pu(b, o->addr);
@@ -994,7 +1027,8 @@ static void print_expr(Pr *b, const VExpr *e, uint32_t repeat) {
         if (repeat > 1) pc(b, '/'), pu(b, repeat);
         return;
     }
-    if (in->precs & P_NONE) ps(b, in->name), ps(b, vsm_rrn_names[e->rrn]);
+    if (in->precs & P_NONE)
+        ps(b, in->name), ps(b, vsm_rrn_names[e->rrn]);
     else {
         if (e->uns) pc(b, 'u');
         ps(b, vsm_prec_letter(e->prec)), ps(b, in->name);
@@ -1024,7 +1058,8 @@ void vsm_print_step(MNBuf *b, const VStep *s) { vsm_print_step_holes(b, s, NULL)
 
 void vsm_print_step_holes(MNBuf *b, const VStep *s, VHoles *h) {
     size_t most = 64 + (s->kind == ST_DEBUG ? strlen(s->text) : 0);
-    for (int i = 0; s->kind == ST_STEP && i < s->nexpr; i++) most += PRINT_EXPR_MAX + (size_t)(s->e[i].nsrc + s->e[i].ndst) * PRINT_OPERAND_MAX;
+    for (int i = 0; s->kind == ST_STEP && i < s->nexpr; i++)
+        most += PRINT_EXPR_MAX + (size_t)(s->e[i].nsrc + s->e[i].ndst) * PRINT_OPERAND_MAX;
     buf_reserve(b, most);
     Pr w = {b->data + b->len, b->data + b->len, h};
     if (h) h->n = 0;

@@ -7,7 +7,7 @@
 # MNCC_EXTRA_PKGS adds package names (used by the tests of this script).
 set -u
 build="libprotobuf-c-dev protobuf-c-compiler libonnx-dev libzstd-dev libcjson-dev"
-test="libonnx-testdata python3-onnx python3-numpy flatbuffers-compiler groff-base chromium chromium-driver"
+test="libonnx-testdata python3-onnx python3-numpy flatbuffers-compiler groff-base chromium chromium-driver clang-format"
 want="$build ${MNCC_EXTRA_PKGS:-}"
 zoo="python3-torch python3-torchvision"
 [ "${1:-}" = "--test" ] && want="$want $test"

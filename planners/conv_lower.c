@@ -60,7 +60,9 @@ bool plan_gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *d
     if (!plan_layout_canonical(&t, MN_DT_Float, m, &l)) return false;
     bool one_l2b = layout_extent(&l, LV_L2B) == 1 || (l.bcast & (1u << LV_L2B));
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, lw = (layout_num_lw(&l, m->address_alignment_lw) + 3) / 4 * 4;
-    int64_t J = l.bcast & (1u << LV_L1B) ? 1 : layout_extent(&l, LV_L1B); /* spread over L1Bs: every L1B's words through the L2BM */
+    int64_t J = l.bcast & (1u << LV_L1B)
+                    ? 1
+                    : layout_extent(&l, LV_L1B); /* spread over L1Bs: every L1B's words through the L2BM */
     return one_l2b && J * P * lw <= m->lm0_lw / 2;
 }
 
@@ -69,19 +71,24 @@ static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
     if (n->nin < 2 || n->nout != 1 || !n->out[0]) return false;
     MNValue *x = n->in[0], *w = n->in[1], *b = n->nin > 2 ? n->in[2] : NULL, *y = n->out[0];
-    if (x->type.rank != 4 || x->type.elem != ONNX_FLOAT32 || !w->konst || w->konst->elem != ONNX_FLOAT32 || w->type.rank != 4) return false;
+    if (x->type.rank != 4 || x->type.elem != ONNX_FLOAT32 || !w->konst || w->konst->elem != ONNX_FLOAT32 ||
+        w->type.rank != 4)
+        return false;
     if (b && (!b->konst || b->type.rank != 1)) return false;
     if (ir_attr_int(n, "group", 1) != 1 || strcmp(ir_attr_string(n, "auto_pad", "NOTSET"), "NOTSET")) return false;
     int64_t ks[2] = {w->type.dims[2], w->type.dims[3]}, st[2], dl[2], pd[4];
     if (!ints2(n, "strides", st, 2, 1) || !ints2(n, "dilations", dl, 2, 1) || !ints2(n, "pads", pd, 4, 0)) return false;
     const MNAttr *ka = ir_attr(n, "kernel_shape");
     if (ka && (ka->type != MN_ATTR_INTS || ka->n != 2 || ka->ints[0] != ks[0] || ka->ints[1] != ks[1])) return false;
-    int64_t N = x->type.dims[0], C = x->type.dims[1], OC = w->type.dims[0], K0 = C * ks[0] * ks[1], K = (K0 + 7) / 8 * 8;
+    int64_t N = x->type.dims[0], C = x->type.dims[1], OC = w->type.dims[0], K0 = C * ks[0] * ks[1],
+            K = (K0 + 7) / 8 * 8;
     if (w->type.dims[1] != C || y->type.rank != 4 || y->type.dims[0] != N || y->type.dims[1] != OC) return false;
     int64_t OH = y->type.dims[2], OW = y->type.dims[3], rows = N * OH * OW;
     const MNMachine *m = &c->machine;
     int64_t lm = machine_lm_cap(m) / 4;
-    if ((rows * K / 2 + m->n_pe - 1) / m->n_pe > lm || (rows * OC / 2 + m->n_pe - 1) / m->n_pe > lm || OC * (K / 8) > lm) return false;
+    if ((rows * K / 2 + m->n_pe - 1) / m->n_pe > lm || (rows * OC / 2 + m->n_pe - 1) / m->n_pe > lm ||
+        OC * (K / 8) > lm)
+        return false;
     Arena *a = g->arena;
     const char *base = n->name;
     int64_t dxc[2] = {rows, K}, dwc[2] = {OC, K}, dyc[2] = {rows, OC}, dy4[4] = {N, OH, OW, OC}, dsh[1] = {4};
@@ -94,7 +101,8 @@ static bool lower(MNCompile *c, MNNode *n) {
     im->nattr = 5;
     im->attrs = ARENA_ARRAY(a, MNAttr, 5);
     im->attrs[0] = ints_attr(a, "kernel_shape", ks, 2), im->attrs[1] = ints_attr(a, "strides", st, 2);
-    im->attrs[2] = ints_attr(a, "dilations", dl, 2), im->attrs[3] = ints_attr(a, "pads", pd, 4), im->attrs[4] = ints_attr(a, "out_shape", oshape, 3);
+    im->attrs[2] = ints_attr(a, "dilations", dl, 2), im->attrs[3] = ints_attr(a, "pads", pd, 4),
+    im->attrs[4] = ints_attr(a, "out_shape", oshape, 3);
     /* with a bias: Gemm(Xc, Wc [OC, K], B, transB); without: MatMul(Xc, Wc [K, OC]) (a
      * Gemm without C needs opset 11). Row o of W as (C, KH, KW) row-major, zeros up to K. */
     int64_t dwk[2] = {K, OC};
@@ -111,7 +119,8 @@ static bool lower(MNCompile *c, MNNode *n) {
     mm->in[0] = xc, mm->in[1] = wc, mm->out[0] = yc;
     if (b) {
         mm->in[2] = b;
-        mm->nattr = 1, mm->attrs = ARENA_ARRAY(a, MNAttr, 1), mm->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
+        mm->nattr = 1, mm->attrs = ARENA_ARRAY(a, MNAttr, 1),
+        mm->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
     }
     MNValue *shp = plan_value_new(g, arena_printf(a, "%s_nhwc_shape", base), ONNX_INT64, 1, dsh);
     shp->konst = ir_tensor_new(a, ONNX_INT64, 1, dsh);
@@ -162,6 +171,8 @@ bool plan_conv_lowering(MNCompile *c) {
     if (c->opt->ival[MN_OPT_conv_lowering] != MN_CONV_IM2COL) return true;
     int lowered = plan_replace_nodes(c, is_conv, lower);
     mn_figure(c, "convs_lowered", lowered);
-    if (lowered) mn_log(c, 0, "conv lowering: %d Conv nodes as an im2col gather, a Gemm on the matrix unit and a transpose", lowered);
+    if (lowered)
+        mn_log(c, 0, "conv lowering: %d Conv nodes as an im2col gather, a Gemm on the matrix unit and a transpose",
+               lowered);
     return true;
 }

@@ -18,7 +18,10 @@
 
 static bool wants_half(const MNNode *n, int k) {
     switch (n->op) {
-    case OP_MatMul: case OP_Gemm: case OP_Conv: case OP_ConvTranspose: return k <= 1;
+    case OP_MatMul:
+    case OP_Gemm:
+    case OP_Conv:
+    case OP_ConvTranspose: return k <= 1;
     default: return false;
     }
 }
@@ -33,8 +36,8 @@ bool plan_dtype(MNCompile *c) {
         MNValue *v = g->values[i];
         v->dtype = onnx_type_default_mn(v->type.elem);
         if (v->dtype == MN_DT_Unknown && (v->nuses || v->producer))
-            return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: value '%s': the machine has no dtype for %s", g->file, v->name,
-                              onnx_type_name(v->type.elem));
+            return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: value '%s': the machine has no dtype for %s", g->file,
+                              v->name, onnx_type_name(v->type.elem));
     }
     int casts = 0, fused = 0, consts = 0;
     if (c->opt->ival[MN_OPT_float_dtype] == MN_FLOAT_DTYPE_MIXED) {
@@ -52,7 +55,9 @@ bool plan_dtype(MNCompile *c) {
             if (!demand[id]) continue;
             MNValue *v = g->values[id];
             if (v->konst) { /* convert the data once, now */
-                MNValue *h = demand[id] == v->nuses && !v->is_output ? v : ir_value_new(g, arena_printf(g->arena, "%s_half", v->name));
+                MNValue *h = demand[id] == v->nuses && !v->is_output
+                                 ? v
+                                 : ir_value_new(g, arena_printf(g->arena, "%s_half", v->name));
                 if (h != v) {
                     h->type = v->type;
                     h->konst = v->konst;
@@ -61,7 +66,8 @@ bool plan_dtype(MNCompile *c) {
                 h->dtype = MN_DT_Half;
                 half[id] = h;
                 consts++;
-            } else if (demand[id] == v->nuses && !v->is_output && !v->is_input && v->producer && !precision_sensitive(v->producer)) {
+            } else if (demand[id] == v->nuses && !v->is_output && !v->is_input && v->producer &&
+                       !precision_sensitive(v->producer)) {
                 v->dtype = MN_DT_Half; /* its producer writes Half */
                 half[id] = v;
                 fused++;

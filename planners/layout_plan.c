@@ -53,12 +53,12 @@
 #include <stdio.h>
 #include <string.h>
 
-
 enum { SPREAD_MIN_LW = 16 };
 
 /* fdim[s] for the levels MAB, L1B, L2B: -2 the canonical choice (among the dimensions
  * in allow), -1 unused, else that dimension by factor ff[s] */
-static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int *fdim, const int64_t *ff, uint32_t allow, MNLayout *l) {
+static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int *fdim, const int64_t *ff,
+                      uint32_t allow, MNLayout *l) {
     memset(l, 0, sizeof *l);
     int bytes = mn_dtype_bytes(dt);
     if (!bytes || t->rank < 0 || t->rank > LAYOUT_MAX_RANK) return false;
@@ -123,7 +123,8 @@ static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int
         l->sub[i][k++] = (MNSubaxis){rest, (int32_t)stride, LV_ADDR};
         stride *= rest;
         for (int s = 2; s >= 0; s--) /* L2B major, MAB minor */
-            if (lvdim[spread[s]] == i) l->sub[i][k++] = (MNSubaxis){lvf[spread[s]], 1, spread[s]}, used |= (uint8_t)(1u << spread[s]);
+            if (lvdim[spread[s]] == i)
+                l->sub[i][k++] = (MNSubaxis){lvf[spread[s]], 1, spread[s]}, used |= (uint8_t)(1u << spread[s]);
         l->nsub[i] = k;
     }
     for (int lv = LV_PE; lv <= LV_L2B; lv++)
@@ -131,7 +132,9 @@ static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int
     return true;
 }
 
-bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) { return canonical(t, dt, m, NULL, NULL, ~0u, l); }
+bool plan_layout_canonical(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
+    return canonical(t, dt, m, NULL, NULL, ~0u, l);
+}
 
 /* How many leading dimensions of a window op's output (a fold over elements of its input
  * 0: pools, convolutions, normalizations, reductions, Softmax) index the same elements of
@@ -142,20 +145,35 @@ static int window_leading(MNGraph *g, MNNode *n) {
     int r = x->type.rank;
     int64_t a;
     switch (n->op) {
-    case OP_MaxPool: case OP_AveragePool: case OP_LpPool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
-    case OP_InstanceNormalization:
-        return 2;
-    case OP_Conv: case OP_ConvTranspose: case OP_LRN: return 1;
-    case OP_MatMul: case OP_Gemm: /* the matrix unit gives each MAB the output rows of its rows of A */
+    case OP_MaxPool:
+    case OP_AveragePool:
+    case OP_LpPool:
+    case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool:
+    case OP_InstanceNormalization: return 2;
+    case OP_Conv:
+    case OP_ConvTranspose:
+    case OP_LRN: return 1;
+    case OP_MatMul:
+    case OP_Gemm: /* the matrix unit gives each MAB the output rows of its rows of A */
         if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0)) return 0;
         return n->nout && n->out[0] && n->out[0]->type.rank == r ? r - 1 : 0;
-    case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
-        a = ir_attr_int(n, "axis", g->opset >= 13 ? -1 : 1);
-        break;
-    case OP_ArgMax: case OP_ArgMin: a = ir_attr_int(n, "axis", 0); break;
+    case OP_Softmax:
+    case OP_LogSoftmax:
+    case OP_Hardmax: a = ir_attr_int(n, "axis", g->opset >= 13 ? -1 : 1); break;
+    case OP_ArgMax:
+    case OP_ArgMin: a = ir_attr_int(n, "axis", 0); break;
     case OP_LayerNormalization: a = ir_attr_int(n, "axis", -1); break;
-    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1: case OP_ReduceL2:
-    case OP_ReduceLogSum: case OP_ReduceLogSumExp: case OP_ReduceSumSquare: {
+    case OP_ReduceSum:
+    case OP_ReduceMean:
+    case OP_ReduceMax:
+    case OP_ReduceMin:
+    case OP_ReduceProd:
+    case OP_ReduceL1:
+    case OP_ReduceL2:
+    case OP_ReduceLogSum:
+    case OP_ReduceLogSumExp:
+    case OP_ReduceSumSquare: {
         bool mask[MN_MAX_RANK] = {false};
         if (!infer_reduce_mask(g, n, mask)) return 0;
         for (a = 0; a < r && !mask[a]; a++) {}
@@ -172,7 +190,8 @@ static int window_leading(MNGraph *g, MNNode *n) {
  * dimensions), so that each output element sits on the L1B and L2B of what it reads and
  * the op needs no data from other L1Bs or L2Bs. False when ref spreads another
  * dimension over the L1Bs or L2Bs. */
-static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, const MNLayout *ref, int nl, MNLayout *l) {
+static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, const MNLayout *ref, int nl,
+                              MNLayout *l) {
     const MNLevel spread[3] = {LV_MAB, LV_L1B, LV_L2B};
     int fdim[3] = {-1, -1, -1};
     int64_t ff[3] = {1, 1, 1};
@@ -195,7 +214,8 @@ static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, c
     /* the MAB factor of a dimension on the L1Bs or L2Bs decides their coordinates too */
     if (fdim[0] < 0 || fdim[0] >= nl || (allow >> fdim[0] & 1)) fdim[0] = -2;
     char err[200];
-    if (!canonical(t, dt, m, fdim, ff, allow, l) || !layout_valid(l, m, mn_dtype_bytes(dt), err, sizeof err)) return false;
+    if (!canonical(t, dt, m, fdim, ff, allow, l) || !layout_valid(l, m, mn_dtype_bytes(dt), err, sizeof err))
+        return false;
     int64_t idx[LAYOUT_MAX_RANK] = {0}; /* ref need not order its subaxes canonically: compare */
     for (int i = 0; i < nl; i++) {
         for (int64_t v = 0; v < t->dims[i]; v++) {
@@ -267,9 +287,12 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
 /* A matrix-unit operand is replicated on every MAB; one that would take more than a
  * quarter of LM0 per PE is not demanded (it keeps its spread canonical layout, which
  * the vector path reads through the tree, or from its index tables as a constant). */
-static bool kpacked_fits(const MNLayout *l, const MNMachine *m) { return layout_num_lw(l, m->address_alignment_lw) <= m->lm0_lw / 4; }
+static bool kpacked_fits(const MNLayout *l, const MNMachine *m) {
+    return layout_num_lw(l, m->address_alignment_lw) <= m->lm0_lw / 4;
+}
 
-bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, const MNMachine *m, MNLayout *want) {
+bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,
+                           const MNMachine *m, MNLayout *want) {
     if (t->rank < 0 || !mn_dtype_bytes(dt)) return false;
     if (elementwise(n) && outl) {
         if (n->op == OP_Clip && k > 0) return false; /* scalar bounds: immediates */
@@ -277,7 +300,8 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         return true;
     }
     if ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 1 && t->rank >= 3)
-        return plan_layout_kpacked(t, dt, 1, want) && kpacked_fits(want, m); /* the weight's input channels are the reduced K */
+        return plan_layout_kpacked(t, dt, 1, want) &&
+               kpacked_fits(want, m); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
         bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
         int r = t->rank;
@@ -299,7 +323,8 @@ bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMa
 double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw) {
     double lw = (double)num_lw * m->mab_per_l1b * m->pe_per_mab;
     double cyc = 2 * lw / m->bw_l1bm_pe_distribute;
-    bool upper = layout_extent(from, LV_L1B) != layout_extent(to, LV_L1B) || layout_extent(from, LV_L2B) != layout_extent(to, LV_L2B) ||
+    bool upper = layout_extent(from, LV_L1B) != layout_extent(to, LV_L1B) ||
+                 layout_extent(from, LV_L2B) != layout_extent(to, LV_L2B) ||
                  ((from->bcast ^ to->bcast) & (1u << LV_L1B | 1u << LV_L2B));
     if (upper) cyc += 2 * lw * m->l1b_per_l2b / m->bw_l2bm_l1bm_distribute;
     return cyc;
@@ -336,7 +361,8 @@ bool plan_layout(MNCompile *c) {
         int nl = window_leading(g, n);
         MNValue *x = nl ? n->in[0] : NULL;
         MNLayout ref;
-        if (!x || !(has[x->id] ? (ref = L[x->id], true) : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref))) continue;
+        if (!x || !(has[x->id] ? (ref = L[x->id], true) : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref)))
+            continue;
         for (int k = 0; k < n->nout; k++) {
             MNValue *o = n->out[k];
             MNLayout al;
@@ -355,7 +381,9 @@ bool plan_layout(MNCompile *c) {
                 MNValue *v = n->in[k];
                 MNLayout want;
                 if (!v || v->nuses != 1 || !v->producer || !elementwise(v->producer) || v->is_output) continue;
-                if (!plan_layout_demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL, &c->machine, &want)) continue;
+                if (!plan_layout_demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL,
+                                        &c->machine, &want))
+                    continue;
                 if (has[v->id] && layout_same_placement(&L[v->id], &want)) continue;
                 char err[200];
                 if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
@@ -399,7 +427,8 @@ bool plan_layout(MNCompile *c) {
             n->in[k] = o;
             order[w++] = sw;
             switches++;
-            cost += plan_switch_cycles(&c->machine, &L[v->id], &want, layout_num_lw(&want, c->machine.address_alignment_lw));
+            cost += plan_switch_cycles(&c->machine, &L[v->id], &want,
+                                       layout_num_lw(&want, c->machine.address_alignment_lw));
         }
         order[w++] = n;
     }
@@ -415,14 +444,16 @@ bool plan_layout(MNCompile *c) {
             if (!plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i])) {
                 if (v->type.rank > LAYOUT_MAX_RANK && mn_dtype_bytes(v->dtype)) {
                     free(L), free(has);
-                    return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: value '%s': rank %d is more than the layouts take (%d)", g->file, v->name,
+                    return diag_error(&c->diag, DIAG_UNSUPPORTED,
+                                      "%s: value '%s': rank %d is more than the layouts take (%d)", g->file, v->name,
                                       v->type.rank, LAYOUT_MAX_RANK);
                 }
                 continue;
             }
         }
         char err[300];
-        if (!layout_valid(&L[i], &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) die("layout of '%s' is invalid: %s", v->name, err);
+        if (!layout_valid(&L[i], &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
+            die("layout of '%s' is invalid: %s", v->name, err);
         plan_set_layout(c, v, &L[i]);
         laid++;
         total += v->num_lw;
@@ -437,7 +468,9 @@ bool plan_layout(MNCompile *c) {
     mn_figure(c, "window_outputs_aligned", aligned);
     mn_figure(c, "num_lw_total", total);
     mn_figure(c, "num_lw_max", maxlw);
-    mn_log(c, 0, "layouts (%s): %d values, %d switches costing about %.0f cycles, %d gene hints; %lld long words per PE in all, largest %lld",
+    mn_log(c, 0,
+           "layouts (%s): %d values, %d switches costing about %.0f cycles, %d gene hints; %lld long words per PE in "
+           "all, largest %lld",
            lpz ? "lpz" : "naive", laid, switches, cost, genes, (long long)total, (long long)maxlw);
     return true;
 }
@@ -480,7 +513,8 @@ bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, s
             if (!layout_same_placement(&have, &want)) {
                 MNBuf b = {0};
                 layout_print(&want, &b);
-                snprintf(err, errlen, "node '%s' wants input '%s' as %s, it is %s", n->name, v->name, b.data, v->layout);
+                snprintf(err, errlen, "node '%s' wants input '%s' as %s, it is %s", n->name, v->name, b.data,
+                         v->layout);
                 buf_free(&b);
                 return false;
             }

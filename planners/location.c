@@ -14,13 +14,26 @@
  * sizes)? Such a constant never moves: the emitter takes its values. */
 static bool compile_time_operand(const MNNode *n, int k) {
     switch (n->op) {
-    case OP_Reshape: case OP_Expand: case OP_Squeeze: case OP_Unsqueeze: case OP_Tile: case OP_Split:
-    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
-    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
-        return k == 1;
-    case OP_Slice: return k >= 1;                  /* starts, ends, axes, steps */
-    case OP_Pad: return k == 1 || k == 3;          /* pads, axes (the fill value is data) */
-    case OP_Resize: case OP_Upsample: return k >= 1; /* roi, scales, sizes */
+    case OP_Reshape:
+    case OP_Expand:
+    case OP_Squeeze:
+    case OP_Unsqueeze:
+    case OP_Tile:
+    case OP_Split:
+    case OP_ReduceSum:
+    case OP_ReduceMean:
+    case OP_ReduceMax:
+    case OP_ReduceMin:
+    case OP_ReduceProd:
+    case OP_ReduceL1:
+    case OP_ReduceL2:
+    case OP_ReduceSumSquare:
+    case OP_ReduceLogSum:
+    case OP_ReduceLogSumExp: return k == 1;
+    case OP_Slice: return k >= 1; /* starts, ends, axes, steps */
+    case OP_Pad: return k == 1 || k == 3; /* pads, axes (the fill value is data) */
+    case OP_Resize:
+    case OP_Upsample: return k >= 1; /* roi, scales, sizes */
     case OP_ConstantOfShape: return k == 0;
     default: return false;
     }
@@ -63,7 +76,9 @@ bool plan_location_initial(MNCompile *c) {
     mn_figure(c, "dram_parameters", dram);
     mn_figure(c, "immediates", imm);
     mn_figure(c, "compile_time_constants", ct);
-    mn_log(c, 0, "locations: %d graph inputs/outputs, %d parameters in DRAM, %d immediates, %d constants read only by the compiler",
+    mn_log(c, 0,
+           "locations: %d graph inputs/outputs, %d parameters in DRAM, %d immediates, %d constants read only by the "
+           "compiler",
            io, dram, imm, ct);
     return true;
 }
@@ -117,7 +132,8 @@ static int64_t peak_node_lw(const MNGraph *g) {
     int64_t peak = 0;
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
-        if (n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat || n->op == OP_MNCoreDownload || n->op == OP_MNCoreUpload)
+        if (n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat || n->op == OP_MNCoreDownload ||
+            n->op == OP_MNCoreUpload)
             continue; /* they stream between DRAM and LM */
         int64_t t = 0;
         for (int k = 0; k < n->nin + n->nout; k++) {
@@ -150,14 +166,16 @@ bool plan_location(MNCompile *c) {
     mn_figure(c, "values_larger_than_lm", larger);
     mn_figure(c, "lm_demand_lw", demand);
     mn_figure(c, "lm_peak_node_lw", peak_node_lw(g));
-    mn_log(c, 0, "locations: %d values fit LM, %d are larger than one LM (%lld LW) and go to Time-Slice", in_lm, over, (long long)lm_capacity(c));
+    mn_log(c, 0, "locations: %d values fit LM, %d are larger than one LM (%lld LW) and go to Time-Slice", in_lm, over,
+           (long long)lm_capacity(c));
     return true;
 }
 
 /* Only these read DRAM: a download copies a value in, a split cuts its pieces out, and
  * a concat gathers the pieces the scheduler stored in their places. */
 static bool reads_dram(const MNNode *n) {
-    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat; /* a concat gathers stored pieces */
+    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreInputSplit ||
+           n->op == OP_MNCoreOutputConcat; /* a concat gathers stored pieces */
 }
 
 int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why) {
@@ -173,8 +191,8 @@ int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why) {
             bool wrong = lm ? v->num_lw > cap : in && !reads_dram(n) && v->loc_kind != MN_LOC_KIND_IMM;
             if (!wrong) continue;
             if (why && bad < 8) /* the message stays one readable line */
-                buf_printf(why, "%snode '%s' (%s) %s '%s' (%lld LW per PE%s)", bad ? ", " : "", n->name, n->op_type, in ? "reads" : "writes", v->name,
-                           (long long)v->num_lw, lm ? "" : ", in DRAM");
+                buf_printf(why, "%snode '%s' (%s) %s '%s' (%lld LW per PE%s)", bad ? ", " : "", n->name, n->op_type,
+                           in ? "reads" : "writes", v->name, (long long)v->num_lw, lm ? "" : ", in DRAM");
             else if (why && bad == 8)
                 buf_printf(why, ", ...");
             bad++;
@@ -207,7 +225,8 @@ bool plan_location_sliced(MNCompile *c) {
                 continue;
             }
             bool in_dram = v->loc_kind == MN_LOC_KIND_DRAM || (v->loc_kind == MN_LOC_KIND_INOUT && !v->producer);
-            if (!in_dram || (v->producer && v->loc_kind == MN_LOC_KIND_DRAM)) continue; /* over capacity: for Time-Slice */
+            if (!in_dram || (v->producer && v->loc_kind == MN_LOC_KIND_DRAM))
+                continue; /* over capacity: for Time-Slice */
             MNNode *d = ir_node_new(g, "MNCoreDownload", 1, 1);
             d->name = arena_printf(g->arena, "%s_download", v->name);
             d->domain = "mncore";
@@ -251,13 +270,17 @@ bool plan_location_sliced(MNCompile *c) {
     mn_figure(c, "uploads", uploads);
     mn_figure(c, "lm_demand_lw", lm_demand);
     mn_figure(c, "lm_peak_node_lw", peak_node_lw(g));
-    mn_log(c, 0, "locations (sliced): %d downloads, %d uploads; every node computes on values that fit one LM (%lld LW)", downloads, uploads, (long long)cap);
+    mn_log(c, 0,
+           "locations (sliced): %d downloads, %d uploads; every node computes on values that fit one LM (%lld LW)",
+           downloads, uploads, (long long)cap);
     /* what still does not fit belongs to ops Time-Slice cannot cut that way: the model
      * needs a larger machine, and saying so beats emitting code that cannot run */
     MNBuf why = {0};
     int bad = plan_lm_misfits(g, &c->machine, &why);
     if (bad)
-        diag_error(&c->diag, DIAG_RESOURCE, "%s: does not fit machine '%s' (LM %lld LW per PE), and Time-Slice cannot cut these nodes further: %d operands too large: %s",
+        diag_error(&c->diag, DIAG_RESOURCE,
+                   "%s: does not fit machine '%s' (LM %lld LW per PE), and Time-Slice cannot cut these nodes further: "
+                   "%d operands too large: %s",
                    g->file, c->machine.name, (long long)cap, bad, why.data);
     buf_free(&why);
     return !bad;

@@ -41,7 +41,8 @@ static bool lower(MNCompile *c, MNNode *n) {
     int32_t me = mask_elem(y->type.elem);
     int64_t numel = ir_shape_numel(&y->type);
     if (me == ONNX_UNDEFINED || numel < 0 || y->type.rank < 2) return false;
-    if (numel > c->opt->ival[MN_OPT_fold_max_elems]) return false; /* a constant as large as folding may make, no larger */
+    if (numel > c->opt->ival[MN_OPT_fold_max_elems])
+        return false; /* a constant as large as folding may make, no larger */
     Arena *a = g->arena;
     bool upper = ir_attr_int(n, "upper", 1) != 0;
     int64_t rows = y->type.dims[y->type.rank - 2], cols = y->type.dims[y->type.rank - 1], mat = rows * cols, kept = 0;
@@ -64,7 +65,8 @@ static bool lower(MNCompile *c, MNNode *n) {
     } else {
         MNValue *m = plan_value_new(g, arena_printf(a, "%s_mask", n->name), me, y->type.rank, y->type.dims);
         m->konst = ir_tensor_new(a, me, y->type.rank, y->type.dims);
-        for (int64_t i = 0; i < numel; i++) ir_tensor_set_i(m->konst, i, infer_trilu_keeps(upper, k, i / cols % rows, i % cols) ? -1 : 0);
+        for (int64_t i = 0; i < numel; i++)
+            ir_tensor_set_i(m->konst, i, infer_trilu_keeps(upper, k, i / cols % rows, i % cols) ? -1 : 0);
         m->is_initializer = true;
         r = ir_node_new(g, "MNCoreBitAnd", 2, 1);
         r->name = arena_printf(a, "%s_and", n->name);

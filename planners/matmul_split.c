@@ -30,7 +30,6 @@
 
 enum { MAX_CHUNKS = 64 };
 
-
 static MNValue *int64_const(MNGraph *g, const char *name, int64_t x) {
     int64_t one = 1;
     MNValue *v = plan_value_new(g, name, ONNX_INT64, 1, &one);
@@ -46,7 +45,8 @@ static bool chunk_fits(MNGraph *g, const MNMachine *m, int64_t kc, int64_t N, bo
     MNType t = {0};
     ir_type_set(g, &t, ONNX_FLOAT32, 2, dims);
     MNLayout l;
-    return plan_layout_kpacked(&t, MN_DT_Float, transb ? 1 : 0, &l) && layout_num_lw(&l, m->address_alignment_lw) <= m->lm0_lw / 4;
+    return plan_layout_kpacked(&t, MN_DT_Float, transb ? 1 : 0, &l) &&
+           layout_num_lw(&l, m->address_alignment_lw) <= m->lm0_lw / 4;
 }
 
 /* Laid out canonically, does every chunk of A's columns keep its elements on their PEs
@@ -108,8 +108,8 @@ static bool split(MNCompile *c, MNNode *n) {
     bool gemm = n->op == OP_Gemm;
     if (n->nin < 2 || n->nout != 1 || !n->out[0]) return false;
     MNValue *a = n->in[0], *b = n->in[1], *bias = gemm && n->nin > 2 ? n->in[2] : NULL, *y = n->out[0];
-    if (!a || !b || a->type.rank != 2 || b->type.rank != 2 || y->type.rank != 2 || a->type.elem != ONNX_FLOAT32 || !b->konst ||
-        b->konst->elem != ONNX_FLOAT32 || y->type.elem != ONNX_FLOAT32)
+    if (!a || !b || a->type.rank != 2 || b->type.rank != 2 || y->type.rank != 2 || a->type.elem != ONNX_FLOAT32 ||
+        !b->konst || b->konst->elem != ONNX_FLOAT32 || y->type.elem != ONNX_FLOAT32)
         return false;
     bool transb = gemm && ir_attr_int(n, "transB", 0);
     if (gemm && (ir_attr_int(n, "transA", 0) || ir_attr_float(n, "alpha", 1.0) != 1.0)) return false;
@@ -118,7 +118,9 @@ static bool split(MNCompile *c, MNNode *n) {
         bias = NULL;
     }
     int64_t M = a->type.dims[0], K = a->type.dims[1], N = transb ? b->type.dims[0] : b->type.dims[1];
-    if ((transb ? b->type.dims[1] : b->type.dims[0]) != K || y->type.dims[0] != M || y->type.dims[1] != N || K % 8 || K == 0 || N == 0) return false;
+    if ((transb ? b->type.dims[1] : b->type.dims[0]) != K || y->type.dims[0] != M || y->type.dims[1] != N || K % 8 ||
+        K == 0 || N == 0)
+        return false;
     if (chunk_fits(g, m, K, N, transb)) return false; /* the matrix unit takes it whole */
     /* A and B small next to LM (a quarter, as conv lowering asks): larger ones are
      * Time-Slice's, which cuts a product whose weights overflow LM along K itself */
@@ -136,7 +138,8 @@ static bool split(MNCompile *c, MNNode *n) {
     if (kc < 8 || (K + kc - 1) / kc > MAX_CHUNKS) return false;
     int nc = (int)((K + kc - 1) / kc);
     int64_t dA[2] = {M, K}, dS[2] = {M, kc};
-    if (!slices_copy(g, m, M, K, kc) && (!plan_gather_fits(g, m, 2, dA) || !plan_gather_fits(g, m, 2, dS))) return false;
+    if (!slices_copy(g, m, M, K, kc) && (!plan_gather_fits(g, m, 2, dA) || !plan_gather_fits(g, m, 2, dS)))
+        return false;
     Arena *ar = g->arena;
     const char *base = n->name;
     const float *bd = b->konst->data;
@@ -154,8 +157,10 @@ static bool split(MNCompile *c, MNNode *n) {
         for (int64_t k = 0; k < kj; k++)
             for (int64_t o = 0; o < N; o++) {
                 float x = transb ? bd[o * K + k0 + k] : bd[(k0 + k) * N + o];
-                if (tb) w[o * kj + k] = x;
-                else w[k * N + o] = x;
+                if (tb)
+                    w[o * kj + k] = x;
+                else
+                    w[k * N + o] = x;
             }
         bool last = j == nc - 1;
         MNValue *yj = nc == 1 ? y : plan_value_new(g, arena_printf(ar, "%s_k%d", base, j), ONNX_FLOAT32, 2, dy);
@@ -163,7 +168,9 @@ static bool split(MNCompile *c, MNNode *n) {
         p->name = arena_printf(ar, "%s_k%d", base, j);
         p->in[0] = aj, p->in[1] = bj, p->out[0] = yj;
         if (as_gemm && j == 0 && bias) p->in[2] = bias;
-        if (tb) p->nattr = 1, p->attrs = ARENA_ARRAY(ar, MNAttr, 1), p->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
+        if (tb)
+            p->nattr = 1, p->attrs = ARENA_ARRAY(ar, MNAttr, 1),
+            p->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
         yj->producer = p, yj->producer_out = 0;
         if (!acc) {
             acc = yj;
@@ -186,6 +193,10 @@ bool plan_matmul_split(MNCompile *c) {
     if (!c->opt->ival[MN_OPT_matmul_split]) return true;
     int cut = plan_replace_nodes(c, is_product, split);
     mn_figure(c, "products_split", cut);
-    if (cut) mn_log(c, 0, "matmul split: %d products with weights too large for the matrix unit cut along K into products that fit it", cut);
+    if (cut)
+        mn_log(c, 0,
+               "matmul split: %d products with weights too large for the matrix unit cut along K into products that "
+               "fit it",
+               cut);
     return true;
 }

@@ -6,7 +6,7 @@
 
 bool plan_dtype(MNCompile *c);
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
-bool plan_matmul_split(MNCompile *c);  /* matmul_split.c */
+bool plan_matmul_split(MNCompile *c); /* matmul_split.c */
 bool plan_mask_lowering(MNCompile *c); /* mask_lower.c */
 /* Would a float value of these dims, laid out canonically, be read by a gather (on one
  * L2B or alike on all, every PE's long words of the L1Bs it spans in half of LM0)? An
@@ -31,7 +31,8 @@ int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why);
 /* What node n wants its input k to be, given n's output layout outl (false: no demand). */
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want);
 /* The same for an operand of type t and dtype dt in n's input k (a piece of it, say). */
-bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl, const MNMachine *m, MNLayout *want);
+bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,
+                           const MNMachine *m, MNLayout *want);
 /* The layout a matrix-unit operand must have: dimension kdim (the reduced K) packed. */
 bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);

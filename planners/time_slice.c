@@ -32,7 +32,9 @@ static int64_t lm_cap(const MNCompile *c) { return machine_lm_cap(&c->machine); 
  * node reading the whole value still needs more than one LM. */
 static bool timed(const MNValue *v) { return layout_timed(v); }
 
-static bool big(const MNCompile *c, const MNValue *v) { return v && (v->num_lw > lm_cap(c) || timed(v)) && mn_dtype_bytes(v->dtype); }
+static bool big(const MNCompile *c, const MNValue *v) {
+    return v && (v->num_lw > lm_cap(c) || timed(v)) && mn_dtype_bytes(v->dtype);
+}
 
 /* Does reduction n keep output axis a apart from what it reduces? Only with keepdims,
  * so that output and input axes line up, and with the axes known (an attribute, or a
@@ -43,7 +45,8 @@ static bool reduce_keeps(const MNNode *n, int a) {
     const MNAttr *at = ir_attr(n, "axes");
     const int64_t *axes = NULL;
     int na = 0;
-    if (at && at->type == MN_ATTR_INTS) axes = at->ints, na = at->n;
+    if (at && at->type == MN_ATTR_INTS)
+        axes = at->ints, na = at->n;
     else if (n->nin > 1 && n->in[1] && n->in[1]->konst && n->in[1]->konst->elem == ONNX_INT64)
         axes = (const int64_t *)n->in[1]->konst->data, na = (int)n->in[1]->konst->numel;
     if (!na) return false; /* all axes (or, with noop_with_empty_axes, nothing to slice for) */
@@ -60,12 +63,30 @@ static bool cut_input(const MNNode *n, int k) {
     switch (n->op) {
     case OP_MatMul: return k <= 1; /* B only along batch axes: in_axis */
     case OP_Gemm: return k == 0 || k == 2;
-    case OP_Conv: case OP_ConvTranspose: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
-    case OP_BatchNormalization: case OP_InstanceNormalization: case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax:
-    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
-    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp: case OP_ArgMax: case OP_ArgMin:
-    case OP_LRN:
-        return k == 0;
+    case OP_Conv:
+    case OP_ConvTranspose:
+    case OP_MaxPool:
+    case OP_AveragePool:
+    case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool:
+    case OP_BatchNormalization:
+    case OP_InstanceNormalization:
+    case OP_Softmax:
+    case OP_LogSoftmax:
+    case OP_Hardmax:
+    case OP_ReduceSum:
+    case OP_ReduceMean:
+    case OP_ReduceMax:
+    case OP_ReduceMin:
+    case OP_ReduceProd:
+    case OP_ReduceL1:
+    case OP_ReduceL2:
+    case OP_ReduceSumSquare:
+    case OP_ReduceLogSum:
+    case OP_ReduceLogSumExp:
+    case OP_ArgMax:
+    case OP_ArgMin:
+    case OP_LRN: return k == 0;
     default: return true;
     }
 }
@@ -129,10 +150,12 @@ static int movement_axis(const MNNode *n, int k, int a) {
         if (!ints_of(n, "starts", 1, &st, &ns)) return -1;
         return a < ns ? -1 : a; /* no axes: the first len(starts) */
     }
-    case OP_Pad: case OP_Tile: { /* along an axis without padding / repeats */
+    case OP_Pad:
+    case OP_Tile: { /* along an axis without padding / repeats */
         if (k) return -1;
         if (n->op == OP_Pad) {
-            if (!ints_of(n, "pads", 1, &v, &cnt) || cnt != 2 * q || ir_attr(n, "axes") || (n->nin > 3 && n->in[3])) return -1;
+            if (!ints_of(n, "pads", 1, &v, &cnt) || cnt != 2 * q || ir_attr(n, "axes") || (n->nin > 3 && n->in[3]))
+                return -1;
             return v[a] || v[q + a] ? -1 : a;
         }
         if (!ints_of(n, "repeats", 1, &v, &cnt) || cnt != q) return -1;
@@ -169,9 +192,17 @@ static int movement_axis(const MNNode *n, int k, int a) {
 
 static bool movement_op(const MNNode *n) {
     switch (n->op) {
-    case OP_Transpose: case OP_Squeeze: case OP_Unsqueeze: case OP_Slice: case OP_Pad: case OP_Tile:
-    case OP_GatherElements: case OP_Gather: case OP_Concat: case OP_Reshape: case OP_Expand:
-        return true;
+    case OP_Transpose:
+    case OP_Squeeze:
+    case OP_Unsqueeze:
+    case OP_Slice:
+    case OP_Pad:
+    case OP_Tile:
+    case OP_GatherElements:
+    case OP_Gather:
+    case OP_Concat:
+    case OP_Reshape:
+    case OP_Expand: return true;
     default: return false;
     }
 }
@@ -181,11 +212,14 @@ static bool movement_op(const MNNode *n) {
  * (with one group only: grouped channels would also cut X and change "group"). */
 static bool channel_cut(const MNNode *n) {
     switch (n->op) {
-    case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
-    case OP_BatchNormalization: case OP_InstanceNormalization:
-        return n->out[0]->type.rank >= 3;
-    case OP_Conv: case OP_ConvTranspose:
-        return n->out[0]->type.rank >= 3 && ir_attr_int(n, "group", 1) == 1;
+    case OP_MaxPool:
+    case OP_AveragePool:
+    case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool:
+    case OP_BatchNormalization:
+    case OP_InstanceNormalization: return n->out[0]->type.rank >= 3;
+    case OP_Conv:
+    case OP_ConvTranspose: return n->out[0]->type.rank >= 3 && ir_attr_int(n, "group", 1) == 1;
     default: return false;
     }
 }
@@ -195,15 +229,21 @@ static int in_axis(const MNNode *n, int k, int a) {
     const MNValue *x = n->in[k], *o = n->out[0];
     if (!x) return -1;
     int r = o->type.rank, ax = movement_op(n) ? movement_axis(n, k, a) : cut_input(n, k) ? a - (r - x->type.rank) : -1;
-    if (n->op == OP_MatMul && k == 1) /* B follows the batch axes (a broadcast batch of 1 passes whole) and the columns */
+    if (n->op == OP_MatMul &&
+        k == 1) /* B follows the batch axes (a broadcast batch of 1 passes whole) and the columns */
         ax = a == r - 1 ? x->type.rank - 1 : a < r - 2 && x->type.rank > 2 ? a - (r - x->type.rank) : -1;
-    if (n->op == OP_MatMul && ax >= x->type.rank - (k == 0 ? 1 : 2) && !(k == 1 && a == r - 1)) ax = -1; /* never K, never B's own rows */
-    if (n->op == OP_Gemm && k == 0 && ir_attr_int(n, "transA", 0)) ax = a == 0 ? 1 : -1; /* A is (K, M): rows are its columns */
+    if (n->op == OP_MatMul && ax >= x->type.rank - (k == 0 ? 1 : 2) && !(k == 1 && a == r - 1))
+        ax = -1; /* never K, never B's own rows */
+    if (n->op == OP_Gemm && k == 0 && ir_attr_int(n, "transA", 0))
+        ax = a == 0 ? 1 : -1; /* A is (K, M): rows are its columns */
     if (a == 1 && channel_cut(n)) { /* per-channel operands follow the channels */
         bool per_channel = (n->op == OP_BatchNormalization || n->op == OP_InstanceNormalization) && k >= 1;
-        if (per_channel || ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 2)) ax = 0;
-        else if (n->op == OP_Conv) ax = k == 1 ? 0 : -1; /* W is (M, C, ...); every slice reads all of X */
-        else if (n->op == OP_ConvTranspose) ax = k == 1 ? 1 : -1; /* W is (C, M, ...) */
+        if (per_channel || ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 2))
+            ax = 0;
+        else if (n->op == OP_Conv)
+            ax = k == 1 ? 0 : -1; /* W is (M, C, ...); every slice reads all of X */
+        else if (n->op == OP_ConvTranspose)
+            ax = k == 1 ? 1 : -1; /* W is (C, M, ...) */
     }
     if (ax < 0 || ax >= x->type.rank) return -1;
     if (n->op == OP_GatherElements && k == 0) /* the data may be wider than its indices: windows */
@@ -218,7 +258,9 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     switch (n->op) {
     case OP_MatMul: return r >= 2; /* rows (and batches) with B whole; columns with A whole */
     case OP_Gemm: return a == 0; /* rows (A's columns with transA) */
-    case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax: {
+    case OP_Softmax:
+    case OP_LogSoftmax:
+    case OP_Hardmax: {
         /* before opset 13 the default axis is 1 and the op normalises over all axes
          * from it on (the input flattened to 2-D) */
         bool old = opset < 13;
@@ -226,20 +268,35 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
         if (ax < 0) ax += r;
         return a < ax || (!old && a != ax && ax == r - 1);
     }
-    case OP_Conv: case OP_ConvTranspose: case OP_MaxPool: case OP_AveragePool: case OP_GlobalAveragePool: case OP_GlobalMaxPool:
-    case OP_BatchNormalization: case OP_InstanceNormalization:
-        return a == 0 || (a == 1 && channel_cut(n)); /* batch, channels */
-    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
-    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp:
-        return reduce_keeps(n, a);
-    case OP_ArgMax: case OP_ArgMin: case OP_LRN: {
+    case OP_Conv:
+    case OP_ConvTranspose:
+    case OP_MaxPool:
+    case OP_AveragePool:
+    case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool:
+    case OP_BatchNormalization:
+    case OP_InstanceNormalization: return a == 0 || (a == 1 && channel_cut(n)); /* batch, channels */
+    case OP_ReduceSum:
+    case OP_ReduceMean:
+    case OP_ReduceMax:
+    case OP_ReduceMin:
+    case OP_ReduceProd:
+    case OP_ReduceL1:
+    case OP_ReduceL2:
+    case OP_ReduceSumSquare:
+    case OP_ReduceLogSum:
+    case OP_ReduceLogSumExp: return reduce_keeps(n, a);
+    case OP_ArgMax:
+    case OP_ArgMin:
+    case OP_LRN: {
         /* one axis: LRN's channels (1), ArgMax's reduced axis kept as 1 */
         if (n->op == OP_LRN) return a != 1;
         int ax = (int)ir_attr_int(n, "axis", 0);
         if (ax < 0) ax += r;
         return ir_attr_int(n, "keepdims", 1) && a != ax;
     }
-    case OP_MNCoreCast: case OP_MNCoreLayoutSwitch: return true;
+    case OP_MNCoreCast:
+    case OP_MNCoreLayoutSwitch: return true;
     default: break;
     }
     if (movement_op(n)) {
@@ -263,7 +320,8 @@ static int64_t shape_lw(MNCompile *c, const MNValue *v, const int64_t *dims, MND
     MNType t = v->type;
     t.dims = (int64_t *)dims;
     MNLayout l;
-    return plan_layout_canonical(&t, dt, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw) : INT64_MAX;
+    return plan_layout_canonical(&t, dt, &c->machine, &l) ? layout_num_lw(&l, c->machine.address_alignment_lw)
+                                                          : INT64_MAX;
 }
 
 /* v's dimensions with axis cut to len, into dims */
@@ -332,7 +390,8 @@ static int64_t piece_lw(MNCompile *c, const MNNode *n, int k, int axis, int64_t 
     t.dims = dims;
     MNLayout l;
     char err[200];
-    if (plan_layout_demand_of(n, k, &t, v->dtype, NULL, &c->machine, &l) && layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
+    if (plan_layout_demand_of(n, k, &t, v->dtype, NULL, &c->machine, &l) &&
+        layout_valid(&l, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err))
         return layout_num_lw(&l, c->machine.address_alignment_lw);
     return shape_lw(c, v, dims, v->dtype);
 }
@@ -469,7 +528,8 @@ static void emit_copy(MNCompile *c, Order *ord, MNNode *n, int *nsw, double *cos
     int k = plan_layout_meet(c, n, sw, cost);
     for (int i = 0; i < k; i++) push(c->g, ord, sw[i]);
     for (int i = 0; i < n->nin; i++) { /* a re-laid piece: the whole's per-slice size follows */
-        MNValue *p = n->in[i], *whole = p && p->producer && p->producer->op == OP_MNCoreInputSplit ? p->producer->in[0] : NULL;
+        MNValue *p = n->in[i],
+                *whole = p && p->producer && p->producer->op == OP_MNCoreInputSplit ? p->producer->in[0] : NULL;
         if (whole && timed(whole) && p->num_lw > whole->num_lw) whole->num_lw = p->num_lw;
     }
     *nsw += k;
@@ -480,7 +540,8 @@ static void emit_copy(MNCompile *c, Order *ord, MNNode *n, int *nsw, double *cos
  * (the last takes the rest); returns the pieces. When d is short of x's extent (the
  * data of a GatherElements whose indices are narrower), the pieces are windows at
  * "starts" and the tail is never read. */
-static MNValue **split_value(MNCompile *c, Order *ord, MNValue *x, int axis, int64_t n, int64_t chunk, int64_t d, const char *tag) {
+static MNValue **split_value(MNCompile *c, Order *ord, MNValue *x, int axis, int64_t n, int64_t chunk, int64_t d,
+                             const char *tag) {
     MNGraph *g = c->g;
     MNNode *sp = ir_node_new(g, "MNCoreInputSplit", 1, (int)n);
     sp->name = arena_printf(g->arena, "%s_%s", x->name, tag);
@@ -498,7 +559,8 @@ static MNValue **split_value(MNCompile *c, Order *ord, MNValue *x, int axis, int
     MNValue **pieces = ARENA_ARRAY(g->arena, MNValue *, n);
     for (int64_t s = 0; s < n; s++) {
         int64_t len = s == n - 1 ? d - chunk * (n - 1) : chunk;
-        MNValue *pv = slice_value(c, x, arena_printf(g->arena, "%s_%s%lld", x->name, tag[0] == 'k' ? "k" : "slice", (long long)s), axis, len);
+        MNValue *pv = slice_value(
+            c, x, arena_printf(g->arena, "%s_%s%lld", x->name, tag[0] == 'k' ? "k" : "slice", (long long)s), axis, len);
         pv->producer = sp;
         pv->producer_out = (int)s;
         sp->out[s] = pv;
@@ -527,13 +589,16 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
     int64_t cap = lm_cap(c), K = B->type.dims[0], Sk;
     MNLayout pl; /* the partial products, in Float when the product is Half */
     MNDtype pdt = o->dtype == MN_DT_Half ? MN_DT_Float : o->dtype;
-    if (o->num_lw > cap || !plan_layout_canonical(&o->type, pdt, &c->machine, &pl) || layout_num_lw(&pl, c->machine.address_alignment_lw) > cap)
+    if (o->num_lw > cap || !plan_layout_canonical(&o->type, pdt, &c->machine, &pl) ||
+        layout_num_lw(&pl, c->machine.address_alignment_lw) > cap)
         return false;
     for (Sk = 2; Sk <= K; Sk++) {
         int64_t ck = (K + Sk - 1) / Sk;
         int64_t plw = layout_num_lw(&pl, c->machine.address_alignment_lw);
-        int64_t sz[3] = {piece_lw(c, n, 1, 0, ck), piece_lw(c, n, 0, A->type.rank - 1, ck), plw}, sum[3] = {plw, plw, o->num_lw};
-        if (sz[0] <= cap && sz[1] <= cap && pack2(c, sz, 3) && pack2(c, sum, 3)) break; /* each product, each running sum */
+        int64_t sz[3] = {piece_lw(c, n, 1, 0, ck), piece_lw(c, n, 0, A->type.rank - 1, ck), plw},
+                sum[3] = {plw, plw, o->num_lw};
+        if (sz[0] <= cap && sz[1] <= cap && pack2(c, sz, 3) && pack2(c, sum, 3))
+            break; /* each product, each running sum */
     }
     if (Sk > K) return false;
     int64_t ck = (K + Sk - 1) / Sk;
@@ -589,7 +654,8 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
 }
 
 static bool k_splittable(const MNCompile *c, const MNNode *n) {
-    return n->op == OP_MatMul && n->nin == 2 && n->in[1]->type.rank == 2 && n->in[0]->type.rank >= 1 && big(c, n->in[1]);
+    return n->op == OP_MatMul && n->nin == 2 && n->in[1]->type.rank == 2 && n->in[0]->type.rank >= 1 &&
+           big(c, n->in[1]);
 }
 
 /* The MNCoreOutputConcat that will gather S slices of o along axis a. */
@@ -623,10 +689,10 @@ static void finish_concat(MNCompile *c, Order *ord, MNNode *n, MNNode *cat, int 
  * pieces overlap by the window's halo (an MNCoreInputSplit with "starts") and each copy
  * keeps the padding only at the edges it touches. */
 typedef struct {
-    int axis;           /* spatial axis of the output (2.. rank-1) */
-    int64_t k, s, dil;  /* window, stride, dilation on that axis */
-    int64_t pb, pe;     /* pads at its beginning and end */
-    int sp;             /* index of the axis among the spatial ones */
+    int axis; /* spatial axis of the output (2.. rank-1) */
+    int64_t k, s, dil; /* window, stride, dilation on that axis */
+    int64_t pb, pe; /* pads at its beginning and end */
+    int sp; /* index of the axis among the spatial ones */
 } Window;
 
 static bool window_of(const MNNode *n, int a, Window *w) {
@@ -637,10 +703,14 @@ static bool window_of(const MNNode *n, int a, Window *w) {
     const char *ap = ir_attr_string(n, "auto_pad", "NOTSET");
     bool same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
     if ((strcmp(ap, "NOTSET") && strcmp(ap, "VALID") && !same) || ir_attr_int(n, "ceil_mode", 0)) return false;
-    const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *pd = ir_attr(n, "pads"), *dl = ir_attr(n, "dilations");
-    if (ks && ks->n == ns) w->k = ks->ints[sp];
-    else if (n->op == OP_Conv && n->nin > 1 && n->in[1]->type.rank == r) w->k = n->in[1]->type.dims[a];
-    else return false;
+    const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *pd = ir_attr(n, "pads"),
+                 *dl = ir_attr(n, "dilations");
+    if (ks && ks->n == ns)
+        w->k = ks->ints[sp];
+    else if (n->op == OP_Conv && n->nin > 1 && n->in[1]->type.rank == r)
+        w->k = n->in[1]->type.dims[a];
+    else
+        return false;
     w->s = st && st->n == ns ? st->ints[sp] : 1;
     w->dil = dl && dl->n == ns ? dl->ints[sp] : 1;
     w->pb = pd && pd->n == 2 * ns && !strcmp(ap, "NOTSET") ? pd->ints[sp] : 0;
@@ -657,7 +727,8 @@ static bool window_of(const MNNode *n, int a, Window *w) {
 }
 
 /* input rows [*lo, *hi) (clamped) for output rows [r0, r1), with the pads still needed */
-static void window_rows(const Window *w, int64_t H, int64_t r0, int64_t r1, int64_t *lo, int64_t *hi, int64_t *pb, int64_t *pe) {
+static void window_rows(const Window *w, int64_t H, int64_t r0, int64_t r1, int64_t *lo, int64_t *hi, int64_t *pb,
+                        int64_t *pe) {
     int64_t l = r0 * w->s - w->pb, h = (r1 - 1) * w->s - w->pb + (w->k - 1) * w->dil + 1;
     *pb = l < 0 ? -l : 0;
     *pe = h > H ? h - H : 0;
@@ -693,7 +764,8 @@ static int64_t window_slices(MNCompile *c, const MNNode *n, const Window *w) {
     return 0;
 }
 
-static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Order *ord, int *slices, int *nsw, double *cost) {
+static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Order *ord, int *slices, int *nsw,
+                         double *cost) {
     MNGraph *g = c->g;
     MNValue *x = n->in[0], *o = n->out[0];
     int a = w->axis, r = o->type.rank, ns = r - 2;
@@ -799,7 +871,8 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
                     if (ax >= 0) fits = pieces_fit(c, n, k, ax, d, S, cap);
                     /* one passed whole must fit as it is (a matrix product's weights
                      * may still be cut along K inside each slice) */
-                    else if (!kcut && !fits_whole(c, x)) fits = false;
+                    else if (!kcut && !fits_whole(c, x))
+                        fits = false;
                 }
                 if (fits) fits = slice_packs(c, n, a, d, S, kcut);
                 if (fits) break;
@@ -884,8 +957,10 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
         st->slices++;
         /* a row slice whose weights still do not fit is cut along K as well */
         bool kcut = kb && a != o->type.rank - 1; /* column slices got their part of B */
-        if (!(kcut && k_split(c, cp, &st->ord, st->kc, &st->nk, &st->slices, &st->nsw, &st->swcost))) emit_copy(c, &st->ord, cp, &st->nsw, &st->swcost);
-        else st->ksplit++;
+        if (!(kcut && k_split(c, cp, &st->ord, st->kc, &st->nk, &st->slices, &st->nsw, &st->swcost)))
+            emit_copy(c, &st->ord, cp, &st->nsw, &st->swcost);
+        else
+            st->ksplit++;
     }
     finish_concat(c, &st->ord, n, cat, a, S, chunk);
     st->sliced++;
@@ -922,8 +997,11 @@ bool plan_time_slice(MNCompile *c) {
     MNBuf why = {0};
     for (int op = 0; op < OP_COUNT; op++)
         if (st->whole[op]) buf_printf(&why, "%s%s x%d", why.len ? ", " : "", mn_ops[op].name, st->whole[op]);
-    mn_log(c, 0, "time slices: %d nodes split into %d slices (%d cut along K), %d layout switches; %d nodes on large values could not be split%s%s%s",
-           st->sliced, st->slices, st->ksplit, st->nsw, st->left, st->left ? " (" : "", st->left ? why.data : "", st->left ? ")" : "");
+    mn_log(c, 0,
+           "time slices: %d nodes split into %d slices (%d cut along K), %d layout switches; %d nodes on large values "
+           "could not be split%s%s%s",
+           st->sliced, st->slices, st->ksplit, st->nsw, st->left, st->left ? " (" : "", st->left ? why.data : "",
+           st->left ? ")" : "");
     buf_free(&why);
     free(st);
     return true;

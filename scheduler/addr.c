@@ -62,7 +62,8 @@ static int by_offset(const void *a, const void *b, void *ctx) {
 }
 
 /* the lowest aligned offset where size fits among the blocks cand (sorted by offset) */
-static int64_t lowest_gap(const SchedInterval *iv, const int64_t *off, const int *cand, int nc, int64_t size, int64_t align, bool best_fit) {
+static int64_t lowest_gap(const SchedInterval *iv, const int64_t *off, const int *cand, int nc, int64_t size,
+                          int64_t align, bool best_fit) {
     int64_t at = 0, best = -1, best_gap = INT64_MAX;
     for (int k = 0; k < nc; k++) {
         int64_t o = off[cand[k]];
@@ -115,7 +116,8 @@ static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int
                 cand[nc++] = j;
             }
         }
-        if (work > GREEDY_WORK(n)) die("greedy by size: %lld visits past the %lld counted", (long long)work, (long long)total);
+        if (work > GREEDY_WORK(n))
+            die("greedy by size: %lld visits past the %lld counted", (long long)work, (long long)total);
         qsort_r(cand, (size_t)nc, sizeof(int), by_offset, off);
         off[i] = lowest_gap(iv, off, cand, nc, iv[i].size, align, false);
         if (off[i] + iv[i].size > peak) peak = off[i] + iv[i].size;

@@ -18,7 +18,8 @@
 static bool dram_value(const MNValue *v) {
     /* graph inputs and outputs always: the host exchanges them (a folded output too) */
     return v && mn_dtype_bytes(v->dtype) &&
-           (((v->loc_kind == MN_LOC_KIND_DRAM || v->loc_kind == MN_LOC_KIND_INOUT) && v->nuses > 0) || v->is_output || v->is_input);
+           (((v->loc_kind == MN_LOC_KIND_DRAM || v->loc_kind == MN_LOC_KIND_INOUT) && v->nuses > 0) || v->is_output ||
+            v->is_input);
 }
 
 bool sched_address(MNCompile *c) {
@@ -60,15 +61,19 @@ bool sched_address(MNCompile *c) {
     peak = sched_place(iv, n, DRAM_ALIGN, &load, &which);
     for (int k = 0; k < n; k++) g->values[who[k]]->addr = base + iv[k].offset;
     free(iv), free(who), free(first), free(last);
-    int64_t total = base + peak, have = c->machine.dram_lw; /* per group: every group holds its part at the same address */
+    int64_t total = base + peak,
+            have = c->machine.dram_lw; /* per group: every group holds its part at the same address */
     c->sched->dram_top = total;
     mn_figure(c, "dram_host_lw", base);
     mn_figure(c, "dram_temp_peak_lw", peak);
     mn_figure(c, "dram_temp_load_lw", load);
     mn_figure(c, "dram_peak_lw", total);
-    mn_log(c, 0, "DRAM addresses: %d host-exchanged values and parameters in %lld LW, then temporaries peak %lld / LOAD %lld LW (%s); %lld of %lld LW",
+    mn_log(c, 0,
+           "DRAM addresses: %d host-exchanged values and parameters in %lld LW, then temporaries peak %lld / LOAD %lld "
+           "LW (%s); %lld of %lld LW",
            nperm, (long long)base, (long long)peak, (long long)load, which, (long long)total, (long long)have);
     if (total > have)
-        return diag_error(&c->diag, DIAG_RESOURCE, "%s: needs %lld LW of DRAM, machine '%s' has %lld", g->file, (long long)total, c->machine.name, (long long)have);
+        return diag_error(&c->diag, DIAG_RESOURCE, "%s: needs %lld LW of DRAM, machine '%s' has %lld", g->file,
+                          (long long)total, c->machine.name, (long long)have);
     return true;
 }

@@ -46,9 +46,9 @@ enum { EV_NODE, EV_LOAD, EV_STORE, EV_FORGET, EV_MOVE, EV_RECOMPUTE };
 
 typedef struct {
     int kind;
-    int node;    /* position in the order (EV_NODE), or the producer's (EV_RECOMPUTE) */
-    int v;       /* value id (all but EV_NODE) */
-    int bank;    /* where the value (or the node's outputs) goes */
+    int node; /* position in the order (EV_NODE), or the producer's (EV_RECOMPUTE) */
+    int v; /* value id (all but EV_NODE) */
+    int bank; /* where the value (or the node's outputs) goes */
     int variant; /* EV_NODE */
     int64_t start, dur;
     int res;
@@ -63,14 +63,14 @@ typedef struct {
     MNNode **order;
     int64_t cap[2];
     /* per value (original ids) */
-    int64_t *size;     /* LM long words, 0: not an LM value */
-    bool *dram_src;    /* an LM copy made by a download: its source stays in DRAM */
-    int *prod;         /* producing node's index in nodes0, -1 none */
+    int64_t *size; /* LM long words, 0: not an LM value */
+    bool *dram_src; /* an LM copy made by a download: its source stays in DRAM */
+    int *prod; /* producing node's index in nodes0, -1 none */
     int *cons_start, *cons; /* consumers (node indices in nodes0), CSR */
-    MNNode **nodes0;   /* the original order */
-    bool *recompute;   /* SA's choice per value */
+    MNNode **nodes0; /* the original order */
+    bool *recompute; /* SA's choice per value */
     int64_t *xfer, *bytes; /* per value: one DRAM transfer's cycles, its DRAM image */
-    int64_t *scratch;  /* per node (its sim index): the LM0 range Code Emit's gather scratch needs while it runs */
+    int64_t *scratch; /* per node (its sim index): the LM0 range Code Emit's gather scratch needs while it runs */
 } Sched;
 
 typedef struct {
@@ -89,28 +89,30 @@ typedef struct {
 } Run;
 
 /* append to a malloc'd array, doubling it */
-#define PUSH_HEAP(arr, n, cap, x) \
-    do { \
+#define PUSH_HEAP(arr, n, cap, x)                                                                                  \
+    do {                                                                                                           \
         if ((n) == (cap)) (cap) = (cap) ? 2 * (cap) : 64, (arr) = xrealloc((arr), sizeof(*(arr)) * (size_t)(cap)); \
-        (arr)[(n)++] = (x); \
+        (arr)[(n)++] = (x);                                                                                        \
     } while (0)
 
-static bool lm_value(const MNValue *v) { return v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype) && v->num_lw > 0; }
+static bool lm_value(const MNValue *v) {
+    return v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype) && v->num_lw > 0;
+}
 
 /* ---- one simulation ---- */
 
 typedef struct {
     const Sched *s;
     Run *r;
-    int *pos;          /* node index (nodes0) -> position in this order */
-    int *bank;         /* resident bank per value, -1 */
-    bool *have_dram;   /* a DRAM copy exists */
+    int *pos; /* node index (nodes0) -> position in this order */
+    int *bank; /* resident bank per value, -1 */
+    bool *have_dram; /* a DRAM copy exists */
     int64_t free_[2];
     int *use_start, *use_pos, *use_cur; /* uses as positions, sorted, CSR; cursor */
-    int *pin;          /* stamp: pinned at this position */
-    int *outpin;       /* stamp: an output of the node at this position (not made yet) */
+    int *pin; /* stamp: pinned at this position */
+    int *outpin; /* stamp: an output of the node at this position (not made yet) */
     int64_t *ready, *dram_ready, res_free[SIM_NRES];
-    int *rank;         /* per position: the nodes before it that are not downloads */
+    int *rank; /* per position: the nodes before it that are not downloads */
     /* the values resident in each bank, sorted by address; off: each one's address */
     int *rl[2], nr[2];
     int64_t *off;
@@ -120,7 +122,8 @@ typedef struct {
 static void logev(Sim *m, Event e) {
     if (!m->log) return;
     Run *r = m->r;
-    if (r->nev == r->cap_ev) r->cap_ev = r->cap_ev ? 2 * r->cap_ev : 256, r->ev = xrealloc(r->ev, sizeof(Event) * (size_t)r->cap_ev);
+    if (r->nev == r->cap_ev)
+        r->cap_ev = r->cap_ev ? 2 * r->cap_ev : 256, r->ev = xrealloc(r->ev, sizeof(Event) * (size_t)r->cap_ev);
     r->ev[r->nev++] = e;
 }
 
@@ -162,8 +165,10 @@ static void res_del(Sim *m, int v) {
     int b = m->bank[v], lo = 0, hi = m->nr[b] - 1;
     while (lo < hi) { /* addresses are distinct within a bank */
         int mid = (lo + hi) / 2;
-        if (m->off[m->rl[b][mid]] < m->off[v]) lo = mid + 1;
-        else hi = mid;
+        if (m->off[m->rl[b][mid]] < m->off[v])
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     if (m->rl[b][lo] != v) die("resident list of LM%d lost '%s'", b, m->s->g->values[v]->name);
     memmove(&m->rl[b][lo], &m->rl[b][lo + 1], sizeof(int) * (size_t)(m->nr[b] - lo - 1));
@@ -196,8 +201,10 @@ static bool recomputable(const Sim *m, int v) {
     if (!s->recompute || !s->recompute[v] || s->prod[v] < 0) return false;
     const MNNode *n = s->nodes0[s->prod[v]];
     const SimNode *sn = &s->c->sched->sim[n->sim];
-    if (sn->res != SIM_COMPUTE || n->nout != 1 || s->scratch[n->sim]) return false; /* a copy would need its scratch too */
-    for (int j = s->cons_start[v]; j < s->cons_start[v + 1]; j++) /* a concat gathers stored pieces: it cannot recompute */
+    if (sn->res != SIM_COMPUTE || n->nout != 1 || s->scratch[n->sim])
+        return false; /* a copy would need its scratch too */
+    for (int j = s->cons_start[v]; j < s->cons_start[v + 1];
+         j++) /* a concat gathers stored pieces: it cannot recompute */
         if (s->nodes0[s->cons[j]]->op == OP_MNCoreOutputConcat) return false;
     for (int k = 0; k < n->nin; k++) {
         const MNValue *x = n->in[k];
@@ -240,7 +247,9 @@ static int best_move(const Sim *m, const int *cand, int n, int to) {
     int u = -1;
     for (int k = 0; k < n; k++) {
         int v = cand[k];
-        if (m->s->size[v] <= room && (u < 0 || m->s->size[v] > m->s->size[u] || (m->s->size[v] == m->s->size[u] && v < u))) u = v;
+        if (m->s->size[v] <= room &&
+            (u < 0 || m->s->size[v] > m->s->size[u] || (m->s->size[v] == m->s->size[u] && v < u)))
+            u = v;
     }
     return u;
 }
@@ -296,7 +305,8 @@ static int make_room(Sim *m, int64_t size, int want, int p, bool only) {
                 if (only && t != want) continue;
                 nc = 0;
                 for (int k = 0; k < m->nr[t]; k++)
-                    if (m->outpin[m->rl[t][k]] != p + 1) cand[nc++] = m->rl[t][k]; /* an output cannot move before it is made */
+                    if (m->outpin[m->rl[t][k]] != p + 1)
+                        cand[nc++] = m->rl[t][k]; /* an output cannot move before it is made */
                 u = best_move(m, cand, nc, 1 - t);
             }
             if (u < 0) break;
@@ -435,7 +445,8 @@ static bool run_node(Sim *m, int p) {
         if (first != 0x7fffffff) { /* the consumer's other LM operand, if resident */
             const MNNode *cn = s->order[first];
             for (int j = 0; j < cn->nin; j++)
-                if (cn->in[j] && cn->in[j]->id != v && lm_value(cn->in[j]) && m->bank[cn->in[j]->id] >= 0) want = 1 - m->bank[cn->in[j]->id];
+                if (cn->in[j] && cn->in[j]->id != v && lm_value(cn->in[j]) && m->bank[cn->in[j]->id] >= 0)
+                    want = 1 - m->bank[cn->in[j]->id];
         }
         int b = make_room(m, s->size[v], want, p, false);
         if (b < 0) {
@@ -450,8 +461,10 @@ static bool run_node(Sim *m, int p) {
         const MNValue *x = n->in[k];
         if (!x) continue;
         if (gather && lm_value(x)) {
-            if (m->bank[x->id] >= 0) gather_cycles += s->xfer[x->id];
-            else if (!m->have_dram[x->id]) die("concat piece '%s' is neither in LM nor in DRAM", x->name);
+            if (m->bank[x->id] >= 0)
+                gather_cycles += s->xfer[x->id];
+            else if (!m->have_dram[x->id])
+                die("concat piece '%s' is neither in LM nor in DRAM", x->name);
         }
         int64_t rd = lm_value(x) && m->bank[x->id] >= 0 ? m->ready[x->id] : m->dram_ready[x->id];
         if (rd > dep) dep = rd;
@@ -459,7 +472,8 @@ static bool run_node(Sim *m, int p) {
     int64_t temp = 0, scratch = s->scratch[n->sim];
     int tbank = -1;
     /* a gather's scratch: an LM0 range free while it runs, made as for an output */
-    if (scratch > s->cap[0] || (scratch && make_room(m, scratch, 0, p, true) < 0)) scratch = 0; /* Code Emit will say why */
+    if (scratch > s->cap[0] || (scratch && make_room(m, scratch, 0, p, true) < 0))
+        scratch = 0; /* Code Emit will say why */
     if (inplace >= 0) {
         var = inplace;
         const MNValue *o = n->out[0];
@@ -473,8 +487,10 @@ static bool run_node(Sim *m, int p) {
         if (fast >= 0 && !scratch) { /* a temp where a free range holds it, without evicting */
             temp = sn->var[fast].temp_lw;
             tbank = gap(m, 0, temp) >= 0 ? 0 : gap(m, 1, temp) >= 0 ? 1 : -1;
-            if (tbank >= 0) var = fast;
-            else temp = 0;
+            if (tbank >= 0)
+                var = fast;
+            else
+                temp = 0;
         }
         if (var == 0 && n->nout && lm_value(n->out[0]) && m->bank[n->out[0]->id] == 1) var = sn->nvar > 1 ? 1 : 0;
     }
@@ -503,7 +519,8 @@ static bool run_node(Sim *m, int p) {
         if (n->out[k]) m->ready[n->out[k]->id] = end, m->dram_ready[n->out[k]->id] = end;
     if (sn->res == SIM_DRAM) {
         for (int k = 0; k < n->nin; k++)
-            if (n->in[k] && !lm_value(n->in[k]) && n->op != OP_MNCoreUpload && n->op != OP_MNCoreOutputConcat) m->r->dram_read += s->bytes[n->in[k]->id];
+            if (n->in[k] && !lm_value(n->in[k]) && n->op != OP_MNCoreUpload && n->op != OP_MNCoreOutputConcat)
+                m->r->dram_read += s->bytes[n->in[k]->id];
         for (int k = 0; k < n->nout; k++)
             if (n->out[k] && !lm_value(n->out[k])) m->r->dram_written += s->bytes[n->out[k]->id];
         if (n->op == OP_MNCoreInputSplit)
@@ -523,7 +540,8 @@ static bool run_node(Sim *m, int p) {
     }
     /* and what the policy sends back (a download's copy waits for its reader: the
      * downloads of a node's operands come right before it) */
-    if ((s->policy == MN_SCHED_ALWAYS_FROM_DRAM || s->policy == MN_SCHED_REUSE_CONSECUTIVE) && n->op != OP_MNCoreDownload) {
+    if ((s->policy == MN_SCHED_ALWAYS_FROM_DRAM || s->policy == MN_SCHED_REUSE_CONSECUTIVE) &&
+        n->op != OP_MNCoreDownload) {
         bool always = s->policy == MN_SCHED_ALWAYS_FROM_DRAM;
         for (int k = 0; k < n->nin + n->nout; k++) {
             const MNValue *x = k < n->nin ? n->in[k] : n->out[k - n->nin];
@@ -633,7 +651,8 @@ static void anneal(Sched *s, SaStats *stats) {
             int lo = 0, hi = nn - 1;
             for (int k = 0; k < n->nin; k++) {
                 const MNValue *v = n->in[k];
-                if (v && s->prod[v->id] >= 0 && pos[s->nodes0[s->prod[v->id]]->sim] + 1 > lo) lo = pos[s->nodes0[s->prod[v->id]]->sim] + 1;
+                if (v && s->prod[v->id] >= 0 && pos[s->nodes0[s->prod[v->id]]->sim] + 1 > lo)
+                    lo = pos[s->nodes0[s->prod[v->id]]->sim] + 1;
             }
             for (int k = 0; k < n->nout; k++) {
                 const MNValue *v = n->out[k];
@@ -645,8 +664,10 @@ static void anneal(Sched *s, SaStats *stats) {
             to = lo + (int)((x >> 40) % (uint64_t)(hi - lo + 1));
             if (to == from) continue;
             MNNode *t = cur[from];
-            if (to > from) memmove(&cur[from], &cur[from + 1], sizeof(MNNode *) * (size_t)(to - from));
-            else memmove(&cur[to + 1], &cur[to], sizeof(MNNode *) * (size_t)(from - to));
+            if (to > from)
+                memmove(&cur[from], &cur[from + 1], sizeof(MNNode *) * (size_t)(to - from));
+            else
+                memmove(&cur[to + 1], &cur[to], sizeof(MNNode *) * (size_t)(from - to));
             cur[to] = t;
         }
         stats->steps++;
@@ -667,11 +688,14 @@ static void anneal(Sched *s, SaStats *stats) {
             }
         } else { /* undo */
             run_free(&nr);
-            if (flip >= 0) s->recompute[flip] = !s->recompute[flip];
+            if (flip >= 0)
+                s->recompute[flip] = !s->recompute[flip];
             else {
                 MNNode *t = cur[to];
-                if (to > from) memmove(&cur[from + 1], &cur[from], sizeof(MNNode *) * (size_t)(to - from));
-                else memmove(&cur[to], &cur[to + 1], sizeof(MNNode *) * (size_t)(from - to));
+                if (to > from)
+                    memmove(&cur[from + 1], &cur[from], sizeof(MNNode *) * (size_t)(to - from));
+                else
+                    memmove(&cur[to], &cur[to + 1], sizeof(MNNode *) * (size_t)(from - to));
                 cur[from] = t;
             }
         }
@@ -690,7 +714,8 @@ static MNValue *clone_value(MNGraph *g, const MNValue *v, const char *name) {
     MNValue *c = ir_value_new(g, name);
     ir_type_set(g, &c->type, v->type.elem, v->type.rank, v->type.dims);
     c->dtype = v->dtype;
-    c->lay = v->lay, c->layout = v->layout, c->layout_kind = v->layout_kind, c->padded_shape = v->padded_shape, c->num_lw = v->num_lw, c->gene = v->gene;
+    c->lay = v->lay, c->layout = v->layout, c->layout_kind = v->layout_kind, c->padded_shape = v->padded_shape,
+    c->num_lw = v->num_lw, c->gene = v->gene;
     c->loc_kind = v->loc_kind;
     c->addr = -1;
     return c;
@@ -721,7 +746,7 @@ typedef struct {
     Slot *slot;
     int nslot;
     int *def_slot; /* per value: the buffer it is made in, -1 */
-    int *ev_slot;  /* per event: the buffer of the copy a load, move or recompute makes,
+    int *ev_slot; /* per event: the buffer of the copy a load, move or recompute makes,
                       or the temp of a node */
 } Slots;
 
@@ -751,8 +776,10 @@ static void plan_slots(const Sched *s, const Run *r, Slots *S) {
             for (int k = 0; k < n->nout; k++) {
                 const MNValue *o = n->out[k];
                 if (!lm_value(o)) continue;
-                if (k == 0 && var->out_bank < 0) cur[o->id] = cur[n->in[0]->id], cur[n->in[0]->id] = -1;
-                else cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id], r->def_off[o->id]);
+                if (k == 0 && var->out_bank < 0)
+                    cur[o->id] = cur[n->in[0]->id], cur[n->in[0]->id] = -1;
+                else
+                    cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id], r->def_off[o->id]);
                 S->def_slot[o->id] = cur[o->id];
             }
             if (ev->temp && ev->bank >= 0) S->ev_slot[e] = new_slot(S, ev->bank, e, ev->temp, ev->addr);
@@ -859,7 +886,8 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
             }
             if (S->ev_slot[e] >= 0 && var->fast) { /* a gather's scratch is Code Emit's to place within its range */
                 const Slot *t = &S->slot[S->ev_slot[e]];
-                set_attr(g, n, "temp_lw", t->size), set_attr(g, n, "temp_bank", t->bank), set_attr(g, n, "temp_addr", t->offset);
+                set_attr(g, n, "temp_lw", t->size), set_attr(g, n, "temp_bank", t->bank),
+                    set_attr(g, n, "temp_addr", t->offset);
             }
             for (int k = 0; k < n->nout; k++) {
                 MNValue *o = n->out[k];
@@ -961,7 +989,9 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
     static const char *tracks[SIM_NRES] = {"compute", "DRAM transfer", "tree transfer"};
     buf_printf(&b, "{\"displayTimeUnit\": \"ns\", \"traceEvents\": [\n");
     for (int t = 0; t < SIM_NRES; t++) /* the comma before each event: a graph with none (all folded) is still JSON */
-        buf_printf(&b, "%s{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"%s\"}}", t ? ",\n" : "", t + 1, tracks[t]);
+        buf_printf(
+            &b, "%s{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": 1, \"tid\": %d, \"args\": {\"name\": \"%s\"}}",
+            t ? ",\n" : "", t + 1, tracks[t]);
     /* events sorted by start (stable: the schedule order breaks ties) */
     int *ord = xmalloc(sizeof(int) * (size_t)(r->nev + 1)), n = 0;
     for (int i = 0; i < r->nev; i++)
@@ -976,8 +1006,13 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
     for (int k = 0; k < n; k++) {
         const Event *e = &r->ev[ord[k]];
         const MNNode *nd = e->kind == EV_NODE ? s->order[e->node] : e->kind == EV_RECOMPUTE ? s->nodes0[e->node] : NULL;
-        const char *what = e->kind == EV_LOAD ? "reload" : e->kind == EV_STORE ? "spill" : e->kind == EV_MOVE ? "move" : e->kind == EV_RECOMPUTE ? "recompute" : "node";
-        tl[k] = (SchedEvent){nd ? nd->name : s->g->values[e->v]->name, e->kind == EV_NODE ? nd->op_type : what, e->res, e->start, e->dur};
+        const char *what = e->kind == EV_LOAD        ? "reload"
+                           : e->kind == EV_STORE     ? "spill"
+                           : e->kind == EV_MOVE      ? "move"
+                           : e->kind == EV_RECOMPUTE ? "recompute"
+                                                     : "node";
+        tl[k] = (SchedEvent){nd ? nd->name : s->g->values[e->v]->name, e->kind == EV_NODE ? nd->op_type : what, e->res,
+                             e->start, e->dur};
         buf_printf(&b, ",\n{\"name\": ");
         buf_json_string(&b, nd ? nd->name : s->g->values[e->v]->name);
         buf_printf(&b, ", \"cat\": ");
@@ -986,8 +1021,9 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
         us_text(&b, e->start, mhz);
         buf_printf(&b, ", \"dur\": ");
         us_text(&b, e->dur, mhz);
-        buf_printf(&b, ", \"pid\": 1, \"tid\": %d, \"args\": {\"cycles\": %lld, \"start_cycle\": %lld, \"step\": \"%s\"}}", e->res + 1, (long long)e->dur,
-                   (long long)e->start, what);
+        buf_printf(&b,
+                   ", \"pid\": 1, \"tid\": %d, \"args\": {\"cycles\": %lld, \"start_cycle\": %lld, \"step\": \"%s\"}}",
+                   e->res + 1, (long long)e->dur, (long long)e->start, what);
     }
     free(ord);
     buf_printf(&b, "\n]}\n");
@@ -1057,7 +1093,8 @@ static bool schedule(MNCompile *c) {
         if (lm_value(x)) s.size[v] = x->num_lw;
         /* copies of DRAM data: a download's, or a piece cut out of a value in DRAM */
         s.dram_src[v] = lm_value(x) && x->producer &&
-                        (x->producer->op == OP_MNCoreDownload || (x->producer->op == OP_MNCoreInputSplit && !lm_value(x->producer->in[0])));
+                        (x->producer->op == OP_MNCoreDownload ||
+                         (x->producer->op == OP_MNCoreInputSplit && !lm_value(x->producer->in[0])));
     }
     int total = 0;
     for (int i = 0; i < s.nn; i++) {
@@ -1111,10 +1148,13 @@ static bool schedule(MNCompile *c) {
         for (int k = 0; k < n->nin; k++) need += lm_value(n->in[k]) ? n->in[k]->num_lw : 0;
         for (int k = 0; k < n->nout; k++) need += lm_value(n->out[k]) ? n->out[k]->num_lw : 0;
         diag_error(&c->diag, DIAG_RESOURCE,
-                   "%s: does not fit machine '%s' (LM0 %lld + LM1 %lld LW per PE): node '%s' (%s) needs %lld LW of operands in LM at once, each in one free range of a bank",
-                   g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name, n->op_type, (long long)need);
+                   "%s: does not fit machine '%s' (LM0 %lld + LM1 %lld LW per PE): node '%s' (%s) needs %lld LW of "
+                   "operands in LM at once, each in one free range of a bank",
+                   g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name,
+                   n->op_type, (long long)need);
         run_free(&pl.r), run_free(&base);
-        free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes), free(s.scratch);
+        free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
+            free(s.bytes), free(s.scratch);
         return false;
     }
     Run r = pl.r;
@@ -1128,8 +1168,8 @@ static bool schedule(MNCompile *c) {
         mn_figure(c, b ? "lm1_peak_lw" : "lm0_peak_lw", peak[b]);
         mn_figure(c, b ? "lm1_load_lw" : "lm0_load_lw", load[b]);
     }
-    mn_log(c, 0, "LM addresses: LM0 peak %lld / LOAD %lld LW (%s), LM1 peak %lld / LOAD %lld LW (%s)", (long long)peak[0], (long long)load[0], which[0],
-           (long long)peak[1], (long long)load[1], which[1]);
+    mn_log(c, 0, "LM addresses: LM0 peak %lld / LOAD %lld LW (%s), LM1 peak %lld / LOAD %lld LW (%s)",
+           (long long)peak[0], (long long)load[0], which[0], (long long)peak[1], (long long)load[1], which[1]);
     mn_figure(c, "est_cycles", r.makespan);
     mn_figure(c, "dram_bytes_read", r.dram_read);
     mn_figure(c, "dram_bytes_written", r.dram_written);
@@ -1144,11 +1184,15 @@ static bool schedule(MNCompile *c) {
         mn_figure(c, "sa_accepted", sa.accepted);
         mn_figure(c, "sa_improvements", sa.improved);
     }
-    mn_log(c, 0, "schedule (%s): about %lld cycles; DRAM %lld bytes read, %lld written; %lld spills, %lld reloads, %lld recomputed, %lld moves between banks",
-           policy_name((int)c->opt->ival[MN_OPT_scheduler]), (long long)r.makespan, (long long)r.dram_read, (long long)r.dram_written, (long long)r.spills,
-           (long long)r.reloads, (long long)r.recomputes, (long long)r.moves);
+    mn_log(c, 0,
+           "schedule (%s): about %lld cycles; DRAM %lld bytes read, %lld written; %lld spills, %lld reloads, %lld "
+           "recomputed, %lld moves between banks",
+           policy_name((int)c->opt->ival[MN_OPT_scheduler]), (long long)r.makespan, (long long)r.dram_read,
+           (long long)r.dram_written, (long long)r.spills, (long long)r.reloads, (long long)r.recomputes,
+           (long long)r.moves);
     bool ok = !c->out_dir || write_trace(c, &s, &r);
     run_free(&r), run_free(&base);
-    free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer), free(s.bytes), free(s.scratch);
+    free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
+        free(s.bytes), free(s.scratch);
     return ok;
 }

@@ -10,11 +10,11 @@ typedef enum { SIM_COMPUTE, SIM_DRAM, SIM_TREE, SIM_NRES } SimResource;
 
 /* One way to run a node, with what it costs. */
 typedef struct {
-    int out_bank;            /* 0 LM0, 1 LM1; -1: in place, in input 0's bank and space */
-    bool fast;               /* double-buffered: temp_lw more LM for fewer cycles */
-    int64_t cycles;          /* its LM inputs in different banks (or one of them) */
+    int out_bank; /* 0 LM0, 1 LM1; -1: in place, in input 0's bank and space */
+    bool fast; /* double-buffered: temp_lw more LM for fewer cycles */
+    int64_t cycles; /* its LM inputs in different banks (or one of them) */
     int64_t cycles_conflict; /* two LM inputs in one bank: one read port per bank */
-    int64_t lm_lw;           /* LM in use while it runs: LM inputs, outputs, temp */
+    int64_t lm_lw; /* LM in use while it runs: LM inputs, outputs, temp */
     int64_t temp_lw;
 } SimVariant;
 
@@ -29,7 +29,7 @@ typedef struct {
 /* one event of the schedule's timeline (trace.json's, for the dashboard) */
 typedef struct {
     const char *name, *what; /* the node or value; its op, or reload / spill / move / recompute */
-    int track;               /* 0 compute, 1 DRAM transfer, 2 tree transfer */
+    int track; /* 0 compute, 1 DRAM transfer, 2 tree transfer */
     int64_t start, cycles;
 } SchedEvent;
 
@@ -57,7 +57,7 @@ bool sched_address(MNCompile *c);
 
 /* The cost model's pieces the scheduler also needs for what it inserts. */
 int64_t sim_dram_cycles(const MNMachine *m, const MNValue *v); /* one DRAM <-> LM transfer of v */
-int64_t sim_dram_bytes(const MNValue *v);                      /* v's DRAM image */
+int64_t sim_dram_bytes(const MNValue *v); /* v's DRAM image */
 int64_t sim_move_cycles(const MNMachine *m, const MNValue *v); /* LM0 <-> LM1 */
 /* Simulate node n (no cache): its resource and variants for the given mode. */
 void sim_node(const MNMachine *m, const MNNode *n, int mode, SimNode *out);

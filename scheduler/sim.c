@@ -78,16 +78,35 @@ int64_t sim_move_cycles(const MNMachine *m, const MNValue *v) { return lw_of(v) 
 static int64_t ew_steps(const MNMachine *m, int op) {
     int64_t rcp = steps(m, "frcp", 1), ex = steps(m, "fexp", 1), lg = steps(m, "flog", 1);
     switch (op) {
-    case OP_Div: case OP_Reciprocal: return rcp + 1;
+    case OP_Div:
+    case OP_Reciprocal: return rcp + 1;
     case OP_Exp: return ex;
     case OP_Log: return lg;
     case OP_Sqrt: return rcp + 2;
     case OP_Pow: return lg + ex + 1;
-    case OP_Sigmoid: case OP_HardSwish: case OP_HardSigmoid: return ex + rcp + 2;
-    case OP_Tanh: case OP_Elu: case OP_Selu: case OP_Celu: case OP_Softplus: case OP_Softsign: case OP_Mish: return ex + rcp + 3;
-    case OP_Erf: case OP_Gelu: return ex + rcp + 6;
-    case OP_Sin: case OP_Cos: case OP_Tan: case OP_Asin: case OP_Acos: case OP_Atan: case OP_Sinh: case OP_Cosh:
-    case OP_Asinh: case OP_Acosh: case OP_Atanh: return 12;
+    case OP_Sigmoid:
+    case OP_HardSwish:
+    case OP_HardSigmoid: return ex + rcp + 2;
+    case OP_Tanh:
+    case OP_Elu:
+    case OP_Selu:
+    case OP_Celu:
+    case OP_Softplus:
+    case OP_Softsign:
+    case OP_Mish: return ex + rcp + 3;
+    case OP_Erf:
+    case OP_Gelu: return ex + rcp + 6;
+    case OP_Sin:
+    case OP_Cos:
+    case OP_Tan:
+    case OP_Asin:
+    case OP_Acos:
+    case OP_Atan:
+    case OP_Sinh:
+    case OP_Cosh:
+    case OP_Asinh:
+    case OP_Acosh:
+    case OP_Atanh: return 12;
     case OP_Mod: return rcp + 3;
     default: return 1;
     }
@@ -103,13 +122,15 @@ static int64_t macs(const MNNode *n, const MNValue **w) {
     const MNValue *o = n->out[0];
     *w = n->nin > 1 ? n->in[1] : NULL;
     switch (n->op) {
-    case OP_MatMul: case OP_Gemm: {
+    case OP_MatMul:
+    case OP_Gemm: {
         const MNValue *a = n->in[0];
         int64_t k = a->type.rank >= 1 ? a->type.dims[a->type.rank - 1] : 1;
         if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0) && a->type.rank == 2) k = a->type.dims[0];
         return numel(o) * k;
     }
-    case OP_Conv: case OP_ConvTranspose: {
+    case OP_Conv:
+    case OP_ConvTranspose: {
         /* Conv: each output element reads C/group x kernel inputs (W is (M, C/g, k...));
          * ConvTranspose: each input element feeds M/group x kernel outputs (W is (C, M/g, k...)) */
         const MNValue *wt = n->in[1];
@@ -123,11 +144,26 @@ static int64_t macs(const MNNode *n, const MNValue **w) {
 
 static SimResource resource_of(const MNNode *n) {
     switch (n->op) {
-    case OP_MNCoreDownload: case OP_MNCoreUpload: case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: return SIM_DRAM;
-    case OP_MNCoreLayoutSwitch: case OP_MNCoreMove: case OP_Transpose: case OP_Gather: case OP_GatherElements: case OP_Concat:
-    case OP_Slice: case OP_Pad: case OP_Tile: case OP_DepthToSpace: case OP_SpaceToDepth: case OP_Split: case OP_Expand:
-    case OP_Resize: case OP_Upsample: case OP_MNCoreIm2col:
-        return SIM_TREE;
+    case OP_MNCoreDownload:
+    case OP_MNCoreUpload:
+    case OP_MNCoreInputSplit:
+    case OP_MNCoreOutputConcat: return SIM_DRAM;
+    case OP_MNCoreLayoutSwitch:
+    case OP_MNCoreMove:
+    case OP_Transpose:
+    case OP_Gather:
+    case OP_GatherElements:
+    case OP_Concat:
+    case OP_Slice:
+    case OP_Pad:
+    case OP_Tile:
+    case OP_DepthToSpace:
+    case OP_SpaceToDepth:
+    case OP_Split:
+    case OP_Expand:
+    case OP_Resize:
+    case OP_Upsample:
+    case OP_MNCoreIm2col: return SIM_TREE;
     default: return SIM_COMPUTE;
     }
 }
@@ -153,7 +189,8 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
     switch (n->op) {
     case OP_MNCoreDownload: return sim_dram_cycles(m, n->out[0]);
     case OP_MNCoreUpload: return sim_dram_cycles(m, n->in[0]);
-    case OP_MNCoreInputSplit: case OP_MNCoreOutputConcat: {
+    case OP_MNCoreInputSplit:
+    case OP_MNCoreOutputConcat: {
         int64_t t = 0;
         const bool split = n->op == OP_MNCoreInputSplit;
         for (int k = 0; k < (split ? n->nout : n->nin); k++) t += sim_dram_cycles(m, split ? n->out[k] : n->in[k]);
@@ -168,18 +205,36 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
     case OP_MNCoreMove: return out_lw * cps;
     case OP_MNCoreForget: return 0;
     case OP_MNCoreOutputSum: return (int64_t)(n->nin > 1 ? n->nin - 1 : 1) * out_lw * cps;
-    case OP_Softmax: case OP_LogSoftmax: case OP_Hardmax: case OP_LayerNormalization: case OP_BatchNormalization:
-    case OP_InstanceNormalization: case OP_LRN:
-    case OP_ReduceSum: case OP_ReduceMean: case OP_ReduceMax: case OP_ReduceMin: case OP_ReduceProd: case OP_ReduceL1:
-    case OP_ReduceL2: case OP_ReduceSumSquare: case OP_ReduceLogSum: case OP_ReduceLogSumExp: case OP_ArgMax: case OP_ArgMin:
-    case OP_GlobalAveragePool: case OP_GlobalMaxPool: {
+    case OP_Softmax:
+    case OP_LogSoftmax:
+    case OP_Hardmax:
+    case OP_LayerNormalization:
+    case OP_BatchNormalization:
+    case OP_InstanceNormalization:
+    case OP_LRN:
+    case OP_ReduceSum:
+    case OP_ReduceMean:
+    case OP_ReduceMax:
+    case OP_ReduceMin:
+    case OP_ReduceProd:
+    case OP_ReduceL1:
+    case OP_ReduceL2:
+    case OP_ReduceSumSquare:
+    case OP_ReduceLogSum:
+    case OP_ReduceLogSumExp:
+    case OP_ArgMax:
+    case OP_ArgMin:
+    case OP_GlobalAveragePool:
+    case OP_GlobalMaxPool: {
         /* per long word: the op's steps; then a reduction up the tree and the result back */
         int64_t per = n->op == OP_Softmax || n->op == OP_LogSoftmax ? steps(m, "fexp", 1) + steps(m, "frcp", 1) + 3
-                    : n->op == OP_LayerNormalization || n->op == OP_InstanceNormalization ? steps(m, "frcp", 1) + 6 : 2;
+                      : n->op == OP_LayerNormalization || n->op == OP_InstanceNormalization ? steps(m, "frcp", 1) + 6
+                                                                                            : 2;
         int64_t tree = 2 * (int64_t)ceil(log2((double)m->n_pe)) * cps;
         return lw_of(n->in[0]) * per * cps + tree + out_lw * cps;
     }
-    case OP_MaxPool: case OP_AveragePool: {
+    case OP_MaxPool:
+    case OP_AveragePool: {
         const MNAttr *ks = ir_attr(n, "kernel_shape");
         int64_t win = 1;
         for (int i = 0; ks && i < ks->n; i++) win *= ks->ints[i];
@@ -188,7 +243,9 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
     default: break;
     }
     if (resource_of(n) == SIM_TREE) /* gathered and re-distributed through L1BM */
-        return (int64_t)ceil(2.0 * (double)(in_lw + out_lw) * m->mab_per_l1b * m->pe_per_mab / m->bw_l1bm_pe_distribute) + cps;
+        return (int64_t)ceil(2.0 * (double)(in_lw + out_lw) * m->mab_per_l1b * m->pe_per_mab /
+                             m->bw_l1bm_pe_distribute) +
+               cps;
     int nlm = 0;
     for (int k = 0; k < n->nin; k++) nlm += in_lm(n->in[k]);
     if (nlm >= 2) *conflict_extra = out_lw * cps;
@@ -197,7 +254,8 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
 
 static bool elementwise_inplace(const MNNode *n) {
     if (n->nout != 1 || !n->out[0] || n->nin < 1 || !in_lm(n->in[0]) || !in_lm(n->out[0])) return false;
-    if (n->in[0]->num_lw != n->out[0]->num_lw || mn_dtype_bytes(n->in[0]->dtype) != mn_dtype_bytes(n->out[0]->dtype)) return false;
+    if (n->in[0]->num_lw != n->out[0]->num_lw || mn_dtype_bytes(n->in[0]->dtype) != mn_dtype_bytes(n->out[0]->dtype))
+        return false;
     if (!n->in[0]->lay || !layout_equal(n->in[0], n->out[0])) return false;
     if (n->in[0]->is_input || n->in[0]->konst) return false;
     return mn_op_has(n->op, MN_INPLACE);
@@ -217,7 +275,8 @@ void sim_node(const MNMachine *m, const MNNode *n, int mode, SimNode *out) {
     if (macs(n, &w) && in_lm(w) && lw_of(w) > 0) {
         int64_t fast = cyc - lw_of(w) * m->cycles_per_step / 4 * 3; /* weight loads overlap the products */
         if (fast < 1) fast = 1;
-        for (int b = 0; b < 2; b++) out->var[out->nvar++] = (SimVariant){b, true, fast, fast + extra, lm + out_lw + lw_of(w), lw_of(w)};
+        for (int b = 0; b < 2; b++)
+            out->var[out->nvar++] = (SimVariant){b, true, fast, fast + extra, lm + out_lw + lw_of(w), lw_of(w)};
     }
 }
 
@@ -228,8 +287,8 @@ static void sig_value(MNBuf *b, const char *tag, int k, const MNValue *v) {
     }
     buf_printf(b, "%s%d %s [", tag, k, onnx_type_name(v->type.elem));
     for (int i = 0; i < v->type.rank; i++) buf_printf(b, i ? ",%lld" : "%lld", (long long)v->type.dims[i]);
-    buf_printf(b, "] %s %s lw=%lld loc=%d input=%d const=%d\n", mn_dtype_name(v->dtype), v->layout ? v->layout : "-", (long long)v->num_lw, (int)v->loc_kind,
-               v->is_input, v->konst != NULL);
+    buf_printf(b, "] %s %s lw=%lld loc=%d input=%d const=%d\n", mn_dtype_name(v->dtype), v->layout ? v->layout : "-",
+               (long long)v->num_lw, (int)v->loc_kind, v->is_input, v->konst != NULL);
 }
 
 static void sig_machine(const MNMachine *m, int mode, MNBuf *b) {
@@ -237,14 +296,20 @@ static void sig_machine(const MNMachine *m, int mode, MNBuf *b) {
      * what an older one cached */
     buf_printf(b, "mncc %s node-simulation %s mode=%d\n", mncc_version, MN_SIM_MODEL_ID, mode);
     /* the whole machine: any figure may change an estimate */
-    buf_printf(b, "machine %s %d %d %d %d %d lm %lld %lld grf %lld %lld l1bm %lld l2bm %lld dram %lld bits %d %d %d clock %.17g issue %d %d %d %d %d %d"
-                  " bw %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g lat %d %d align %d pdm %lld\n",
-               m->name, m->groups, m->l2b_per_group, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab, (long long)m->lm0_lw, (long long)m->lm1_lw,
-               (long long)m->grf0_lw, (long long)m->grf1_lw, (long long)m->l1bm_lw, (long long)m->l2bm_lw, (long long)m->dram_lw, m->half_bits,
-               m->word_bits, m->long_bits, m->clock_mhz, m->cycles_per_step, m->mv_issue_steps, m->lm_raw_steps, m->grf_raw_steps, m->l1bm_raw_steps,
-               m->l2bm_raw_steps, m->bw_l1bm_pe_broadcast, m->bw_l1bm_pe_distribute, m->bw_l2bm_l1bm_broadcast, m->bw_l2bm_l1bm_distribute, m->bw_dram_l2bm,
-               m->bw_pdm, m->bw_l2bm_mv, m->bw_cross_group, m->dram_latency_cycles, m->pdm_latency_cycles, m->address_alignment_lw, (long long)m->pdm_lw);
-    for (int i = 0; i < m->nsteps_override; i++) buf_printf(b, "steps %s %d\n", m->steps_override[i].name, m->steps_override[i].steps);
+    buf_printf(b,
+               "machine %s %d %d %d %d %d lm %lld %lld grf %lld %lld l1bm %lld l2bm %lld dram %lld bits %d %d %d clock "
+               "%.17g issue %d %d %d %d %d %d"
+               " bw %.17g %.17g %.17g %.17g %.17g %.17g %.17g %.17g lat %d %d align %d pdm %lld\n",
+               m->name, m->groups, m->l2b_per_group, m->l1b_per_l2b, m->mab_per_l1b, m->pe_per_mab,
+               (long long)m->lm0_lw, (long long)m->lm1_lw, (long long)m->grf0_lw, (long long)m->grf1_lw,
+               (long long)m->l1bm_lw, (long long)m->l2bm_lw, (long long)m->dram_lw, m->half_bits, m->word_bits,
+               m->long_bits, m->clock_mhz, m->cycles_per_step, m->mv_issue_steps, m->lm_raw_steps, m->grf_raw_steps,
+               m->l1bm_raw_steps, m->l2bm_raw_steps, m->bw_l1bm_pe_broadcast, m->bw_l1bm_pe_distribute,
+               m->bw_l2bm_l1bm_broadcast, m->bw_l2bm_l1bm_distribute, m->bw_dram_l2bm, m->bw_pdm, m->bw_l2bm_mv,
+               m->bw_cross_group, m->dram_latency_cycles, m->pdm_latency_cycles, m->address_alignment_lw,
+               (long long)m->pdm_lw);
+    for (int i = 0; i < m->nsteps_override; i++)
+        buf_printf(b, "steps %s %d\n", m->steps_override[i].name, m->steps_override[i].steps);
 }
 
 static void sig_node(const MNNode *n, MNBuf *b) {
@@ -264,12 +329,12 @@ typedef struct {
     MNCompile *c;
     MNNode **nodes;
     int n, mode, tid, nthreads, phase;
-    char **sig;          /* per node: its part of the signature */
+    char **sig; /* per node: its part of the signature */
     uint64_t *key;
-    int *uniq, nuniq;    /* representatives, one per distinct signature */
-    const MNBuf *mtext;  /* the machine's part */
+    int *uniq, nuniq; /* representatives, one per distinct signature */
+    const MNBuf *mtext; /* the machine's part */
     uint64_t mhash;
-    SimCache cache;      /* per thread: counters summed afterwards */
+    SimCache cache; /* per thread: counters summed afterwards */
 } Work;
 
 static void *work(void *arg) {
@@ -342,7 +407,8 @@ static void *results_text(void *arg) {
     const MNCompile *c = r->c;
     MNBuf *b = &r->b;
     char buf[32];
-    buf_printf(b, "{\n\"mode\": \"%s\",\n\"machine\": ", opt_value_text(c->opt, MN_OPT_simulation_mode, buf, sizeof buf));
+    buf_printf(b,
+               "{\n\"mode\": \"%s\",\n\"machine\": ", opt_value_text(c->opt, MN_OPT_simulation_mode, buf, sizeof buf));
     buf_json_string(b, c->machine.name);
     buf_printf(b, ",\n\"nodes\": [");
     for (int i = 0; i < r->nn; i++) {
@@ -352,12 +418,19 @@ static void *results_text(void *arg) {
         buf_json_string(b, n->name);
         buf_printf(b, ", \"op\": ");
         buf_json_string(b, n->op_type);
-        buf_printf(b, ", \"key\": \"%016llx\", \"resource\": \"%s\", \"variants\": [", (unsigned long long)sn->key, res_name(sn->res));
+        buf_printf(b, ", \"key\": \"%016llx\", \"resource\": \"%s\", \"variants\": [", (unsigned long long)sn->key,
+                   res_name(sn->res));
         for (int k = 0; k < sn->nvar; k++) {
             const SimVariant *v = &sn->var[k];
-            buf_printf(b, "%s{\"output\": \"%s\", \"double_buffered\": %s, \"cycles\": %lld, \"cycles_bank_conflict\": %lld, \"lm_lw\": %lld, \"temp_lw\": %lld}",
-                       k ? ", " : "", v->out_bank < 0 ? "in_place" : v->out_bank ? "LM1" : "LM0", v->fast ? "true" : "false", (long long)v->cycles,
-                       (long long)v->cycles_conflict, (long long)v->lm_lw, (long long)v->temp_lw);
+            buf_printf(b,
+                       "%s{\"output\": \"%s\", \"double_buffered\": %s, \"cycles\": %lld, \"cycles_bank_conflict\": "
+                       "%lld, \"lm_lw\": %lld, \"temp_lw\": %lld}",
+                       k ? ", " : "",
+                       v->out_bank < 0 ? "in_place"
+                       : v->out_bank   ? "LM1"
+                                       : "LM0",
+                       v->fast ? "true" : "false", (long long)v->cycles, (long long)v->cycles_conflict,
+                       (long long)v->lm_lw, (long long)v->temp_lw);
         }
         buf_printf(b, "]}");
     }
@@ -369,8 +442,10 @@ bool sched_results_write(MNCompile *c) {
     SimResults *r = c->sched ? c->sched->results : NULL;
     if (!r) return true;
     c->sched->results = NULL;
-    if (r->threaded) pthread_join(r->tid, NULL);
-    else results_text(r);
+    if (r->threaded)
+        pthread_join(r->tid, NULL);
+    else
+        results_text(r);
     free(r->nodes);
     bool ok = mn_art_write_owned(c, "simulation_result.json", r->b.data, r->b.len); /* the writer's once it is large */
     free(r);
@@ -492,13 +567,15 @@ static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
         for (int k = 0; k < sn->nvar; k++) {
             SimVariant *v = &sn->var[k];
             if (v->fast != (pass == 1)) continue;
-            if (v->fast || (v->out_bank == 1 && plain[0][0] >= 0)) { /* the output in LM1 is taken to cost what LM0's did */
+            if (v->fast ||
+                (v->out_bank == 1 && plain[0][0] >= 0)) { /* the output in LM1 is taken to cost what LM0's did */
                 int b = v->fast ? v->out_bank : 0;
                 if (b >= 0 && plain[b][0] >= 0) v->cycles = plain[b][0], v->cycles_conflict = plain[b][1];
                 if (v->out_bank == 1 && !v->fast) plain[1][0] = v->cycles, plain[1][1] = v->cycles_conflict;
                 continue;
             }
-            int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0, nlm = 0; /* nlm: distinct LM inputs (Mul(x, x) reads one) */
+            int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0,
+                nlm = 0; /* nlm: distinct LM inputs (Mul(x, x) reads one) */
             for (int j = 0; j < n->nin; j++) {
                 bool again = false;
                 for (int i = 0; i < j; i++) again |= n->in[i] == n->in[j];
@@ -540,9 +617,11 @@ bool sched_node_simulation(MNCompile *c) {
     uint64_t mhash = sim_hash(mtext.data, mtext.len);
     char **sig = xcalloc((size_t)nn + 1, sizeof(char *));
     uint64_t *key = xcalloc((size_t)nn + 1, sizeof(uint64_t));
-    int *ord = xmalloc(sizeof(int) * (size_t)(nn + 1)), *rep = xmalloc(sizeof(int) * (size_t)(nn + 1)), *uniq = xmalloc(sizeof(int) * (size_t)(nn + 1));
+    int *ord = xmalloc(sizeof(int) * (size_t)(nn + 1)), *rep = xmalloc(sizeof(int) * (size_t)(nn + 1)),
+        *uniq = xmalloc(sizeof(int) * (size_t)(nn + 1));
     Work *w = xcalloc((size_t)nt, sizeof *w);
-    for (int t = 0; t < nt; t++) w[t] = (Work){c, g->nodes, nn, mode, t, nt, 0, sig, key, uniq, 0, &mtext, mhash, {c->cache_dir, 0, 0, 0, 0}};
+    for (int t = 0; t < nt; t++)
+        w[t] = (Work){c, g->nodes, nn, mode, t, nt, 0, sig, key, uniq, 0, &mtext, mhash, {c->cache_dir, 0, 0, 0, 0}};
     run_threads(w, nt, 0);
     for (int i = 0; i < nn; i++) ord[i] = i;
     qsort_r(ord, (size_t)nn, sizeof(int), by_sig, &w[0]);
@@ -580,8 +659,10 @@ bool sched_node_simulation(MNCompile *c) {
     mn_figure(c, "variants", variants);
     mn_figure(c, "cycles_sum_lm0_variant", total);
     mn_figure(c, "threads", nt);
-    if (c->cache_write_failures) mn_log(c, 1, "Node Simulation cache %s: %lld entries could not be written", c->cache_dir, (long long)c->cache_write_failures);
-    mn_log(c, 0, "node simulation: %d nodes, %lld variants, %lld cycles if run one after another; cache %s", g->nnodes, (long long)variants,
-           (long long)total, c->cache_dir ? c->cache_dir : "off");
+    if (c->cache_write_failures)
+        mn_log(c, 1, "Node Simulation cache %s: %lld entries could not be written", c->cache_dir,
+               (long long)c->cache_write_failures);
+    mn_log(c, 0, "node simulation: %d nodes, %lld variants, %lld cycles if run one after another; cache %s", g->nnodes,
+           (long long)variants, (long long)total, c->cache_dir ? c->cache_dir : "off");
     return !c->out_dir || write_results(c, g->nodes, g->nnodes);
 }

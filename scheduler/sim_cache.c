@@ -16,8 +16,10 @@
 #include <unistd.h>
 
 static void path_of(const SimCache *sc, uint64_t key, char *p, size_t n, bool dir_only) {
-    if (dir_only) snprintf(p, n, "%s/%02x", sc->dir, (unsigned)(key >> 56));
-    else snprintf(p, n, "%s/%02x/%016llx.json", sc->dir, (unsigned)(key >> 56), (unsigned long long)key);
+    if (dir_only)
+        snprintf(p, n, "%s/%02x", sc->dir, (unsigned)(key >> 56));
+    else
+        snprintf(p, n, "%s/%02x/%016llx.json", sc->dir, (unsigned)(key >> 56), (unsigned long long)key);
 }
 
 /* the results as text, for the checksum */
@@ -25,8 +27,8 @@ static void results_text(const SimNode *sn, MNBuf *b) {
     buf_printf(b, "%d %d", (int)sn->res, sn->nvar);
     for (int i = 0; i < sn->nvar; i++) {
         const SimVariant *v = &sn->var[i];
-        buf_printf(b, " %d %d %lld %lld %lld %lld", v->out_bank, v->fast, (long long)v->cycles, (long long)v->cycles_conflict, (long long)v->lm_lw,
-                   (long long)v->temp_lw);
+        buf_printf(b, " %d %d %lld %lld %lld %lld", v->out_bank, v->fast, (long long)v->cycles,
+                   (long long)v->cycles_conflict, (long long)v->lm_lw, (long long)v->temp_lw);
     }
 }
 
@@ -73,7 +75,8 @@ bool sim_cache_get(SimCache *sc, const char *sig, uint64_t key, SimNode *out) {
             int64_t f[6];
             ok = cJSON_IsArray(a) && cJSON_GetArraySize(a) == 6;
             for (int k = 0; ok && k < 6; k++) ok = get_int(cJSON_GetArrayItem(a, k), &f[k]);
-            ok = ok && f[0] >= -1 && f[0] <= 1 && (f[1] == 0 || f[1] == 1) && f[2] >= 0 && f[3] >= 0 && f[4] >= 0 && f[5] >= 0;
+            ok = ok && f[0] >= -1 && f[0] <= 1 && (f[1] == 0 || f[1] == 1) && f[2] >= 0 && f[3] >= 0 && f[4] >= 0 &&
+                 f[5] >= 0;
             if (ok) sn.var[i] = (SimVariant){(int)f[0], f[1] != 0, f[2], f[3], f[4], f[5]};
         }
     }
@@ -122,7 +125,8 @@ void sim_cache_put(SimCache *sc, const char *sig, uint64_t key, const SimNode *s
     cJSON *vs = cJSON_AddArrayToObject(j, "variants");
     for (int i = 0; i < sn->nvar; i++) {
         const SimVariant *v = &sn->var[i];
-        double f[6] = {v->out_bank, v->fast, (double)v->cycles, (double)v->cycles_conflict, (double)v->lm_lw, (double)v->temp_lw};
+        double f[6] = {v->out_bank,      v->fast,           (double)v->cycles, (double)v->cycles_conflict,
+                       (double)v->lm_lw, (double)v->temp_lw};
         cJSON_AddItemToArray(vs, cJSON_CreateDoubleArray(f, 6));
     }
     MNBuf t = {0};

@@ -21,6 +21,7 @@ run() { # name, command...
     total_pass=$((total_pass + p)); total_fail=$((total_fail + f))
 }
 data=/usr/share/libonnx-testdata/data
+run format sh tests/format/run.sh
 run unit "$b/unit_tests"
 run golden sh tests/golden/run.sh "$b/mncc"
 run cli sh tests/cli/run.sh "$b/mncc"

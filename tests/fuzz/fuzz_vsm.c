@@ -15,7 +15,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     for (int rel = 0; rel < 2; rel++) {
         VProgram p;
         memset(&p, 0, sizeof p);
-        bool ok = rel ? vsm_parse_relative("fuzz.vsm", text, &p, err, sizeof err) : vsm_parse("fuzz.vsm", text, &p, err, sizeof err);
+        bool ok = rel ? vsm_parse_relative("fuzz.vsm", text, &p, err, sizeof err)
+                      : vsm_parse("fuzz.vsm", text, &p, err, sizeof err);
         if (ok) {
             MNBuf b = {0};
             vsm_print(&b, &p);

@@ -44,14 +44,16 @@ static bool check_output(const MNValue *v, const MNTensor *ref, char *why, size_
     /* The ONNX test data of this era stores BFLOAT16 references as UINT16 bit patterns. */
     bool bf16_quirk = t->elem == ONNX_BFLOAT16 && ref->elem == ONNX_UINT16;
     if (t->elem != ref->elem && !bf16_quirk) {
-        snprintf(why, n, "output '%s': inferred type %s, reference %s", v->name, onnx_type_name(t->elem), onnx_type_name(ref->elem));
+        snprintf(why, n, "output '%s': inferred type %s, reference %s", v->name, onnx_type_name(t->elem),
+                 onnx_type_name(ref->elem));
         return false;
     }
     bool same = t->rank == ref->rank;
     for (int i = 0; same && i < t->rank; i++) same = t->dims[i] == ref->dims[i];
     if (!same) {
         snprintf(why, n, "output '%s': inferred shape [", v->name);
-        for (int i = 0; i < t->rank; i++) snprintf(why + strlen(why), n - strlen(why), i ? ",%lld" : "%lld", (long long)t->dims[i]);
+        for (int i = 0; i < t->rank; i++)
+            snprintf(why + strlen(why), n - strlen(why), i ? ",%lld" : "%lld", (long long)t->dims[i]);
         snprintf(why + strlen(why), n - strlen(why), "], reference rank %d", ref->rank);
         return false;
     }
@@ -141,7 +143,8 @@ int main(int argc, char **argv) {
     opt_init(&mixed);
     opt.ival[MN_OPT_verify] = mixed.ival[MN_OPT_verify] = 1;
     mixed.ival[MN_OPT_float_dtype] = MN_FLOAT_DTYPE_MIXED;
-    free(mixed.sval[MN_OPT_machine]), mixed.sval[MN_OPT_machine] = xstrdup("tiny"); /* the second run also plans for the small machine */
+    free(mixed.sval[MN_OPT_machine]),
+        mixed.sval[MN_OPT_machine] = xstrdup("tiny"); /* the second run also plans for the small machine */
     mixed.ival[MN_OPT_scheduler] = MN_SCHED_SPILL_OPT; /* where LM is tight: evictions, moves */
     opt.ival[MN_OPT_sa_steps] = mixed.ival[MN_OPT_sa_steps] = 200;
     int nmodel = 0;
@@ -236,9 +239,12 @@ int main(int argc, char **argv) {
                     snprintf(why, sizeof why, "fold mode: mismatch (above)");
                 }
             }
-            if (!strcmp(cls, "loaded")) nok++;
-            else if (!strcmp(cls, "unsupported")) nunsup++;
-            else nfail++;
+            if (!strcmp(cls, "loaded"))
+                nok++;
+            else if (!strcmp(cls, "unsupported"))
+                nunsup++;
+            else
+                nfail++;
             if (verbose || !strcmp(cls, "failed")) printf("%-12s %s/%s %s\n", cls, argv[ai], tests[ti], why);
             cJSON *e = cJSON_CreateObject();
             cJSON_AddStringToObject(e, "model", path);
@@ -267,11 +273,16 @@ int main(int argc, char **argv) {
     } else
         cJSON_Delete(results);
     printf("sweep: %d passed, %d failed\n", nok + nunsup, nfail);
-    printf("sweep: %d models also planned with float_dtype=mixed for the tiny machine; the invariant checker ran after every pass\n", nmixed);
-    printf("sweep: on tiny %d models were time-sliced (%lld slices, %lld K-splits, %lld layout switches in all); %d were rejected as too large for it\n",
+    printf("sweep: %d models also planned with float_dtype=mixed for the tiny machine; the invariant checker ran after "
+           "every pass\n",
+           nmixed);
+    printf("sweep: on tiny %d models were time-sliced (%lld slices, %lld K-splits, %lld layout switches in all); %d "
+           "were rejected as too large for it\n",
            tiny_sliced, (long long)tiny_slices, (long long)tiny_ksplits, (long long)tiny_switches, tiny_rejected);
-    printf("sweep: fold mode evaluated %d test data sets, compared %d folded outputs with the references\n", nfold_runs, nfold_values);
-    printf("sweep: %d models: %d loaded, %d rejected only as unsupported, %d failed otherwise; %d reference outputs compared (%d folded to constants)\n",
+    printf("sweep: fold mode evaluated %d test data sets, compared %d folded outputs with the references\n", nfold_runs,
+           nfold_values);
+    printf("sweep: %d models: %d loaded, %d rejected only as unsupported, %d failed otherwise; %d reference outputs "
+           "compared (%d folded to constants)\n",
            nok + nunsup + nfail, nok, nunsup, nfail, ncompared, nfolded_checked);
     opt_free(&opt);
     opt_free(&mixed);

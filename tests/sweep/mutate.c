@@ -33,8 +33,10 @@ static int try_one(const char *name, const uint8_t *buf, size_t len, int *accept
             if (ir_shape_numel(t) < 0 || ir_shape_numel(t) > (1 << 20)) g = NULL;
         }
         int nf;
-        if (g && infer_graph(g, &d, 1 << 16, &nf)) ++*accepted;
-        else if (g && !d.msg[0]) bad = 1;
+        if (g && infer_graph(g, &d, 1 << 16, &nf))
+            ++*accepted;
+        else if (g && !d.msg[0])
+            bad = 1;
     } else if (!d.msg[0])
         bad = 1;
     if (bad) fprintf(stderr, "mutate: %s (len %zu): rejected without a message\n", name, len);

@@ -136,7 +136,9 @@ void test_fold_shape_chain(void) {
 void test_fold_arith(void) {
     TG t;
     tg_init(&t, 13);
-    MNNode *r = tg_node(&t, "Range", "r", 3, INS(tg_const_i64(&t, "a", 0, NULL), tg_const_i64(&t, "b", 0, NULL), tg_const_i64(&t, "c", 0, NULL)), 1);
+    MNNode *r =
+        tg_node(&t, "Range", "r", 3,
+                INS(tg_const_i64(&t, "a", 0, NULL), tg_const_i64(&t, "b", 0, NULL), tg_const_i64(&t, "c", 0, NULL)), 1);
     /* scalars: rank-0 int64 constants made by hand */
     int64_t vals[3] = {1, 10, 3};
     for (int k = 0; k < 3; k++) {

@@ -42,10 +42,10 @@ void test_half(void) {
     CHECK_EQ_I(bad, 0);
     CHECK_EQ_I(ir_float_to_half(1.0f), 0x3c00);
     CHECK_EQ_I(ir_float_to_half(65504.0f), 0x7bff);
-    CHECK_EQ_I(ir_float_to_half(65520.0f), 0x7c00);            /* rounds to infinity */
-    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -24)), 0x0001);      /* smallest subnormal */
-    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -25)), 0x0000);      /* tie to even: 0 */
-    CHECK_EQ_I(ir_float_to_half(ldexpf(3, -25)), 0x0002);      /* tie to even: 2 */
+    CHECK_EQ_I(ir_float_to_half(65520.0f), 0x7c00); /* rounds to infinity */
+    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -24)), 0x0001); /* smallest subnormal */
+    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -25)), 0x0000); /* tie to even: 0 */
+    CHECK_EQ_I(ir_float_to_half(ldexpf(3, -25)), 0x0002); /* tie to even: 2 */
     CHECK_EQ_I(ir_float_to_half(1.0f + ldexpf(1, -11)), 0x3c00); /* tie to even, down */
     CHECK(isnan(ir_half_to_float(ir_float_to_half(NAN))));
     CHECK(ir_half_to_float(0xfc00) == -INFINITY);
@@ -138,14 +138,16 @@ void test_options(void) {
     CHECK_EQ_I(opt_flag("--simulation-mode"), MN_OPT_simulation_mode);
     CHECK_EQ_I(opt_flag("--nosuch"), -1);
     CHECK_EQ_I(opt_flag("-dump-all"), -1);
-    CHECK(opt_set(&o, "dump_after=load,emit", err, sizeof err) && opt_dump_after_has(&o, "emit") && opt_dump_after_has(&o, "load"));
+    CHECK(opt_set(&o, "dump_after=load,emit", err, sizeof err) && opt_dump_after_has(&o, "emit") &&
+          opt_dump_after_has(&o, "load"));
     CHECK(!opt_dump_after_has(&o, "lo") && !opt_dump_after_has(&o, "dtype"));
     opt_free(&o);
 
     /* a preset building on another, then an option file: each value says where it came from */
     char dir[] = "/tmp/mncc_presetXXXXXX", a[300], b[300], j[300], bad[300], cyc[300];
     CHECK(mkdtemp(dir) != NULL);
-    snprintf(a, sizeof a, "%s/a.json", dir), snprintf(b, sizeof b, "%s/b.json", dir), snprintf(j, sizeof j, "%s/o.json", dir);
+    snprintf(a, sizeof a, "%s/a.json", dir), snprintf(b, sizeof b, "%s/b.json", dir),
+        snprintf(j, sizeof j, "%s/o.json", dir);
     snprintf(bad, sizeof bad, "%s/bad.json", dir), snprintf(cyc, sizeof cyc, "%s/cyc.json", dir);
     FILE *f = fopen(a, "w");
     fprintf(f, "{\"options\": {\"scheduler\": \"spill_opt\", \"seed\": 7, \"verify\": true}}");
@@ -165,9 +167,12 @@ void test_options(void) {
     opt_init(&o);
     CHECK(opt_load_preset(&o, b, err, sizeof err));
     CHECK(o.ival[MN_OPT_scheduler] == MN_SCHED_SPILL_OPT && o.ival[MN_OPT_seed] == 9 && o.ival[MN_OPT_verify] == 1);
-    CHECK(o.src[MN_OPT_seed] == MN_SRC_PRESET && !strcmp(o.from[MN_OPT_seed], b) && !strcmp(o.from[MN_OPT_scheduler], a));
-    CHECK(opt_load_json(&o, j, err, sizeof err) && o.ival[MN_OPT_sa_steps] == 5 && o.src[MN_OPT_link] == MN_SRC_OPTION_FILE);
-    CHECK(opt_set(&o, "seed=3", err, sizeof err) && o.src[MN_OPT_seed] == MN_SRC_CMDLINE && o.from[MN_OPT_seed] == NULL);
+    CHECK(o.src[MN_OPT_seed] == MN_SRC_PRESET && !strcmp(o.from[MN_OPT_seed], b) &&
+          !strcmp(o.from[MN_OPT_scheduler], a));
+    CHECK(opt_load_json(&o, j, err, sizeof err) && o.ival[MN_OPT_sa_steps] == 5 &&
+          o.src[MN_OPT_link] == MN_SRC_OPTION_FILE);
+    CHECK(opt_set(&o, "seed=3", err, sizeof err) && o.src[MN_OPT_seed] == MN_SRC_CMDLINE &&
+          o.from[MN_OPT_seed] == NULL);
     char sb[400];
     CHECK(!strcmp(opt_source_text(&o, MN_OPT_fold_max_elems, sb, sizeof sb), "default"));
     CHECK(!strncmp(opt_source_text(&o, MN_OPT_scheduler, sb, sizeof sb), "preset /tmp/", 12));
@@ -208,7 +213,8 @@ void test_vsm_decode(void) {
     VProgram p, q;
     char err[300];
     MNBuf text = {0};
-    for (int i = 0; i < 300; i++) buf_printf(&text, "fvadd $lm%dv $ln%dv $lr0v; lpassa $lm8v $ls0v\n", 8 * (i % 200), 8 * (i % 200));
+    for (int i = 0; i < 300; i++)
+        buf_printf(&text, "fvadd $lm%dv $ln%dv $lr0v; lpassa $lm8v $ls0v\n", 8 * (i % 200), 8 * (i % 200));
     buf_printf(&text, "d get lm0:0\n");
     CHECK(vsm_parse("t.vsm", text.data, &p, err, sizeof err));
     MNBuf bin = {0};
@@ -246,21 +252,22 @@ void test_vsm_decode(void) {
 /* buf_printf formats the common conversions itself: it must print what snprintf does,
  * and hand everything else to it */
 void test_buf_printf(void) {
-#define SAME(...)                                            \
-    do {                                                     \
-        MNBuf b = {0};                                       \
-        char want[256];                                      \
-        buf_append(&b, "x", 1);                              \
-        buf_printf(&b, __VA_ARGS__);                         \
-        snprintf(want, sizeof want, "x" __VA_ARGS__);        \
+#define SAME(...)                                              \
+    do {                                                       \
+        MNBuf b = {0};                                         \
+        char want[256];                                        \
+        buf_append(&b, "x", 1);                                \
+        buf_printf(&b, __VA_ARGS__);                           \
+        snprintf(want, sizeof want, "x" __VA_ARGS__);          \
         CHECK(!strcmp(b.data, want) && b.len == strlen(want)); \
-        buf_free(&b);                                        \
+        buf_free(&b);                                          \
     } while (0)
     SAME("plain");
     SAME("%d %d %d %i", 0, -1, INT32_MIN, INT32_MAX);
     SAME("%u %x %x", 4294967295u, 0u, 0xdeadbeefu);
     SAME("%ld %lu %lx", -1234567890123L, 18446744073709551615UL, 0xabcUL);
-    SAME("%lld %lld %llu %llx", (long long)INT64_MIN, (long long)INT64_MAX, (unsigned long long)UINT64_MAX, 0x1234567890abcdefULL);
+    SAME("%lld %lld %llu %llx", (long long)INT64_MIN, (long long)INT64_MAX, (unsigned long long)UINT64_MAX,
+         0x1234567890abcdefULL);
     SAME("%zu%%%c%s", (size_t)42, 'q', "tail");
     SAME("$lm{%d}%lldv @%s %s", 7, (long long)-3, "", "a b");
     SAME("%02x %-6s|%.17g %+lld %5d", 5u, "ab", 0.1, (long long)3, 12); /* snprintf's */
@@ -325,10 +332,10 @@ void test_fb_spans(void) {
  * line parsed, resolved (each value's address added, LM in words, DRAM in long words),
  * printed and encoded */
 void test_vsm_template(void) {
-    static const char *first[] = {"fvadd $lm{3}8v $ln{5}0v $lr0v", "fmwrite $ln{5}[0,64,16,80] $lx0", "mvp/n4096i01 $d{7}64 $lc0@.1",
-                                  "fpassa $m{2}376 $r0v"};
-    static const char *next[] = {"fvadd $lm{11}8v $ln{4}0v $lr0v", "fmwrite $ln{9}[0,64,16,80] $lx0", "mvp/n4096i01 $d{12}64 $lc0@.1",
-                                 "fpassa $m{6}376 $r0v"};
+    static const char *first[] = {"fvadd $lm{3}8v $ln{5}0v $lr0v", "fmwrite $ln{5}[0,64,16,80] $lx0",
+                                  "mvp/n4096i01 $d{7}64 $lc0@.1", "fpassa $m{2}376 $r0v"};
+    static const char *next[] = {"fvadd $lm{11}8v $ln{4}0v $lr0v", "fmwrite $ln{9}[0,64,16,80] $lx0",
+                                 "mvp/n4096i01 $d{12}64 $lc0@.1", "fpassa $m{6}376 $r0v"};
     const int64_t addr[16] = {0, 0, 10, 0, 100, 0, 31, 0, 0, 200, 0, 7, 5000};
     for (size_t t = 0; t < sizeof first / sizeof first[0]; t++) {
         VLineCache *lc = vsm_line_cache_new();

@@ -215,7 +215,7 @@ void test_xla(void) {
     CHECK_EQ_I(xla_linear(&x, (const int64_t[]){0, 0}), 0);
     CHECK_EQ_I(xla_linear(&x, (const int64_t[]){0, 1}), 1);
     CHECK_EQ_I(xla_linear(&x, (const int64_t[]){1, 0}), 2);
-    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){0, 2}), 4);  /* second tile of the first tile row */
+    CHECK_EQ_I(xla_linear(&x, (const int64_t[]){0, 2}), 4); /* second tile of the first tile row */
     CHECK_EQ_I(xla_linear(&x, (const int64_t[]){2, 0}), 12); /* first tile of the second tile row */
     CHECK_EQ_I(xla_linear(&x, (const int64_t[]){2, 4}), 20);
     CHECK(xla_parse("f32[64,128]{1,0:T(8,128)S(1)}", &x, err, sizeof err));
@@ -236,8 +236,10 @@ void test_xla(void) {
         for (int j = 0; j < 4; j++)
             for (int k = 0; k < 5; k++) {
                 int64_t v = xla_linear(&x, (const int64_t[]){i, j, k});
-                if (v < 0 || v >= 60 || seen[v]) dup++;
-                else seen[v] = true;
+                if (v < 0 || v >= 60 || seen[v])
+                    dup++;
+                else
+                    seen[v] = true;
             }
     CHECK_EQ_I(dup, 0);
 }
@@ -292,9 +294,11 @@ static const char *canonical_str(MNBuf *b, const MNMachine *m, int rank, const i
 void test_canonical_spread(void) {
     MNMachine m = test_machine();
     MNBuf b = {0};
-    CHECK(!strcmp(canonical_str(&b, &m, 4, DIMS(1, 1, 1000, 1000), MN_DT_Float),
-                  "PadLayout{(1,1,1000,1000)/((1:125), (1:125), (1:125, 8_L2B:1, 8_L1B:1, 16_MAB:1), (125:1, 2_W:1, 4_PE:1))}"));
-    CHECK(!strcmp(canonical_str(&b, &m, 2, DIMS(3, 4), MN_DT_Float), "PadLayout{(3,4)/((1:1, 4_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])}"));
+    CHECK(!strcmp(
+        canonical_str(&b, &m, 4, DIMS(1, 1, 1000, 1000), MN_DT_Float),
+        "PadLayout{(1,1,1000,1000)/((1:125), (1:125), (1:125, 8_L2B:1, 8_L1B:1, 16_MAB:1), (125:1, 2_W:1, 4_PE:1))}"));
+    CHECK(!strcmp(canonical_str(&b, &m, 2, DIMS(3, 4), MN_DT_Float),
+                  "PadLayout{(3,4)/((1:1, 4_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L1B,L2B])}"));
     /* 64 channels take the 16 MABs, 8 rows the 8 L1Bs (they gain 8x there, the channels'
      * rest only 4x); then 8 LW per PE are left, too few to spread over the L2Bs */
     CHECK(!strcmp(canonical_str(&b, &m, 4, DIMS(2, 64, 8, 8), MN_DT_Float),

@@ -72,7 +72,8 @@ void test_sim_cache(void) {
     CHECK(!sim_cache_get(&sc, sig, key, &b));
     sim_cache_put(&sc, sig, key, &a);
     CHECK(sim_cache_get(&sc, sig, key, &b));
-    CHECK(b.res == a.res && b.nvar == 2 && b.var[1].out_bank == -1 && b.var[1].fast && b.var[1].temp_lw == 8 && b.var[0].cycles_conflict == 120);
+    CHECK(b.res == a.res && b.nvar == 2 && b.var[1].out_bank == -1 && b.var[1].fast && b.var[1].temp_lw == 8 &&
+          b.var[0].cycles_conflict == 120);
     /* another signature under the same key is a miss, not someone else's result */
     CHECK(!sim_cache_get(&sc, "op Sigmoid\n", key, &b));
     /* a changed figure fails the checksum */

@@ -7,20 +7,20 @@
 #include <string.h>
 
 extern int unit_failures;
-#define CHECK(c)                                                                 \
-    do {                                                                         \
-        if (!(c)) {                                                              \
-            unit_failures++;                                                     \
+#define CHECK(c)                                                                    \
+    do {                                                                            \
+        if (!(c)) {                                                                 \
+            unit_failures++;                                                        \
             fprintf(stderr, "  %s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #c); \
-        }                                                                        \
+        }                                                                           \
     } while (0)
-#define CHECK_EQ_I(a, b)                                                                                        \
-    do {                                                                                                        \
-        long long _a = (long long)(a), _b = (long long)(b);                                                     \
-        if (_a != _b) {                                                                                         \
-            unit_failures++;                                                                                    \
+#define CHECK_EQ_I(a, b)                                                                                             \
+    do {                                                                                                             \
+        long long _a = (long long)(a), _b = (long long)(b);                                                          \
+        if (_a != _b) {                                                                                              \
+            unit_failures++;                                                                                         \
             fprintf(stderr, "  %s:%d: CHECK_EQ failed: %s = %lld, expected %lld\n", __FILE__, __LINE__, #a, _a, _b); \
-        }                                                                                                       \
+        }                                                                                                            \
     } while (0)
 
 /* Graph-building helpers for inference tests. */

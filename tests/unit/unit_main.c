@@ -3,12 +3,15 @@
 
 int unit_failures;
 
+/* a table, one row per line: */
+/* clang-format off */
 #define UNIT_TESTS(X)                                                                   \
     X(test_arena) X(test_half) X(test_bf16) X(test_tensor_cast) X(test_value_table)     \
     X(test_ops_table) X(test_options) X(test_infer_conv_pool) X(test_infer_matmul)      \
     X(test_infer_reshape_squeeze) X(test_infer_slice_gather) X(test_fold_shape_chain)   \
     X(test_fold_arith) X(test_infer_errors) X(test_infer_resize_pad_split)          \
     X(test_layout_parse_print) X(test_layout_figures) X(test_layout_place) X(test_layout_roundtrip) X(test_layout_dram) X(test_xla) X(test_verify_pieces) X(test_demands_hold) X(test_canonical_spread) X(test_sched_place) X(test_sim_cache) X(test_vsm_decode) X(test_buf_printf) X(test_fb_spans) X(test_vsm_template)
+/* clang-format on */
 
 #define X(t) void t(void);
 UNIT_TESTS(X)
@@ -74,7 +77,9 @@ static MNAttr *new_attr(TG *t, MNNode *n, const char *name, MNAttrType ty) {
 }
 void tg_attr_int(TG *t, MNNode *n, const char *name, int64_t v) { new_attr(t, n, name, MN_ATTR_INT)->i = v; }
 void tg_attr_float(TG *t, MNNode *n, const char *name, double v) { new_attr(t, n, name, MN_ATTR_FLOAT)->f = v; }
-void tg_attr_str(TG *t, MNNode *n, const char *name, const char *s) { new_attr(t, n, name, MN_ATTR_STRING)->s = arena_strdup(t->a, s); }
+void tg_attr_str(TG *t, MNNode *n, const char *name, const char *s) {
+    new_attr(t, n, name, MN_ATTR_STRING)->s = arena_strdup(t->a, s);
+}
 void tg_attr_ints(TG *t, MNNode *n, const char *name, int cnt, const int64_t *v) {
     MNAttr *a = new_attr(t, n, name, MN_ATTR_INTS);
     a->n = cnt;

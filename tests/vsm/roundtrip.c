@@ -26,13 +26,17 @@ static bool check(const char *name, const char *text, char *why, size_t n) {
         return false;
     }
     vsm_print(&t1, &p3);
-    if (!vsm_parse(name, t1.data ? t1.data : "", &p2, err, sizeof err)) snprintf(why, n, "reparse of the printed text: %s", err);
+    if (!vsm_parse(name, t1.data ? t1.data : "", &p2, err, sizeof err))
+        snprintf(why, n, "reparse of the printed text: %s", err);
     else {
         vsm_encode(&p2, &b2);
         vsm_print(&t2, &p2);
-        if (b1.len != b2.len || memcmp(b1.data, b2.data, b1.len)) snprintf(why, n, "binary differs after text round trip");
-        else if (t1.len != t2.len || memcmp(t1.data, t2.data, t1.len)) snprintf(why, n, "printed text is not a fixed point");
-        else ok = true;
+        if (b1.len != b2.len || memcmp(b1.data, b2.data, b1.len))
+            snprintf(why, n, "binary differs after text round trip");
+        else if (t1.len != t2.len || memcmp(t1.data, t2.data, t1.len))
+            snprintf(why, n, "printed text is not a fixed point");
+        else
+            ok = true;
         vsm_program_free(&p2);
     }
     vsm_program_free(&p1);
@@ -52,8 +56,13 @@ static void all_insns(MNBuf *b) {
             case VI_wait: buf_printf(b, "mvp/n64i05 $d0 $lc0\nnop; wait i05\n"); break;
             case VI_noforward: buf_printf(b, "noforward\n"); break;
             case VI_zero: buf_printf(b, "zero $lr0 $ls2/1010\n"); break;
-            case VI_imm: buf_printf(b, "imm i\"-7\" $lr0\nimm f\"1.5\" $lls4\nimm h\"0x3e00\" $n0\nimm ul\"0x0123456789abcdef\" $lr8\n"); break;
-            case VI_msl: case VI_msr: buf_printf(b, "%s $lm0v $ln0v/$imr3\n", in->name); break;
+            case VI_imm:
+                buf_printf(
+                    b,
+                    "imm i\"-7\" $lr0\nimm f\"1.5\" $lls4\nimm h\"0x3e00\" $n0\nimm ul\"0x0123456789abcdef\" $lr8\n");
+                break;
+            case VI_msl:
+            case VI_msr: buf_printf(b, "%s $lm0v $ln0v/$imr3\n", in->name); break;
             case VI_l1bmp: buf_printf(b, "l1bmp $lb0 $lr0v\nl1bmp $llb8 $llr0v/1100\n"); break;
             case VI_l1bmm: buf_printf(b, "l1bmm $lb0 $lm0v\nl1bmm@3 $lr0v $lb64\n"); break;
             case VI_l1bmd: buf_printf(b, "l1bmd $lb0 $lm0v\nl1bmd $ln8v $lb256\n"); break;
@@ -82,17 +91,23 @@ static void all_insns(MNBuf *b) {
                 for (int red = 0; red <= !!(in->flags & F_RED); red++) {
                     char mn[32];
                     snprintf(mn, sizeof mn, "%s%s%s%s", u ? "u" : "", pl, in->name, red ? "r" : "");
-                    if (i == VI_mwrite) buf_printf(b, "%s $lr0v $lx0\n", mn);
-                    else if (i == VI_mread) buf_printf(b, "%s $lx0 $lr8v\n", mn);
+                    if (i == VI_mwrite)
+                        buf_printf(b, "%s $lr0v $lx0\n", mn);
+                    else if (i == VI_mread)
+                        buf_printf(b, "%s $lx0 $lr8v\n", mn);
                     else if (in->unit == U_MAU && vsm_insns[i].name[0] == 'm')
                         buf_printf(b, "%s $ly $lm0v%s $ln0v\n", mn, in->nsrc == 3 ? " $mauf" : "");
-                    else if (in->nsrc == 1) buf_printf(b, "%s %s$lm[0,2,4,6] $ln0v/$imr2 $omr4\n", mn, in->unit == U_MAU ? "-" : "");
-                    else if (in->nsrc == 2) buf_printf(b, "%s/$imr1 $lm8v2 $lr0 $ls0v\n", mn);
-                    else buf_printf(b, "%s $lmt4v $ln0v -$aluf $lls0v\n", mn);
+                    else if (in->nsrc == 1)
+                        buf_printf(b, "%s %s$lm[0,2,4,6] $ln0v/$imr2 $omr4\n", mn, in->unit == U_MAU ? "-" : "");
+                    else if (in->nsrc == 2)
+                        buf_printf(b, "%s/$imr1 $lm8v2 $lr0 $ls0v\n", mn);
+                    else
+                        buf_printf(b, "%s $lmt4v $ln0v -$aluf $lls0v\n", mn);
                 }
         }
     }
-    buf_printf(b, "maskrsn 3\nmaskll 20\nmask 0\nlpassa $peid $lm0; lpassa $lm0 $lr0\nd set $lm0n0c0b0 1 3FF0000000000000\nd getd $lm0n0c0b0m0 1\n");
+    buf_printf(b, "maskrsn 3\nmaskll 20\nmask 0\nlpassa $peid $lm0; lpassa $lm0 $lr0\nd set $lm0n0c0b0 1 "
+                  "3FF0000000000000\nd getd $lm0n0c0b0m0 1\n");
 }
 
 int main(int argc, char **argv) {
@@ -100,8 +115,10 @@ int main(int argc, char **argv) {
     char why[700];
     MNBuf gen = {0};
     all_insns(&gen);
-    if (check("<every instruction>", gen.data, why, sizeof why)) pass++;
-    else fail++, printf("FAIL roundtrip <every instruction>: %s\n", why);
+    if (check("<every instruction>", gen.data, why, sizeof why))
+        pass++;
+    else
+        fail++, printf("FAIL roundtrip <every instruction>: %s\n", why);
     buf_free(&gen);
     for (int i = 1; i < argc; i++) {
         FILE *f = fopen(argv[i], "rb");
@@ -123,8 +140,10 @@ int main(int argc, char **argv) {
             continue;
         }
         vsm_program_free(&p);
-        if (check(argv[i], t.data, why, sizeof why)) pass++;
-        else fail++, printf("FAIL roundtrip %s: %s\n", argv[i], why);
+        if (check(argv[i], t.data, why, sizeof why))
+            pass++;
+        else
+            fail++, printf("FAIL roundtrip %s: %s\n", argv[i], why);
         buf_free(&t);
     }
     printf("roundtrip: %d passed, %d failed\n", pass, fail);
