@@ -7,7 +7,8 @@ enum {
     PREC = MN_PREC,
     WIN = MN_WIN,
     WEW = MN_WEW,
-    GATHER = MN_GATHER
+    GATHER = MN_GATHER,
+    REDUCE = MN_REDUCE
 }; /* the rows' names */
 
 const MNOpInfo mn_ops[OP_COUNT] = {[OP_UNSUPPORTED] = {"<unsupported>", 0, 0, 0, NULL},

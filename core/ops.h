@@ -20,6 +20,8 @@
  *     WEW       elementwise, emitted as a window of one element per operand where the
  *               vector path cannot take it (operands laid out otherwise)
  *     GATHER    moves data between PEs only: emitted as a gather
+ *     REDUCE    a Reduce op: folds its input over the axes an attribute or input 1
+ *               names (keepdims), with the fold of its name
  *   types       the element types Code Emit has code for, by the path the op takes
  *               there (--list-ops prints it, the README's op table is made from it, and
  *               tests/cli checks every claim of the elementwise and gather ops by
@@ -32,7 +34,15 @@
 #include <stdbool.h>
 
 /* props (the rows name them without the prefix: only core/ops.c expands that column) */
-typedef enum { MN_EW = 1, MN_INPLACE = 2, MN_PREC = 4, MN_WIN = 8, MN_WEW = 16, MN_GATHER = 32 } MNOpProp;
+typedef enum {
+    MN_EW = 1,
+    MN_INPLACE = 2,
+    MN_PREC = 4,
+    MN_WIN = 8,
+    MN_WEW = 16,
+    MN_GATHER = 32,
+    MN_REDUCE = 64
+} MNOpProp;
 
 /* the element type sets most rows share */
 #define TY_F "float"
@@ -130,16 +140,16 @@ typedef enum { MN_EW = 1, MN_INPLACE = 2, MN_PREC = 4, MN_WIN = 8, MN_WEW = 16, 
     OP(LogSoftmax, 1, 21, same_as_input0, none, PREC | WIN, TY_F)                                          \
     OP(Hardmax, 1, 21, same_as_input0, none, WIN, TY_F)                                                    \
     /* reductions */                                                                                       \
-    OP(ReduceSum, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                                 \
-    OP(ReduceMean, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                                \
-    OP(ReduceMax, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                                 \
-    OP(ReduceMin, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                                 \
-    OP(ReduceProd, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                                \
-    OP(ReduceL1, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                                  \
-    OP(ReduceL2, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                                  \
-    OP(ReduceSumSquare, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                           \
-    OP(ReduceLogSum, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                              \
-    OP(ReduceLogSumExp, 1, 21, reduce, reduce, PREC | WIN, TY_F)                                           \
+    OP(ReduceSum, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                        \
+    OP(ReduceMean, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                       \
+    OP(ReduceMax, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                        \
+    OP(ReduceMin, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                        \
+    OP(ReduceProd, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                       \
+    OP(ReduceL1, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                         \
+    OP(ReduceL2, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                         \
+    OP(ReduceSumSquare, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                  \
+    OP(ReduceLogSum, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                     \
+    OP(ReduceLogSumExp, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                  \
     OP(ArgMax, 1, 21, argreduce, none, WIN, TY_F)                                                          \
     OP(ArgMin, 1, 21, argreduce, none, WIN, TY_F)                                                          \
     /* data movement and shape computation */                                                              \

@@ -144,6 +144,12 @@ static int window_leading(MNGraph *g, MNNode *n) {
     if (!x || x->type.rank < 2) return 0;
     int r = x->type.rank;
     int64_t a;
+    if (mn_op_has(n->op, MN_REDUCE)) { /* the axes before the first reduced one */
+        bool mask[MN_MAX_RANK] = {false};
+        if (!infer_reduce_mask(g, n, mask)) return 0;
+        for (a = 0; a < r && !mask[a]; a++) {}
+        return (int)a;
+    }
     switch (n->op) {
     case OP_MaxPool:
     case OP_AveragePool:
@@ -164,21 +170,6 @@ static int window_leading(MNGraph *g, MNNode *n) {
     case OP_ArgMax:
     case OP_ArgMin: a = ir_attr_int(n, "axis", 0); break;
     case OP_LayerNormalization: a = ir_attr_int(n, "axis", -1); break;
-    case OP_ReduceSum:
-    case OP_ReduceMean:
-    case OP_ReduceMax:
-    case OP_ReduceMin:
-    case OP_ReduceProd:
-    case OP_ReduceL1:
-    case OP_ReduceL2:
-    case OP_ReduceLogSum:
-    case OP_ReduceLogSumExp:
-    case OP_ReduceSumSquare: {
-        bool mask[MN_MAX_RANK] = {false};
-        if (!infer_reduce_mask(g, n, mask)) return 0;
-        for (a = 0; a < r && !mask[a]; a++) {}
-        break;
-    }
     default: return 0;
     }
     if (a < 0) a += r;

@@ -13,23 +13,14 @@
 /* Is input k of n read only by the compiler (a target shape, axes, pads, repeats,
  * sizes)? Such a constant never moves: the emitter takes its values. */
 static bool compile_time_operand(const MNNode *n, int k) {
+    if (mn_op_has(n->op, MN_REDUCE)) return k == 1; /* the axes */
     switch (n->op) {
     case OP_Reshape:
     case OP_Expand:
     case OP_Squeeze:
     case OP_Unsqueeze:
     case OP_Tile:
-    case OP_Split:
-    case OP_ReduceSum:
-    case OP_ReduceMean:
-    case OP_ReduceMax:
-    case OP_ReduceMin:
-    case OP_ReduceProd:
-    case OP_ReduceL1:
-    case OP_ReduceL2:
-    case OP_ReduceSumSquare:
-    case OP_ReduceLogSum:
-    case OP_ReduceLogSumExp: return k == 1;
+    case OP_Split: return k == 1;
     case OP_Slice: return k >= 1; /* starts, ends, axes, steps */
     case OP_Pad: return k == 1 || k == 3; /* pads, axes (the fill value is data) */
     case OP_Resize:

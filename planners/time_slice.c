@@ -60,6 +60,7 @@ static bool reduce_keeps(const MNNode *n, int a) {
  * for every other op only the data input 0 (weights, axes and shapes pass whole, even
  * when an extent happens to match). */
 static bool cut_input(const MNNode *n, int k) {
+    if (mn_op_has(n->op, MN_REDUCE)) return k == 0;
     switch (n->op) {
     case OP_MatMul: return k <= 1; /* B only along batch axes: in_axis */
     case OP_Gemm: return k == 0 || k == 2;
@@ -74,16 +75,6 @@ static bool cut_input(const MNNode *n, int k) {
     case OP_Softmax:
     case OP_LogSoftmax:
     case OP_Hardmax:
-    case OP_ReduceSum:
-    case OP_ReduceMean:
-    case OP_ReduceMax:
-    case OP_ReduceMin:
-    case OP_ReduceProd:
-    case OP_ReduceL1:
-    case OP_ReduceL2:
-    case OP_ReduceSumSquare:
-    case OP_ReduceLogSum:
-    case OP_ReduceLogSumExp:
     case OP_ArgMax:
     case OP_ArgMin:
     case OP_LRN: return k == 0;
@@ -255,6 +246,7 @@ static int in_axis(const MNNode *n, int k, int a) {
 static bool sliceable(const MNNode *n, int a, int64_t opset) {
     const MNValue *o = n->out[0];
     int r = o->type.rank;
+    if (mn_op_has(n->op, MN_REDUCE)) return reduce_keeps(n, a);
     switch (n->op) {
     case OP_MatMul: return r >= 2; /* rows (and batches) with B whole; columns with A whole */
     case OP_Gemm: return a == 0; /* rows (A's columns with transA) */
@@ -276,16 +268,6 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     case OP_GlobalMaxPool:
     case OP_BatchNormalization:
     case OP_InstanceNormalization: return a == 0 || (a == 1 && channel_cut(n)); /* batch, channels */
-    case OP_ReduceSum:
-    case OP_ReduceMean:
-    case OP_ReduceMax:
-    case OP_ReduceMin:
-    case OP_ReduceProd:
-    case OP_ReduceL1:
-    case OP_ReduceL2:
-    case OP_ReduceSumSquare:
-    case OP_ReduceLogSum:
-    case OP_ReduceLogSumExp: return reduce_keeps(n, a);
     case OP_ArgMax:
     case OP_ArgMin:
     case OP_LRN: {

@@ -168,6 +168,17 @@ static SimResource resource_of(const MNNode *n) {
     }
 }
 
+/* a fold along axes (a reduction, Softmax, a normalization, a global pool): per long
+ * word the op's steps, then a reduction up the tree and the result back */
+static int64_t fold_cycles(const MNMachine *m, const MNNode *n, int64_t out_lw) {
+    int64_t cps = m->cycles_per_step;
+    int64_t per = n->op == OP_Softmax || n->op == OP_LogSoftmax ? steps(m, "fexp", 1) + steps(m, "frcp", 1) + 3
+                  : n->op == OP_LayerNormalization || n->op == OP_InstanceNormalization ? steps(m, "frcp", 1) + 6
+                                                                                        : 2;
+    int64_t tree = 2 * (int64_t)ceil(log2((double)m->n_pe)) * cps;
+    return lw_of(n->in[0]) * per * cps + tree + out_lw * cps;
+}
+
 /* the cycles of the standard variant */
 static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflict_extra) {
     int64_t cps = m->cycles_per_step, in_lw = 0, out_lw = 0;
@@ -186,6 +197,7 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
         if (nlm >= 2) *conflict_extra = out_lw * cps;
         return (int64_t)ceil(st) * cps + load + out_lw * cps;
     }
+    if (mn_op_has(n->op, MN_REDUCE)) return fold_cycles(m, n, out_lw);
     switch (n->op) {
     case OP_MNCoreDownload: return sim_dram_cycles(m, n->out[0]);
     case OP_MNCoreUpload: return sim_dram_cycles(m, n->in[0]);
@@ -212,27 +224,10 @@ static int64_t base_cycles(const MNMachine *m, const MNNode *n, int64_t *conflic
     case OP_BatchNormalization:
     case OP_InstanceNormalization:
     case OP_LRN:
-    case OP_ReduceSum:
-    case OP_ReduceMean:
-    case OP_ReduceMax:
-    case OP_ReduceMin:
-    case OP_ReduceProd:
-    case OP_ReduceL1:
-    case OP_ReduceL2:
-    case OP_ReduceSumSquare:
-    case OP_ReduceLogSum:
-    case OP_ReduceLogSumExp:
     case OP_ArgMax:
     case OP_ArgMin:
     case OP_GlobalAveragePool:
-    case OP_GlobalMaxPool: {
-        /* per long word: the op's steps; then a reduction up the tree and the result back */
-        int64_t per = n->op == OP_Softmax || n->op == OP_LogSoftmax ? steps(m, "fexp", 1) + steps(m, "frcp", 1) + 3
-                      : n->op == OP_LayerNormalization || n->op == OP_InstanceNormalization ? steps(m, "frcp", 1) + 6
-                                                                                            : 2;
-        int64_t tree = 2 * (int64_t)ceil(log2((double)m->n_pe)) * cps;
-        return lw_of(n->in[0]) * per * cps + tree + out_lw * cps;
-    }
+    case OP_GlobalMaxPool: return fold_cycles(m, n, out_lw);
     case OP_MaxPool:
     case OP_AveragePool: {
         const MNAttr *ks = ir_attr(n, "kernel_shape");
