@@ -130,4 +130,9 @@ bool emu_exec_mau_vec(Emu *e, const VExpr *x, Result *r);
 bool emu_exec_mwrite(Emu *e, const VExpr *x);
 bool emu_exec_matvec(Emu *e, const VExpr *x, Result *r);
 bool emu_exec_mread(Emu *e, const VExpr *x, Result *r);
+/* emu.c: a PE memory's rows (words [address][PE]) and its definedness; emu_debug.c: a
+ * step's debug commands (d set, d get), their output appended to out */
+uint32_t *emu_pe_mem(Emu *e, int kind, uint32_t *words);
+uint8_t *emu_mem_def(Emu *e, int kind);
+bool emu_run_debug(Emu *e, const VStep *s, MNBuf *out);
 #endif

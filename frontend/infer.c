@@ -38,8 +38,6 @@ bool infer_unsupported(MNInfer *c, const MNNode *n, const MNValue *v, const char
     return false;
 }
 
-static MNType *T(MNNode *n, int k) { return k < n->nin && n->in[k] ? &n->in[k]->type : NULL; }
-
 const MNOpFns infer_ops[OP_COUNT] = {
 #define OP(name, since, max, infer, fold, props, types) [OP_##name] = {infer_##infer, fold_##fold},
     MN_OPS(OP)
@@ -70,13 +68,11 @@ bool infer_norm_axis(MNInfer *c, MNNode *n, int64_t axis, int rank, int *out) {
 }
 
 /* Checked dimension arithmetic: a hostile attribute must give an error, not overflow. */
-static bool dim_add(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
-static bool dim_mul(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
-#define ATTR_LIMIT ((int64_t)1 << 31) /* kernel sizes, strides, dilations, groups, blocks */
-#define PAD_LIMIT ((int64_t)1 << 40)
+bool infer_dim_add(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
+bool infer_dim_mul(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflow(a, b, r); }
 
 /* Set output k, checking against what the model declared for it. */
-static bool set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const int64_t *dims) {
+bool infer_set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const int64_t *dims) {
     if (k >= n->nout || !n->out[k]) return true;
     MNValue *v = n->out[k];
     MNType *t = &v->type;
@@ -110,11 +106,11 @@ static bool set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const 
 }
 
 static bool same_as(MNInfer *c, MNNode *n, int k, int from) {
-    MNType *t = T(n, from);
-    return set_out(c, n, k, t->elem, t->rank, t->dims);
+    MNType *t = infer_type(n, from);
+    return infer_set_out(c, n, k, t->elem, t->rank, t->dims);
 }
 
-static bool need_inputs(MNInfer *c, MNNode *n, int min, int max) {
+bool infer_need_inputs(MNInfer *c, MNNode *n, int min, int max) {
     int have = 0;
     for (int k = 0; k < n->nin; k++)
         if (n->in[k]) have = k + 1;
@@ -128,14 +124,14 @@ static bool need_inputs(MNInfer *c, MNNode *n, int min, int max) {
 }
 
 static bool need_float(MNInfer *c, MNNode *n, int k) {
-    MNType *t = T(n, k);
+    MNType *t = infer_type(n, k);
     if (t && !onnx_type_is_float(t->elem))
         return infer_fail(c, n, n->in[k], "expects a floating-point tensor, got %s", onnx_type_name(t->elem));
     return true;
 }
 
-static bool need_rank(MNInfer *c, MNNode *n, int k, int lo, int hi) {
-    MNType *t = T(n, k);
+bool infer_need_rank(MNInfer *c, MNNode *n, int k, int lo, int hi) {
+    MNType *t = infer_type(n, k);
     if (t->rank < lo || t->rank > hi) {
         if (lo == hi) return infer_fail(c, n, n->in[k], "expects rank %d, got %d", lo, t->rank);
         return infer_fail(c, n, n->in[k], "expects rank %d..%d, got %d", lo, hi, t->rank);
@@ -143,8 +139,8 @@ static bool need_rank(MNInfer *c, MNNode *n, int k, int lo, int hi) {
     return true;
 }
 
-static bool same_elem(MNInfer *c, MNNode *n, int a, int b) {
-    MNType *ta = T(n, a), *tb = T(n, b);
+bool infer_same_elem(MNInfer *c, MNNode *n, int a, int b) {
+    MNType *ta = infer_type(n, a), *tb = infer_type(n, b);
     if (ta && tb && ta->elem != tb->elem)
         return infer_fail(c, n, n->in[b], "type %s does not match input '%s' of type %s", onnx_type_name(tb->elem),
                           n->in[a]->name, onnx_type_name(ta->elem));
@@ -178,13 +174,6 @@ bool infer_broadcast(MNInfer *c, MNNode *n, int ns, const MNType *const *ts, int
     return true;
 }
 
-/* Integer list from an attribute or, from a given opset on, from an input. */
-typedef struct {
-    int n;
-    int64_t v[MN_MAX_RANK * 2 + 8];
-    bool present;
-} IntList;
-
 static bool ints_from_tensor(MNInfer *c, MNNode *n, const MNTensor *t, const char *what, IntList *out) {
     if (t->numel > (int64_t)(sizeof out->v / sizeof out->v[0]))
         return infer_unsupported(c, n, NULL, "%s has %lld entries, more than mncc handles", what, (long long)t->numel);
@@ -195,7 +184,7 @@ static bool ints_from_tensor(MNInfer *c, MNNode *n, const MNTensor *t, const cha
     return true;
 }
 
-static bool ints_attr(MNInfer *c, MNNode *n, const char *name, IntList *out) {
+bool infer_ints_attr(MNInfer *c, MNNode *n, const char *name, IntList *out) {
     const MNAttr *a = ir_attr(n, name);
     out->n = 0;
     out->present = false;
@@ -213,7 +202,7 @@ static bool ints_attr(MNInfer *c, MNNode *n, const char *name, IntList *out) {
     return true;
 }
 
-static bool ints_input(MNInfer *c, MNNode *n, int k, const char *what, IntList *out) {
+bool infer_ints_input(MNInfer *c, MNNode *n, int k, const char *what, IntList *out) {
     out->n = 0;
     out->present = false;
     if (!infer_in(n, k)) return true;
@@ -224,47 +213,48 @@ static bool ints_input(MNInfer *c, MNNode *n, int k, const char *what, IntList *
 /* ---- elementwise ---- */
 
 bool infer_unary(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
-    if (n->op == OP_Not && T(n, 0)->elem != ONNX_BOOL) return infer_fail(c, n, n->in[0], "Not expects a bool tensor");
+    if (!infer_need_inputs(c, n, 1, 1)) return false;
+    if (n->op == OP_Not && infer_type(n, 0)->elem != ONNX_BOOL)
+        return infer_fail(c, n, n->in[0], "Not expects a bool tensor");
     return same_as(c, n, 0, 0);
 }
 
 bool infer_predicate(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1) || !need_float(c, n, 0)) return false;
-    return set_out(c, n, 0, ONNX_BOOL, T(n, 0)->rank, T(n, 0)->dims);
+    if (!infer_need_inputs(c, n, 1, 1) || !need_float(c, n, 0)) return false;
+    return infer_set_out(c, n, 0, ONNX_BOOL, infer_type(n, 0)->rank, infer_type(n, 0)->dims);
 }
 
 bool infer_dropout(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 3)) return false;
-    return same_as(c, n, 0, 0) && set_out(c, n, 1, ONNX_BOOL, T(n, 0)->rank, T(n, 0)->dims);
+    if (!infer_need_inputs(c, n, 1, 3)) return false;
+    return same_as(c, n, 0, 0) && infer_set_out(c, n, 1, ONNX_BOOL, infer_type(n, 0)->rank, infer_type(n, 0)->dims);
 }
 
 bool infer_clip(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 3)) return false;
+    if (!infer_need_inputs(c, n, 1, 3)) return false;
     for (int k = 1; k < n->nin; k++) {
         if (!n->in[k]) continue;
-        if (T(n, k)->rank > 1 || ir_shape_numel(T(n, k)) != 1)
+        if (infer_type(n, k)->rank > 1 || ir_shape_numel(infer_type(n, k)) != 1)
             return infer_fail(c, n, n->in[k], "Clip bounds must be scalars");
-        if (!same_elem(c, n, 0, k)) return false;
+        if (!infer_same_elem(c, n, 0, k)) return false;
     }
     return same_as(c, n, 0, 0);
 }
 
 bool infer_cast(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
+    if (!infer_need_inputs(c, n, 1, 1)) return false;
     const MNAttr *a = ir_attr(n, "to");
     if (!a) return infer_fail(c, n, NULL, "missing required attribute 'to'");
     if (!onnx_type_known((int32_t)a->i) || a->i == 0)
         return infer_fail(c, n, NULL, "attribute 'to' names unknown type %lld", (long long)a->i);
-    if (!onnx_type_numeric((int32_t)a->i) || !onnx_type_numeric(T(n, 0)->elem))
-        return infer_unsupported(c, n, NULL, "Cast between %s and %s is not supported", onnx_type_name(T(n, 0)->elem),
-                                 onnx_type_name((int32_t)a->i));
-    return set_out(c, n, 0, (int32_t)a->i, T(n, 0)->rank, T(n, 0)->dims);
+    if (!onnx_type_numeric((int32_t)a->i) || !onnx_type_numeric(infer_type(n, 0)->elem))
+        return infer_unsupported(c, n, NULL, "Cast between %s and %s is not supported",
+                                 onnx_type_name(infer_type(n, 0)->elem), onnx_type_name((int32_t)a->i));
+    return infer_set_out(c, n, 0, (int32_t)a->i, infer_type(n, 0)->rank, infer_type(n, 0)->dims);
 }
 
 bool infer_castlike(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
-    return set_out(c, n, 0, T(n, 1)->elem, T(n, 0)->rank, T(n, 0)->dims);
+    if (!infer_need_inputs(c, n, 2, 2)) return false;
+    return infer_set_out(c, n, 0, infer_type(n, 1)->elem, infer_type(n, 0)->rank, infer_type(n, 0)->dims);
 }
 
 static bool broadcast_all(MNInfer *c, MNNode *n, int first, int32_t elem) {
@@ -277,7 +267,7 @@ static bool broadcast_all(MNInfer *c, MNNode *n, int first, int32_t elem) {
     for (int i = 0; i < ns; i++)
         if (ts[i]->rank > MN_MAX_RANK) return infer_unsupported(c, n, NULL, "rank above %d", MN_MAX_RANK);
     if (!infer_broadcast(c, n, ns, ts, &rank, dims)) return false;
-    return set_out(c, n, 0, elem, rank, dims);
+    return infer_set_out(c, n, 0, elem, rank, dims);
 }
 
 /* Before opset 7, B broadcasts to A only with broadcast=1, aligned at axis (numpy's
@@ -287,7 +277,7 @@ static bool broadcast_all(MNInfer *c, MNNode *n, int first, int32_t elem) {
  * initializer is given its (C, 1, ...) shape, which numpy broadcasting then agrees with. */
 static bool legacy_broadcast(MNInfer *c, MNNode *n) {
     if (c->opset >= 7 || n->nin != 2 || !n->in[0] || !n->in[1]) return true;
-    MNType *a = T(n, 0), *b = T(n, 1);
+    MNType *a = infer_type(n, 0), *b = infer_type(n, 1);
     if (n->op == OP_PRelu) {
         MNValue *sl = n->in[1];
         if (b->rank == 1 && a->rank > 2 && b->dims[0] == a->dims[1] && b->dims[0] != 1) {
@@ -318,48 +308,49 @@ static bool legacy_broadcast(MNInfer *c, MNNode *n) {
 }
 
 bool infer_binary(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
+    if (!infer_need_inputs(c, n, 2, 2)) return false;
     if (!legacy_broadcast(c, n)) return false;
-    if (n->op != OP_Pow && !same_elem(c, n, 0, 1)) return false;
-    if (n->op == OP_BitShift && onnx_type_is_signed(T(n, 0)->elem))
+    if (n->op != OP_Pow && !infer_same_elem(c, n, 0, 1)) return false;
+    if (n->op == OP_BitShift && onnx_type_is_signed(infer_type(n, 0)->elem))
         return infer_fail(c, n, n->in[0], "BitShift expects unsigned integers");
     if (n->op == OP_PRelu) {
         /* the slope broadcasts to X unidirectionally */
         int rank;
         int64_t dims[MN_MAX_RANK];
-        const MNType *ts[2] = {T(n, 0), T(n, 1)};
+        const MNType *ts[2] = {infer_type(n, 0), infer_type(n, 1)};
         if (!infer_broadcast(c, n, 2, ts, &rank, dims)) return false;
-        if (rank != T(n, 0)->rank || memcmp(dims, T(n, 0)->dims, sizeof(int64_t) * (size_t)rank))
+        if (rank != infer_type(n, 0)->rank || memcmp(dims, infer_type(n, 0)->dims, sizeof(int64_t) * (size_t)rank))
             return infer_fail(c, n, n->in[1], "slope does not broadcast to the input's shape");
     }
-    return broadcast_all(c, n, 0, T(n, 0)->elem);
+    return broadcast_all(c, n, 0, infer_type(n, 0)->elem);
 }
 
 bool infer_variadic(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1 << 20)) return false;
+    if (!infer_need_inputs(c, n, 1, 1 << 20)) return false;
     for (int k = 1; k < n->nin; k++)
-        if (!n->in[k] || !same_elem(c, n, 0, k)) return n->in[k] ? false : infer_fail(c, n, NULL, "empty input %d", k);
-    return broadcast_all(c, n, 0, T(n, 0)->elem);
+        if (!n->in[k] || !infer_same_elem(c, n, 0, k))
+            return n->in[k] ? false : infer_fail(c, n, NULL, "empty input %d", k);
+    return broadcast_all(c, n, 0, infer_type(n, 0)->elem);
 }
 
 bool infer_compare(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2) || !legacy_broadcast(c, n) || !same_elem(c, n, 0, 1)) return false;
-    if ((n->op == OP_And || n->op == OP_Or || n->op == OP_Xor) && T(n, 0)->elem != ONNX_BOOL)
+    if (!infer_need_inputs(c, n, 2, 2) || !legacy_broadcast(c, n) || !infer_same_elem(c, n, 0, 1)) return false;
+    if ((n->op == OP_And || n->op == OP_Or || n->op == OP_Xor) && infer_type(n, 0)->elem != ONNX_BOOL)
         return infer_fail(c, n, n->in[0], "%s expects bool tensors", n->op_type);
     return broadcast_all(c, n, 0, ONNX_BOOL);
 }
 
 bool infer_where(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 3, 3) || !same_elem(c, n, 1, 2)) return false;
-    if (T(n, 0)->elem != ONNX_BOOL) return infer_fail(c, n, n->in[0], "condition must be bool");
-    return broadcast_all(c, n, 0, T(n, 1)->elem);
+    if (!infer_need_inputs(c, n, 3, 3) || !infer_same_elem(c, n, 1, 2)) return false;
+    if (infer_type(n, 0)->elem != ONNX_BOOL) return infer_fail(c, n, n->in[0], "condition must be bool");
+    return broadcast_all(c, n, 0, infer_type(n, 1)->elem);
 }
 
 /* Trilu: the input's type; k (optional) one int64. Codegen needs k at compile time
  * (planners/mask_lower.c), inference does not: the output's shape is the input's. */
 bool infer_trilu(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 2) || !need_rank(c, n, 0, 2, MN_MAX_RANK)) return false;
-    MNType *k = T(n, 1);
+    if (!infer_need_inputs(c, n, 1, 2) || !infer_need_rank(c, n, 0, 2, MN_MAX_RANK)) return false;
+    MNType *k = infer_type(n, 1);
     if (k && (k->elem != ONNX_INT64 || ir_shape_numel(k) != 1))
         return infer_fail(c, n, n->in[1], "k must be one int64");
     return same_as(c, n, 0, 0);
@@ -381,8 +372,8 @@ bool infer_trilu_keeps(bool upper, int64_t k, int64_t row, int64_t col) {
 /* mncc's bitwise and of two values of one element width on the machine (a BOOL is a
  * 64-bit lane: its mask is INT64; planners/mask_lower.c): the first input's type */
 bool infer_bit_and(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
-    MNType *a = T(n, 0), *b = T(n, 1);
+    if (!infer_need_inputs(c, n, 2, 2)) return false;
+    MNType *a = infer_type(n, 0), *b = infer_type(n, 1);
     if (a->rank != b->rank || memcmp(a->dims, b->dims, sizeof(int64_t) * (size_t)a->rank) ||
         mn_dtype_bytes(onnx_type_default_mn(a->elem)) != mn_dtype_bytes(onnx_type_default_mn(b->elem)))
         return infer_fail(c, n, n->in[1], "operands differ in shape or element width");
@@ -392,8 +383,8 @@ bool infer_bit_and(MNInfer *c, MNNode *n) {
 /* ---- linear algebra ---- */
 
 bool infer_matmul(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2) || !same_elem(c, n, 0, 1)) return false;
-    MNType *a = T(n, 0), *b = T(n, 1);
+    if (!infer_need_inputs(c, n, 2, 2) || !infer_same_elem(c, n, 0, 1)) return false;
+    MNType *a = infer_type(n, 0), *b = infer_type(n, 1);
     if (a->rank < 1 || b->rank < 1) return infer_fail(c, n, NULL, "MatMul operands must have rank >= 1");
     /* numpy matmul: 1-D operands get a dim prepended/appended, removed afterwards */
     int64_t ad[MN_MAX_RANK + 1], bd[MN_MAX_RANK + 1];
@@ -413,30 +404,31 @@ bool infer_matmul(MNInfer *c, MNNode *n) {
     if (!infer_broadcast(c, n, 2, ts, &r, dims)) return false;
     if (a->rank > 1) dims[r++] = ad[ar - 2];
     if (b->rank > 1) dims[r++] = bd[br - 1];
-    return set_out(c, n, 0, a->elem, r, dims);
+    return infer_set_out(c, n, 0, a->elem, r, dims);
 }
 
 bool infer_gemm(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 2, 2) || !need_rank(c, n, 1, 2, 2))
+    if (!infer_need_inputs(c, n, 2, 3) || !infer_same_elem(c, n, 0, 1) || !infer_need_rank(c, n, 0, 2, 2) ||
+        !infer_need_rank(c, n, 1, 2, 2))
         return false;
     int ta = (int)ir_attr_int(n, "transA", 0), tb = (int)ir_attr_int(n, "transB", 0);
-    MNType *a = T(n, 0), *b = T(n, 1);
+    MNType *a = infer_type(n, 0), *b = infer_type(n, 1);
     int64_t m = a->dims[ta ? 1 : 0], k = a->dims[ta ? 0 : 1], k2 = b->dims[tb ? 1 : 0], nn = b->dims[tb ? 0 : 1];
     if (k != k2) return infer_fail(c, n, NULL, "inner dimensions differ (%lld vs %lld)", (long long)k, (long long)k2);
     int64_t dims[2] = {m, nn};
     if (infer_in(n, 2)) {
-        if (!same_elem(c, n, 0, 2)) return false;
+        if (!infer_same_elem(c, n, 0, 2)) return false;
         MNType out = {a->elem, 2, dims, NULL};
-        const MNType *ts[2] = {&out, T(n, 2)};
+        const MNType *ts[2] = {&out, infer_type(n, 2)};
         int r;
         int64_t bd[MN_MAX_RANK];
-        if (T(n, 2)->rank > 2 || !infer_broadcast(c, n, 2, ts, &r, bd) || bd[0] != m || bd[1] != nn)
+        if (infer_type(n, 2)->rank > 2 || !infer_broadcast(c, n, 2, ts, &r, bd) || bd[0] != m || bd[1] != nn)
             return diag_failed(c->d)
                        ? false
                        : infer_fail(c, n, n->in[2], "C does not broadcast to [%lld,%lld]", (long long)m, (long long)nn);
     } else if (c->opset < 11)
         return infer_fail(c, n, NULL, "input C is required before opset 11");
-    return set_out(c, n, 0, a->elem, 2, dims);
+    return infer_set_out(c, n, 0, a->elem, 2, dims);
 }
 
 static bool reduce_axes(MNInfer *c, MNNode *n, bool *mask);
@@ -450,8 +442,8 @@ typedef struct {
 
 static bool get_window(MNInfer *c, MNNode *n, int ns, const int64_t *kernel, Window *w) {
     IntList ks, st, dl, pd;
-    if (!ints_attr(c, n, "kernel_shape", &ks) || !ints_attr(c, n, "strides", &st) ||
-        !ints_attr(c, n, "dilations", &dl) || !ints_attr(c, n, "pads", &pd))
+    if (!infer_ints_attr(c, n, "kernel_shape", &ks) || !infer_ints_attr(c, n, "strides", &st) ||
+        !infer_ints_attr(c, n, "dilations", &dl) || !infer_ints_attr(c, n, "pads", &pd))
         return false;
     w->ns = ns;
     w->auto_pad = ir_attr_string(n, "auto_pad", "NOTSET");
@@ -497,7 +489,7 @@ static bool window_out(MNInfer *c, MNNode *n, Window *w, const int64_t *in, bool
         }
         if (!strcmp(w->auto_pad, "VALID")) w->pb[i] = w->pe[i] = 0;
         int64_t span;
-        if (!dim_add(in[i], w->pb[i] + w->pe[i] - ek, &span))
+        if (!infer_dim_add(in[i], w->pb[i] + w->pe[i] - ek, &span))
             return infer_fail(c, n, n->in[0], "padded size overflows 64 bits");
         if (span < 0)
             return infer_fail(c, n, n->in[0], "window (%lld) larger than padded input (%lld) at spatial axis %d",
@@ -510,18 +502,18 @@ static bool window_out(MNInfer *c, MNNode *n, Window *w, const int64_t *in, bool
 }
 
 bool infer_conv(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) ||
+    if (!infer_need_inputs(c, n, 2, 3) || !infer_same_elem(c, n, 0, 1) || !infer_need_rank(c, n, 0, 3, MN_MAX_RANK) ||
         !need_float(c, n, 0))
         return false;
-    MNType *x = T(n, 0), *wt = T(n, 1);
+    MNType *x = infer_type(n, 0), *wt = infer_type(n, 1);
     if (wt->rank != x->rank)
         return infer_fail(c, n, n->in[1], "weight rank %d differs from input rank %d", wt->rank, x->rank);
     int64_t group = ir_attr_int(n, "group", 1), cin = 0;
-    if (group < 1 || group > ATTR_LIMIT || !dim_mul(wt->dims[1], group, &cin) || x->dims[1] % group ||
+    if (group < 1 || group > ATTR_LIMIT || !infer_dim_mul(wt->dims[1], group, &cin) || x->dims[1] % group ||
         wt->dims[0] % group || cin != x->dims[1])
         return infer_fail(c, n, n->in[1], "channels do not match: input has %lld, weight [%s] with group %lld",
                           (long long)x->dims[1], ir_dims_str(c->g->arena, wt->rank, wt->dims), (long long)group);
-    if (infer_in(n, 2) && (T(n, 2)->rank != 1 || T(n, 2)->dims[0] != wt->dims[0]))
+    if (infer_in(n, 2) && (infer_type(n, 2)->rank != 1 || infer_type(n, 2)->dims[0] != wt->dims[0]))
         return infer_fail(c, n, n->in[2], "bias must have shape [%lld]", (long long)wt->dims[0]);
     Window w;
     int ns = x->rank - 2;
@@ -533,14 +525,14 @@ bool infer_conv(MNInfer *c, MNNode *n) {
     dims[0] = x->dims[0];
     dims[1] = wt->dims[0];
     if (!window_out(c, n, &w, x->dims + 2, false, dims + 2)) return false;
-    return set_out(c, n, 0, x->elem, x->rank, dims);
+    return infer_set_out(c, n, 0, x->elem, x->rank, dims);
 }
 
 bool infer_conv_transpose(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 3) || !same_elem(c, n, 0, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) ||
+    if (!infer_need_inputs(c, n, 2, 3) || !infer_same_elem(c, n, 0, 1) || !infer_need_rank(c, n, 0, 3, MN_MAX_RANK) ||
         !need_float(c, n, 0))
         return false;
-    MNType *x = T(n, 0), *wt = T(n, 1);
+    MNType *x = infer_type(n, 0), *wt = infer_type(n, 1);
     int ns = x->rank - 2;
     int64_t group = ir_attr_int(n, "group", 1);
     if (wt->rank != x->rank || group < 1 || group > ATTR_LIMIT || wt->dims[0] != x->dims[1] || x->dims[1] % group)
@@ -552,19 +544,20 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
         if (w.k[i] != wt->dims[2 + i])
             return infer_fail(c, n, n->in[1], "kernel_shape disagrees with the weight's shape");
     IntList op, os;
-    if (!ints_attr(c, n, "output_padding", &op) || !ints_attr(c, n, "output_shape", &os)) return false;
+    if (!infer_ints_attr(c, n, "output_padding", &op) || !infer_ints_attr(c, n, "output_shape", &os)) return false;
     if (op.present && op.n != ns)
         return infer_fail(c, n, NULL, "output_padding has %d entries for %d spatial dims", op.n, ns);
     if (os.present && os.n != ns && os.n != ns + 2) return infer_fail(c, n, NULL, "output_shape has %d entries", os.n);
     int64_t dims[MN_MAX_RANK];
     dims[0] = x->dims[0];
-    if (!dim_mul(wt->dims[1], group, &dims[1])) return infer_fail(c, n, n->in[1], "output channels overflow 64 bits");
-    if (infer_in(n, 2) && (T(n, 2)->rank != 1 || T(n, 2)->dims[0] != dims[1]))
+    if (!infer_dim_mul(wt->dims[1], group, &dims[1]))
+        return infer_fail(c, n, n->in[1], "output channels overflow 64 bits");
+    if (infer_in(n, 2) && (infer_type(n, 2)->rank != 1 || infer_type(n, 2)->dims[0] != dims[1]))
         return infer_fail(c, n, n->in[2], "bias must have shape [%lld]", (long long)dims[1]);
     for (int i = 0; i < ns; i++) {
         int64_t opad = op.present ? op.v[i] : 0, ek = (w.k[i] - 1) * w.d[i] + 1, full;
-        if (opad < 0 || opad > PAD_LIMIT || !dim_mul(w.s[i], x->dims[2 + i] - 1, &full) ||
-            !dim_add(full, opad + ek, &full))
+        if (opad < 0 || opad > PAD_LIMIT || !infer_dim_mul(w.s[i], x->dims[2 + i] - 1, &full) ||
+            !infer_dim_add(full, opad + ek, &full))
             return infer_fail(c, n, NULL, "output size out of range at spatial axis %d", i);
         if (os.present) {
             dims[2 + i] = os.v[os.n - ns + i];
@@ -574,7 +567,7 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
             w.pb[i] = lower ? total - total / 2 : total / 2;
             w.pe[i] = total - w.pb[i];
         } else if (!strcmp(w.auto_pad, "SAME_UPPER") || !strcmp(w.auto_pad, "SAME_LOWER")) {
-            if (!dim_mul(x->dims[2 + i], w.s[i], &dims[2 + i]))
+            if (!infer_dim_mul(x->dims[2 + i], w.s[i], &dims[2 + i]))
                 return infer_fail(c, n, NULL, "output size overflows 64 bits");
         } else {
             if (!strcmp(w.auto_pad, "VALID")) w.pb[i] = w.pe[i] = 0;
@@ -583,7 +576,7 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
         if (dims[2 + i] < 1)
             return infer_fail(c, n, NULL, "output spatial dim %d would be %lld", i, (long long)dims[2 + i]);
     }
-    return set_out(c, n, 0, x->elem, x->rank, dims);
+    return infer_set_out(c, n, 0, x->elem, x->rank, dims);
 }
 
 /* For the passes after inference, on a node it accepted: the window with its pads made
@@ -591,7 +584,7 @@ bool infer_conv_transpose(MNInfer *c, MNNode *n) {
 bool infer_window(MNGraph *g, MNNode *n, MNWindow *out) {
     MNDiag d = {0};
     MNInfer c = {g, &d, g->opset, 0, 0};
-    const MNType *x = T(n, 0);
+    const MNType *x = infer_type(n, 0);
     int ns = x->rank - 2;
     bool conv = n->op == OP_Conv || n->op == OP_ConvTranspose;
     int64_t kernel[MN_MAX_RANK];
@@ -601,13 +594,13 @@ bool infer_window(MNGraph *g, MNNode *n, MNWindow *out) {
         for (int i = 0; i < ns; i++) out->k[i] = x->dims[2 + i], out->s[i] = out->d[i] = 1;
         return true;
     }
-    if (conv) memcpy(kernel, T(n, 1)->dims + 2, sizeof(int64_t) * (size_t)ns);
+    if (conv) memcpy(kernel, infer_type(n, 1)->dims + 2, sizeof(int64_t) * (size_t)ns);
     Window w;
     if (ns < 1 || !get_window(&c, n, ns, conv ? kernel : NULL, &w)) return false;
     int64_t o[MN_MAX_RANK];
     if (n->op == OP_ConvTranspose) {
         IntList op;
-        if (!ints_attr(&c, n, "output_padding", &op)) return false;
+        if (!infer_ints_attr(&c, n, "output_padding", &op)) return false;
         const MNType *y = &n->out[0]->type;
         bool os = ir_attr(n, "output_shape") != NULL,
              same = !strcmp(w.auto_pad, "SAME_UPPER") || !strcmp(w.auto_pad, "SAME_LOWER");
@@ -638,31 +631,32 @@ bool infer_reduce_mask(MNGraph *g, MNNode *n, bool *mask) {
 }
 
 bool infer_batchnorm(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 5, 5) || !need_rank(c, n, 0, 2, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
+    if (!infer_need_inputs(c, n, 5, 5) || !infer_need_rank(c, n, 0, 2, MN_MAX_RANK) || !need_float(c, n, 0))
+        return false;
     if (ir_attr_int(n, "training_mode", 0))
         return infer_unsupported(c, n, NULL, "training mode (statistics of the batch)");
     if (c->opset < 7 &&
         (!ir_attr_int(n, "is_test", 0) || !ir_attr_int(n, "spatial", 1))) /* opset 6: the same in test mode */
         return infer_unsupported(c, n, NULL, "training mode or spatial=0 (opset %lld)", (long long)c->opset);
-    int64_t ch = T(n, 0)->dims[1];
+    int64_t ch = infer_type(n, 0)->dims[1];
     for (int k = 1; k < 5; k++)
-        if (T(n, k)->rank != 1 || T(n, k)->dims[0] != ch)
+        if (infer_type(n, k)->rank != 1 || infer_type(n, k)->dims[0] != ch)
             return infer_fail(c, n, n->in[k], "expects shape [%lld] (the channel count)", (long long)ch);
     if (!same_as(c, n, 0, 0)) return false;
     for (int k = 1; k < n->nout; k++)
-        if (!set_out(c, n, k, T(n, 1)->elem, 1, &ch)) return false;
+        if (!infer_set_out(c, n, k, infer_type(n, 1)->elem, 1, &ch)) return false;
     return true;
 }
 
 bool infer_layernorm(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 3) || !need_float(c, n, 0)) return false;
-    MNType *x = T(n, 0);
+    if (!infer_need_inputs(c, n, 2, 3) || !need_float(c, n, 0)) return false;
+    MNType *x = infer_type(n, 0);
     int axis;
     if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", -1), x->rank, &axis)) return false;
     int64_t dims[MN_MAX_RANK];
     for (int i = 0; i < x->rank; i++) dims[i] = i < axis ? x->dims[i] : 1;
     for (int k = 1; k < n->nin && k < 3; k++) { /* Scale and B broadcast to the normalized shape */
-        const MNType *p = T(n, k);
+        const MNType *p = infer_type(n, k);
         if (!p) continue;
         if (p->rank > x->rank - axis) return infer_fail(c, n, n->in[k], "does not broadcast to the normalized shape");
         for (int d = 0; d < p->rank; d++)
@@ -672,13 +666,13 @@ bool infer_layernorm(MNInfer *c, MNNode *n) {
     if (!same_as(c, n, 0, 0)) return false;
     int32_t stash = (int32_t)ir_attr_int(n, "stash_type", ONNX_FLOAT32);
     if (!onnx_type_is_float(stash)) return infer_fail(c, n, NULL, "stash_type %d is not a floating-point type", stash);
-    return set_out(c, n, 1, stash, x->rank, dims) && set_out(c, n, 2, stash, x->rank, dims);
+    return infer_set_out(c, n, 1, stash, x->rank, dims) && infer_set_out(c, n, 2, stash, x->rank, dims);
 }
 
 bool infer_same_as_input0(MNInfer *c, MNNode *n) {
     int nin = n->op == OP_InstanceNormalization ? 3 : 1;
-    if (!need_inputs(c, n, nin, nin)) return false;
-    MNType *x = T(n, 0);
+    if (!infer_need_inputs(c, n, nin, nin)) return false;
+    MNType *x = infer_type(n, 0);
     if (n->op == OP_Softmax || n->op == OP_LogSoftmax || n->op == OP_Hardmax) {
         int axis;
         if (!need_float(c, n, 0) ||
@@ -686,11 +680,11 @@ bool infer_same_as_input0(MNInfer *c, MNNode *n) {
             return false;
     }
     if ((n->op == OP_InstanceNormalization || n->op == OP_LRN) &&
-        (!need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)))
+        (!infer_need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)))
         return false;
     if (n->op == OP_InstanceNormalization)
         for (int k = 1; k < 3; k++)
-            if (T(n, k)->rank != 1 || T(n, k)->dims[0] != x->dims[1])
+            if (infer_type(n, k)->rank != 1 || infer_type(n, k)->dims[0] != x->dims[1])
                 return infer_fail(c, n, n->in[k], "expects shape [%lld] (the channel count)", (long long)x->dims[1]);
     if (n->op == OP_LRN && ir_attr_int(n, "size", 0) < 1)
         return infer_fail(c, n, NULL, "missing or bad required attribute 'size'");
@@ -699,10 +693,11 @@ bool infer_same_as_input0(MNInfer *c, MNNode *n) {
 
 bool infer_pool(MNInfer *c, MNNode *n) {
     /* MaxPool takes 8-bit integers from opset 12 on; the averaging pools need floats */
-    if (!need_inputs(c, n, 1, 1)) return false;
-    bool int_ok = n->op == OP_MaxPool && c->opset >= 12 && (T(n, 0)->elem == ONNX_INT8 || T(n, 0)->elem == ONNX_UINT8);
-    if (!need_rank(c, n, 0, 3, MN_MAX_RANK) || (!int_ok && !need_float(c, n, 0))) return false;
-    MNType *x = T(n, 0);
+    if (!infer_need_inputs(c, n, 1, 1)) return false;
+    bool int_ok = n->op == OP_MaxPool && c->opset >= 12 &&
+                  (infer_type(n, 0)->elem == ONNX_INT8 || infer_type(n, 0)->elem == ONNX_UINT8);
+    if (!infer_need_rank(c, n, 0, 3, MN_MAX_RANK) || (!int_ok && !need_float(c, n, 0))) return false;
+    MNType *x = infer_type(n, 0);
     Window w;
     if (!get_window(c, n, x->rank - 2, NULL, &w)) return false;
     if (n->op == OP_AveragePool && ir_attr(n, "dilations") && c->opset < 19)
@@ -711,17 +706,18 @@ bool infer_pool(MNInfer *c, MNNode *n) {
     dims[0] = x->dims[0];
     dims[1] = x->dims[1];
     if (!window_out(c, n, &w, x->dims + 2, ir_attr_int(n, "ceil_mode", 0) != 0, dims + 2)) return false;
-    if (!set_out(c, n, 0, x->elem, x->rank, dims)) return false;
+    if (!infer_set_out(c, n, 0, x->elem, x->rank, dims)) return false;
     if (n->nout > 1 && n->op != OP_MaxPool) return infer_fail(c, n, NULL, "has %d outputs, expects 1", n->nout);
-    return set_out(c, n, 1, ONNX_INT64, x->rank, dims);
+    return infer_set_out(c, n, 1, ONNX_INT64, x->rank, dims);
 }
 
 bool infer_global_pool(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0)) return false;
-    MNType *x = T(n, 0);
+    if (!infer_need_inputs(c, n, 1, 1) || !infer_need_rank(c, n, 0, 3, MN_MAX_RANK) || !need_float(c, n, 0))
+        return false;
+    MNType *x = infer_type(n, 0);
     int64_t dims[MN_MAX_RANK];
     for (int i = 0; i < x->rank; i++) dims[i] = i < 2 ? x->dims[i] : 1;
-    return set_out(c, n, 0, x->elem, x->rank, dims);
+    return infer_set_out(c, n, 0, x->elem, x->rank, dims);
 }
 
 /* ---- reductions ---- */
@@ -729,10 +725,10 @@ bool infer_global_pool(MNInfer *c, MNNode *n) {
 /* Axes of a Reduce*: an attribute until the op moved it to input 1 (ReduceSum at 13,
  * the others at 18). Returns the reduced-axis mask in *mask. */
 static bool reduce_axes(MNInfer *c, MNNode *n, bool *mask) {
-    int rank = T(n, 0)->rank;
+    int rank = infer_type(n, 0)->rank;
     bool from_input = c->opset >= (n->op == OP_ReduceSum ? 13 : 18);
     IntList ax;
-    if (from_input ? !ints_input(c, n, 1, "axes", &ax) : !ints_attr(c, n, "axes", &ax)) return false;
+    if (from_input ? !infer_ints_input(c, n, 1, "axes", &ax) : !infer_ints_attr(c, n, "axes", &ax)) return false;
     if (!from_input && n->nin > 1)
         return infer_fail(c, n, NULL, "takes axes as an attribute at opset %lld", (long long)c->opset);
     bool noop = ir_attr_int(n, "noop_with_empty_axes", 0) != 0;
@@ -747,8 +743,8 @@ static bool reduce_axes(MNInfer *c, MNNode *n, bool *mask) {
 }
 
 bool infer_reduce(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 2)) return false;
-    MNType *x = T(n, 0);
+    if (!infer_need_inputs(c, n, 1, 2)) return false;
+    MNType *x = infer_type(n, 0);
     bool mask[MN_MAX_RANK];
     if (!reduce_axes(c, n, mask)) return false;
     bool keep = ir_attr_int(n, "keepdims", 1) != 0;
@@ -760,12 +756,12 @@ bool infer_reduce(MNInfer *c, MNNode *n) {
         else if (keep)
             dims[r++] = 1;
     }
-    return set_out(c, n, 0, x->elem, r, dims);
+    return infer_set_out(c, n, 0, x->elem, r, dims);
 }
 
 bool infer_argreduce(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
-    MNType *x = T(n, 0);
+    if (!infer_need_inputs(c, n, 1, 1)) return false;
+    MNType *x = infer_type(n, 0);
     int axis;
     if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", 0), x->rank, &axis)) return false;
     bool keep = ir_attr_int(n, "keepdims", 1) != 0;
@@ -777,451 +773,7 @@ bool infer_argreduce(MNInfer *c, MNNode *n) {
         else if (keep)
             dims[r++] = 1;
     }
-    return set_out(c, n, 0, ONNX_INT64, r, dims);
-}
-
-/* ---- data movement ---- */
-
-bool infer_reshape(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
-    MNType *x = T(n, 0);
-    IntList s;
-    if (!ints_input(c, n, 1, "shape", &s)) return false;
-    if (s.n > MN_MAX_RANK) return infer_unsupported(c, n, NULL, "rank above %d", MN_MAX_RANK);
-    bool allowzero = ir_attr_int(n, "allowzero", 0) != 0;
-    int64_t dims[MN_MAX_RANK], known = 1, total = ir_shape_numel(x);
-    int infer_at = -1;
-    for (int i = 0; i < s.n; i++) {
-        int64_t v = s.v[i];
-        if (v == 0 && !allowzero) {
-            if (i >= x->rank)
-                return infer_fail(c, n, n->in[1], "shape entry %d is 0 but the input has rank %d", i, x->rank);
-            v = x->dims[i];
-        }
-        if (v == -1) {
-            if (infer_at >= 0) return infer_fail(c, n, n->in[1], "more than one -1 in the shape");
-            infer_at = i;
-            dims[i] = 1;
-            continue;
-        }
-        if (v < 0) return infer_fail(c, n, n->in[1], "shape entry %d is %lld", i, (long long)v);
-        dims[i] = v;
-        if (v && known > INT64_MAX / v) return infer_fail(c, n, n->in[1], "shape product overflows 64 bits");
-        known *= v;
-    }
-    if (infer_at >= 0) {
-        if (known == 0 || total % known)
-            return infer_fail(c, n, n->in[1], "cannot infer the -1 dim: %lld elements into blocks of %lld",
-                              (long long)total, (long long)known);
-        dims[infer_at] = total / known;
-    } else if (known != total)
-        return infer_fail(c, n, n->in[1], "reshape of %lld elements ([%s]) into [%s] (%lld elements)", (long long)total,
-                          ir_dims_str(c->g->arena, x->rank, x->dims), ir_dims_str(c->g->arena, s.n, dims),
-                          (long long)known);
-    return set_out(c, n, 0, x->elem, s.n, dims);
-}
-
-bool infer_flatten(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
-    MNType *x = T(n, 0);
-    int64_t axis = ir_attr_int(n, "axis", 1);
-    if (axis < 0) axis += x->rank;
-    if (axis < 0 || axis > x->rank) return infer_fail(c, n, n->in[0], "axis out of range for rank %d", x->rank);
-    int64_t dims[2] = {1, 1};
-    for (int i = 0; i < x->rank; i++) dims[i >= axis] *= x->dims[i];
-    return set_out(c, n, 0, x->elem, 2, dims);
-}
-
-static bool axes_list(MNInfer *c, MNNode *n, int since_input, IntList *ax) {
-    if (c->opset >= since_input) return ints_input(c, n, 1, "axes", ax);
-    if (n->nin > 1) return infer_fail(c, n, NULL, "takes axes as an attribute at opset %lld", (long long)c->opset);
-    return ints_attr(c, n, "axes", ax);
-}
-
-bool infer_squeeze(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 2)) return false;
-    MNType *x = T(n, 0);
-    IntList ax;
-    if (!axes_list(c, n, 13, &ax)) return false;
-    bool drop[MN_MAX_RANK] = {0};
-    for (int i = 0; i < ax.n; i++) {
-        int a = 0;
-        if (!infer_norm_axis(c, n, ax.v[i], x->rank, &a)) return false;
-        if (x->dims[a] != 1)
-            return infer_fail(c, n, n->in[0], "cannot squeeze axis %d of size %lld", a, (long long)x->dims[a]);
-        drop[a] = true;
-    }
-    int64_t dims[MN_MAX_RANK];
-    int r = 0;
-    for (int i = 0; i < x->rank; i++)
-        if (!(ax.n ? drop[i] : x->dims[i] == 1)) dims[r++] = x->dims[i];
-    return set_out(c, n, 0, x->elem, r, dims);
-}
-
-bool infer_unsqueeze(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 2)) return false;
-    MNType *x = T(n, 0);
-    IntList ax;
-    if (!axes_list(c, n, 13, &ax)) return false;
-    if (!ax.present) return infer_fail(c, n, NULL, "missing axes");
-    int r = x->rank + ax.n;
-    if (r > MN_MAX_RANK) return infer_unsupported(c, n, NULL, "rank above %d", MN_MAX_RANK);
-    bool ins[MN_MAX_RANK] = {0};
-    for (int i = 0; i < ax.n; i++) {
-        int a = 0;
-        if (!infer_norm_axis(c, n, ax.v[i], r, &a)) return false;
-        if (ins[a]) return infer_fail(c, n, NULL, "axis %lld repeated", (long long)ax.v[i]);
-        ins[a] = true;
-    }
-    int64_t dims[MN_MAX_RANK];
-    for (int i = 0, j = 0; i < r; i++) dims[i] = ins[i] ? 1 : x->dims[j++];
-    return set_out(c, n, 0, x->elem, r, dims);
-}
-
-bool infer_transpose(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
-    MNType *x = T(n, 0);
-    IntList p;
-    if (!ints_attr(c, n, "perm", &p)) return false;
-    if (p.present && p.n != x->rank) return infer_fail(c, n, NULL, "perm has %d entries for rank %d", p.n, x->rank);
-    bool seen[MN_MAX_RANK] = {0};
-    int64_t dims[MN_MAX_RANK];
-    for (int i = 0; i < x->rank; i++) {
-        int64_t a = p.present ? p.v[i] : x->rank - 1 - i;
-        if (a < 0 || a >= x->rank || seen[a])
-            return infer_fail(c, n, NULL, "perm is not a permutation of 0..%d", x->rank - 1);
-        seen[a] = true;
-        dims[i] = x->dims[a];
-    }
-    return set_out(c, n, 0, x->elem, x->rank, dims);
-}
-
-bool infer_concat(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1 << 20)) return false;
-    const MNAttr *aa = ir_attr(n, "axis");
-    if (!aa) {
-        if (c->opset >= 4) return infer_fail(c, n, NULL, "missing required attribute 'axis'");
-    }
-    MNType *x = T(n, 0);
-    int axis;
-    if (!infer_norm_axis(c, n, aa ? aa->i : 1, x->rank, &axis)) return false;
-    if (x->rank == 0) return infer_fail(c, n, n->in[0], "cannot concatenate scalars");
-    int64_t dims[MN_MAX_RANK];
-    memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-    for (int k = 1; k < n->nin; k++) {
-        MNType *t = T(n, k);
-        if (!t) return infer_fail(c, n, NULL, "empty input %d", k);
-        if (!same_elem(c, n, 0, k)) return false;
-        if (t->rank != x->rank) return infer_fail(c, n, n->in[k], "rank %d differs from %d", t->rank, x->rank);
-        for (int i = 0; i < x->rank; i++)
-            if (i != axis && t->dims[i] != x->dims[i])
-                return infer_fail(c, n, n->in[k], "dim %d is %lld, expected %lld", i, (long long)t->dims[i],
-                                  (long long)x->dims[i]);
-        if (!dim_add(dims[axis], t->dims[axis], &dims[axis]))
-            return infer_fail(c, n, n->in[k], "concatenated size overflows 64 bits");
-    }
-    return set_out(c, n, 0, x->elem, x->rank, dims);
-}
-
-/* Split sizes along the axis: from the attribute/input, from num_outputs, or equal. */
-bool infer_split_sizes(MNInfer *c, MNNode *n, int *axis_out, int64_t *sizes);
-bool infer_split_sizes(MNInfer *c, MNNode *n, int *axis_out, int64_t *sizes) {
-    MNType *x = T(n, 0);
-    int axis;
-    if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", 0), x->rank, &axis)) return false;
-    if (x->rank == 0) return infer_fail(c, n, n->in[0], "cannot split a scalar");
-    int64_t len = x->dims[axis];
-    int nout = n->nout;
-    if (nout > (int)(MN_MAX_RANK * 2 + 8))
-        return infer_unsupported(c, n, NULL, "more than %d outputs", MN_MAX_RANK * 2 + 8);
-    IntList sp;
-    if (c->opset >= 13 ? !ints_input(c, n, 1, "split", &sp) : !ints_attr(c, n, "split", &sp)) return false;
-    if (sp.present && sp.n > 0) {
-        if (sp.n != nout) return infer_fail(c, n, NULL, "split has %d entries for %d outputs", sp.n, nout);
-        int64_t sum = 0;
-        for (int i = 0; i < nout; i++) {
-            if (sp.v[i] < 0) return infer_fail(c, n, NULL, "negative split size");
-            sizes[i] = sp.v[i];
-            if (!dim_add(sum, sp.v[i], &sum)) return infer_fail(c, n, NULL, "split sizes overflow 64 bits");
-        }
-        if (sum != len)
-            return infer_fail(c, n, NULL, "split sizes sum to %lld, axis has %lld", (long long)sum, (long long)len);
-    } else {
-        const MNAttr *no = ir_attr(n, "num_outputs");
-        if (no && no->i != nout)
-            return infer_fail(c, n, NULL, "num_outputs %lld but %d outputs", (long long)no->i, nout);
-        if (!no && len % nout)
-            return infer_fail(c, n, NULL, "axis of %lld does not split evenly into %d", (long long)len, nout);
-        int64_t chunk = (len + nout - 1) / nout;
-        for (int i = 0; i < nout; i++) {
-            int64_t rest = len - chunk * i;
-            sizes[i] = rest < 0 ? 0 : rest < chunk ? rest : chunk;
-        }
-    }
-    *axis_out = axis;
-    return true;
-}
-
-bool infer_split(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 2)) return false;
-    int axis;
-    int64_t sizes[MN_MAX_RANK * 2 + 8];
-    if (!infer_split_sizes(c, n, &axis, sizes)) return false;
-    MNType *x = T(n, 0);
-    int64_t dims[MN_MAX_RANK];
-    memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-    for (int k = 0; k < n->nout; k++) {
-        dims[axis] = sizes[k];
-        if (!set_out(c, n, k, x->elem, x->rank, dims)) return false;
-    }
-    return true;
-}
-
-/* Normalised Slice parameters: per axis start, step and count. */
-bool infer_slice_params(MNInfer *c, MNNode *n, int64_t *start, int64_t *step, int64_t *count);
-bool infer_slice_params(MNInfer *c, MNNode *n, int64_t *start, int64_t *step, int64_t *count) {
-    MNType *x = T(n, 0);
-    IntList st, en, ax, sp;
-    if (c->opset >= 10) {
-        if (!need_inputs(c, n, 3, 5) || !ints_input(c, n, 1, "starts", &st) || !ints_input(c, n, 2, "ends", &en) ||
-            !ints_input(c, n, 3, "axes", &ax) || !ints_input(c, n, 4, "steps", &sp))
-            return false;
-    } else {
-        if (!need_inputs(c, n, 1, 1) || !ints_attr(c, n, "starts", &st) || !ints_attr(c, n, "ends", &en) ||
-            !ints_attr(c, n, "axes", &ax))
-            return false;
-        if (!st.present || !en.present) return infer_fail(c, n, NULL, "missing required attribute 'starts' or 'ends'");
-        sp.n = 0, sp.present = false;
-    }
-    if (st.n != en.n || (ax.present && ax.n != st.n) || (sp.present && sp.n != st.n))
-        return infer_fail(c, n, NULL, "starts, ends, axes and steps differ in length");
-    for (int i = 0; i < x->rank; i++) start[i] = 0, step[i] = 1, count[i] = x->dims[i];
-    bool seen[MN_MAX_RANK] = {0};
-    for (int i = 0; i < st.n; i++) {
-        int a = 0;
-        if (!infer_norm_axis(c, n, ax.present ? ax.v[i] : i, x->rank, &a)) return false;
-        if (seen[a]) return infer_fail(c, n, NULL, "axis %d repeated", a);
-        seen[a] = true;
-        int64_t d = x->dims[a], s = st.v[i], e = en.v[i], k = sp.present ? sp.v[i] : 1;
-        if (k == 0) return infer_fail(c, n, NULL, "step 0 on axis %d", a);
-        /* steps beyond the axis length behave like the axis length; clamping keeps the
-         * count arithmetic below from overflowing */
-        if (k > d + 1) k = d + 1;
-        if (k < -(d + 1)) k = -(d + 1);
-        if (s < 0) s += d;
-        if (e < 0 && e > INT64_MIN / 2) e += d;
-        if (k > 0) {
-            s = s < 0 ? 0 : s > d ? d : s;
-            e = e < 0 ? 0 : e > d ? d : e;
-            count[a] = e > s ? (e - s + k - 1) / k : 0;
-        } else {
-            s = s < 0 ? -1 : s > d - 1 ? d - 1 : s;
-            e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
-            count[a] = s > e ? (s - e + (-k) - 1) / (-k) : 0;
-        }
-        start[a] = s;
-        step[a] = k;
-    }
-    return true;
-}
-
-bool infer_slice(MNInfer *c, MNNode *n) {
-    int64_t start[MN_MAX_RANK], step[MN_MAX_RANK], count[MN_MAX_RANK];
-    if (!infer_in(n, 0)) return need_inputs(c, n, 1, 5);
-    if (!infer_slice_params(c, n, start, step, count)) return false;
-    return set_out(c, n, 0, T(n, 0)->elem, T(n, 0)->rank, count);
-}
-
-bool infer_gather(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
-    MNType *x = T(n, 0), *idx = T(n, 1);
-    if (idx->elem != ONNX_INT32 && idx->elem != ONNX_INT64)
-        return infer_fail(c, n, n->in[1], "indices must be int32 or int64");
-    int axis;
-    if (x->rank < 1) return infer_fail(c, n, n->in[0], "cannot gather from a scalar");
-    if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", 0), x->rank, &axis)) return false;
-    int r = x->rank - 1 + idx->rank;
-    if (r > MN_MAX_RANK) return infer_unsupported(c, n, NULL, "rank above %d", MN_MAX_RANK);
-    if (n->in[1]->konst) {
-        const MNTensor *t = n->in[1]->konst;
-        for (int64_t i = 0; i < t->numel; i++) {
-            int64_t v = ir_tensor_get_i(t, i);
-            if (v < -x->dims[axis] || v >= x->dims[axis])
-                return infer_fail(c, n, n->in[1], "index %lld out of range for axis of size %lld", (long long)v,
-                                  (long long)x->dims[axis]);
-        }
-    }
-    int64_t dims[MN_MAX_RANK];
-    int j = 0;
-    for (int i = 0; i < axis; i++) dims[j++] = x->dims[i];
-    for (int i = 0; i < idx->rank; i++) dims[j++] = idx->dims[i];
-    for (int i = axis + 1; i < x->rank; i++) dims[j++] = x->dims[i];
-    return set_out(c, n, 0, x->elem, r, dims);
-}
-
-bool infer_gather_elements(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
-    MNType *x = T(n, 0), *idx = T(n, 1);
-    int axis;
-    if (idx->rank != x->rank)
-        return infer_fail(c, n, n->in[1], "indices rank %d differs from data rank %d", idx->rank, x->rank);
-    if (!infer_norm_axis(c, n, ir_attr_int(n, "axis", 0), x->rank, &axis)) return false;
-    return set_out(c, n, 0, x->elem, idx->rank, idx->dims);
-}
-
-/* Pads as begin[rank], end[rank] with the opset's conventions (attribute before 11,
- * input with optional axes from 18). */
-bool infer_pad_amounts(MNInfer *c, MNNode *n, int64_t *pb, int64_t *pe);
-bool infer_pad_amounts(MNInfer *c, MNNode *n, int64_t *pb, int64_t *pe) {
-    MNType *x = T(n, 0);
-    IntList p, ax;
-    ax.n = 0, ax.present = false;
-    if (c->opset >= 11) {
-        if (!ints_input(c, n, 1, "pads", &p)) return false;
-        if (!p.present) return infer_fail(c, n, NULL, "missing input 'pads'");
-        if (c->opset >= 18 && !ints_input(c, n, 3, "axes", &ax)) return false;
-    } else if (!ints_attr(c, n, "pads", &p))
-        return false;
-    else if (!p.present)
-        return infer_fail(c, n, NULL, "missing required attribute 'pads'");
-    int na = ax.present ? ax.n : x->rank;
-    if (p.n != 2 * na) return infer_fail(c, n, NULL, "pads has %d entries, expected %d", p.n, 2 * na);
-    for (int i = 0; i < x->rank; i++) pb[i] = pe[i] = 0;
-    for (int i = 0; i < na; i++) {
-        int a = i;
-        if (ax.present && !infer_norm_axis(c, n, ax.v[i], x->rank, &a)) return false;
-        pb[a] = p.v[i];
-        pe[a] = p.v[i + na];
-        if (pb[a] > PAD_LIMIT || pe[a] > PAD_LIMIT || pb[a] < -PAD_LIMIT || pe[a] < -PAD_LIMIT)
-            return infer_fail(c, n, NULL, "pads out of range");
-    }
-    const char *mode = ir_attr_string(n, "mode", "constant");
-    if (strcmp(mode, "constant") && strcmp(mode, "reflect") && strcmp(mode, "edge") && strcmp(mode, "wrap"))
-        return infer_fail(c, n, NULL, "unknown mode '%s'", mode);
-    if (!strcmp(mode, "wrap") && c->opset < 19) return infer_fail(c, n, NULL, "mode 'wrap' needs opset 19");
-    return true;
-}
-
-bool infer_pad(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 4)) return false;
-    MNType *x = T(n, 0);
-    int64_t pb[MN_MAX_RANK], pe[MN_MAX_RANK], dims[MN_MAX_RANK];
-    if (!infer_pad_amounts(c, n, pb, pe)) return false;
-    for (int i = 0; i < x->rank; i++) {
-        dims[i] = x->dims[i] + pb[i] + pe[i];
-        if (dims[i] < 0) return infer_fail(c, n, NULL, "padding makes axis %d negative", i);
-    }
-    return set_out(c, n, 0, x->elem, x->rank, dims);
-}
-
-bool infer_resize(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 4)) return false;
-    MNType *x = T(n, 0);
-    int scales_at = n->op == OP_Upsample || c->opset < 11 ? 1 : 2, sizes_at = 3;
-    const char *mode = ir_attr_string(n, "mode", "nearest");
-    if (strcmp(mode, "nearest") && strcmp(mode, "linear") && strcmp(mode, "cubic") && strcmp(mode, "bilinear"))
-        return infer_fail(c, n, NULL, "unknown mode '%s'", mode);
-    IntList ax;
-    if (!ints_attr(c, n, "axes", &ax)) return false;
-    int na = ax.present ? ax.n : x->rank;
-    int axis_of[MN_MAX_RANK];
-    for (int i = 0; i < na; i++)
-        if (!infer_norm_axis(c, n, ax.present ? ax.v[i] : i, x->rank, &axis_of[i])) return false;
-    int64_t dims[MN_MAX_RANK];
-    memcpy(dims, x->dims, sizeof(int64_t) * (size_t)x->rank);
-    MNValue *sz = infer_in(n, sizes_at), *sc = infer_in(n, scales_at);
-    if (sc && sc->type.rank == 1 && sc->type.dims[0] == 0) sc = NULL; /* empty scales: use sizes */
-    if (sz && sc) return infer_fail(c, n, NULL, "only one of scales and sizes may be given");
-    if (sz) {
-        IntList s;
-        if (!ints_input(c, n, sizes_at, "sizes", &s)) return false;
-        if (s.n != na) return infer_fail(c, n, sz, "sizes has %d entries, expected %d", s.n, na);
-        const char *pol = ir_attr_string(n, "keep_aspect_ratio_policy", "stretch");
-        double scale = strcmp(pol, "not_larger") ? 0 : 1e300;
-        for (int i = 0; i < na && strcmp(pol, "stretch"); i++) {
-            double r = (double)s.v[i] / (double)x->dims[axis_of[i]];
-            scale = !strcmp(pol, "not_larger") ? fmin(scale, r) : fmax(scale, r);
-        }
-        for (int i = 0; i < na; i++) {
-            double o = strcmp(pol, "stretch") ? floor((double)x->dims[axis_of[i]] * scale + 0.5) : (double)s.v[i];
-            if (!(o >= 0 && o < 9e18)) return infer_fail(c, n, sz, "sizes out of range");
-            dims[axis_of[i]] = (int64_t)o;
-        }
-    } else if (sc) {
-        const MNTensor *t = infer_const_input(c, n, scales_at, "scales");
-        if (!t) return false;
-        if (t->numel != na)
-            return infer_fail(c, n, sc, "scales has %lld entries, expected %d", (long long)t->numel, na);
-        for (int i = 0; i < na; i++) {
-            double s = ir_tensor_get_f(t, i);
-            if (!(s > 0)) return infer_fail(c, n, sc, "scale %g is not positive", s);
-            double o = floor((double)x->dims[axis_of[i]] * s);
-            if (!(o < 9e18)) return infer_fail(c, n, sc, "scale %g gives an output size out of range", s);
-            dims[axis_of[i]] = (int64_t)o;
-        }
-    } else if (n->op == OP_Upsample) {
-        return infer_fail(c, n, NULL, "missing input 'scales'");
-    } else
-        return infer_fail(c, n, NULL, "one of scales and sizes is required");
-    return set_out(c, n, 0, x->elem, x->rank, dims);
-}
-
-bool infer_expand(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
-    IntList s;
-    if (!ints_input(c, n, 1, "shape", &s)) return false;
-    if (s.n > MN_MAX_RANK) return infer_unsupported(c, n, NULL, "rank above %d", MN_MAX_RANK);
-    for (int i = 0; i < s.n; i++)
-        if (s.v[i] < 0) return infer_fail(c, n, n->in[1], "shape entry %d is %lld", i, (long long)s.v[i]);
-    MNType st = {ONNX_INT64, s.n, s.v, NULL};
-    const MNType *ts[2] = {T(n, 0), &st};
-    int r;
-    int64_t dims[MN_MAX_RANK];
-    if (!infer_broadcast(c, n, 2, ts, &r, dims)) return false;
-    return set_out(c, n, 0, T(n, 0)->elem, r, dims);
-}
-
-bool infer_tile(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 2, 2)) return false;
-    MNType *x = T(n, 0);
-    IntList r;
-    if (!ints_input(c, n, 1, "repeats", &r)) return false;
-    if (r.n != x->rank) return infer_fail(c, n, n->in[1], "repeats has %d entries for rank %d", r.n, x->rank);
-    int64_t dims[MN_MAX_RANK];
-    for (int i = 0; i < x->rank; i++) {
-        if (r.v[i] < 0) return infer_fail(c, n, n->in[1], "negative repeat");
-        if (r.v[i] && x->dims[i] > INT64_MAX / r.v[i])
-            return infer_fail(c, n, n->in[1], "tiled size overflows 64 bits");
-        dims[i] = x->dims[i] * r.v[i];
-    }
-    return set_out(c, n, 0, x->elem, x->rank, dims);
-}
-
-bool infer_depth_to_space(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 4, 4)) return false;
-    MNType *x = T(n, 0);
-    int64_t b = ir_attr_int(n, "blocksize", 0);
-    if (b < 1 || b > ATTR_LIMIT) return infer_fail(c, n, NULL, "missing or bad required attribute 'blocksize'");
-    const char *mode = ir_attr_string(n, "mode", "DCR");
-    if (strcmp(mode, "DCR") && strcmp(mode, "CRD")) return infer_fail(c, n, NULL, "unknown mode '%s'", mode);
-    if (x->dims[1] % (b * b))
-        return infer_fail(c, n, n->in[0], "channels %lld not divisible by blocksize^2", (long long)x->dims[1]);
-    int64_t dims[4] = {x->dims[0], x->dims[1] / (b * b), 0, 0};
-    if (!dim_mul(x->dims[2], b, &dims[2]) || !dim_mul(x->dims[3], b, &dims[3]))
-        return infer_fail(c, n, NULL, "output size overflows 64 bits");
-    return set_out(c, n, 0, x->elem, 4, dims);
-}
-
-bool infer_space_to_depth(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 4, 4)) return false;
-    MNType *x = T(n, 0);
-    int64_t b = ir_attr_int(n, "blocksize", 0);
-    if (b < 1 || b > ATTR_LIMIT) return infer_fail(c, n, NULL, "missing or bad required attribute 'blocksize'");
-    if (x->dims[2] % b || x->dims[3] % b) return infer_fail(c, n, n->in[0], "spatial dims not divisible by blocksize");
-    int64_t dims[4] = {0, 0, x->dims[2] / b, x->dims[3] / b};
-    dims[0] = x->dims[0];
-    if (!dim_mul(x->dims[1], b * b, &dims[1])) return infer_fail(c, n, NULL, "output size overflows 64 bits");
-    return set_out(c, n, 0, x->elem, 4, dims);
+    return infer_set_out(c, n, 0, ONNX_INT64, r, dims);
 }
 
 /* Shape's start/end (opset 15) clamp like Python slicing. */
@@ -1237,44 +789,44 @@ void infer_shape_range(const MNNode *n, int rank, int *lo, int *hi) {
 }
 
 bool infer_shape(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
+    if (!infer_need_inputs(c, n, 1, 1)) return false;
     int lo, hi;
-    infer_shape_range(n, T(n, 0)->rank, &lo, &hi);
+    infer_shape_range(n, infer_type(n, 0)->rank, &lo, &hi);
     int64_t len = hi - lo;
-    return set_out(c, n, 0, ONNX_INT64, 1, &len);
+    return infer_set_out(c, n, 0, ONNX_INT64, 1, &len);
 }
 
 bool infer_size(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
-    return set_out(c, n, 0, ONNX_INT64, 0, NULL);
+    if (!infer_need_inputs(c, n, 1, 1)) return false;
+    return infer_set_out(c, n, 0, ONNX_INT64, 0, NULL);
 }
 
 bool infer_constant_of_shape(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1)) return false;
+    if (!infer_need_inputs(c, n, 1, 1)) return false;
     IntList s;
-    if (!ints_input(c, n, 0, "shape", &s)) return false;
+    if (!infer_ints_input(c, n, 0, "shape", &s)) return false;
     const MNAttr *v = ir_attr(n, "value");
     if (v && (v->type != MN_ATTR_TENSOR || v->t->numel != 1))
         return infer_fail(c, n, NULL, "attribute 'value' must be a one-element tensor");
     for (int i = 0; i < s.n; i++)
         if (s.v[i] < 0) return infer_fail(c, n, n->in[0], "shape entry %d is %lld", i, (long long)s.v[i]);
-    return set_out(c, n, 0, v ? v->t->elem : ONNX_FLOAT32, s.n, s.v);
+    return infer_set_out(c, n, 0, v ? v->t->elem : ONNX_FLOAT32, s.n, s.v);
 }
 
 bool infer_range(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 3, 3)) return false;
+    if (!infer_need_inputs(c, n, 3, 3)) return false;
     const MNTensor *t[3];
     for (int k = 0; k < 3; k++) {
         if (!(t[k] = infer_const_input(c, n, k, k == 0 ? "start" : k == 1 ? "limit" : "delta"))) return false;
         if (t[k]->numel != 1) return infer_fail(c, n, n->in[k], "must be a scalar");
-        if (k && !same_elem(c, n, 0, k)) return false;
+        if (k && !infer_same_elem(c, n, 0, k)) return false;
     }
     double s = ir_tensor_get_f(t[0], 0), l = ir_tensor_get_f(t[1], 0), d = ir_tensor_get_f(t[2], 0);
     if (d == 0) return infer_fail(c, n, n->in[2], "delta is 0");
     double cnt = ceil((l - s) / d);
     if (!(cnt < 9e15)) return infer_fail(c, n, NULL, "range has too many elements");
     int64_t len = cnt > 0 ? (int64_t)cnt : 0;
-    return set_out(c, n, 0, t[0]->elem, 1, &len);
+    return infer_set_out(c, n, 0, t[0]->elem, 1, &len);
 }
 
 bool infer_constant(MNInfer *c, MNNode *n) {
@@ -1283,11 +835,12 @@ bool infer_constant(MNInfer *c, MNNode *n) {
     const MNAttr *a = &n->attrs[0];
     const char *nm = a->name;
     int64_t cnt = a->n;
-    if (!strcmp(nm, "value") && a->type == MN_ATTR_TENSOR) return set_out(c, n, 0, a->t->elem, a->t->rank, a->t->dims);
-    if (!strcmp(nm, "value_float") && a->type == MN_ATTR_FLOAT) return set_out(c, n, 0, ONNX_FLOAT32, 0, NULL);
-    if (!strcmp(nm, "value_int") && a->type == MN_ATTR_INT) return set_out(c, n, 0, ONNX_INT64, 0, NULL);
-    if (!strcmp(nm, "value_floats") && a->type == MN_ATTR_FLOATS) return set_out(c, n, 0, ONNX_FLOAT32, 1, &cnt);
-    if (!strcmp(nm, "value_ints") && a->type == MN_ATTR_INTS) return set_out(c, n, 0, ONNX_INT64, 1, &cnt);
+    if (!strcmp(nm, "value") && a->type == MN_ATTR_TENSOR)
+        return infer_set_out(c, n, 0, a->t->elem, a->t->rank, a->t->dims);
+    if (!strcmp(nm, "value_float") && a->type == MN_ATTR_FLOAT) return infer_set_out(c, n, 0, ONNX_FLOAT32, 0, NULL);
+    if (!strcmp(nm, "value_int") && a->type == MN_ATTR_INT) return infer_set_out(c, n, 0, ONNX_INT64, 0, NULL);
+    if (!strcmp(nm, "value_floats") && a->type == MN_ATTR_FLOATS) return infer_set_out(c, n, 0, ONNX_FLOAT32, 1, &cnt);
+    if (!strcmp(nm, "value_ints") && a->type == MN_ATTR_INTS) return infer_set_out(c, n, 0, ONNX_INT64, 1, &cnt);
     if (!strcmp(nm, "sparse_value") || !strcmp(nm, "value_string") || !strcmp(nm, "value_strings"))
         return infer_unsupported(c, n, NULL, "Constant attribute '%s' is not supported", nm);
     return infer_fail(c, n, NULL, "Constant attribute '%s' has the wrong type or name", nm);
@@ -1372,11 +925,11 @@ bool infer_node_agrees(MNGraph *g, const MNNode *n, char *err, size_t errlen) {
 
 /* mncc's im2col (planners/conv_lower.c): [N*OH*OW, C*KH*KW rounded up to 8] from X */
 bool infer_im2col(MNInfer *c, MNNode *n) {
-    if (!need_inputs(c, n, 1, 1) || !need_rank(c, n, 0, 4, 4) || !need_float(c, n, 0)) return false;
+    if (!infer_need_inputs(c, n, 1, 1) || !infer_need_rank(c, n, 0, 4, 4) || !need_float(c, n, 0)) return false;
     const MNAttr *ks = ir_attr(n, "kernel_shape"), *os = ir_attr(n, "out_shape");
     if (!ks || !os || ks->type != MN_ATTR_INTS || os->type != MN_ATTR_INTS || ks->n != 2 || os->n != 3)
         return infer_fail(c, n, NULL, "kernel_shape and out_shape are required");
-    const MNType *x = T(n, 0);
+    const MNType *x = infer_type(n, 0);
     int64_t dims[2] = {os->ints[0] * os->ints[1] * os->ints[2], (x->dims[1] * ks->ints[0] * ks->ints[1] + 7) / 8 * 8};
-    return set_out(c, n, 0, x->elem, 2, dims);
+    return infer_set_out(c, n, 0, x->elem, 2, dims);
 }

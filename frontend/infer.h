@@ -25,6 +25,27 @@ const MNTensor *infer_const_input(MNInfer *c, MNNode *n, int k, const char *what
 bool infer_norm_axis(MNInfer *c, MNNode *n, int64_t axis, int rank, int *out);
 /* numpy multidirectional broadcast of shapes; false + error when incompatible */
 bool infer_broadcast(MNInfer *c, MNNode *n, int nshapes, const MNType *const *ts, int *rank, int64_t *dims);
+
+/* the helpers of infer.c that infer_move.c uses too */
+/* the largest attribute values accepted (larger ones are refused as unsupported) */
+#define ATTR_LIMIT ((int64_t)1 << 31) /* kernel sizes, strides, dilations, groups, blocks */
+#define PAD_LIMIT ((int64_t)1 << 40)
+/* Integer list from an attribute or, from a given opset on, from an input. */
+typedef struct {
+    int n;
+    int64_t v[MN_MAX_RANK * 2 + 8];
+    bool present;
+} IntList;
+bool infer_dim_add(int64_t a, int64_t b, int64_t *r); /* false on overflow */
+bool infer_dim_mul(int64_t a, int64_t b, int64_t *r);
+bool infer_set_out(MNInfer *c, MNNode *n, int k, int32_t elem, int rank, const int64_t *dims); /* output k's type */
+bool infer_need_inputs(MNInfer *c, MNNode *n, int min, int max);
+bool infer_need_rank(MNInfer *c, MNNode *n, int k, int lo, int hi);
+bool infer_same_elem(MNInfer *c, MNNode *n, int a, int b);
+bool infer_ints_attr(MNInfer *c, MNNode *n, const char *name, IntList *out);
+bool infer_ints_input(MNInfer *c, MNNode *n, int k, const char *what, IntList *out);
+/* input k's type, NULL when absent */
+static inline MNType *infer_type(MNNode *n, int k) { return k < n->nin && n->in[k] ? &n->in[k]->type : NULL; }
 static inline MNValue *infer_in(const MNNode *n, int k) { return k < n->nin ? n->in[k] : NULL; }
 
 /* Per-op functions named by the table in ops.h, and that table's row of them per op. */
