@@ -55,46 +55,41 @@ const char *emit_tail_mask(int64_t num_lw, int64_t a) {
     return r >= 4 ? "" : r <= 0 ? "/0000" : m[r - 1];
 }
 
+/* why a node that only moves data (MN_GATHER) cannot be emitted: a Slice that keeps
+ * every element on its PE and slot is a copy, a Gather by indices computed at run time a
+ * window op; the rest are gathers */
+static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
+    if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) ||
+        (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1))
+        return "not in LM";
+    if (n->op == OP_Slice &&
+        emit_slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
+        w->scopy[w->pos] = true;
+        return NULL;
+    }
+    if (n->op == OP_Gather) { /* every index known and in range */
+        const MNTensor *kt = emit_konst_of(n->in[1]);
+        if (!kt) { /* a window op over the rows of the axis */
+            const char *ww = window_why((MNCompile *)c, (MNNode *)n, w);
+            if (ww) return ww;
+            w->win[w->pos] = true;
+            return NULL;
+        }
+        int ax = (int)ir_attr_int(n, "axis", 0);
+        int64_t dim = n->in[0]->type.dims[ax < 0 ? ax + n->in[0]->type.rank : ax];
+        for (int64_t i = 0; i < kt->numel; i++) {
+            int64_t j = (int64_t)ir_tensor_get_f(kt, i);
+            if (j < -dim || j >= dim) return "an index out of range";
+        }
+    }
+    return emit_moves_why(c, n, w);
+}
+
 static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
+    if (mn_op_has(n->op, MN_GATHER)) return moves_why(c, n, w);
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
     case OP_MNCoreLayoutSwitch: return emit_rename_why(c, n, w);
-    case OP_Transpose:
-    case OP_Expand:
-    case OP_Tile:
-    case OP_Gather:
-    case OP_Concat:
-    case OP_Split:
-    case OP_Slice:
-    case OP_Pad:
-    case OP_DepthToSpace:
-    case OP_SpaceToDepth:
-    case OP_MNCoreIm2col: {
-        if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) ||
-            (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1))
-            return "not in LM";
-        if (n->op == OP_Slice &&
-            emit_slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
-            w->scopy[w->pos] = true;
-            return NULL;
-        }
-        if (n->op == OP_Gather) { /* every index known and in range */
-            const MNTensor *kt = emit_konst_of(n->in[1]);
-            if (!kt) { /* a window op over the rows of the axis */
-                const char *ww = window_why((MNCompile *)c, (MNNode *)n, w);
-                if (ww) return ww;
-                w->win[w->pos] = true;
-                return NULL;
-            }
-            int ax = (int)ir_attr_int(n, "axis", 0);
-            int64_t dim = n->in[0]->type.dims[ax < 0 ? ax + n->in[0]->type.rank : ax];
-            for (int64_t i = 0; i < kt->numel; i++) {
-                int64_t j = (int64_t)ir_tensor_get_f(kt, i);
-                if (j < -dim || j >= dim) return "an index out of range";
-            }
-        }
-        return emit_moves_why(c, n, w);
-    }
     case OP_MNCoreInputSplit:
     case OP_MNCoreOutputConcat: return emit_piece_why(c, n);
     case OP_MNCoreDownload:

@@ -143,6 +143,7 @@ static int64_t macs(const MNNode *n, const MNValue **w) {
 }
 
 static SimResource resource_of(const MNNode *n) {
+    if (mn_op_has(n->op, MN_GATHER)) return SIM_TREE;
     switch (n->op) {
     case OP_MNCoreDownload:
     case OP_MNCoreUpload:
@@ -150,20 +151,9 @@ static SimResource resource_of(const MNNode *n) {
     case OP_MNCoreOutputConcat: return SIM_DRAM;
     case OP_MNCoreLayoutSwitch:
     case OP_MNCoreMove:
-    case OP_Transpose:
-    case OP_Gather:
     case OP_GatherElements:
-    case OP_Concat:
-    case OP_Slice:
-    case OP_Pad:
-    case OP_Tile:
-    case OP_DepthToSpace:
-    case OP_SpaceToDepth:
-    case OP_Split:
-    case OP_Expand:
     case OP_Resize:
-    case OP_Upsample:
-    case OP_MNCoreIm2col: return SIM_TREE;
+    case OP_Upsample: return SIM_TREE;
     default: return SIM_COMPUTE;
     }
 }
