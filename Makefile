@@ -50,7 +50,7 @@ LDLIBS_ALL = $(SANFLAGS) -pthread -lprotobuf-c -lcjson -lzstd -lm $(LDFLAGS) $(L
 #   emitter    Code Emit and the linker
 #   driver     the pass table, report.json, the dashboard, the verifier
 #   cmd, tests everything
-CORE_SRCS     = core/arena.c core/buf.c core/diag.c core/dtypes.c core/ir.c core/ops.c core/machine.c \
+CORE_SRCS     = core/arena.c core/buf.c core/diag.c core/dtypes.c core/ir.c core/num.c core/ops.c core/machine.c \
                 core/options.c core/version.c core/fb.c core/layout.c core/compile.c core/artifacts.c core/l3ir.c
 ISA_SRCS      = isa/isa.c isa/mv.c isa/timing.c isa/vsm_text.c isa/vsm_bin.c isa/app.c
 FRONTEND_SRCS = frontend/attrs.c frontend/bind.c frontend/onnx_load.c frontend/onnx_write.c frontend/infer.c frontend/infer_move.c frontend/fold.c

@@ -163,13 +163,6 @@ void ir_tensor_set_f(MNTensor *t, int64_t i, double v);
 void ir_tensor_set_i(MNTensor *t, int64_t i, int64_t v);
 /* Convert element-wise into a new tensor of another type with ONNX Cast semantics. */
 MNTensor *ir_tensor_cast(Arena *a, const MNTensor *t, int32_t elem);
-float ir_half_to_float(uint16_t h);
-uint16_t ir_float_to_half(float f);
-float ir_bf16_to_float(uint16_t h);
-/* The MN-Core half: 1 sign, 6 exponent, 9 mantissa bits, bias 31, no subnormals. */
-float ir_mnhalf_to_float(uint16_t h);
-uint16_t ir_float_to_mnhalf(float f);
-uint16_t ir_float_to_bf16(float f);
 
 /* Formatting helpers shared by the printers: "3,4" for dims, "" for rank 0. */
 char *ir_dims_str(Arena *a, int rank, const int64_t *dims);

@@ -2,6 +2,7 @@
  * MN-Core half (1 sign, 6 exponent, 9 mantissa bits, bias 31, no subnormals). */
 #ifndef MN_EMU_NUM_H
 #define MN_EMU_NUM_H
+#include "num.h"
 #include "ir.h"
 #include <math.h>
 #include <stdint.h>
@@ -48,6 +49,6 @@ static inline uint32_t out_f(float f) {
     return b;
 }
 
-static inline float mnh_to_f(uint16_t h) { return ir_mnhalf_to_float(h); }
-static inline uint16_t f_to_mnh(float f) { return ir_float_to_mnhalf(f); }
+static inline float mnh_to_f(uint16_t h) { return num_mnhalf_to_float(h); }
+static inline uint16_t f_to_mnh(float f) { return num_float_to_mnhalf(f); }
 #endif

@@ -1,6 +1,7 @@
 /* GPFNApp writer and reader over the hand-written FlatBuffers module (core/fb.c).
  * The reader trusts nothing: each access is bounds-checked by fb.c, counts are capped
  * by the buffer size, and strings must be terminated. */
+#include "num.h"
 #include "app.h"
 #include "diag.h"
 #include "dtypes.h"
@@ -440,7 +441,7 @@ static uint64_t elem_bits_k(const MNTensor *t, int k, int64_t i) {
         memcpy(&u, &v, 8);
         return u;
     }
-    if (k == EB_HALF) return ir_float_to_mnhalf((float)ir_tensor_get_f(t, i));
+    if (k == EB_HALF) return num_float_to_mnhalf((float)ir_tensor_get_f(t, i));
     return (uint64_t)ir_tensor_get_i(t, i);
 }
 
@@ -484,7 +485,7 @@ bool app_decode(const uint64_t *lw, const char *d, MNTensor *t, char *err, size_
             } else if (b == 8)
                 memcpy(&x, &v, 8);
             else
-                x = ir_mnhalf_to_float((uint16_t)v);
+                x = num_mnhalf_to_float((uint16_t)v);
             ir_tensor_set_f(t, i, x);
         } else {
             int64_t s = (int64_t)v;

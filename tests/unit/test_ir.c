@@ -1,3 +1,4 @@
+#include "num.h"
 #include "driver.h"
 #include "fb.h"
 #include "options.h"
@@ -35,28 +36,28 @@ void test_arena(void) {
 void test_half(void) {
     int bad = 0;
     for (uint32_t h = 0; h < 65536; h++) {
-        float f = ir_half_to_float((uint16_t)h);
+        float f = num_half_to_float((uint16_t)h);
         if (isnan(f)) continue;
-        bad += ir_float_to_half(f) != h;
+        bad += num_float_to_half(f) != h;
     }
     CHECK_EQ_I(bad, 0);
-    CHECK_EQ_I(ir_float_to_half(1.0f), 0x3c00);
-    CHECK_EQ_I(ir_float_to_half(65504.0f), 0x7bff);
-    CHECK_EQ_I(ir_float_to_half(65520.0f), 0x7c00); /* rounds to infinity */
-    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -24)), 0x0001); /* smallest subnormal */
-    CHECK_EQ_I(ir_float_to_half(ldexpf(1, -25)), 0x0000); /* tie to even: 0 */
-    CHECK_EQ_I(ir_float_to_half(ldexpf(3, -25)), 0x0002); /* tie to even: 2 */
-    CHECK_EQ_I(ir_float_to_half(1.0f + ldexpf(1, -11)), 0x3c00); /* tie to even, down */
-    CHECK(isnan(ir_half_to_float(ir_float_to_half(NAN))));
-    CHECK(ir_half_to_float(0xfc00) == -INFINITY);
+    CHECK_EQ_I(num_float_to_half(1.0f), 0x3c00);
+    CHECK_EQ_I(num_float_to_half(65504.0f), 0x7bff);
+    CHECK_EQ_I(num_float_to_half(65520.0f), 0x7c00); /* rounds to infinity */
+    CHECK_EQ_I(num_float_to_half(ldexpf(1, -24)), 0x0001); /* smallest subnormal */
+    CHECK_EQ_I(num_float_to_half(ldexpf(1, -25)), 0x0000); /* tie to even: 0 */
+    CHECK_EQ_I(num_float_to_half(ldexpf(3, -25)), 0x0002); /* tie to even: 2 */
+    CHECK_EQ_I(num_float_to_half(1.0f + ldexpf(1, -11)), 0x3c00); /* tie to even, down */
+    CHECK(isnan(num_half_to_float(num_float_to_half(NAN))));
+    CHECK(num_half_to_float(0xfc00) == -INFINITY);
 }
 
 void test_bf16(void) {
-    CHECK_EQ_I(ir_float_to_bf16(1.0f), 0x3f80);
-    CHECK(ir_bf16_to_float(0x3f80) == 1.0f);
-    CHECK_EQ_I(ir_float_to_bf16(1.0f + ldexpf(1, -8)), 0x3f80); /* tie to even, down */
-    CHECK_EQ_I(ir_float_to_bf16(1.0f + ldexpf(3, -8)), 0x3f82); /* tie to even, up */
-    CHECK(isnan(ir_bf16_to_float(ir_float_to_bf16(NAN))));
+    CHECK_EQ_I(num_float_to_bf16(1.0f), 0x3f80);
+    CHECK(num_bf16_to_float(0x3f80) == 1.0f);
+    CHECK_EQ_I(num_float_to_bf16(1.0f + ldexpf(1, -8)), 0x3f80); /* tie to even, down */
+    CHECK_EQ_I(num_float_to_bf16(1.0f + ldexpf(3, -8)), 0x3f82); /* tie to even, up */
+    CHECK(isnan(num_bf16_to_float(num_float_to_bf16(NAN))));
 }
 
 void test_tensor_cast(void) {
