@@ -80,10 +80,17 @@ static void free_args(char **argv, int argc) {
 }
 
 static void add_job(Jobs *js, const char *name, const char *path, char **argv, int argc) {
-    if (js->n == js->cap) js->cap = js->cap ? 2 * js->cap : 64, js->j = xrealloc(js->j, sizeof(Job) * (size_t)js->cap);
+    if (js->n == js->cap) {
+        js->cap = js->cap ? 2 * js->cap : 64;
+        js->j = xrealloc(js->j, sizeof(Job) * (size_t)js->cap);
+    }
     Job *j = &js->j[js->n++];
     memset(j, 0, sizeof *j);
-    j->name = xstrdup(name), j->path = xstrdup(path), j->argv = argv, j->argc = argc, j->status = "not run";
+    j->name = xstrdup(name);
+    j->path = xstrdup(path);
+    j->argv = argv;
+    j->argc = argc;
+    j->status = "not run";
     for (char *s = j->name; *s; s++)
         if (*s == '/') *s = '_';
 }
@@ -150,7 +157,10 @@ static bool good_name(const char *s) { return *s && *s != '.' && !strchr(s, '/')
 /* a list file: PATH [options...] [--name NAME] per line */
 static bool read_list(const char *list, Jobs *js, char *err, size_t errlen) {
     char *text = buf_read_file(list, 0, NULL);
-    if (!text) return snprintf(err, errlen, "%s: cannot read: %s", list, strerror(errno)), false;
+    if (!text) {
+        snprintf(err, errlen, "%s: cannot read: %s", list, strerror(errno));
+        return false;
+    }
     char dir[4096];
     snprintf(dir, sizeof dir, "%s", list);
     char *sl = strrchr(dir, '/');
@@ -255,10 +265,14 @@ static char *utf8(const char *s) {
                                                     : 0;
         bool valid = len > 0 && i + (size_t)len <= n;
         for (int j = 1; valid && j < len; j++) valid = ((unsigned char)s[i + (size_t)j] & 0xc0) == 0x80;
-        if (valid)
-            memcpy(o + k, s + i, (size_t)len), k += (size_t)len, i += (size_t)len;
-        else
-            o[k++] = '?', i++;
+        if (valid) {
+            memcpy(o + k, s + i, (size_t)len);
+            k += (size_t)len;
+            i += (size_t)len;
+        } else {
+            o[k++] = '?';
+            i++;
+        }
     }
     o[k] = 0;
     return o;
@@ -366,14 +380,26 @@ int mncc_batch(int argc, char **argv) {
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         if ((v = flag_value("-o", argc, argv, &i))) {
-            if (!*v) return free(common), usage("-o needs a directory");
+            if (!*v) {
+                free(common);
+                return usage("-o needs a directory");
+            }
             outroot = v;
         } else if ((v = flag_value("-j", argc, argv, &i))) {
-            if (!parse_count(v, 1, 256, &jobs)) return free(common), usage("-j needs a number of jobs from 1 to 256");
+            if (!parse_count(v, 1, 256, &jobs)) {
+                free(common);
+                return usage("-j needs a number of jobs from 1 to 256");
+            }
         } else if ((v = flag_value("--shard", argc, argv, &i))) {
-            if (!parse_shard(v, &shard_k, &shard_n)) return free(common), usage("--shard needs K/N with 1 <= K <= N");
+            if (!parse_shard(v, &shard_k, &shard_n)) {
+                free(common);
+                return usage("--shard needs K/N with 1 <= K <= N");
+            }
         } else if ((v = flag_value("--timeout", argc, argv, &i))) {
-            if (!parse_count(v, 0, 1000000, &timeout)) return free(common), usage("--timeout needs seconds (0: none)");
+            if (!parse_count(v, 0, 1000000, &timeout)) {
+                free(common);
+                return usage("--timeout needs seconds (0: none)");
+            }
         } else if (!strcmp(a, "--quiet"))
             quiet = true;
         else if (a[0] != '-' && !src)
@@ -391,11 +417,15 @@ int mncc_batch(int argc, char **argv) {
             return free(common), usage(a[0] == '-' ? "--summary and --if-changed do not apply to a batch"
                                                    : "more than one LIST or DIR given");
     }
-    if (!src || !outroot) return free(common), usage("needs a LIST or DIR and -o OUTROOT");
+    if (!src || !outroot) {
+        free(common);
+        return usage("needs a LIST or DIR and -o OUTROOT");
+    }
     if (jobs >
         1) { /* the jobs share the cores: a thread each, unless the command line says otherwise (it comes later, and wins) */
         memmove(common + 2, common, sizeof(char *) * (size_t)ncommon);
-        common[0] = "-O", common[1] = "num_threads=1";
+        common[0] = "-O";
+        common[1] = "num_threads=1";
         ncommon += 2;
     }
     Jobs js = {0};
@@ -438,8 +468,11 @@ int mncc_batch(int argc, char **argv) {
                 sprintf(key, "%s%s", js.j[i].path, round ? salt : "");
                 char *nn = xmalloc(strlen(js.j[i].name) + 20);
                 sprintf(nn, "%s_%08llx", js.j[i].name, (unsigned long long)(fnv(key) & 0xffffffffu));
-                free(key), free(js.j[i].name), js.j[i].name = nn;
-                clash[i] = false, again = 1;
+                free(key);
+                free(js.j[i].name);
+                js.j[i].name = nn;
+                clash[i] = false;
+                again = 1;
             }
     }
     free(clash);
@@ -448,8 +481,11 @@ int mncc_batch(int argc, char **argv) {
     for (int i = 0; i < js.n; i++) {
         if ((int)(fnv(js.j[i].name) % (uint64_t)shard_n) == shard_k - 1)
             js.j[nsel++] = js.j[i];
-        else
-            free_args(js.j[i].argv, js.j[i].argc), free(js.j[i].name), free(js.j[i].path);
+        else {
+            free_args(js.j[i].argv, js.j[i].argc);
+            free(js.j[i].name);
+            free(js.j[i].path);
+        }
     }
     js.n = nsel;
     if (!mkdir_p(outroot)) {
@@ -464,7 +500,8 @@ int mncc_batch(int argc, char **argv) {
         self[sl] = 0;
     struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_signal;
-    sigaction(SIGINT, &sa, &old_int), sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
     bool tty = !quiet && isatty(2);
     double t_start = now_s(), drawn = 0;
     int next = 0, running = 0, done = 0, nfail = 0, nskip = 0, ncompiled = 0;
@@ -477,7 +514,11 @@ int mncc_batch(int argc, char **argv) {
             snprintf(errf, sizeof errf, "%s/.%s.stderr", outroot, j->name);
             const char **av = xcalloc((size_t)(ncommon + j->argc + 8), sizeof(char *));
             int na = 0;
-            av[na++] = self, av[na++] = j->path, av[na++] = "-o", av[na++] = dir, av[na++] = "--if-changed";
+            av[na++] = self;
+            av[na++] = j->path;
+            av[na++] = "-o";
+            av[na++] = dir;
+            av[na++] = "--if-changed";
             for (int k = 0; k < ncommon; k++) av[na++] = common[k];
             for (int k = 0; k < j->argc; k++) av[na++] = j->argv[k];
             fflush(NULL);
@@ -493,20 +534,25 @@ int mncc_batch(int argc, char **argv) {
             }
             free(av);
             if (pid < 0) {
-                j->status = "failed", j->error = xstrdup("cannot start a compile (fork failed)");
-                done++, nfail++;
+                j->status = "failed";
+                j->error = xstrdup("cannot start a compile (fork failed)");
+                done++;
+                nfail++;
                 continue;
             }
             setpgid(pid, pid);
-            j->pid = pid, running++;
+            j->pid = pid;
+            running++;
         }
         if (stop_signal) /* stop the running compiles; each is reaped below */
             for (int i = 0; i < next; i++)
                 if (js.j[i].pid) kill(-js.j[i].pid, SIGKILL);
         if (timeout > 0)
             for (int i = 0; i < next; i++)
-                if (js.j[i].pid && !js.j[i].killed && now_s() - js.j[i].t0 > (double)timeout)
-                    js.j[i].killed = true, kill(-js.j[i].pid, SIGKILL);
+                if (js.j[i].pid && !js.j[i].killed && now_s() - js.j[i].t0 > (double)timeout) {
+                    js.j[i].killed = true;
+                    kill(-js.j[i].pid, SIGKILL);
+                }
         int reaped = 0, wst;
         pid_t p;
         while (running && (p = waitpid(-1, &wst, WNOHANG)) > 0) {
@@ -515,7 +561,9 @@ int mncc_batch(int argc, char **argv) {
                 if (js.j[i].pid == p) j = &js.j[i];
             if (!j) continue;
             reaped++;
-            j->pid = 0, running--, done++;
+            j->pid = 0;
+            running--;
+            done++;
             j->seconds = now_s() - j->t0;
             char dir[4200], e[2048] = "", errf[4300];
             snprintf(dir, sizeof dir, "%s/%s", outroot, j->name);
@@ -534,11 +582,14 @@ int mncc_batch(int argc, char **argv) {
                 j->status = fresh ? "up to date" : "ok";
                 if (fresh)
                     nskip++;
-                else
-                    ncompiled++, work += j->seconds;
+                else {
+                    ncompiled++;
+                    work += j->seconds;
+                }
             } else {
                 char why[2300];
-                j->status = "failed", nfail++;
+                j->status = "failed";
+                nfail++;
                 if (j->killed)
                     snprintf(why, sizeof why, "timed out after %ld s%s%s", timeout, *e ? ": " : "", e);
                 else if (stop_signal && WIFSIGNALED(wst))
@@ -587,7 +638,8 @@ int mncc_batch(int argc, char **argv) {
             buf_free(&line);
         }
     }
-    sigaction(SIGINT, &old_int, NULL), sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     double total = now_s() - t_start;
     if (tty) fprintf(stderr, "\r\033[K");
     int nrun = js.n - (next < js.n ? js.n - next : 0);
@@ -655,8 +707,13 @@ int mncc_batch(int argc, char **argv) {
                 nskip, nfail, stop_signal ? ", stopped by a signal" : "", total);
     rc = stop_signal ? 128 + (int)stop_signal : nfail || !ok ? 1 : 0;
 out:
-    for (int i = 0; i < js.n; i++)
-        free_args(js.j[i].argv, js.j[i].argc), free(js.j[i].name), free(js.j[i].path), free(js.j[i].error);
-    free(js.j), free(common);
+    for (int i = 0; i < js.n; i++) {
+        free_args(js.j[i].argv, js.j[i].argc);
+        free(js.j[i].name);
+        free(js.j[i].path);
+        free(js.j[i].error);
+    }
+    free(js.j);
+    free(common);
     return rc;
 }

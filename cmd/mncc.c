@@ -395,7 +395,8 @@ int main(int argc, char **argv) {
     mn_compile_free(&c);
 done:
     for (int i = 0; i < argc; i++) free(owned[i]);
-    free(owned), free(cli);
+    free(owned);
+    free(cli);
     opt_free(&opt);
     return rc;
 }

@@ -166,8 +166,14 @@ int main(int argc, char **argv) {
     const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL, *trace_path = NULL;
     bool stats = false, json = false, strict = false;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--help")) return usage(stdout), 0;
-        if (!strcmp(argv[i], "--version")) return printf("mnemu %s\n", mncc_version), 0;
+        if (!strcmp(argv[i], "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version")) {
+            printf("mnemu %s\n", mncc_version);
+            return 0;
+        }
         if (!strcmp(argv[i], "--vsm") && i + 1 < argc)
             vsm = argv[++i];
         else if (!strcmp(argv[i], "--machine") && i + 1 < argc)
@@ -184,9 +190,10 @@ int main(int argc, char **argv) {
             outdir = argv[++i];
         else if (argv[i][0] != '-' && !app)
             app = argv[i];
-        else if (!strcmp(argv[i], "--json"))
-            json = true, stats = true;
-        else {
+        else if (!strcmp(argv[i], "--json")) {
+            json = true;
+            stats = true;
+        } else {
             fprintf(stderr, "mnemu: unknown argument '%s'\n", argv[i]);
             usage(stderr);
             return 2;

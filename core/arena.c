@@ -73,7 +73,10 @@ void *arena_try_alloc(Arena *a, size_t n) {
         b = NULL;
         if (ARENA_MAP && cap >= MAP_MIN) {
             void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-            if (m != MAP_FAILED) b = m, mapped = len;
+            if (m != MAP_FAILED) {
+                b = m;
+                mapped = len;
+            }
         }
         if (!b) b = malloc(len);
         if (!b) {

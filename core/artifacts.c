@@ -113,7 +113,9 @@ static bool put_bytes(int fd, const MNSpan *seg, int nseg, int src_fd, size_t le
             size_t n = seg[q].n - (q == k ? off : 0);
             if (n > limit - want) n = limit - want;
             if (!n) continue;
-            iov[ni].iov_base = (char *)seg[q].p + (q == k ? off : 0), iov[ni].iov_len = n, ni++;
+            iov[ni].iov_base = (char *)seg[q].p + (q == k ? off : 0);
+            iov[ni].iov_len = n;
+            ni++;
             want += n;
         }
         if (!ni) break;
@@ -127,7 +129,9 @@ static bool put_bytes(int fd, const MNSpan *seg, int nseg, int src_fd, size_t le
                 off += left;
                 break;
             }
-            left -= rest, k++, off = 0;
+            left -= rest;
+            k++;
+            off = 0;
         }
     }
     if (src_fd < 0) return true;
@@ -169,7 +173,10 @@ static bool put_file_raw(const char *path, const MNSpan *seg, int nseg, int src_
     *what = "cannot write";
     snprintf(where, wn, "%s", path);
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0666);
-    if (fd < 0) return snprintf(where, wn, "%s", tmp), false;
+    if (fd < 0) {
+        snprintf(where, wn, "%s", tmp);
+        return false;
+    }
     size_t len = src_fd >= 0 ? src_len : 0;
     for (int k = 0; src_fd < 0 && k < nseg; k++) len += seg[k].n;
     /* fault injection for the tests: MNCC_FAIL_WRITE=NAME makes the write of the file
@@ -236,7 +243,8 @@ typedef struct MNArtQ {
 static void job_release(MNArtJob *j) {
     if (j->release) j->release(j->ctx);
     if (j->src_fd >= 0) close(j->src_fd);
-    j->release = NULL, j->src_fd = -1;
+    j->release = NULL;
+    j->src_fd = -1;
 }
 
 /* the next job, written (or, after a failure, skipped); false when none is left */
@@ -250,8 +258,10 @@ static bool art_take(MNArtQ *q, bool wait) {
     MNArtJob *j = q->job[q->next++];
     bool skip = q->failed;
     pthread_mutex_unlock(&q->mu);
-    if (j->remove)
-        j->ok = true, unlink(j->path); /* as in line: gone, or never there */
+    if (j->remove) {
+        j->ok = true;
+        unlink(j->path);
+    } /* as in line: gone, or never there */
     else if (!skip) {
         j->tried = true;
         j->ok = put_file_raw(j->path, j->seg, j->nseg, j->src_fd, j->src_len, &j->what, j->where, sizeof j->where);
@@ -297,10 +307,12 @@ bool mn_art_wait(MNCompile *c) {
             if (!strcmp(j->name, "model.app")) c->app_status = "not written: its write failed";
         }
         ok &= j->ok;
-        free(j->seg), free(j);
+        free(j->seg);
+        free(j);
     }
     free(q->job);
-    pthread_mutex_destroy(&q->mu), pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
     free(q);
     return ok;
 }
@@ -320,9 +332,11 @@ static bool art_enqueue(MNCompile *c, MNArtJob *j) {
     MNArtQ *q = c->art_q;
     if (!q) {
         q = xcalloc(1, sizeof *q);
-        pthread_mutex_init(&q->mu, NULL), pthread_cond_init(&q->cv, NULL);
+        pthread_mutex_init(&q->mu, NULL);
+        pthread_cond_init(&q->cv, NULL);
         if (pthread_create(&q->tid, NULL, art_writer, q)) {
-            pthread_mutex_destroy(&q->mu), pthread_cond_destroy(&q->cv);
+            pthread_mutex_destroy(&q->mu);
+            pthread_cond_destroy(&q->cv);
             free(q);
             return false;
         }
@@ -344,9 +358,11 @@ static bool art_remove_later(MNCompile *c, const char *path) {
     MNArtJob *j = xcalloc(1, sizeof *j);
     memcpy(j->path, path, n + 1);
     j->seg = xmalloc(sizeof(MNSpan));
-    j->src_fd = -1, j->remove = true;
+    j->src_fd = -1;
+    j->remove = true;
     if (art_enqueue(c, j)) return true;
-    free(j->seg), free(j);
+    free(j->seg);
+    free(j);
     return false;
 }
 
@@ -358,7 +374,11 @@ static bool art_submit(MNCompile *c, const char *name, const MNSpan *seg, int ns
     snprintf(j->path, sizeof j->path, "%s/%s", c->out_dir, name);
     j->seg = xmalloc(sizeof(MNSpan) * (size_t)(nseg + 1));
     if (nseg) memcpy(j->seg, seg, sizeof(MNSpan) * (size_t)nseg);
-    j->nseg = nseg, j->src_fd = src_fd, j->src_len = src_len, j->release = release, j->ctx = ctx;
+    j->nseg = nseg;
+    j->src_fd = src_fd;
+    j->src_len = src_len;
+    j->release = release;
+    j->ctx = ctx;
     size_t len = src_len;
     for (int k = 0; k < nseg; k++) len += seg[k].n;
     bool ok = art_healthy(c); /* the writer's failure first, if it had one: this one fails with it */
@@ -371,7 +391,8 @@ static bool art_submit(MNCompile *c, const char *name, const MNSpan *seg, int ns
             io_fail(c, j->what, j->where);
     }
     job_release(j);
-    free(j->seg), free(j);
+    free(j->seg);
+    free(j);
     return ok;
 }
 
@@ -418,7 +439,10 @@ bool mn_art_copy_file(MNCompile *c, const char *name, const char *src) {
     int fd = open(src, O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) || !S_ISREG(st.st_mode)) {
-        if (fd >= 0) close(fd), errno = EINVAL;
+        if (fd >= 0) {
+            close(fd);
+            errno = EINVAL;
+        }
         return io_fail(c, "cannot read", src);
     }
     return art_submit(c, name, NULL, 0, fd, (size_t)st.st_size, NULL, NULL);

@@ -39,9 +39,10 @@ char *buf_dec(char *p, unsigned long long v) {
     char t[24];
     int n = 24;
     for (; v >= 100; v /= 100) t[--n] = pairs[2 * (v % 100) + 1], t[--n] = pairs[2 * (v % 100)];
-    if (v >= 10)
-        t[--n] = pairs[2 * v + 1], t[--n] = pairs[2 * v];
-    else
+    if (v >= 10) {
+        t[--n] = pairs[2 * v + 1];
+        t[--n] = pairs[2 * v];
+    } else
         t[--n] = (char)('0' + v);
     memcpy(p, t + n, (size_t)(24 - n));
     return p + (24 - n);
@@ -58,11 +59,13 @@ uint64_t buf_hash(const void *data, size_t n) {
     for (; n >= 8; s += 8, n -= 8) {
         uint64_t w;
         memcpy(&w, s, 8);
-        h = (h ^ w) * 0xbf58476d1ce4e5b9ull, h ^= h >> 31;
+        h = (h ^ w) * 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 31;
     }
     uint64_t w = 0;
     memcpy(&w, s, n);
-    h = (h ^ w) * 0x94d049bb133111ebull, h ^= h >> 29;
+    h = (h ^ w) * 0x94d049bb133111ebull;
+    h ^= h >> 29;
     return h;
 }
 
@@ -108,7 +111,10 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
         f += 1 + zero;
         while (*f >= '0' && *f <= '9' && width < 64) width = width * 10 + (*f++ - '0');
         f = length_of(f, &l);
-        if (width && *f != 'd' && *f != 'i' && *f != 'u' && *f != 'x') return b->len = start, false;
+        if (width && *f != 'd' && *f != 'i' && *f != 'u' && *f != 'x') {
+            b->len = start;
+            return false;
+        }
         char *at = p; /* where a number starts: padded to width below */
         switch (*f) {
         case '%':
@@ -116,17 +122,24 @@ static bool fast_printf(MNBuf *b, const char *fmt, va_list ap) {
             *p++ = '%';
             break;
         case 'c':
-            if (l) return b->len = start, false;
+            if (l) {
+                b->len = start;
+                return false;
+            }
             ROOM(1);
             *p++ = (char)va_arg(ap, int);
             break;
         case 's': {
-            if (l) return b->len = start, false;
+            if (l) {
+                b->len = start;
+                return false;
+            }
             const char *s = va_arg(ap, const char *);
             if (!s) s = "(null)";
             size_t n = strlen(s);
             ROOM(n);
-            memcpy(p, s, n), p += n;
+            memcpy(p, s, n);
+            p += n;
             break;
         }
         case 'd':

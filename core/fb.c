@@ -39,7 +39,8 @@ FbObj *fb_vec_scalar(Arena *a, const void *data, size_t count, int elem_size) {
     FbObj *o = ARENA_NEW(a, FbObj);
     o->kind = FB_VEC_SCALAR;
     o->one = (MNSpan){data, count * (size_t)elem_size};
-    o->pieces = &o->one, o->npieces = 1;
+    o->pieces = &o->one;
+    o->npieces = 1;
     o->count = count;
     o->elem_size = elem_size;
     return o;
@@ -48,7 +49,8 @@ FbObj *fb_vec_scalar(Arena *a, const void *data, size_t count, int elem_size) {
 FbObj *fb_vec_pieces(Arena *a, const MNSpan *pieces, int npieces, int elem_size) {
     FbObj *o = ARENA_NEW(a, FbObj);
     o->kind = FB_VEC_SCALAR;
-    o->pieces = pieces, o->npieces = npieces;
+    o->pieces = pieces;
+    o->npieces = npieces;
     size_t n = 0;
     for (int i = 0; i < npieces; i++) n += pieces[i].n;
     if (n % (size_t)elem_size) die("a vector of %zu bytes in pieces, elements of %d", n, elem_size);

@@ -88,7 +88,8 @@ bool layout_parse(const char *s, MNLayout *l, char *err, size_t errlen) {
         return true;
     }
     if (!layout_parse_text(s, l, err, errlen)) return false;
-    e->hash = h, e->len = (uint32_t)n;
+    e->hash = h;
+    e->len = (uint32_t)n;
     memcpy(e->key, s, n);
     memcpy(&e->l, l, sizeof *l);
     return true;
@@ -247,17 +248,24 @@ static int level_subs(const MNLayout *l, int lv, const MNSubaxis **out, int *axi
             if (l->sub[i][k].level == lv) {
                 int j = n++;
                 while (j > 0 && out[j - 1]->stride < l->sub[i][k].stride) {
-                    out[j] = out[j - 1], axis_of[j] = axis_of[j - 1], k_of[j] = k_of[j - 1];
+                    out[j] = out[j - 1];
+                    axis_of[j] = axis_of[j - 1];
+                    k_of[j] = k_of[j - 1];
                     j--;
                 }
-                out[j] = &l->sub[i][k], axis_of[j] = i, k_of[j] = k;
+                out[j] = &l->sub[i][k];
+                axis_of[j] = i;
+                k_of[j] = k;
             }
     return n;
 }
 
 bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *err, size_t errlen) {
     for (int i = 0; i < l->rank; i++) {
-        if (l->nsub[i] < 1) return snprintf(err, errlen, "axis %d has no subaxes", i), false;
+        if (l->nsub[i] < 1) {
+            snprintf(err, errlen, "axis %d has no subaxes", i);
+            return false;
+        }
         if (layout_padded(l, i) < l->shape[i])
             return snprintf(err, errlen, "axis %d: padded extent %lld is smaller than the dimension %lld", i,
                             (long long)layout_padded(l, i), (long long)l->shape[i]),
@@ -267,8 +275,10 @@ bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *e
         const MNSubaxis *s[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
         int ax[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB], ks[LAYOUT_MAX_RANK * LAYOUT_MAX_SUB];
         int n = level_subs(l, lv, s, ax, ks);
-        if (n && (l->bcast & (1u << lv)))
-            return snprintf(err, errlen, "level %s is both used and broadcast", level_names[lv]), false;
+        if (n && (l->bcast & (1u << lv))) {
+            snprintf(err, errlen, "level %s is both used and broadcast", level_names[lv]);
+            return false;
+        }
         /* injective: from the smallest stride up, each stride covers the ones below */
         int64_t need = 1;
         for (int j = n - 1; j >= 0; j--) {
@@ -415,7 +425,10 @@ bool xla_parse(const char *s, MNXlaShape *x, char *err, size_t errlen) {
     size_t best = 0;
     for (size_t i = 0; i < sizeof xla_types / sizeof xla_types[0]; i++) {
         size_t n = strlen(xla_types[i].name);
-        if (!strncmp(p.s, xla_types[i].name, n) && p.s[n] == '[' && n > best) best = n, x->elem = xla_types[i].elem;
+        if (!strncmp(p.s, xla_types[i].name, n) && p.s[n] == '[' && n > best) {
+            best = n;
+            x->elem = xla_types[i].elem;
+        }
     }
     if (!best) return pfail(&p, "unknown element type");
     p.s += best + 1;

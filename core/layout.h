@@ -75,7 +75,8 @@ static inline void place_walk_next(MNPlaceWalk *w) {
     const MNLayout *l = w->l;
     int d = l->rank - 1, k = d >= 0 ? l->nsub[d] - 1 : -1;
     if (k >= 0 && w->idx[d] + 1 < l->shape[d] && w->dig[d][k] + 1 < l->sub[d][k].size) {
-        w->idx[d]++, w->dig[d][k]++;
+        w->idx[d]++;
+        w->dig[d][k]++;
         w->p.c[l->sub[d][k].level] += l->sub[d][k].stride;
         return;
     }

@@ -84,21 +84,29 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
         for (size_t s = 0; s < sizeof sections / sizeof sections[0]; s++)
             if (!strcmp(it->string, sections[s])) is_section = true;
         if (is_section) {
-            if (!cJSON_IsObject(it)) ok = false, snprintf(err, errlen, "%s: '%s' must be an object", what, it->string);
+            if (!cJSON_IsObject(it)) {
+                ok = false;
+                snprintf(err, errlen, "%s: '%s' must be an object", what, it->string);
+            }
             for (cJSON *k = it->child; ok && k; k = k->next)
-                if (!known(it->string, k->string))
-                    ok = false, snprintf(err, errlen, "%s: unknown key '%s.%s'", what, it->string, k->string);
+                if (!known(it->string, k->string)) {
+                    ok = false;
+                    snprintf(err, errlen, "%s: unknown key '%s.%s'", what, it->string, k->string);
+                }
         } else if (!strcmp(it->string, "instruction_steps")) {
-            if (!cJSON_IsObject(it))
-                ok = false, snprintf(err, errlen, "%s: 'instruction_steps' must be an object", what);
+            if (!cJSON_IsObject(it)) {
+                ok = false;
+                snprintf(err, errlen, "%s: 'instruction_steps' must be an object", what);
+            }
             for (cJSON *k = it->child; ok && k; k = k->next) {
                 if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > 1000 ||
                     k->valuedouble != (int)k->valuedouble)
                     ok = false, snprintf(err, errlen, "%s: 'instruction_steps.%s' must be an integer in [1, 1000]",
                                          what, k->string);
-                else if (strlen(k->string) >= sizeof m->steps_override[0].name || m->nsteps_override == 64)
-                    ok = false, snprintf(err, errlen, "%s: bad or too many instruction_steps entries", what);
-                else {
+                else if (strlen(k->string) >= sizeof m->steps_override[0].name || m->nsteps_override == 64) {
+                    ok = false;
+                    snprintf(err, errlen, "%s: bad or too many instruction_steps entries", what);
+                } else {
                     snprintf(m->steps_override[m->nsteps_override].name, sizeof m->steps_override[0].name, "%s",
                              k->string);
                     m->steps_override[m->nsteps_override++].steps = (int)k->valuedouble;
@@ -108,8 +116,10 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
             ok = false, snprintf(err, errlen, "%s: unknown key '%s'", what, it->string);
     }
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
-    if (ok && (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof m->name || !name->valuestring[0]))
-        ok = false, snprintf(err, errlen, "%s: 'name' must be a non-empty string", what);
+    if (ok && (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof m->name || !name->valuestring[0])) {
+        ok = false;
+        snprintf(err, errlen, "%s: 'name' must be a non-empty string", what);
+    }
     if (ok) snprintf(m->name, sizeof m->name, "%s", name->valuestring);
     for (size_t i = 0; ok && i < sizeof fields / sizeof fields[0]; i++) {
         const Field *f = &fields[i];
@@ -118,7 +128,8 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
         char full[96];
         snprintf(full, sizeof full, "%s%s%s", f->section ? f->section : "", f->section ? "." : "", f->key);
         if (!v) {
-            ok = false, snprintf(err, errlen, "%s: missing key '%s'", what, full);
+            ok = false;
+            snprintf(err, errlen, "%s: missing key '%s'", what, full);
             break;
         }
         if (!cJSON_IsNumber(v) || v->valuedouble < f->lo || v->valuedouble > f->hi ||

@@ -83,7 +83,10 @@ uint16_t num_float_to_mnhalf(float f) {
     float fr = frexpf(a, &ex); /* a = fr * 2^ex, fr in [0.5,1) */
     int e = ex - 1 + 31;
     float r = nearbyintf((fr * 2.0f - 1.0f) * 512.0f); /* round half to even */
-    if (r >= 512.0f) r = 0, e++;
+    if (r >= 512.0f) {
+        r = 0;
+        e++;
+    }
     if (e >= 63) return (uint16_t)(s | 0x7e00);
     if (e <= 0) return s; /* no subnormals: flush to a signed zero */
     return (uint16_t)(s | (uint16_t)e << 9 | (uint16_t)r);

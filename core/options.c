@@ -42,10 +42,19 @@ static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *
 static bool is_type(int i, const char *t) { return !strcmp(mn_opt_info[i].type, t); }
 
 static bool parse_value(int i, const char *v, int64_t *out) {
-    if (is_type(i, "STRING")) return *out = 0, true;
+    if (is_type(i, "STRING")) {
+        *out = 0;
+        return true;
+    }
     if (is_type(i, "BOOL")) {
-        if (!strcmp(v, "true") || !strcmp(v, "1")) return *out = 1, true;
-        if (!strcmp(v, "false") || !strcmp(v, "0")) return *out = 0, true;
+        if (!strcmp(v, "true") || !strcmp(v, "1")) {
+            *out = 1;
+            return true;
+        }
+        if (!strcmp(v, "false") || !strcmp(v, "0")) {
+            *out = 0;
+            return true;
+        }
         return false;
     }
     if (!strcmp(mn_opt_info[i].type, "ENUM")) {
@@ -86,7 +95,8 @@ void opt_free(MNOptions *o) {
     for (int i = 0; i < o->nvalues; i++) free((char *)o->values[i].name), free((char *)o->values[i].path);
     free(o->values);
     for (int i = 0; i < MN_OPT_COUNT; i++) free(o->sval[i]), free(o->from[i]);
-    free(o->preset), free(o->option_file);
+    free(o->preset);
+    free(o->option_file);
 }
 
 bool opt_set_from(MNOptions *o, const char *kv, MNOptSource src, const char *file, char *err, size_t errlen) {
@@ -113,7 +123,10 @@ bool opt_set_from(MNOptions *o, const char *kv, MNOptSource src, const char *fil
             return false;
         }
         o->ival[i] = v;
-        if (is_type(i, "STRING")) free(o->sval[i]), o->sval[i] = xstrdup(eq + 1);
+        if (is_type(i, "STRING")) {
+            free(o->sval[i]);
+            o->sval[i] = xstrdup(eq + 1);
+        }
         o->src[i] = src;
         free(o->from[i]);
         o->from[i] = file ? xstrdup(file) : NULL;
@@ -228,8 +241,10 @@ static bool load_preset(MNOptions *o, const char *name, const char *from, int de
         snprintf(path, sizeof path, "%.*s/%s", (int)(slash - from), from, name);
     else
         opt_preset_path(name, path, sizeof path);
-    if (depth > 8)
-        return snprintf(err, errlen, "preset %s: more than 8 presets deep in \"base\" (a cycle?)", name), false;
+    if (depth > 8) {
+        snprintf(err, errlen, "preset %s: more than 8 presets deep in \"base\" (a cycle?)", name);
+        return false;
+    }
     char *text = slurp_text(path, err, errlen);
     if (!text) {
         if (!strchr(name, '/') && !strstr(name, ".json")) {

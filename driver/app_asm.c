@@ -32,7 +32,10 @@ static char *slurp(const char *path) {
 
 static bool onnx_dtype_by_name(const char *s, int32_t *out) {
     for (int32_t id = 1; id < ONNX_TYPE_MAX; id++)
-        if (onnx_type_known(id) && !strcmp(onnx_type_name(id), s)) return *out = id, true;
+        if (onnx_type_known(id) && !strcmp(onnx_type_name(id), s)) {
+            *out = id;
+            return true;
+        }
     return false;
 }
 
@@ -42,7 +45,10 @@ static bool read_list(Arena *a, const cJSON *root, const char *key, const char *
     *n = 0;
     *out = NULL;
     if (!l) return true;
-    if (!cJSON_IsArray(l)) return snprintf(err, errlen, "io: '%s' must be a list", key), false;
+    if (!cJSON_IsArray(l)) {
+        snprintf(err, errlen, "io: '%s' must be a list", key);
+        return false;
+    }
     int cnt = cJSON_GetArraySize(l);
     *out = ARENA_ARRAY(a, AppTensor, cnt + 1);
     for (int i = 0; i < cnt; i++) {
@@ -55,50 +61,72 @@ static bool read_list(Arena *a, const cJSON *root, const char *key, const char *
                     *gr = cJSON_GetObjectItemCaseSensitive(e, "group"),
                     *md = cJSON_GetObjectItemCaseSensitive(e, "mn_dtype"),
                     *lo = cJSON_GetObjectItemCaseSensitive(e, "location");
-        if (!cJSON_IsString(nm) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsNumber(ad))
-            return snprintf(err, errlen, "io: %s[%d] needs name, dtype, shape and address", key, i), false;
+        if (!cJSON_IsString(nm) || !cJSON_IsString(dt) || !cJSON_IsArray(sh) || !cJSON_IsNumber(ad)) {
+            snprintf(err, errlen, "io: %s[%d] needs name, dtype, shape and address", key, i);
+            return false;
+        }
         t->name = arena_strdup(a, nm->valuestring);
-        if (!onnx_dtype_by_name(dt->valuestring, &t->onnx_dtype) || !onnx_type_numeric(t->onnx_dtype))
-            return snprintf(err, errlen, "io: %s: unknown dtype '%s'", t->name, dt->valuestring), false;
+        if (!onnx_dtype_by_name(dt->valuestring, &t->onnx_dtype) || !onnx_type_numeric(t->onnx_dtype)) {
+            snprintf(err, errlen, "io: %s: unknown dtype '%s'", t->name, dt->valuestring);
+            return false;
+        }
         t->rank = cJSON_GetArraySize(sh);
         int64_t *s = ARENA_ARRAY(a, int64_t, t->rank + 1), numel = 1;
         for (int k = 0; k < t->rank; k++) {
             const cJSON *d = cJSON_GetArrayItem(sh, k);
-            if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > 1e12)
-                return snprintf(err, errlen, "io: %s: bad shape", t->name), false;
+            if (!cJSON_IsNumber(d) || d->valuedouble < 0 || d->valuedouble > 1e12) {
+                snprintf(err, errlen, "io: %s: bad shape", t->name);
+                return false;
+            }
             s[k] = (int64_t)d->valuedouble;
             numel *= s[k];
         }
         t->shape = s;
         t->mn_dtype = md && cJSON_IsString(md) ? arena_strdup(a, md->valuestring)
                                                : mn_dtype_name(onnx_type_default_mn(t->onnx_dtype));
-        if (!app_dtype_bytes(t->mn_dtype))
-            return snprintf(err, errlen, "io: %s: unknown mn_dtype '%s'", t->name, t->mn_dtype), false;
+        if (!app_dtype_bytes(t->mn_dtype)) {
+            snprintf(err, errlen, "io: %s: unknown mn_dtype '%s'", t->name, t->mn_dtype);
+            return false;
+        }
         t->layout = "RowMajor";
         t->location = lo && cJSON_IsString(lo) ? arena_strdup(a, lo->valuestring) : "DRAM";
-        if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM"))
-            return snprintf(err, errlen, "io: %s: location '%s' is DRAM or PDM", t->name, t->location), false;
-        if (param && strcmp(t->location, "DRAM"))
-            return snprintf(err, errlen, "io: param %s: parameters live in DRAM", t->name), false;
+        if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM")) {
+            snprintf(err, errlen, "io: %s: location '%s' is DRAM or PDM", t->name, t->location);
+            return false;
+        }
+        if (param && strcmp(t->location, "DRAM")) {
+            snprintf(err, errlen, "io: param %s: parameters live in DRAM", t->name);
+            return false;
+        }
         t->group = gr && cJSON_IsNumber(gr) ? (int32_t)gr->valuedouble : 0;
         t->address = (uint64_t)ad->valuedouble;
         t->num_lw = app_image_lw(t->mn_dtype, numel);
         if (param) {
             const cJSON *data = cJSON_GetObjectItemCaseSensitive(e, "data");
-            if (!cJSON_IsString(data))
-                return snprintf(err, errlen, "io: param %s needs \"data\": FILE.pb", t->name), false;
+            if (!cJSON_IsString(data)) {
+                snprintf(err, errlen, "io: param %s needs \"data\": FILE.pb", t->name);
+                return false;
+            }
             char *path = arena_printf(a, "%s/%s", dir, data->valuestring);
             MNDiag d = {0};
             MNTensor *v = onnx_load_tensor_file(a, path, &d);
-            if (!v) return snprintf(err, errlen, "io: %s", d.msg), false;
-            if (v->numel != numel || v->elem != t->onnx_dtype)
-                return snprintf(err, errlen, "io: %s: %s does not match its dtype and shape", t->name, path), false;
+            if (!v) {
+                snprintf(err, errlen, "io: %s", d.msg);
+                return false;
+            }
+            if (v->numel != numel || v->elem != t->onnx_dtype) {
+                snprintf(err, errlen, "io: %s: %s does not match its dtype and shape", t->name, path);
+                return false;
+            }
             uint64_t *img = ARENA_ARRAY(a, uint64_t, t->num_lw + 1);
             if (!app_encode(v, t->mn_dtype, img, err, errlen)) return false;
             size_t cap = ZSTD_compressBound(t->num_lw * 8);
             uint8_t *z = arena_alloc(a, cap);
             size_t zn = ZSTD_compress(z, cap, img, t->num_lw * 8, 19);
-            if (ZSTD_isError(zn)) return snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(zn)), false;
+            if (ZSTD_isError(zn)) {
+                snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(zn));
+                return false;
+            }
             t->zstd = z;
             t->zstd_len = zn;
         }

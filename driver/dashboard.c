@@ -78,8 +78,11 @@ static void transfers(MNBuf *b, MNCompile *c, int *total) {
     int n = 0;
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *nd = g->nodes[i];
-        if ((nd->op == OP_MNCoreDownload || nd->op == OP_MNCoreUpload) && nd->nin > 0 && nd->in[0])
-            t[n][0] = i, t[n][1] = (double)sim_dram_bytes(nd->in[0]), n++;
+        if ((nd->op == OP_MNCoreDownload || nd->op == OP_MNCoreUpload) && nd->nin > 0 && nd->in[0]) {
+            t[n][0] = i;
+            t[n][1] = (double)sim_dram_bytes(nd->in[0]);
+            n++;
+        }
     }
     qsort(t, (size_t)n, sizeof t[0], by_second_desc);
     buf_append(b, "[", 1);
@@ -260,7 +263,8 @@ bool mn_dashboard_write(MNCompile *c) {
     buf_printf(&j, ",\"timeline_total\":%d,\"lm_use\":", nt);
     if (scheduled && c->sched && c->sched->res_lw) {
         lm_use(&j, c->sched, load);
-        peak[0] = c->sched->peak_lw[0], peak[1] = c->sched->peak_lw[1];
+        peak[0] = c->sched->peak_lw[0];
+        peak[1] = c->sched->peak_lw[1];
     } else
         buf_append(&j, "[]", 2);
     buf_printf(
@@ -280,7 +284,8 @@ bool mn_dashboard_write(MNCompile *c) {
             buf_append(&b, p, strlen(p));
             break;
         }
-        buf_append(&b, p, (size_t)(q - p)), buf_append(&b, "<\\/", 3);
+        buf_append(&b, p, (size_t)(q - p));
+        buf_append(&b, "<\\/", 3);
     }
     buf_append(&b, page_tail, sizeof page_tail - 1);
     buf_free(&j);

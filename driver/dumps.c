@@ -51,12 +51,15 @@ void *driver_build_dumps(void *arg) {
 
 void driver_dumps_init(Dumps *d, const MNCompile *c) {
     memset(d, 0, sizeof *d);
-    d->c = c, d->g = *c->g, d->zst = c->opt->ival[MN_OPT_compress_dumps];
+    d->c = c;
+    d->g = *c->g;
+    d->zst = c->opt->ival[MN_OPT_compress_dumps];
     d->arena = arena_new(0);
 }
 
 void driver_dumps_free(Dumps *d) {
-    buf_free(&d->l3ir), buf_free(&d->stripped);
+    buf_free(&d->l3ir);
+    buf_free(&d->stripped);
     arena_free(d->arena);
 }
 

@@ -130,7 +130,10 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     char merr[600];
     if (!machine_load(opt->sval[MN_OPT_machine], &c->machine, merr, sizeof merr)) {
         diag_error(&c->diag, DIAG_INVALID, "%s", merr);
-        if (out_dir) mn_dashboard_write(c), mn_report_write(c);
+        if (out_dir) {
+            mn_dashboard_write(c);
+            mn_report_write(c);
+        }
         return 1;
     }
     mn_log(c, 0, "machine %s: %d PEs, LM %lld long words", c->machine.name, c->machine.n_pe,

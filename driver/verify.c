@@ -142,7 +142,9 @@ static bool check_schedule(const MNGraph *g, const MNMachine *m, int stage, char
         }
     }
 #undef BANK
-    free(live), free(res[0]), free(res[1]);
+    free(live);
+    free(res[0]);
+    free(res[1]);
     return ok;
 }
 

@@ -61,7 +61,8 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
     *why = NULL;
     switch (n->op) {
     case OP_LeakyRelu: /* max(x, alpha x) for alpha <= 1, min above */
-        q->k[0] = ir_attr_float(n, "alpha", 0.01), q->nk = 1;
+        q->k[0] = ir_attr_float(n, "alpha", 0.01);
+        q->nk = 1;
         q->steps = q->k[0] <= 1 ? "fvmul X K0 T1\nfmax X T1 O" : "fvmul X K0 T1\nfmin X T1 O";
         return true;
     case OP_Clip: { /* min and max: inputs from opset 11, attributes before */
@@ -70,14 +71,21 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         double hi =
             n->nin > 2 || ir_attr(n, "max") ? konst_in(n, 2, "max", 3.4028234663852886e38) : 3.4028234663852886e38;
         for (int k = 1; k < n->nin; k++)
-            if (n->in[k] && !(n->in[k]->konst && n->in[k]->konst->numel == 1))
-                return *why = "bounds computed at run time", false;
-        q->steps = "fmax X K0 T1\nfmin T1 K1 O", q->nk = 2, q->k[0] = lo, q->k[1] = hi;
+            if (n->in[k] && !(n->in[k]->konst && n->in[k]->konst->numel == 1)) {
+                *why = "bounds computed at run time";
+                return false;
+            }
+        q->steps = "fmax X K0 T1\nfmin T1 K1 O";
+        q->nk = 2;
+        q->k[0] = lo;
+        q->k[1] = hi;
         return true;
     }
     case OP_Pow: {
-        if (n->nin < 2 || !n->in[1] || !n->in[1]->konst || n->in[1]->konst->numel != 1)
-            return *why = "an exponent that is not one constant", false;
+        if (n->nin < 2 || !n->in[1] || !n->in[1]->konst || n->in[1]->konst->numel != 1) {
+            *why = "an exponent that is not one constant";
+            return false;
+        }
         double y = ir_tensor_get_f(n->in[1]->konst, 0);
         if (y == 1)
             q->steps = "lpassa X O";
@@ -87,8 +95,10 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
             q->steps = "fvmul X X T1\nfvmul T1 X O";
         else if (y == -1)
             q->steps = "frcp X O";
-        else
-            return *why = "an exponent other than -1, 1, 2, 3 (0.5 is Sqrt)", false;
+        else {
+            *why = "an exponent other than -1, 1, 2, 3 (0.5 is Sqrt)";
+            return false;
+        }
         return true;
     }
     case OP_Tanh: /* 1 - 2 / (1 + e^(2x)) */
@@ -118,7 +128,10 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         q->steps = g == 1 ? "fmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfrelu X X T2\nfvadd T1 T2 O"
                           : "fvmul X K3 T1\nfrelu T1 T1 T2\nfmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 "
                             "T1\nfvadd T1 T2 O";
-        if (g <= 0) return *why = "gamma <= 0", false; /* relu(gamma x) is gamma relu(x) only for gamma > 0 */
+        if (g <= 0) { /* relu(gamma x) is gamma relu(x) only for gamma > 0 */
+            *why = "gamma <= 0";
+            return false;
+        }
         return true;
     }
     case OP_Sign: /* x 2^127 clipped to [-1, 1]: every normal x reaches +-1, 0 stays 0 */
@@ -126,7 +139,9 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         q->k[1] = -1, q->k[2] = 1;
         return true;
     case OP_Softsign: /* x / (1 + |x|) */
-        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O", q->nk = 1, q->k[0] = 1;
+        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O";
+        q->nk = 1;
+        q->k[0] = 1;
         return true;
     default: return *why = "no emitter", false;
     }
@@ -140,13 +155,16 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
     MNDtype dt = n->in[0]->dtype;
     if (n->op ==
         OP_MNCoreBitAnd) { /* a mask's bit patterns: whole lanes, of any width (vector_why checks both operands') */
-        q->nk = 0, q->steps = "land X Y O";
+        q->nk = 0;
+        q->steps = "land X Y O";
         return true;
     }
     bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool,
          uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
     if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false; /* float nodes (most): before touching q's 16 KB */
-    q->nk = 0, q->buf[0] = 0, q->steps = q->buf;
+    q->nk = 0;
+    q->buf[0] = 0;
+    q->steps = q->buf;
     for (int k = 1; k < n->nin; k++)
         if (!n->in[k] || n->in[k]->dtype != dt) return false;
     const char *p = l64 ? "l" : "i", *u = uns ? "u" : "", *fmt = NULL;
@@ -166,7 +184,10 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
                                   "%1$cadd $ls40v $ls40v $ls40v\nu%1$clsr $lr48v $ls16 $lr48v",
                                   *p);
         snprintf(q->buf + o, sizeof q->buf - o, "\n%cpassa $lr32v O", *p);
-        q->steps = q->buf, q->nk = 2, q->k[0] = 1, q->k[1] = 0;
+        q->steps = q->buf;
+        q->nk = 2;
+        q->k[0] = 1;
+        q->k[1] = 0;
         return n->out[0]->dtype == dt && !logical;
     }
     case OP_Neg:
@@ -208,7 +229,9 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
                      "T2\nPand T2 T1 O"
                    : "UPmin Y $ls16 T1\nPsub $ls16 T1 T1\nPlnot T1 T1\nPlnot T1 T1\nPsub $ls24 T1 T1\nuPlsr X Y "
                      "T2\nPand T2 T1 O";
-        q->nk = 2, q->k[0] = l64 ? 64 : 32, q->k[1] = 0;
+        q->nk = 2;
+        q->k[0] = l64 ? 64 : 32;
+        q->k[1] = 0;
         break;
     }
     case OP_Equal: fmt = "Psub X Y T1\nllnot T1 O", cmp = true; break;
@@ -245,11 +268,13 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const ch
                 buf_printf(e->b, "%s", Y);
             else if (s[i] == 'O' && i + 1 == len)
                 buf_printf(e->b, "%s", O);
-            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2'))
-                buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v"), i++;
-            else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3')
-                buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0')), i++;
-            else
+            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) {
+                buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v");
+                i++;
+            } else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3') {
+                buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0'));
+                i++;
+            } else
                 buf_append(e->b, &s[i], 1);
         }
         buf_printf(e->b, "\n");
@@ -261,7 +286,10 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const ch
 
 static Kind kind_of(const MNNode *n, const char **mn) {
     Seq iq;
-    if (int_seq_of(n, &iq)) return *mn = "int", EW_INT;
+    if (int_seq_of(n, &iq)) {
+        *mn = "int";
+        return EW_INT;
+    }
     switch (n->op) {
     case OP_Relu: *mn = "frelu"; return EW_UNARY_ALU;
     case OP_Exp: *mn = "fexp"; return EW_UNARY_ALU;
@@ -282,7 +310,10 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Slice: *mn = "slice"; return EW_COPY; /* only when every element keeps its PE and slot (vector_why) */
     case OP_Cast:
     case OP_CastLike: /* between ONNX types the machine keeps alike (a float16 kept as float) */
-        if (n->in[0] && n->out[0] && n->in[0]->dtype == n->out[0]->dtype) return *mn = "fpassa", EW_COPY;
+        if (n->in[0] && n->out[0] && n->in[0]->dtype == n->out[0]->dtype) {
+            *mn = "fpassa";
+            return EW_COPY;
+        }
         return EW_NONE;
     case OP_Reshape:
     case OP_Flatten:
@@ -297,7 +328,10 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     default: {
         Seq q;
         const char *w;
-        if (seq_of(n, &q, &w)) return *mn = "seq", EW_SEQ;
+        if (seq_of(n, &q, &w)) {
+            *mn = "seq";
+            return EW_SEQ;
+        }
         return EW_NONE;
     }
     }
@@ -381,7 +415,8 @@ static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, 
     MNBuf k = {0};
     buf_printf(&k, "element_map|%d|%lld|", reshape, (long long)n4);
     for (int d = 0; shift && d < v->type.rank; d++) buf_printf(&k, "%lld,", (long long)shift[d]);
-    shape_key(&k, v), shape_key(&k, o);
+    shape_key(&k, v);
+    shape_key(&k, o);
     size_t len;
     const uint8_t *got = memo_get(mm, k.data, &len);
     size_t full = 1 + sizeof(int64_t) * (size_t)n4; /* a map that failed keeps only its flag */
@@ -513,7 +548,8 @@ void emit_elementwise(Em *e, const MNNode *n) {
     const char *sw;
     if (k == EW_SEQ) {
         seq_of(n, &sq, &sw);
-        nin = 1, yi = false;
+        nin = 1;
+        yi = false;
         for (int i = 0; i < sq.nk; i++) buf_printf(e->b, "imm f\"%.9g\" $ls%d\nnop\n", sq.k[i], 64 + 2 * i);
     }
     bool dbl = o->dtype == MN_DT_Double;
@@ -540,8 +576,10 @@ void emit_elementwise(Em *e, const MNNode *n) {
     if (!xi && (rename || sliced || !layout_equal(x, o)))
         xm = xmalloc(sizeof(int64_t) * (size_t)im.n4),
         element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
-    if (nin == 2 && !yi && !layout_equal(y, o))
-        ym = xmalloc(sizeof(int64_t) * (size_t)im.n4), element_map(e->c, y, o, im.n4, ym, false, NULL);
+    if (nin == 2 && !yi && !layout_equal(y, o)) {
+        ym = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+        element_map(e->c, y, o, im.n4, ym, false, NULL);
+    }
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[96], Y[96], O[128];
         if (xi)
@@ -620,7 +658,8 @@ void emit_elementwise(Em *e, const MNNode *n) {
         if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);
         if (out_shares || same_in) buf_printf(e->b, "nop/2\n"); /* the bank written is read again next */
     }
-    free(xm), free(ym);
+    free(xm);
+    free(ym);
     buf_printf(e->b, "nop/2\n");
 }
 
@@ -630,7 +669,8 @@ void emit_bank_move(Em *e, const MNNode *n) {
     emit_image_of(e->c, n->in[0], &im, &l);
     for (int64_t a = 0; a < im.n4; a += 4) {
         char X[64], O[64];
-        opnd(e, X, sizeof X, n->in[0], a, NULL), opnd(e, O, sizeof O, n->out[0], a, NULL);
+        opnd(e, X, sizeof X, n->in[0], a, NULL);
+        opnd(e, O, sizeof O, n->out[0], a, NULL);
         buf_printf(e->b, "lpassa %s %s%s\n", X, O, emit_tail_mask(n->out[0]->num_lw, a));
     }
     buf_printf(e->b, "nop/2\n");

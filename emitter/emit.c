@@ -133,9 +133,18 @@ static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor
                         size_t errlen) {
     memset(t, 0, sizeof *t);
     if (!v->layout) { /* unread inputs and folded outputs have none */
-        if (!v->konst && !v->is_input) return snprintf(err, errlen, "'%s' has no layout", v->name), false;
-        t->name = v->name, t->onnx_dtype = v->type.elem, t->rank = v->type.rank, t->shape = v->type.dims;
-        t->mn_dtype = mn_dtype_name(v->dtype), t->layout = "RowMajor", t->location = "DRAM", t->group = 0;
+        if (!v->konst && !v->is_input) {
+            snprintf(err, errlen, "'%s' has no layout", v->name);
+            return false;
+        }
+        t->name = v->name;
+        t->onnx_dtype = v->type.elem;
+        t->rank = v->type.rank;
+        t->shape = v->type.dims;
+        t->mn_dtype = mn_dtype_name(v->dtype);
+        t->layout = "RowMajor";
+        t->location = "DRAM";
+        t->group = 0;
         t->address = (uint64_t)(v->addr > 0 ? v->addr : 0);
         t->num_lw = app_image_lw(t->mn_dtype, ir_shape_numel(&v->type));
         return !param || emit_param_image(c, zc, v, t, err, errlen);
@@ -207,8 +216,11 @@ typedef struct {
 static void app_out_free(void *p) {
     AppOut *o = p;
     buf_free(&o->own);
-    free(o->span), free(o->cspan), free(o->rspan);
-    bufs_free(&o->code), bufs_free(&o->rel);
+    free(o->span);
+    free(o->cspan);
+    free(o->rspan);
+    bufs_free(&o->code);
+    bufs_free(&o->rel);
     free_packed(o->params, o->nparams);
     free(o);
 }
@@ -281,7 +293,8 @@ static bool emit_all(MNCompile *c) {
             emit_smap_cache_free(&e);
             if (L) emit_linker_abort(L);
             free(seg);
-            buf_free(&b), buf_free(&hdr);
+            buf_free(&b);
+            buf_free(&hdr);
             return false;
         }
         wk.pos = i;
@@ -292,7 +305,9 @@ static bool emit_all(MNCompile *c) {
         if (L && b.len >= ((size_t)256 << 10) && i + 1 < g->nnodes) {
             seg[nseg] = b.len;
             emit_linker_add(L, &b, seg, lo, i + 1);
-            lo = i + 1, nseg = 0, segcap = 256;
+            lo = i + 1;
+            nseg = 0;
+            segcap = 256;
             seg = xmalloc(sizeof(size_t) * (size_t)segcap);
         }
     }
@@ -309,7 +324,8 @@ static bool emit_all(MNCompile *c) {
         linked_ok = emit_link(c, b.data, seg, &lp, &lk);
         free(seg);
     }
-    buf_free(&b), buf_free(&hdr);
+    buf_free(&b);
+    buf_free(&hdr);
     if (!linked_ok) {
         em_linked_free(&lp);
         return false;
@@ -322,14 +338,17 @@ static bool emit_all(MNCompile *c) {
     char err[600];
     if (c->opt->ival[MN_OPT_verify]) { /* the text model.vsm holds assembles to the program encoded */
         MNBuf text = {0}, code = {0};
-        bufs_join(&lp.text, &text), bufs_join(&lp.code, &code);
+        bufs_join(&lp.text, &text);
+        bufs_join(&lp.code, &code);
         VProgram q = {0};
         if (!vsm_parse("model.vsm", text.data, &q, err, sizeof err)) die("emitted VSM does not assemble: %s", err);
         MNBuf y = {0};
         vsm_encode(&q, &y);
         if (code.len != y.len || memcmp(code.data, y.data, y.len))
             die("model.vsm does not assemble to the program the linker built");
-        buf_free(&y), buf_free(&text), buf_free(&code);
+        buf_free(&y);
+        buf_free(&text);
+        buf_free(&code);
         vsm_program_free(&q);
     }
     MNApp app = {0};
@@ -352,7 +371,8 @@ static bool emit_all(MNCompile *c) {
     app.code_format = "VSMB";
     app.code_version = VSMB_VERSION;
     AppOut *ao = xcalloc(1, sizeof *ao); /* what model.app's write reads: freed once written */
-    ao->code = lp.code, ao->rel = lp.rel;
+    ao->code = lp.code;
+    ao->rel = lp.rel;
     app.code_spans = ao->cspan = spans_of(&ao->code, &app.ncode_spans);
     app.reloc_spans = ao->rspan = spans_of(&ao->rel, &app.nreloc_spans);
     app.vsm = NULL; /* the text is model.vsm; the app holds the code (mndump disassembles it) */
@@ -368,8 +388,10 @@ static bool emit_all(MNCompile *c) {
         for (size_t i = 0; i < ao->rel.part[k].len / sizeof(AppRelocRec); i++) {
             AppRelocRec *r = &rr[i];
             if (r->symbol >= (uint32_t)g->nvalues) die("relocation to value %u of %d", r->symbol, g->nvalues);
-            if (sym_of[r->symbol] < 0)
-                sym_of[r->symbol] = app.nsymbols, app.symbols[app.nsymbols++] = g->values[r->symbol]->name;
+            if (sym_of[r->symbol] < 0) {
+                sym_of[r->symbol] = app.nsymbols;
+                app.symbols[app.nsymbols++] = g->values[r->symbol]->name;
+            }
             r->symbol = (uint32_t)sym_of[r->symbol];
         }
     }
@@ -390,17 +412,22 @@ static bool emit_all(MNCompile *c) {
     for (int i = 0; ok && i < e.ntables; i++)
         ok = host_tensor(c, zc, e.tables[i], &app.params[app.nparams++], true, err, sizeof err);
     ZSTD_freeCCtx(zc);
-    if (ok && e.dram_top > c->machine.dram_lw)
-        ok = false, snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
-    ao->params = app.params, ao->nparams = app.nparams;
+    if (ok && e.dram_top > c->machine.dram_lw) {
+        ok = false;
+        snprintf(err, sizeof err, "the gather tables need DRAM up to %lld LW", (long long)e.dram_top);
+    }
+    ao->params = app.params;
+    ao->nparams = app.nparams;
     if (!ok) {
-        bufs_free(&lp.text), app_out_free(ao);
+        bufs_free(&lp.text);
+        app_out_free(ao);
         return diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: cannot describe the program's DRAM interface: %s", g->file,
                           err);
     }
     mn_figure(c, "vsm_lines", nsteps);
     if (!c->out_dir) { /* nowhere to write it (the test-data sweep): not built either */
-        bufs_free(&lp.text), app_out_free(ao);
+        bufs_free(&lp.text);
+        app_out_free(ao);
         mn_log(c, 0, "code: %lld VSM lines", (long long)nsteps);
         return true;
     }

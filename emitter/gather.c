@@ -30,7 +30,8 @@
 static int lm_busy(const MNGraph *g, const Walk *w, int b, int64_t (*iv)[2]) {
     for (int i = 0; i < w->nord[b]; i++) { /* kept sorted by the walk */
         const MNValue *x = g->values[w->ord[b][i]];
-        iv[i][0] = x->addr, iv[i][1] = x->addr + (x->num_lw + 3) / 4 * 4;
+        iv[i][0] = x->addr;
+        iv[i][1] = x->addr + (x->num_lw + 3) / 4 * 4;
     }
     return w->nord[b];
 }
@@ -74,7 +75,14 @@ typedef struct {
 
 static void smap_free(SMap *s) {
     for (int k = 0; k < s->nsrc; k++) free(s->blk[k]), free(s->seg[k]);
-    free(s->base), free(s->blk), free(s->nblk), free(s->seg), free(s->nseg), free(s->cross), free(s->kimg), free(s->pk);
+    free(s->base);
+    free(s->blk);
+    free(s->nblk);
+    free(s->seg);
+    free(s->nseg);
+    free(s->cross);
+    free(s->kimg);
+    free(s->pk);
 }
 
 static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p) {
@@ -90,7 +98,10 @@ static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src
     const MNMachine *m = &c->machine;
     memset(s, 0, sizeof *s);
     s->local = local;
-    s->nsrc = nsrc, s->P = (int64_t)m->mab_per_l1b * m->pe_per_mab, s->J = m->l1b_per_l2b, s->M = m->mab_per_l1b;
+    s->nsrc = nsrc;
+    s->P = (int64_t)m->mab_per_l1b * m->pe_per_mab;
+    s->J = m->l1b_per_l2b;
+    s->M = m->mab_per_l1b;
     s->base = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
     s->blk = xcalloc((size_t)nsrc + 1, sizeof(int32_t *));
     s->nblk = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
@@ -104,8 +115,13 @@ static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src
         const char *why = k < 64 && (kforce >> k & 1) ? "carried by the table" : smap_source(c, src, k, local, s);
         if (why && emit_konst_of(x) &&
             mn_dtype_bytes(x->dtype) == 4) { /* a parameter: the host writes it into the table */
-            free(s->blk[k]), free(s->seg[k]);
-            s->blk[k] = NULL, s->seg[k] = NULL, s->nblk[k] = s->nseg[k] = 0, s->cross[k] = false, s->kimg[k] = true;
+            free(s->blk[k]);
+            free(s->seg[k]);
+            s->blk[k] = NULL;
+            s->seg[k] = NULL;
+            s->nblk[k] = s->nseg[k] = 0;
+            s->cross[k] = false;
+            s->kimg[k] = true;
             s->base[k + 1] = s->base[k];
             continue;
         }
@@ -119,18 +135,24 @@ static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src
 static void sm_put(MNBuf *b, const void *p, size_t n) { buf_append(b, p, n); }
 static bool sm_get(const uint8_t **p, const uint8_t *end, void *dst, size_t n) {
     if ((size_t)(end - *p) < n) return false;
-    memcpy(dst, *p, n), *p += n;
+    memcpy(dst, *p, n);
+    *p += n;
     return true;
 }
 static int64_t smap_nid(const SMap *s, const MNValue *x) { return s->J * emit_round4(x->num_lw) * s->M; }
 
 static void smap_save(const SMap *s, const MNValue *const *src, const char *why, MNBuf *b) {
     int n1 = s->nsrc + 1;
-    sm_put(b, &why, sizeof why), sm_put(b, &s->nsrc, sizeof s->nsrc), sm_put(b, &s->local, sizeof s->local);
-    sm_put(b, &s->P, 8), sm_put(b, &s->J, 8), sm_put(b, &s->M, 8);
+    sm_put(b, &why, sizeof why);
+    sm_put(b, &s->nsrc, sizeof s->nsrc);
+    sm_put(b, &s->local, sizeof s->local);
+    sm_put(b, &s->P, 8);
+    sm_put(b, &s->J, 8);
+    sm_put(b, &s->M, 8);
     sm_put(b, s->base, 8 * (size_t)n1), sm_put(b, s->nblk, 8 * (size_t)n1), sm_put(b, s->nseg, 8 * (size_t)n1),
         sm_put(b, s->pk, 8 * (size_t)n1);
-    sm_put(b, s->cross, (size_t)n1), sm_put(b, s->kimg, (size_t)n1);
+    sm_put(b, s->cross, (size_t)n1);
+    sm_put(b, s->kimg, (size_t)n1);
     for (int k = 0; k < s->nsrc; k++) {
         uint8_t has[2] = {s->blk[k] != NULL, s->seg[k] != NULL};
         sm_put(b, has, 2);
@@ -148,9 +170,14 @@ static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const 
               sm_get(&p, end, &s->M, 8);
     if (!ok) die("scratch map memo: a bad record");
     size_t n1 = (size_t)nsrc + 1;
-    s->base = xmalloc(8 * n1), s->nblk = xmalloc(8 * n1), s->nseg = xmalloc(8 * n1), s->pk = xmalloc(8 * n1);
-    s->cross = xmalloc(n1), s->kimg = xmalloc(n1);
-    s->blk = xcalloc(n1, sizeof(int32_t *)), s->seg = xcalloc(n1, sizeof(int64_t *));
+    s->base = xmalloc(8 * n1);
+    s->nblk = xmalloc(8 * n1);
+    s->nseg = xmalloc(8 * n1);
+    s->pk = xmalloc(8 * n1);
+    s->cross = xmalloc(n1);
+    s->kimg = xmalloc(n1);
+    s->blk = xcalloc(n1, sizeof(int32_t *));
+    s->seg = xcalloc(n1, sizeof(int64_t *));
     ok = sm_get(&p, end, s->base, 8 * n1) && sm_get(&p, end, s->nblk, 8 * n1) && sm_get(&p, end, s->nseg, 8 * n1) &&
          sm_get(&p, end, s->pk, 8 * n1) && sm_get(&p, end, s->cross, n1) && sm_get(&p, end, s->kimg, n1);
     for (int k = 0; ok && k < nsrc; k++) {
@@ -261,9 +288,10 @@ static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, const Wa
     if (k && k->nsrc == nsrc && k->m.local == local && k->kforce == kforce &&
         !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc))
         return &k->m;
-    if (k)
-        smap_free(&k->m), free(k->src);
-    else
+    if (k) {
+        smap_free(&k->m);
+        free(k->src);
+    } else
         k = e->smap = xcalloc(1, sizeof *k);
     k->kforce = kforce;
     if (smap_build(e->c, src, nsrc, local, kforce, &k->m)) die("a scratch that was planned cannot be built");
@@ -275,7 +303,11 @@ static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, const Wa
 
 void emit_smap_cache_free(Em *e) {
     SMapCache *k = e->smap;
-    if (k) smap_free(&k->m), free(k->src), free(k);
+    if (k) {
+        smap_free(&k->m);
+        free(k->src);
+        free(k);
+    }
     e->smap = NULL;
 }
 
@@ -299,7 +331,10 @@ static int64_t lm_max_gap(int64_t (*iv)[2], int n, int64_t cap, int64_t *where) 
     *where = -1;
     for (int k = 0; k <= n; k++) {
         int64_t end = k < n ? iv[k][0] : cap;
-        if (end - at > best) best = end - at, *where = at;
+        if (end - at > best) {
+            best = end - at;
+            *where = at;
+        }
         if (k < n && iv[k][1] > at) at = iv[k][1];
     }
     return best;
@@ -359,9 +394,11 @@ static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *con
     for (int k = 0; k < nsrc && !why; k++) in_lm0 |= sm.kimg[k];
     smap_free(&sm);
     if (why) return why;
-    int64_t(*iv)[2] = xmalloc(sizeof *iv * (size_t)(w->n + 1)), (*iv1)[2] = xmalloc(sizeof *iv1 * (size_t)(w->n + 1));
+    int64_t(*iv)[2] = xmalloc(sizeof *iv * (size_t)(w->n + 1));
+    int64_t(*iv1)[2] = xmalloc(sizeof *iv1 * (size_t)(w->n + 1));
     const char *why2 = place_in(m, w, c->g, iv, iv1, need, row_lw, rows, in_lm0, scr, tab, tbank);
-    free(iv), free(iv1);
+    free(iv);
+    free(iv1);
     return why2;
 }
 
@@ -379,10 +416,14 @@ static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64
     int k = lm_busy(g, w, 0, iv);
     *scr = lm_gap(iv, k, need + 4, m->lm0_lw);
     if (*scr < 0) return "no LM0 room for a gather's scratch";
-    iv[k][0] = *scr, iv[k][1] = *scr + need + 4; /* the table elsewhere */
+    iv[k][0] = *scr;
+    iv[k][1] = *scr + need + 4; /* the table elsewhere */
     for (int j = k; j > 0 && iv[j - 1][0] > iv[j][0]; j--) {
         int64_t t0 = iv[j][0], t1 = iv[j][1];
-        iv[j][0] = iv[j - 1][0], iv[j][1] = iv[j - 1][1], iv[j - 1][0] = t0, iv[j - 1][1] = t1;
+        iv[j][0] = iv[j - 1][0];
+        iv[j][1] = iv[j - 1][1];
+        iv[j - 1][0] = t0;
+        iv[j - 1][1] = t1;
     }
     int k1 = lm_busy(g, w, 1, iv1);
     /* the whole table where it fits (LM1 first), else as many rows at a time as the
@@ -491,7 +532,8 @@ typedef struct {
 } GatherCtx;
 
 static void gather_ctx(GatherCtx *g, const MNNode *n, int oi) {
-    g->n = n, g->oi = oi;
+    g->n = n;
+    g->oi = oi;
     src_prep(n, &g->sp);
 }
 
@@ -515,7 +557,9 @@ static const char *gather_why(const MNCompile *c, const MNNode *n, Walk *w) {
         if (k > 0 && (!o || !o->nuses)) continue;
         if (k >= 8 || !emit_in_lm(o) || o->dtype != n->in[0]->dtype) return "not in LM";
         if (emit_table_lw(o, 1) > tlw) tlw = emit_table_lw(o, 1);
-        gather_ctx(&gc[nu], n, k), u[nu] = (EmUse){o, gather_entry, &gc[nu]}, nu++;
+        gather_ctx(&gc[nu], n, k);
+        u[nu] = (EmUse){o, gather_entry, &gc[nu]};
+        nu++;
     }
     return emit_scratch_plan(c, w, (const MNValue *const *)n->in, gather_sources(n), 4, tlw, 1, u, nu);
 }
@@ -583,7 +627,9 @@ int emit_slice_params(const MNNode *n, int64_t *axis, int64_t *start, int64_t *s
         if (a < 0 || a >= q || k == 0) return -1;
         int64_t dim = x->type.dims[a], s0 = st[i] < 0 ? st[i] + dim : st[i];
         s0 = k > 0 ? (s0 < 0 ? 0 : s0 > dim ? dim : s0) : (s0 < 0 ? 0 : s0 > dim - 1 ? dim - 1 : s0);
-        axis[i] = a, start[i] = s0, step[i] = k;
+        axis[i] = a;
+        start[i] = s0;
+        step[i] = k;
     }
     return ns;
 }
@@ -597,14 +643,18 @@ static void src_prep(const MNNode *n, SrcPrep *sp) {
     if (n->op == OP_Slice) { /* ONNX's clamping of the start, once */
         int ns = emit_slice_params(n, sp->axis, sp->start, sp->step);
         if (ns < 0) return;
-        sp->ns = ns, sp->ok = true;
+        sp->ns = ns;
+        sp->ok = true;
     } else if (n->op == OP_MNCoreIm2col) {
         const MNAttr *ks = ir_attr(n, "kernel_shape"), *st = ir_attr(n, "strides"), *dl = ir_attr(n, "dilations"),
                      *pd = ir_attr(n, "pads"), *os = ir_attr(n, "out_shape");
         if (!ks || !st || !dl || !pd || !os || ks->n != 2 || st->n != 2 || dl->n != 2 || pd->n != 4 || os->n != 3 ||
             q != 4)
             return;
-        sp->OH = os->ints[1], sp->OW = os->ints[2], sp->KH = ks->ints[0], sp->KW = ks->ints[1];
+        sp->OH = os->ints[1];
+        sp->OW = os->ints[2];
+        sp->KH = ks->ints[0];
+        sp->KW = ks->ints[1];
         sp->sh = st->ints[0], sp->sw = st->ints[1], sp->dh = dl->ints[0], sp->dw = dl->ints[1], sp->pt = pd->ints[0],
         sp->pl = pd->ints[1];
         sp->ok = true;
@@ -641,7 +691,8 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
         for (int k = 0; k < n->nin; k++) {
             if (at < n->in[k]->type.dims[ax]) {
                 memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
-                sidx[ax] = at, en->src = k;
+                sidx[ax] = at;
+                en->src = k;
                 return true;
             }
             at -= n->in[k]->type.dims[ax];
@@ -667,16 +718,21 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
         if (!sp->ok) return false;
         int64_t row = idx[0], col = idx[1];
         if (col >= x->type.dims[1] * sp->KH * sp->KW) { /* the zero columns up to a multiple of 8 */
-            en->src = -1, en->k = 0;
+            en->src = -1;
+            en->k = 0;
             return true;
         }
         int64_t ih = row / sp->OW % sp->OH * sp->sh + col / sp->KW % sp->KH * sp->dh - sp->pt;
         int64_t iw = row % sp->OW * sp->sw + col % sp->KW * sp->dw - sp->pl;
         if (ih < 0 || ih >= x->type.dims[2] || iw < 0 || iw >= x->type.dims[3]) {
-            en->src = -1, en->k = 0;
+            en->src = -1;
+            en->k = 0;
             return true;
         }
-        sidx[0] = row / (sp->OW * sp->OH), sidx[1] = col / (sp->KW * sp->KH), sidx[2] = ih, sidx[3] = iw;
+        sidx[0] = row / (sp->OW * sp->OH);
+        sidx[1] = col / (sp->KW * sp->KH);
+        sidx[2] = ih;
+        sidx[3] = iw;
         return true;
     }
     case OP_Pad:
@@ -697,7 +753,8 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
             } else if (sp->mode == PAD_WRAP)
                 sidx[d] = ((p % dim) + dim) % dim;
             else {
-                en->src = -1, en->k = sp->value;
+                en->src = -1;
+                en->k = sp->value;
                 return true;
             }
         }
@@ -710,10 +767,13 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
             int64_t c = o->type.dims[1], bh = idx[2] % b, bw = idx[3] % b;
             sidx[1] = strcmp(ir_attr_string(n, "mode", "DCR"), "CRD") ? (bh * b + bw) * c + idx[1]
                                                                       : idx[1] * b * b + bh * b + bw;
-            sidx[2] = idx[2] / b, sidx[3] = idx[3] / b;
+            sidx[2] = idx[2] / b;
+            sidx[3] = idx[3] / b;
         } else {
             int64_t c = x->type.dims[1], blk = idx[1] / c;
-            sidx[1] = idx[1] % c, sidx[2] = idx[2] * b + blk / b, sidx[3] = idx[3] * b + blk % b;
+            sidx[1] = idx[1] % c;
+            sidx[2] = idx[2] * b + blk / b;
+            sidx[3] = idx[3] * b + blk % b;
         }
         return true;
     }
@@ -800,7 +860,8 @@ static uint64_t konst_hash(EmMemo *mm, const MNTensor *t) {
         for (int q = 0; q < 4; q++) {
             uint64_t w;
             memcpy(&w, d + i + 8 * q, 8);
-            h[q] = (h[q] ^ w) * 0x9fb21c651e98df25ull, h[q] ^= h[q] >> 31;
+            h[q] = (h[q] ^ w) * 0x9fb21c651e98df25ull;
+            h[q] ^= h[q] >> 31;
         }
     for (; i < nb; i++) h[0] = (h[0] ^ d[i]) * 1099511628211ull;
     uint64_t r = nb ^ (uint64_t)t->elem << 56;
@@ -897,7 +958,8 @@ MNValue *emit_index_table(Em *e, const MNNode *n, const MNValue *o, const MNValu
     MNValue *t = build_index_table(e, n, o, src, ns, wk, row0, rows, fn, ctx, pool, npool, pool_cap);
     size_t sz = sizeof(TableMemo) + sizeof(double) * (size_t)*npool;
     TableMemo *tm = xmalloc(sz);
-    tm->table = t, tm->npool = *npool;
+    tm->table = t;
+    tm->npool = *npool;
     memcpy(tm->pool, pool, sizeof(double) * (size_t)*npool);
     memo_put(mm, key.data, tm, sz);
     free(tm);
@@ -926,14 +988,19 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
     memset(&lt, 0, sizeof lt);
     lt.rank = 5;
     for (int d = 0; d < 4; d++) {
-        lt.shape[d] = dims[d], lt.nsub[d] = 1;
+        lt.shape[d] = dims[d];
+        lt.nsub[d] = 1;
         lt.sub[d][0] = dims[d] > 1 ? (MNSubaxis){dims[d], 1, lv[d]} : (MNSubaxis){1, 1, LV_ADDR};
         if (dims[d] == 1) lt.bcast |= (uint8_t)(1u << lv[d]);
     }
     /* T-indirect reads the low word (1) of a long word: word 0 is the index too, or the
      * value of a constant the tree cannot gather, which the index then points at */
-    lt.shape[4] = nt, lt.nsub[4] = 1, lt.sub[4][0] = (MNSubaxis){nt, 1, LV_ADDR};
-    lt.shape[5] = 2, lt.nsub[5] = 1, lt.sub[5][0] = (MNSubaxis){2, 1, LV_W};
+    lt.shape[4] = nt;
+    lt.nsub[4] = 1;
+    lt.sub[4][0] = (MNSubaxis){nt, 1, LV_ADDR};
+    lt.shape[5] = 2;
+    lt.nsub[5] = 1;
+    lt.sub[5][0] = (MNSubaxis){2, 1, LV_W};
     lt.rank = 6;
     MNGraph *g = c->g;
     int64_t numel = dims[0] * dims[1] * dims[2] * dims[3] * dims[4] * dims[5];
@@ -976,7 +1043,8 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
                         ONNX_FLOAT32) { /* the bits as stored (a signalling NaN stays one, as in parameter images) */
                         int32_t bits;
                         memcpy(&bits, (const float *)kt->data + flat, sizeof bits);
-                        hi = bits, carry = true;
+                        hi = bits;
+                        carry = true;
                     } else
                         hi = (int32_t)ir_tensor_get_i(kt, flat), carry = true;
                 } else if (en.src >= 0)
@@ -994,7 +1062,10 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
                     int64_t c[4], rq = q;
                     for (int k = 0; k < 4; k++) {
                         c[k] = pd->c[blv[k]];
-                        if (ld.bcast & (1u << blv[k])) c[k] = rq % cnt[k], rq /= cnt[k];
+                        if (ld.bcast & (1u << blv[k])) {
+                            c[k] = rq % cnt[k];
+                            rq /= cnt[k];
+                        }
                     }
                     int64_t at =
                         (((c[3] * dims[1] + c[2]) * dims[2] + c[1]) * dims[3] + c[0]) * 2 * nt + 2 * (r * nw + w);
@@ -1031,7 +1102,8 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
     buf_free(&lb);
     layout_set(g->arena, v, &lt);
     v->num_lw = nt;
-    v->loc_kind = MN_LOC_KIND_DRAM, v->loc = MN_LOC_DRAM;
+    v->loc_kind = MN_LOC_KIND_DRAM;
+    v->loc = MN_LOC_DRAM;
     AppLayoutImage im;
     app_layout_image(&lt, m, &im, err, sizeof err);
     v->addr = e->dram_top;
@@ -1044,7 +1116,9 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
 
 void emit_table_load(Em *e, MNValue *tv, const Walk *w) {
     MNValue tl = *tv;
-    tl.loc = w->tbank[w->pos] ? MN_LOC_LM1 : MN_LOC_LM0, tl.loc_kind = MN_LOC_KIND_LM, tl.addr = w->tab[w->pos];
+    tl.loc = w->tbank[w->pos] ? MN_LOC_LM1 : MN_LOC_LM0;
+    tl.loc_kind = MN_LOC_KIND_LM;
+    tl.addr = w->tab[w->pos];
     emit_transfer(e, tv, &tl, true);
 }
 

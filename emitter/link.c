@@ -59,7 +59,10 @@ typedef struct {
 
 static void iv_add(Ivs *s, int64_t lo, int64_t len, int64_t size) {
     if (len <= 0) return;
-    if (len >= size) lo = 0, len = size;
+    if (len >= size) {
+        lo = 0;
+        len = size;
+    }
     lo %= size;
     if (lo < 0) lo += size;
     for (int part = 0; part < 2 && len > 0; part++) {
@@ -220,7 +223,8 @@ static void stream_of(const VProgram *p, const int cost_of[VI_COUNT][8], Stream 
     int n = 0;
     for (int i = 0; i < p->nsteps; i++) n += (int)p->steps[i].repeat;
     st->u = xcalloc((size_t)n + 1, sizeof(Unit));
-    st->n = 0, st->i = 0;
+    st->n = 0;
+    st->i = 0;
     for (int i = 0; i < p->nsteps; i++) {
         const VStep *s = &p->steps[i];
         Unit u = {s, 0, 0, true, -1, -1, NULL, 1};
@@ -234,7 +238,10 @@ static void stream_of(const VProgram *p, const int cost_of[VI_COUNT][8], Stream 
                 u.wait = x->tag;
             else if (in->unit != U_NOP)
                 u.nop = false;
-            if (in->unit == U_MV) u.mv_tag = x->tag, u.mv = x;
+            if (in->unit == U_MV) {
+                u.mv_tag = x->tag;
+                u.mv = x;
+            }
             for (int j = 0; j < x->nsrc; j++)
                 if (x->src[j].kind == K_LM0 || x->src[j].kind == K_LM1)
                     u.lmr |= (uint8_t)(1 << (x->src[j].kind == K_LM1));
@@ -342,7 +349,8 @@ static void merge_streams(Merge *g) {
             B->i++;
         } else if (a && b && ca && cb && combine(a, b, &line)) {
             issue(g, a, b, &line);
-            A->i++, B->i++;
+            A->i++;
+            B->i++;
         } else if (a && ca) {
             combine(a, NULL, &line);
             issue(g, a, NULL, &line);
@@ -378,7 +386,8 @@ static void take_relocs(EmLink *st, EmLinked *out) {
                 sizeof(AppRelocRec) * (size_t)st->caprelocs};
     if (rb.data) bufs_take(&out->rel, &rb);
     out->nrelocs += st->nrelocs;
-    st->relocs = NULL, st->nrelocs = st->caprelocs = 0;
+    st->relocs = NULL;
+    st->nrelocs = st->caprelocs = 0;
 }
 
 static void put_step(Out *o, const VStep *s) {
@@ -464,7 +473,8 @@ static void resolve(const MNGraph *g, VProgram *p) {
                     if (op->flat[c] + add > 0xffff) die("relocated address of '%s' beyond 16 bits", v->name);
                     op->flat[c] = (uint16_t)(op->flat[c] + add);
                 }
-                op->reloc = op->sym, op->sym = 0;
+                op->reloc = op->sym;
+                op->sym = 0;
             }
         }
 }
@@ -597,7 +607,8 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
                     run.at = xrealloc(run.at, sizeof(char *) * (size_t)run.cap),
                     run.len = xrealloc(run.len, sizeof(size_t) * (size_t)run.cap);
                 }
-                run.at[run.n] = q, run.len[run.n++] = ql;
+                run.at[run.n] = q;
+                run.len[run.n++] = ql;
                 rend = q + ql;
                 if (!qn || qn + 1 >= end) break;
                 q = qn + 1;
@@ -625,10 +636,12 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
         }
     }
 #undef LINKED
-    free(run.at), free(run.len);
+    free(run.at);
+    free(run.len);
     pt->st.nsteps = o.line;
     buf_free(&pt->text);
-    free(pt->seg), pt->seg = NULL;
+    free(pt->seg);
+    pt->seg = NULL;
 }
 
 /* parts as they come; wait: block for more until the list is closed (a worker), or
@@ -671,7 +684,11 @@ void emit_linker_add(EmLinker *L, MNBuf *text, size_t *seg, int lo, int hi) {
             if (!pthread_create(&L->tid[L->nworkers], NULL, part_worker, L)) L->nworkers++;
     }
     Part *pt = xcalloc(1, sizeof *pt);
-    pt->text = *text, pt->seg = seg, pt->lo = lo, pt->hi = hi, pt->g = *L->c->g;
+    pt->text = *text;
+    pt->seg = seg;
+    pt->lo = lo;
+    pt->hi = hi;
+    pt->g = *L->c->g;
     *text = (MNBuf){0};
     pthread_mutex_lock(&L->mu);
     if (L->n == L->cap) L->parts = xrealloc(L->parts, sizeof(Part *) * (size_t)(L->cap = L->cap ? 2 * L->cap : 32));
@@ -690,7 +707,12 @@ static void linker_close(EmLinker *L) {
 static void linker_free(EmLinker *L) {
     for (int k = 0; k < L->n; k++) {
         Part *pt = L->parts[k];
-        buf_free(&pt->text), free(pt->seg), buf_free(&pt->out), buf_free(&pt->st.code), free(pt->st.relocs), free(pt);
+        buf_free(&pt->text);
+        free(pt->seg);
+        buf_free(&pt->out);
+        buf_free(&pt->st.code);
+        free(pt->st.relocs);
+        free(pt);
     }
     free(L->parts);
     pthread_mutex_destroy(&L->mu);
@@ -773,7 +795,8 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
             foot_of(&cx, &sg.prog[i], &fi);
             foot_of(&cx, &sg.prog[j], &fj);
             ok = independent(&fi, &fj);
-            foot_free(&fi), foot_free(&fj);
+            foot_free(&fi);
+            foot_free(&fj);
         }
         if (!ok) {
             for (int k = next; k <= i; k++) put_node(&o, g->nodes[k], &sg.prog[k]);
@@ -794,10 +817,14 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
                    (long long)mg.t);
         put_steps(&o, mg.out.steps, mg.out.nsteps);
         for (int k = i + 1; k < j; k++) put_node(&o, g->nodes[k], &sg.prog[k]);
-        vsm_program_free(&sg.prog[i]), vsm_program_free(&sg.prog[j]);
+        vsm_program_free(&sg.prog[i]);
+        vsm_program_free(&sg.prog[j]);
         st->pairs++;
         st->steps_saved += mg.x[0].n + mg.x[1].n - mg.t;
-        free(mg.x[0].u), free(mg.x[1].u), vsm_program_free(&mg.out), mv_clock_free(&mg.clk);
+        free(mg.x[0].u);
+        free(mg.x[1].u);
+        vsm_program_free(&mg.out);
+        mv_clock_free(&mg.clk);
         next = j + 1;
         i = next_live(&sg, j + 1, st);
         within = i != -2;
@@ -809,7 +836,8 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
     vsm_line_cache_free(sg.lines);
     st->nsteps = o.line;
     vsm_encode_end(&st->code, o.line);
-    bufs_take(&lp->text, &whole), bufs_take(&lp->code, &st->code); /* one part each */
+    bufs_take(&lp->text, &whole);
+    bufs_take(&lp->code, &st->code); /* one part each */
     take_relocs(st, lp);
     return within;
 }

@@ -95,7 +95,9 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
     if (!mm) return plan_layouts(p);
     MNBuf k = {0};
     buf_printf(&k, "matmul|%d|%lld|%lld|%lld", p->transb, (long long)p->K, (long long)p->N, (long long)p->rows);
-    value_key(&k, p->a), value_key(&k, p->b), value_key(&k, p->y);
+    value_key(&k, p->a);
+    value_key(&k, p->b);
+    value_key(&k, p->y);
     if (p->c) value_key(&k, p->c);
     size_t len;
     const char *got = memo_get(mm, k.data, &len);
@@ -130,7 +132,10 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
         const int64_t *src[4] = {p->aA, p->aY, p->aB, p->aC};
         size_t cnt[4] = {nA, nY, nB, nC};
         for (int i = 0; i < 4; i++)
-            if (cnt[i]) memcpy(q, src[i], sizeof(int64_t) * cnt[i]), q += cnt[i];
+            if (cnt[i]) {
+                memcpy(q, src[i], sizeof(int64_t) * cnt[i]);
+                q += cnt[i];
+            }
     }
     memo_put(mm, k.data, val, n);
     free(val);
@@ -151,15 +156,19 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
         }
         p->transb = ir_attr_int(n, "transB", 0);
     }
-    p->a = n->in[0], p->b = n->in[1], p->y = n->out[0];
+    p->a = n->in[0];
+    p->b = n->in[1];
+    p->y = n->out[0];
     const MNValue *vs[3] = {p->a, p->b, p->y};
     for (int i = 0; i < 3; i++)
         if (!emit_in_lm(vs[i]) || vs[i]->dtype != MN_DT_Float) return "not float LM values";
     int ra = p->a->type.rank, ry = p->y->type.rank;
     if (p->b->type.rank != 2 || ra < 2 || ry != ra) return "a B of rank other than 2";
-    p->K = p->a->type.dims[ra - 1], p->N = p->y->type.dims[ry - 1];
+    p->K = p->a->type.dims[ra - 1];
+    p->N = p->y->type.dims[ry - 1];
     if (p->K % 8 || p->K == 0 || p->N == 0) return "K not a multiple of 8";
-    p->kb = p->K / 8, p->nb = (p->N + 7) / 8;
+    p->kb = p->K / 8;
+    p->nb = (p->N + 7) / 8;
     p->rows = 1;
     for (int d = 0; d < ra - 1; d++) p->rows *= p->a->type.dims[d];
     return plan_memo(c, p);
@@ -241,7 +250,11 @@ static const char *plan_layouts(MatPlan *p) {
                    memcmp(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb))
             why = "rows whose A and output addresses differ between MABs";
     }
-    free(slot_of), free(ta), free(ty), free(pa), free(py);
+    free(slot_of);
+    free(ta);
+    free(ty);
+    free(pa);
+    free(py);
     return why;
 }
 

@@ -28,7 +28,8 @@ void emit_scratch_needs(MNCompile *c, int64_t *need) {
     wk.dry = true;
     c->emit_memo = memo_new(); /* the per-element checks once per shape, as in emission; its own: keys may hold banks */
     for (int i = 0; i < g->nnodes; i++) {
-        wk.pos = i, wk.dry_need = 0;
+        wk.pos = i;
+        wk.dry_need = 0;
         (void)emit_why_not(c, g->nodes[i], &wk);
         need[i] = wk.dry_need;
     }
@@ -100,26 +101,41 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
                     else {
                         x->addr = used[b];
                         used[b] += (x->num_lw + al - 1) / al * al;
-                        if (used[b] > cap[b]) return arena_free(scratch), -1;
+                        if (used[b] > cap[b]) {
+                            arena_free(scratch);
+                            return -1;
+                        }
                     }
                 }
             }
             *slot = &vals[j];
         }
     MNNode m = *n;
-    m.in = ins, m.out = outs;
+    m.in = ins;
+    m.out = outs;
     MNNode *mp = &m;
     MNGraph g = *c->g; /* its own value list and name table: the tables emission adds stay out of the real graph */
-    g.nodes = &mp, g.nnodes = 1, g.cap_nodes = 1, g.values = vp, g.nvalues = nv, g.cap_values = MAXV;
-    g.table_cap = 256, g.table = ARENA_ARRAY(scratch, MNValue *, g.table_cap);
+    g.nodes = &mp;
+    g.nnodes = 1;
+    g.cap_nodes = 1;
+    g.values = vp;
+    g.nvalues = nv;
+    g.cap_values = MAXV;
+    g.table_cap = 256;
+    g.table = ARENA_ARRAY(scratch, MNValue *, g.table_cap);
     g.arena = scratch;
     MNCompile cc = *c;
-    cc.g = &g, cc.arena = scratch;
+    cc.g = &g;
+    cc.arena = scratch;
     Walk wk;
     emit_walk_init(&wk, &g);
     wk.pos = 0;
     for (int k = 0; k < nv; k++) /* the inputs are resident before the node */
-        if (emit_in_lm(&vals[k]) && isin[k]) wk.at[k] = wk.n, wk.list[wk.n++] = k, emit_walk_add(&g, &wk, &vals[k]);
+        if (emit_in_lm(&vals[k]) && isin[k]) {
+            wk.at[k] = wk.n;
+            wk.list[wk.n++] = k;
+            emit_walk_add(&g, &wk, &vals[k]);
+        }
     emit_walk_before(&g, &wk, &m);
     int64_t cyc = -1;
     if (!emit_why_not(&cc, &m, &wk)) {

@@ -63,8 +63,11 @@ void memo_put(EmMemo *m, const char *key, const void *val, size_t len) {
     Ent *x = slot(m, key, h);
     if (x->key)
         free(x->val);
-    else
-        x->key = xstrdup(key), x->h = h, m->n++;
+    else {
+        x->key = xstrdup(key);
+        x->h = h;
+        m->n++;
+    }
     x->val = xmalloc(len ? len : 1);
     memcpy(x->val, val, len);
     x->len = len;

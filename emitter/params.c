@@ -64,7 +64,11 @@ static bool pack(ZSTD_CCtx *zc, int level, uint64_t *img, size_t bytes, uint8_t 
     uint8_t *o = xmalloc(cap);
     size_t got = ZSTD_compressCCtx(zc, o, cap, img, bytes, level);
     free(img);
-    if (ZSTD_isError(got)) return free(o), snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got)), false;
+    if (ZSTD_isError(got)) {
+        free(o);
+        snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got));
+        return false;
+    }
     *z = xrealloc(o, got ? got : 1);
     *zn = got;
     return true;
@@ -76,7 +80,10 @@ static bool make(const MNMachine *m, ZSTD_CCtx *zc, int level, PImg *p, char *er
     if (!p->layout) {
         uint64_t lw = app_image_lw(d, p->numel);
         uint64_t *img = xmalloc((size_t)lw * 8 + 8);
-        if (!app_encode(p->konst, d, img, err, errlen)) return free(img), false;
+        if (!app_encode(p->konst, d, img, err, errlen)) {
+            free(img);
+            return false;
+        }
         return pack(zc, level, img, (size_t)lw * 8, &p->zstd, &p->zstd_len, err, errlen);
     }
     uint64_t lw = app_layout_image_lw(p->layout, m, err, errlen);
@@ -84,8 +91,10 @@ static bool make(const MNMachine *m, ZSTD_CCtx *zc, int level, PImg *p, char *er
     p->alike = app_layout_alike(p->layout);
     size_t n = (size_t)lw * (p->alike ? 1 : (size_t)m->groups);
     uint64_t *img = xmalloc(n * 8 + 8);
-    if (!(p->alike ? app_encode_layout_alike : app_encode_layout)(p->konst, d, p->layout, m, img, err, errlen))
-        return free(img), false;
+    if (!(p->alike ? app_encode_layout_alike : app_encode_layout)(p->konst, d, p->layout, m, img, err, errlen)) {
+        free(img);
+        return false;
+    }
     return pack(zc, level, img, n * 8, &p->zstd, &p->zstd_len, err, errlen);
 }
 
@@ -119,7 +128,10 @@ bool emit_param_images(MNCompile *c) {
     for (int i = 0; i < g->nvalues; i++) {
         const MNValue *v = g->values[i];
         ep->at[i] = -1;
-        if (emit_is_param(v)) ep->at[i] = ep->n, ep->img[ep->n++] = snap(v);
+        if (emit_is_param(v)) {
+            ep->at[i] = ep->n;
+            ep->img[ep->n++] = snap(v);
+        }
     }
     c->params = ep;
     ep->running = !pthread_create(&ep->tid, NULL, run, ep);
@@ -137,7 +149,9 @@ void emit_params_drop(MNCompile *c) {
     if (!ep) return;
     join(ep);
     for (int i = 0; i < ep->n; i++) free(ep->img[i].zstd);
-    free(ep->img), free(ep->at), free(ep);
+    free(ep->img);
+    free(ep->at);
+    free(ep);
     c->params = NULL;
 }
 
@@ -149,12 +163,16 @@ bool emit_param_image(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *
         PImg *p = &ep->img[ep->at[v->id]];
         if (p->zstd && p->konst == want.konst && p->layout == want.layout && p->dtype == want.dtype &&
             p->numel == want.numel) {
-            t->zstd = p->zstd, t->zstd_len = p->zstd_len, t->alike = p->alike;
+            t->zstd = p->zstd;
+            t->zstd_len = p->zstd_len;
+            t->alike = p->alike;
             p->zstd = NULL;
             return true;
         }
     }
     if (!make(&c->machine, zc, level_of(c), &want, err, errlen)) return false;
-    t->zstd = want.zstd, t->zstd_len = want.zstd_len, t->alike = want.alike;
+    t->zstd = want.zstd;
+    t->zstd_len = want.zstd_len;
+    t->alike = want.alike;
     return true;
 }

@@ -20,13 +20,15 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->mat = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
-    w->dry = false, w->dry_need = 0;
+    w->dry = false;
+    w->dry_need = 0;
     for (int b = 0; b < 2; b++) w->ord[b] = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1)), w->nord[b] = 0;
 }
 void emit_walk_free(Walk *w) {
     free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows),
         free(w->local), free(w->kforce), free(w->mat), free(w->scopy);
-    free(w->ord[0]), free(w->ord[1]);
+    free(w->ord[0]);
+    free(w->ord[1]);
 }
 
 /* the walk's per-bank order, kept as values come and go: a gather read the resident
@@ -52,7 +54,8 @@ void emit_walk_add(const MNGraph *g, Walk *w, const MNValue *v) {
     if (v->addr < 0) return;
     int b = v->loc == MN_LOC_LM1, k = ord_find(g, w, b, v->id);
     memmove(&w->ord[b][k + 1], &w->ord[b][k], sizeof(int) * (size_t)(w->nord[b] - k));
-    w->ord[b][k] = v->id, w->nord[b]++;
+    w->ord[b][k] = v->id;
+    w->nord[b]++;
 }
 static void ord_del(const MNGraph *g, Walk *w, const MNValue *v) {
     if (v->addr < 0) return;
@@ -66,8 +69,11 @@ static void ord_del(const MNGraph *g, Walk *w, const MNValue *v) {
 void emit_walk_before(const MNGraph *g, Walk *w, const MNNode *n) {
     for (int k = 0; k < n->nout; k++) {
         const MNValue *v = n->out[k];
-        if (v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && w->at[v->id] < 0)
-            w->at[v->id] = w->n, w->list[w->n++] = v->id, emit_walk_add(g, w, v);
+        if (v && (v->loc == MN_LOC_LM0 || v->loc == MN_LOC_LM1) && w->at[v->id] < 0) {
+            w->at[v->id] = w->n;
+            w->list[w->n++] = v->id;
+            emit_walk_add(g, w, v);
+        }
     }
 }
 void emit_walk_after(const MNGraph *g, Walk *w, const MNNode *n) {
@@ -77,7 +83,9 @@ void emit_walk_after(const MNGraph *g, Walk *w, const MNNode *n) {
             !(n->op == OP_MNCoreForget || n->op == OP_MNCoreMove || (k == 0 && ir_attr_int(n, "in_place", 0))))
             continue;
         int i = w->at[v->id], last = w->list[--w->n];
-        w->list[i] = last, w->at[last] = i, w->at[v->id] = -1;
+        w->list[i] = last;
+        w->at[last] = i;
+        w->at[v->id] = -1;
         ord_del(g, w, v);
     }
 }

@@ -178,14 +178,23 @@ bool window_elementwise(const MNNode *n) { return mn_op_has(n->op, MN_WEW); }
 /* what node n folds; why says why not */
 static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     memset(w, 0, sizeof *w);
-    w->n = n, w->terms = 1, w->row_self = w->row_bias = w->row_scale = -1, w->bias_src = -1, w->alpha = w->beta = 1;
+    w->n = n;
+    w->terms = 1;
+    w->row_self = w->row_bias = w->row_scale = -1;
+    w->bias_src = -1;
+    w->alpha = w->beta = 1;
     const MNValue *x = n->in[0], *o = n->out[0];
     int r = x->type.rank;
     for (int k = 1; k < n->nout; k++)
-        if (n->out[k] && n->out[k]->nuses && n->op != OP_LayerNormalization)
-            return *why = "a second output that is read", false;
+        if (n->out[k] && n->out[k]->nuses && n->op != OP_LayerNormalization) {
+            *why = "a second output that is read";
+            return false;
+        }
     if (reduce_kind(n->op, &w->kind)) {
-        if (!infer_reduce_mask(c->g, n, w->mask)) return *why = "axes not known", false;
+        if (!infer_reduce_mask(c->g, n, w->mask)) {
+            *why = "axes not known";
+            return false;
+        }
         w->keep = ir_attr_int(n, "keepdims", 1) != 0;
         w->K = 1;
         for (int i = 0; i < r; i++)
@@ -203,14 +212,19 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->kind = n->op == OP_Softmax ? WK_SOFTMAX : WK_LOGSOFTMAX;
         int64_t ax = ir_attr_int(n, "axis", c->g->opset >= 13 ? -1 : 1);
         if (ax < 0) ax += r;
-        if (ax < 0 || ax >= (r ? r : 1)) return *why = "axis out of range", false;
+        if (ax < 0 || ax >= (r ? r : 1)) {
+            *why = "axis out of range";
+            return false;
+        }
         for (int i = 0; i < r; i++)
             w->mask[i] = c->g->opset >= 13 ? i == ax : i >= ax; /* before 13: the input as 2-D at axis */
-        w->keep = true, w->K = 1;
+        w->keep = true;
+        w->K = 1;
         for (int i = 0; i < r; i++)
             if (w->mask[i]) w->K *= x->type.dims[i];
         w->src[w->nsrc++] = x;
-        w->row_self = (int)w->K, w->rows = (int)w->K + 1;
+        w->row_self = (int)w->K;
+        w->rows = (int)w->K + 1;
         return true;
     }
     case OP_MaxPool:
@@ -218,14 +232,23 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     case OP_LpPool:
     case OP_GlobalAveragePool:
     case OP_GlobalMaxPool: {
-        if (!infer_window(c->g, n, &w->win)) return *why = "a window not known", false;
-        if (ir_attr_int(n, "storage_order", 0) && n->nout > 1) return *why = "column-major indices", false;
+        if (!infer_window(c->g, n, &w->win)) {
+            *why = "a window not known";
+            return false;
+        }
+        if (ir_attr_int(n, "storage_order", 0) && n->nout > 1) {
+            *why = "column-major indices";
+            return false;
+        }
         w->kind = n->op == OP_MaxPool || n->op == OP_GlobalMaxPool ? WK_MAXPOOL
                   : n->op == OP_LpPool                             ? WK_L2
                                                                    : WK_AVGPOOL;
         if (n->op == OP_LpPool) {
             w->lp = (int)ir_attr_int(n, "p", 2);
-            if (w->lp != 1 && w->lp != 2) return *why = "p other than 1 and 2", false;
+            if (w->lp != 1 && w->lp != 2) {
+                *why = "p other than 1 and 2";
+                return false;
+            }
             if (w->lp == 1) w->kind = WK_L1;
         }
         w->include_pad = ir_attr_int(n, "count_include_pad", 0) != 0;
@@ -233,35 +256,51 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->src[w->nsrc++] = x;
         w->rows = (int)w->K;
         if (w->kind == WK_AVGPOOL) {
-            if (avg_counts(w, x, o) < 0) return *why = "too many distinct window sizes", false;
+            if (avg_counts(w, x, o) < 0) {
+                *why = "too many distinct window sizes";
+                return false;
+            }
             w->row_scale = w->rows++;
         }
         return true;
     }
     case OP_Conv:
     case OP_ConvTranspose: {
-        if (!infer_window(c->g, n, &w->win)) return *why = "a window not known", false;
-        w->kind = WK_MAC, w->terms = 2;
+        if (!infer_window(c->g, n, &w->win)) {
+            *why = "a window not known";
+            return false;
+        }
+        w->kind = WK_MAC;
+        w->terms = 2;
         w->group = ir_attr_int(n, "group", 1);
         const MNValue *wt = n->in[1];
         w->K = (n->op == OP_Conv ? wt->type.dims[1] : x->type.dims[1] / w->group) * prod(w->win.k, w->win.ns);
-        w->src[w->nsrc++] = x, w->src[w->nsrc++] = wt;
+        w->src[w->nsrc++] = x;
+        w->src[w->nsrc++] = wt;
         w->rows = (int)(2 * w->K);
-        if (n->nin > 2 && n->in[2]) operand(w, n->in[2], &w->bias_src, &w->bias_k), w->row_bias = w->rows++;
+        if (n->nin > 2 && n->in[2]) {
+            operand(w, n->in[2], &w->bias_src, &w->bias_k);
+            w->row_bias = w->rows++;
+        }
         return true;
     }
     case OP_MatMul:
     case OP_Gemm:
-        w->kind = WK_MAC, w->terms = 2;
+        w->kind = WK_MAC;
+        w->terms = 2;
         if (n->op == OP_Gemm) {
             w->K = x->type.dims[ir_attr_int(n, "transA", 0) ? 0 : 1];
-            w->alpha = ir_attr_float(n, "alpha", 1), w->beta = ir_attr_float(n, "beta", 1);
+            w->alpha = ir_attr_float(n, "alpha", 1);
+            w->beta = ir_attr_float(n, "beta", 1);
         } else
             w->K = x->type.dims[r - 1];
-        w->src[w->nsrc++] = x, w->src[w->nsrc++] = n->in[1];
+        w->src[w->nsrc++] = x;
+        w->src[w->nsrc++] = n->in[1];
         w->rows = (int)(2 * w->K);
-        if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0)
-            operand(w, n->in[2], &w->bias_src, &w->bias_k), w->row_bias = w->rows++;
+        if (n->op == OP_Gemm && n->nin > 2 && n->in[2] && w->beta != 0) {
+            operand(w, n->in[2], &w->bias_src, &w->bias_k);
+            w->row_bias = w->rows++;
+        }
         return true;
     case OP_ArgMax:
     case OP_ArgMin: {
@@ -269,8 +308,12 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         int64_t ax = ir_attr_int(n, "axis", 0);
         if (ax < 0) ax += r;
         for (int i = 0; i < r; i++) w->mask[i] = i == ax;
-        w->keep = ir_attr_int(n, "keepdims", 1) != 0, w->K = x->type.dims[ax];
-        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
+        w->keep = ir_attr_int(n, "keepdims", 1) != 0;
+        w->K = x->type.dims[ax];
+        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) {
+            *why = "an axis longer than the constant pool";
+            return false;
+        }
         w->src[w->nsrc++] = x;
         w->rows = (int)w->K;
         return true;
@@ -281,28 +324,51 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     case OP_LessOrEqual:
     case OP_GreaterOrEqual: /* floats compared, a bool each */
         w->kind = WK_CMP;
-        norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
+        norm_param(w, 0, n->in[0], 0);
+        norm_param(w, 1, n->in[1], 0);
         w->K = 1;
         return true;
     case OP_Gather:
     case OP_GatherElements: { /* indices computed at run time: of the axis's K rows of data, the one whose index matches */
         const MNValue *x = n->in[0], *iv = n->nin > 1 ? n->in[1] : NULL;
-        if (!iv || (n->op == OP_Gather && emit_konst_of(iv))) return *why = "constant indices (a gather)", false;
+        if (!iv || (n->op == OP_Gather && emit_konst_of(iv))) {
+            *why = "constant indices (a gather)";
+            return false;
+        }
         int64_t ax = ir_attr_int(n, "axis", 0);
         if (ax < 0) ax += x->type.rank;
-        if (ax < 0 || ax >= x->type.rank) return *why = "no axis", false;
-        w->kind = WK_GATHER, w->group = ax, w->K = x->type.dims[ax];
-        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
-        w->src[w->nsrc++] = x, w->src[w->nsrc++] = iv;
-        w->rows = (int)w->K, w->row_self = w->rows++;
-        w->alpha = -0.5, w->beta = (double)w->K, w->eps = 0.5; /* an index below 0 counts from the end */
+        if (ax < 0 || ax >= x->type.rank) {
+            *why = "no axis";
+            return false;
+        }
+        w->kind = WK_GATHER;
+        w->group = ax;
+        w->K = x->type.dims[ax];
+        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) {
+            *why = "an axis longer than the constant pool";
+            return false;
+        }
+        w->src[w->nsrc++] = x;
+        w->src[w->nsrc++] = iv;
+        w->rows = (int)w->K;
+        w->row_self = w->rows++;
+        w->alpha = -0.5;
+        w->beta = (double)w->K;
+        w->eps = 0.5; /* an index below 0 counts from the end */
         return true;
     }
     case OP_Pow: /* any exponent: exp(y log|x|) with the sign of x^y for an integer y, NaN for another below 0 */
-        if (n->nin != 2 || !n->in[1]) return *why = "no exponent", false;
+        if (n->nin != 2 || !n->in[1]) {
+            *why = "no exponent";
+            return false;
+        }
         w->kind = WK_POW;
-        norm_param(w, 0, n->in[0], 0), norm_param(w, 1, n->in[1], 0);
-        w->K = 1, w->alpha = 0.5, w->beta = -2, w->eps = 0x1p24; /* from 2^24 on every float is even */
+        norm_param(w, 0, n->in[0], 0);
+        norm_param(w, 1, n->in[1], 0);
+        w->K = 1;
+        w->alpha = 0.5;
+        w->beta = -2;
+        w->eps = 0x1p24; /* from 2^24 on every float is even */
         return true;
     case OP_Sum:
     case OP_Mean:
@@ -316,7 +382,10 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
                   : n->op == OP_Clip  ? WK_CLIP
                                       : WK_EW_SUM;
         int nop = n->op == OP_Clip ? 3 : n->nin;
-        if (nop > 4) return *why = "more than 4 operands", false;
+        if (nop > 4) {
+            *why = "more than 4 operands";
+            return false;
+        }
         for (int i = 0; i < nop; i++) {
             const MNValue *v = i < n->nin ? n->in[i] : NULL;
             double dflt = i == 1 ? -3.4028234663852886e38 : 3.4028234663852886e38; /* Clip's absent bounds */
@@ -329,29 +398,39 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->kind = WK_HARDMAX;
         int64_t ax = ir_attr_int(n, "axis", c->g->opset >= 13 ? -1 : 1);
         if (ax < 0) ax += r;
-        w->keep = true, w->K = 1;
+        w->keep = true;
+        w->K = 1;
         for (int i = 0; i < r; i++)
             if ((w->mask[i] = c->g->opset >= 13 ? i == ax : i >= ax)) w->K *= x->type.dims[i];
-        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) return *why = "an axis longer than the constant pool", false;
+        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) {
+            *why = "an axis longer than the constant pool";
+            return false;
+        }
         w->src[w->nsrc++] = x;
-        w->rows = (int)w->K, w->row_self = w->rows++;
+        w->rows = (int)w->K;
+        w->row_self = w->rows++;
         return true;
     }
     case OP_BatchNormalization: /* inference: per channel */
-        w->kind = WK_BN, w->eps = ir_attr_float(n, "epsilon", 1e-5);
+        w->kind = WK_BN;
+        w->eps = ir_attr_float(n, "epsilon", 1e-5);
         w->src[w->nsrc++] = x;
         w->row_self = w->rows++;
         for (int i = 0; i < 4; i++) norm_param(w, i, n->in[1 + i], 0);
         return true;
     case OP_LayerNormalization:
     case OP_InstanceNormalization: { /* over the axes from axis on / the spatial axes */
-        w->kind = WK_NORM, w->eps = ir_attr_float(n, "epsilon", 1e-5), w->keep = true, w->K = 1;
+        w->kind = WK_NORM;
+        w->eps = ir_attr_float(n, "epsilon", 1e-5);
+        w->keep = true;
+        w->K = 1;
         int64_t ax = n->op == OP_LayerNormalization ? ir_attr_int(n, "axis", -1) : 2;
         if (ax < 0) ax += r;
         for (int i = 0; i < r; i++)
             if ((w->mask[i] = i >= ax)) w->K *= x->type.dims[i];
         w->src[w->nsrc++] = x;
-        w->rows = (int)w->K, w->row_self = w->rows++;
+        w->rows = (int)w->K;
+        w->row_self = w->rows++;
         norm_param(w, 0, n->in[1], 1);
         norm_param(w, 1, n->nin > 2 ? n->in[2] : NULL, 0);
         return true;
@@ -371,7 +450,10 @@ static bool reduce_entry(const Win *w, const int64_t *idx, int64_t k, EmEntry *e
         else if (w->keep)
             j++;
     for (int a = r - 1; a >= 0; a--) /* reduced axes from k, row-major */
-        if (w->mask[a]) en->sidx[a] = k % x->type.dims[a], k /= x->type.dims[a];
+        if (w->mask[a]) {
+            en->sidx[a] = k % x->type.dims[a];
+            k /= x->type.dims[a];
+        }
     en->src = 0;
     return true;
 }
@@ -380,12 +462,16 @@ static void constant(EmEntry *en, double k) { en->src = -1, en->k = k; }
 
 static bool pool_entry(const Win *w, const int64_t *idx, int64_t k, EmEntry *en) {
     const MNValue *x = w->src[0];
-    en->sidx[0] = idx[0], en->sidx[1] = idx[1];
+    en->sidx[0] = idx[0];
+    en->sidx[1] = idx[1];
     for (int i = w->win.ns - 1; i >= 0; i--) {
         int64_t kk = k % w->win.k[i];
         k /= w->win.k[i];
         int64_t at = idx[2 + i] * w->win.s[i] - w->win.pb[i] + kk * w->win.d[i];
-        if (at < 0 || at >= x->type.dims[2 + i]) return constant(en, w->kind == WK_MAXPOOL ? -INFINITY : 0), true;
+        if (at < 0 || at >= x->type.dims[2 + i]) {
+            constant(en, w->kind == WK_MAXPOOL ? -INFINITY : 0);
+            return true;
+        }
         en->sidx[2 + i] = at;
     }
     en->src = 0;
@@ -418,13 +504,20 @@ static bool conv_entry(const Win *w, const int64_t *idx, int64_t k, int term, Em
         int64_t Cg = wt->type.dims[1], grp = m / (o->type.dims[1] / w->group);
         for (int i = 0; i < ns; i++) {
             pos[i] = idx[2 + i] * w->win.s[i] - w->win.pb[i] + kp[i] * w->win.d[i];
-            if (pos[i] < 0 || pos[i] >= x->type.dims[2 + i]) return constant(en, 0), true;
+            if (pos[i] < 0 || pos[i] >= x->type.dims[2 + i]) {
+                constant(en, 0);
+                return true;
+            }
         }
         if (term == 0) {
-            en->src = 0, en->sidx[0] = idx[0], en->sidx[1] = grp * Cg + c;
+            en->src = 0;
+            en->sidx[0] = idx[0];
+            en->sidx[1] = grp * Cg + c;
             for (int i = 0; i < ns; i++) en->sidx[2 + i] = pos[i];
         } else {
-            en->src = 1, en->sidx[0] = m, en->sidx[1] = c;
+            en->src = 1;
+            en->sidx[0] = m;
+            en->sidx[1] = c;
             for (int i = 0; i < ns; i++) en->sidx[2 + i] = kp[i];
         }
         return true;
@@ -432,14 +525,21 @@ static bool conv_entry(const Win *w, const int64_t *idx, int64_t k, int term, Em
     int64_t Cg = x->type.dims[1] / w->group, Mg = o->type.dims[1] / w->group, grp = m / Mg;
     for (int i = 0; i < ns; i++) { /* o = i * s - pb + kk * d */
         int64_t t = idx[2 + i] + w->win.pb[i] - kp[i] * w->win.d[i];
-        if (t < 0 || t % w->win.s[i] || t / w->win.s[i] >= x->type.dims[2 + i]) return constant(en, 0), true;
+        if (t < 0 || t % w->win.s[i] || t / w->win.s[i] >= x->type.dims[2 + i]) {
+            constant(en, 0);
+            return true;
+        }
         pos[i] = t / w->win.s[i];
     }
     if (term == 0) {
-        en->src = 0, en->sidx[0] = idx[0], en->sidx[1] = grp * Cg + c;
+        en->src = 0;
+        en->sidx[0] = idx[0];
+        en->sidx[1] = grp * Cg + c;
         for (int i = 0; i < ns; i++) en->sidx[2 + i] = pos[i];
     } else {
-        en->src = 1, en->sidx[0] = grp * Cg + c, en->sidx[1] = m % Mg;
+        en->src = 1;
+        en->sidx[0] = grp * Cg + c;
+        en->sidx[1] = m % Mg;
         for (int i = 0; i < ns; i++) en->sidx[2 + i] = kp[i];
     }
     return true;
@@ -452,10 +552,13 @@ static bool matmul_entry(const Win *w, const int64_t *idx, int64_t k, int term, 
     if (n->op == OP_Gemm) {
         bool ta = ir_attr_int(n, "transA", 0), tb = ir_attr_int(n, "transB", 0);
         en->src = term;
-        if (term == 0)
-            en->sidx[0] = ta ? k : idx[0], en->sidx[1] = ta ? idx[0] : k;
-        else
-            en->sidx[0] = tb ? idx[1] : k, en->sidx[1] = tb ? k : idx[1];
+        if (term == 0) {
+            en->sidx[0] = ta ? k : idx[0];
+            en->sidx[1] = ta ? idx[0] : k;
+        } else {
+            en->sidx[0] = tb ? idx[1] : k;
+            en->sidx[1] = tb ? k : idx[1];
+        }
         return true;
     }
     int ra = a->type.rank, rb = b->type.rank, ro = o->type.rank;
@@ -467,23 +570,33 @@ static bool matmul_entry(const Win *w, const int64_t *idx, int64_t k, int term, 
     if (term == 0) {
         if (ra == 1)
             en->sidx[0] = k;
-        else
-            en->sidx[ra - 2] = i, en->sidx[ra - 1] = k;
+        else {
+            en->sidx[ra - 2] = i;
+            en->sidx[ra - 1] = k;
+        }
     } else {
         if (rb == 1)
             en->sidx[0] = k;
-        else
-            en->sidx[rb - 2] = k, en->sidx[rb - 1] = j;
+        else {
+            en->sidx[rb - 2] = k;
+            en->sidx[rb - 1] = j;
+        }
     }
     en->src = term;
     return true;
 }
 
 static bool bias_entry(const Win *w, const int64_t *idx, EmEntry *en) {
-    if (w->bias_src < 0) return constant(en, w->bias_k), true;
+    if (w->bias_src < 0) {
+        constant(en, w->bias_k);
+        return true;
+    }
     const MNValue *bv = w->src[w->bias_src], *o = w->n->out[0];
     en->src = w->bias_src;
-    if (w->n->op != OP_Gemm) return en->sidx[0] = idx[1], true; /* Conv: per output channel */
+    if (w->n->op != OP_Gemm) { /* Conv: per output channel */
+        en->sidx[0] = idx[1];
+        return true;
+    }
     int rc = bv->type.rank; /* Gemm: C broadcast to (M, N) */
     for (int d = 0; d < rc; d++) en->sidx[d] = bv->type.dims[d] == 1 ? 0 : idx[o->type.rank - rc + d];
     return true;
@@ -516,18 +629,25 @@ static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en)
         int64_t pos = 0;
         for (int d = 0; d < w->src[0]->type.rank; d++)
             if (w->mask[d]) pos = pos * w->src[0]->type.dims[d] + idx[d];
-        return constant(en, (double)pos), true;
+        constant(en, (double)pos);
+        return true;
     }
     if (row == w->row_self) {
         en->src = 0;
         memcpy(en->sidx, idx, sizeof(int64_t) * (size_t)w->n->out[0]->type.rank);
         return true;
     }
-    if (row == w->row_scale) return constant(en, avg_scale(w, idx)), true;
+    if (row == w->row_scale) {
+        constant(en, avg_scale(w, idx));
+        return true;
+    }
     bool ew = w->kind >= WK_EW_SUM;
     for (int i = 0; i < 4; i++)
         if ((w->kind == WK_BN || w->kind == WK_NORM || ew) && row == w->prow[i] && (i < 2 || w->kind != WK_NORM)) {
-            if (w->psrc[i] < 0) return constant(en, w->pk[i]), true;
+            if (w->psrc[i] < 0) {
+                constant(en, w->pk[i]);
+                return true;
+            }
             const MNValue *pv = w->src[w->psrc[i]];
             int rp = pv->type.rank, ro = w->n->out[0]->type.rank;
             en->src = w->psrc[i];
@@ -593,7 +713,10 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     for (int k = 0; k < n->nout && k < 3; k++) {
         const MNValue *o = n->out[k];
         if (k > 0 && (!o || !o->nuses)) continue;
-        wo[nu] = w, wo[nu].oi = k, u[nu] = (EmUse){o, win_entry, &wo[nu]}, nu++;
+        wo[nu] = w;
+        wo[nu].oi = k;
+        u[nu] = (EmUse){o, win_entry, &wo[nu]};
+        nu++;
         MNDtype want = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN ? MN_DT_Long
                        : w.kind == WK_CMP                         ? MN_DT_LongBool
                                                                   : MN_DT_Float;
@@ -644,7 +767,10 @@ static void each(const Batch *b, const char *fmt) {
 
 /* row r of the table for the batch's words from w0, into X (s0) or T (r256) */
 static void fetch(Batch *b, int row, int64_t w0, bool into_t) {
-    if (row / b->R != b->cur) b->cur = row / b->R, emit_table_load(b->e, b->tv[b->cur], b->wk); /* its window first */
+    if (row / b->R != b->cur) { /* its window first */
+        b->cur = row / b->R;
+        emit_table_load(b->e, b->tv[b->cur], b->wk);
+    }
     row -= b->cur * b->R;
     for (int64_t j = 0; j < b->G; j++) {
         buf_printf(b->e->b, "lpassa $%s%lldv $t\nnop\n", b->tb ? "ln" : "lm",
@@ -695,7 +821,8 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
     MNValue **tv[3] = {NULL, NULL, NULL};
     for (int k = 0; k < n->nout && k < 3; k++) /* every table first: they add to the pool */
         if (k == 0 || (n->out[k] && n->out[k]->nuses)) {
-            w.oi = k, tv[k] = xcalloc((size_t)nwin, sizeof(MNValue *));
+            w.oi = k;
+            tv[k] = xcalloc((size_t)nwin, sizeof(MNValue *));
             for (int q = 0; q < nwin; q++)
                 tv[k][q] =
                     emit_index_table(e, n, n->out[k], w.src, w.nsrc, wk, q * R, q * R + R < rows ? R : rows - q * R,
@@ -706,7 +833,9 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
     emit_scratch_pool(e, b.scr, b.pool_at, pool, npool, false);
     for (int k = 0; k < 3; k++)
         if (tv[k]) {
-            w.oi = k, b.tv = tv[k], b.cur = -1;
+            w.oi = k;
+            b.tv = tv[k];
+            b.cur = -1;
             fold(&w, &b, n->out[k]);
             free(tv[k]);
         }
@@ -751,16 +880,21 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             }
         }
         if (w.kind == WK_BN) { /* (x - mean) scale / sqrt(var + eps) + bias */
-            fetch(&b, w.prow[3], w0, false), each(&b, "fvadd X K5 X"), each(&b, "frsqrt X X");
-            fetch(&b, w.prow[0], w0, true), each(&b, "fvmul X T M");
+            fetch(&b, w.prow[3], w0, false);
+            each(&b, "fvadd X K5 X");
+            each(&b, "frsqrt X X");
+            fetch(&b, w.prow[0], w0, true);
+            each(&b, "fvmul X T M");
             fetch(&b, w.row_self, w0, false), fetch(&b, w.prow[2], w0, true), each(&b, "fvadd X -T X"),
                 each(&b, "fvmul X M A");
-            fetch(&b, w.prow[1], w0, false), each(&b, "fvadd X A A");
+            fetch(&b, w.prow[1], w0, false);
+            each(&b, "fvadd X A A");
         }
         if (w.kind >= WK_EW_SUM) {
             int nop = w.n->op == OP_Clip ? 3 : w.n->nin;
             if (w.kind == WK_CMP) { /* from X >= T and X <= T, as 0 and 1, then a 64-bit bool */
-                fetch(&b, w.prow[0], w0, false), fetch(&b, w.prow[1], w0, true);
+                fetch(&b, w.prow[0], w0, false);
+                fetch(&b, w.prow[1], w0, true);
                 switch (w.n->op) {
                 case OP_GreaterOrEqual: flag_pass(&b, "fmax", 'A'); break;
                 case OP_LessOrEqual: flag_pass(&b, "fmin", 'A'); break;
@@ -771,7 +905,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                         each(&b, "fvmul X A A");
                     break;
                 }
-                each(&b, "fftoi A A"), each(&b, "zero A/1010");
+                each(&b, "fftoi A A");
+                each(&b, "zero A/1010");
             } else if (w.kind == WK_POW) {
                 /* N = x's sign bit (its bits >= 0 as an integer clear it: -0 counts as
                  * negative, as IEEE's pow has it, +0 does not), I = y is an integer
@@ -780,13 +915,26 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                  * |x| (1 - 2 N (1 - I)): x itself, so NaN from the log, when x < 0 and y is
                  * not an integer. GRF0 (A, M, T) has one read port: the second operand of
                  * every step is X or a constant. */
-                fetch(&b, w.prow[0], w0, false), each(&b, "fpassa K7 A"), flag_of(&b, "imax", 'X', 0, 'z');
-                fetch(&b, w.prow[1], w0, false), each(&b, "ffloor X T"), flag_pass(&b, "fmin", 'M');
-                each(&b, "fvpassa -X T"), each(&b, "fmax X T T"), each(&b, "fmin T K5 T"), each(&b, "fpassa T X");
-                each(&b, "fvmul X K3 T"), each(&b, "ffloor T T"), each(&b, "fvmul T K4 T"), each(&b, "fvadd X T T");
+                fetch(&b, w.prow[0], w0, false);
+                each(&b, "fpassa K7 A");
+                flag_of(&b, "imax", 'X', 0, 'z');
+                fetch(&b, w.prow[1], w0, false);
+                each(&b, "ffloor X T");
+                flag_pass(&b, "fmin", 'M');
+                each(&b, "fvpassa -X T");
+                each(&b, "fmax X T T");
+                each(&b, "fmin T K5 T");
+                each(&b, "fpassa T X");
+                each(&b, "fvmul X K3 T");
+                each(&b, "ffloor T T");
+                each(&b, "fvmul T K4 T");
+                each(&b, "fvadd X T T");
                 each(&b, "fpassa A X"), each(&b, "fvmul T X T"), each(&b, "fvmul M X X"), each(&b, "fvmul T X T"),
                     each(&b, "fvadd A -X A");
-                each(&b, "fvmul T K4 T"), each(&b, "fvadd T K7 T"), each(&b, "fvmul A K4 A"), each(&b, "fvadd A K7 A");
+                each(&b, "fvmul T K4 T");
+                each(&b, "fvadd T K7 T");
+                each(&b, "fvmul A K4 A");
+                each(&b, "fvadd A K7 A");
                 fetch(&b, w.prow[0], w0, false), each(&b, "fvpassa -X M"), each(&b, "fmax X M M"),
                     each(&b, "fpassa A X"), each(&b, "fvmul M X M"), each(&b, "flog M M");
                 fetch(&b, w.prow[1], w0, false), each(&b, "fvmul X M A"), each(&b, "fexp A A"), each(&b, "fpassa T X"),
@@ -798,13 +946,21 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 fetch(&b, w.prow[0], w0, false), each(&b, "fvadd X -K7 X"), each(&b, "fvpassa -X T"),
                     each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
             } else if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
-                fetch(&b, w.prow[0], w0, false), each(&b, "frelu X X A"), each(&b, "fmin X K0 X");
-                fetch(&b, w.prow[1], w0, true), each(&b, "fvmul X T X"), each(&b, "fvadd X A A");
+                fetch(&b, w.prow[0], w0, false);
+                each(&b, "frelu X X A");
+                each(&b, "fmin X K0 X");
+                fetch(&b, w.prow[1], w0, true);
+                each(&b, "fvmul X T X");
+                each(&b, "fvadd X A A");
             } else if (w.kind == WK_CLIP) {
-                fetch(&b, w.prow[0], w0, false), fetch(&b, w.prow[1], w0, true), each(&b, "fmax X T X");
-                fetch(&b, w.prow[2], w0, true), each(&b, "fmin X T A");
+                fetch(&b, w.prow[0], w0, false);
+                fetch(&b, w.prow[1], w0, true);
+                each(&b, "fmax X T X");
+                fetch(&b, w.prow[2], w0, true);
+                each(&b, "fmin X T A");
             } else {
-                fetch(&b, w.prow[0], w0, false), each(&b, "fpassa X A");
+                fetch(&b, w.prow[0], w0, false);
+                each(&b, "fpassa X A");
                 for (int i = 1; i < nop; i++)
                     fetch(&b, w.prow[i], w0, false), each(&b, w.kind == WK_EW_MAX   ? "fmax X A A"
                                                               : w.kind == WK_EW_MIN ? "fmin X A A"
@@ -816,7 +972,8 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             WK_GATHER) { /* M = the index + 1/2 (+ K below 0); row k is taken where M >= k, so the last one taken is the index's */
             fetch(&b, w.row_self, w0, false), each(&b, "fitof X X"), flag_of(&b, "fmin", 'X', 3, 'A'),
                 each(&b, "fvmul A K4 A"), each(&b, "fvadd X A X");
-            each(&b, "fvadd X K5 M"), each(&b, "fpassa K0 A");
+            each(&b, "fvadd X K5 M");
+            each(&b, "fpassa K0 A");
             for (int64_t k = 0; k < w.K; k++) {
                 fetch(&b, (int)k, w0, false);
                 for (int64_t j0 = 0; j0 < b.G; j0 += 15) {
@@ -852,20 +1009,29 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             if (w.kind == WK_HARDMAX) /* 1 - |place - index|, at least 0: 1 where they agree */
                 fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -A X"), each(&b, "fvpassa -X T"),
                     each(&b, "fmax X T X"), each(&b, "fvadd K7 -X A"), each(&b, "frelu A A A");
-            else
-                each(&b, "fftoi A A"), each(&b, "zero A/1010"); /* int64: the index in the low word, 0 above */
+            else {
+                each(&b, "fftoi A A");
+                each(&b, "zero A/1010");
+            } /* int64: the index in the low word, 0 above */
         }
         if (w.kind == WK_NORM && w.oi == 1) each(&b, "fvmul A K2 A"); /* LayerNormalization's Mean */
         if (w.kind == WK_NORM && w.oi != 1) { /* the mean, then the variance about it, then the element */
-            each(&b, "fvmul A K2 M"), each(&b, "fpassa K0 A");
+            each(&b, "fvmul A K2 M");
+            each(&b, "fpassa K0 A");
             for (int64_t k = 0; k < w.K; k++)
                 fetch(&b, (int)k, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X X X"),
                     each(&b, "fvadd X A A");
-            each(&b, "fvmul A K2 A"), each(&b, "fvadd A K5 A"), each(&b, "frsqrt A A");
+            each(&b, "fvmul A K2 A");
+            each(&b, "fvadd A K5 A");
+            each(&b, "frsqrt A A");
             if (w.oi == 0) {
-                fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X A A");
-                fetch(&b, w.prow[0], w0, false), each(&b, "fvmul X A A");
-                fetch(&b, w.prow[1], w0, false), each(&b, "fvadd X A A");
+                fetch(&b, w.row_self, w0, false);
+                each(&b, "fvadd X -M X");
+                each(&b, "fvmul X A A");
+                fetch(&b, w.prow[0], w0, false);
+                each(&b, "fvmul X A A");
+                fetch(&b, w.prow[1], w0, false);
+                each(&b, "fvadd X A A");
             }
         }
         switch (w.kind) {
@@ -879,7 +1045,10 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 each(&b, "fvmul X A A");
             break;
         case WK_LOGSOFTMAX:
-            fetch(&b, w.row_self, w0, false), each(&b, "flog A A"), each(&b, "fvadd X -M X"), each(&b, "fvadd X -A A");
+            fetch(&b, w.row_self, w0, false);
+            each(&b, "flog A A");
+            each(&b, "fvadd X -M X");
+            each(&b, "fvadd X -A A");
             break;
         case WK_MAC:
             if (w.alpha != 1) each(&b, "fvmul A K3 A");

@@ -46,8 +46,10 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     e->pe_per_l1b = m->mab_per_l1b * m->pe_per_mab;
     e->l1b_per_l2b = m->l1b_per_l2b;
     size_t np = (size_t)e->npe;
-    e->lmw[0] = (uint32_t)m->lm0_lw * 2, e->lmw[1] = (uint32_t)m->lm1_lw * 2;
-    e->grfw[0] = (uint32_t)m->grf0_lw * 2, e->grfw[1] = (uint32_t)m->grf1_lw * 2;
+    e->lmw[0] = (uint32_t)m->lm0_lw * 2;
+    e->lmw[1] = (uint32_t)m->lm1_lw * 2;
+    e->grfw[0] = (uint32_t)m->grf0_lw * 2;
+    e->grfw[1] = (uint32_t)m->grf1_lw * 2;
     for (int i = 0; i < 2; i++) {
         e->lm[i] = zalloc(sizeof(uint32_t) * e->lmw[i] * np);
         e->grf[i] = zalloc(sizeof(uint32_t) * e->grfw[i] * np);
@@ -93,8 +95,13 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
     e->zero_row = zalloc(sizeof(uint32_t) * np);
     e->tmp = zalloc(sizeof(uint32_t) * np * 4);
     Lanes *L = &e->lanes;
-    L->ia = zalloc(8 * np), L->ib = zalloc(8 * np), L->io = zalloc(8 * np);
-    L->fa = zalloc(8 * np), L->fb = zalloc(8 * np), L->fc = zalloc(8 * np), L->fo = zalloc(8 * np);
+    L->ia = zalloc(8 * np);
+    L->ib = zalloc(8 * np);
+    L->io = zalloc(8 * np);
+    L->fa = zalloc(8 * np);
+    L->fb = zalloc(8 * np);
+    L->fc = zalloc(8 * np);
+    L->fo = zalloc(8 * np);
     L->lf = zalloc(np);
     vsm_cost_table(m, e->insn_steps);
     e->last_mv_step = INT64_MIN / 2;
@@ -106,13 +113,19 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
 void emu_free(Emu *e) {
     if (!e) return;
     for (int i = 0; i < 2; i++) free(e->lm[i]), free(e->grf[i]), free(e->grf_w[i]), free(e->mx[i]);
-    free(e->t), free(e->omr);
+    free(e->t);
+    free(e->omr);
     for (int i = 0; i < FW_COUNT; i++) free(e->fwd[i]);
-    free(e->l1bm), free(e->l2bm), free(e->l1bm_w), free(e->l2bm_w), free(e->inflight);
+    free(e->l1bm);
+    free(e->l2bm);
+    free(e->l1bm_w);
+    free(e->l2bm_w);
+    free(e->inflight);
     if (e->dram) munmap(e->dram, e->dram_map_bytes);
     if (e->pdm) munmap(e->pdm, e->pdm_map_bytes);
     mv_clock_free(&e->clk);
-    free(e->dar), free(e->darbuf);
+    free(e->dar);
+    free(e->darbuf);
     free(e->mvw);
     for (int x = 0; x < VSM_MAX_EXPR; x++)
         for (int c = 0; c < NCYC; c++) {
@@ -127,7 +140,11 @@ void emu_free(Emu *e) {
     if (e->strict) {
         for (int i = 0; i < 2; i++) free(e->lm_def[i]), free(e->grf_def[i]), free(e->mx_def[i]);
         for (int i = 0; i < FW_COUNT; i++) free(e->fwd_def[i]);
-        free(e->t_def), free(e->omr_def), free(e->l1bm_def), free(e->l2bm_def), free(e->one_row);
+        free(e->t_def);
+        free(e->omr_def);
+        free(e->l1bm_def);
+        free(e->l2bm_def);
+        free(e->one_row);
         for (int s2 = 0; s2 < 3; s2++)
             for (int c = 0; c < NCYC; c++)
                 for (int w = 0; w < 4; w++) free(e->sdefbuf[s2][c][w]);
@@ -136,7 +153,14 @@ void emu_free(Emu *e) {
     if (e->pdm_def) munmap(e->pdm_def, e->pdm_map_bytes / 8);
     free(e->tmp);
     Lanes *L = &e->lanes;
-    free(L->ia), free(L->ib), free(L->io), free(L->fa), free(L->fb), free(L->fc), free(L->fo), free(L->lf);
+    free(L->ia);
+    free(L->ib);
+    free(L->io);
+    free(L->fa);
+    free(L->fb);
+    free(L->fc);
+    free(L->fo);
+    free(L->lf);
     free(e);
 }
 
@@ -317,9 +341,10 @@ static bool read_operand_into(Emu *e, const VOperand *o, int prec, uint32_t *row
             for (int w = 0; w < 4; w++) rows[c][w] = buf[c][w];
             for (size_t p = 0; p < np; p++) {
                 uint64_t v = fixed_value(e, o->kind, prec == P_NONE ? P_L : prec, (int)p, lb);
-                if (lb == 64)
-                    rows[c][0][p] = rows[c][2][p] = (uint32_t)(v >> 32), rows[c][1][p] = rows[c][3][p] = (uint32_t)v;
-                else if (lb == 32)
+                if (lb == 64) {
+                    rows[c][0][p] = rows[c][2][p] = (uint32_t)(v >> 32);
+                    rows[c][1][p] = rows[c][3][p] = (uint32_t)v;
+                } else if (lb == 32)
                     rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)v;
                 else
                     rows[c][0][p] = rows[c][1][p] = rows[c][2][p] = rows[c][3][p] = (uint32_t)(v << 16 | v);

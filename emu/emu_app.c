@@ -32,27 +32,41 @@ static bool place(Emu *e, const MNMachine *m, const AppTensor *t, const uint64_t
 }
 
 static bool check_tensor(const AppTensor *t, const MNMachine *m, bool output, char *err, size_t errlen) {
-    if (t->rank > MN_MAX_RANK) return snprintf(err, errlen, "corrupt file: %s has rank %d", t->name, t->rank), false;
+    if (t->rank > MN_MAX_RANK) {
+        snprintf(err, errlen, "corrupt file: %s has rank %d", t->name, t->rank);
+        return false;
+    }
     int64_t n = 1;
     for (int i = 0; i < t->rank; i++) {
-        if (t->shape[i] < 0 || (t->shape[i] && n > INT64_MAX / t->shape[i]))
-            return snprintf(err, errlen, "corrupt file: %s has a bad shape", t->name), false;
+        if (t->shape[i] < 0 || (t->shape[i] && n > INT64_MAX / t->shape[i])) {
+            snprintf(err, errlen, "corrupt file: %s has a bad shape", t->name);
+            return false;
+        }
         n *= t->shape[i];
     }
-    if (!onnx_type_numeric(t->onnx_dtype))
-        return snprintf(err, errlen, "corrupt file: %s has element type %d", t->name, t->onnx_dtype), false;
-    if (!app_dtype_bytes(t->mn_dtype))
-        return snprintf(err, errlen, "corrupt file: %s has MN dtype '%s'", t->name, t->mn_dtype), false;
+    if (!onnx_type_numeric(t->onnx_dtype)) {
+        snprintf(err, errlen, "corrupt file: %s has element type %d", t->name, t->onnx_dtype);
+        return false;
+    }
+    if (!app_dtype_bytes(t->mn_dtype)) {
+        snprintf(err, errlen, "corrupt file: %s has MN dtype '%s'", t->name, t->mn_dtype);
+        return false;
+    }
     if (in_layout(t)) {
         char lerr[300];
         uint64_t want = app_layout_image_lw(t->layout, m, lerr, sizeof lerr);
-        if (!want) return snprintf(err, errlen, "corrupt file: %s: %s", t->name, lerr), false;
+        if (!want) {
+            snprintf(err, errlen, "corrupt file: %s: %s", t->name, lerr);
+            return false;
+        }
         if (want != t->num_lw)
             return snprintf(err, errlen, "corrupt file: %s claims %llu long words for a layout image of %llu", t->name,
                             (unsigned long long)t->num_lw, (unsigned long long)want),
                    false;
-        if (t->group != -1)
-            return snprintf(err, errlen, "corrupt file: %s: a layout image spans every group", t->name), false;
+        if (t->group != -1) {
+            snprintf(err, errlen, "corrupt file: %s: a layout image spans every group", t->name);
+            return false;
+        }
     } else if (app_image_lw(t->mn_dtype, n) != t->num_lw)
         return snprintf(err, errlen, "corrupt file: %s claims %llu long words for %lld elements of %s", t->name,
                         (unsigned long long)t->num_lw, (long long)n, t->mn_dtype),
@@ -61,8 +75,10 @@ static bool check_tensor(const AppTensor *t, const MNMachine *m, bool output, ch
     if (t->group < -1 || t->group >= m->groups)
         return snprintf(err, errlen, "%s: DRAM group %d does not exist on machine %s", t->name, t->group, m->name),
                false;
-    if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM"))
-        return snprintf(err, errlen, "corrupt file: %s is placed in '%s' (DRAM or PDM)", t->name, t->location), false;
+    if (strcmp(t->location, "DRAM") && strcmp(t->location, "PDM")) {
+        snprintf(err, errlen, "corrupt file: %s is placed in '%s' (DRAM or PDM)", t->name, t->location);
+        return false;
+    }
     uint64_t size = (uint64_t)(where(t) == K_PDM ? m->pdm_lw : m->dram_lw);
     if (t->address > size || t->num_lw > size - t->address)
         return snprintf(err, errlen, "%s: %s range [%llu, +%llu) is outside the machine's %s", t->name, t->location,

@@ -256,8 +256,10 @@ static bool dbg_set_one(Emu *e, void *vctx, int place, const char *scope) {
         if (!dbg_lw(e, L, place, i, &u, &w, &shown)) return false;
         if (u)
             *u = vals[i];
-        else
-            w[0] = (uint32_t)(vals[i] >> 32), w[np] = (uint32_t)vals[i];
+        else {
+            w[0] = (uint32_t)(vals[i] >> 32);
+            w[np] = (uint32_t)vals[i];
+        }
         if (e->strict) {
             if (u) {
                 uint8_t *db = L->kind == K_L1BM   ? e->l1bm_def

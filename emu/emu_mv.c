@@ -89,8 +89,10 @@ static bool move(Emu *e, const VExpr *x, const MvShape *sh) {
             int h = sh->form == MV_P_SINGLE ? sh->gdst : g;
             for (uint64_t i = 0; i < N; i++) {
                 uint64_t a = A + i, b = B + i;
-                if ((sh->dar == 1 && !dar_addr(e, x, s, g, i, &a)) || (sh->dar == 2 && !dar_addr(e, x, d, h, i, &b)))
-                    return e->nmvw = 0, false;
+                if ((sh->dar == 1 && !dar_addr(e, x, s, g, i, &a)) || (sh->dar == 2 && !dar_addr(e, x, d, h, i, &b))) {
+                    e->nmvw = 0;
+                    return false;
+                }
                 put(e, d->kind, h, sh->ldst, b, get(e, s->kind, g, sh->lsrc, a));
             }
         }
@@ -217,8 +219,10 @@ bool emu_exec_mv(Emu *e, const VExpr *x) {
     e->st.groups = e->ng;
     e->st.dram_bytes = 0;
     for (int g = 0; g < e->ng; g++) {
-        e->st.dram_lw[g] = c->lw[mv_port_dram(c, g)], e->st.dram_busy[g] = c->busy[mv_port_dram(c, g)];
-        e->st.pdm_lw[g] = c->lw[mv_port_pdm(c, g)], e->st.pdm_busy[g] = c->busy[mv_port_pdm(c, g)];
+        e->st.dram_lw[g] = c->lw[mv_port_dram(c, g)];
+        e->st.dram_busy[g] = c->busy[mv_port_dram(c, g)];
+        e->st.pdm_lw[g] = c->lw[mv_port_pdm(c, g)];
+        e->st.pdm_busy[g] = c->busy[mv_port_pdm(c, g)];
         e->st.dram_bytes += 8 * e->st.dram_lw[g];
         for (int h = 0; h < e->ng; h++)
             if (c->busy[mv_port_link(c, g, h)] > e->st.link_busy_max)

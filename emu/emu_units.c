@@ -97,7 +97,8 @@ static void pack_f(uint32_t *row[4], int prec, int l, const double *v, size_t np
         uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
         for (size_t p = 0; p < np; p++) {
             uint64_t b = norm ? out_d(v[p]) : d_bits(v[p]);
-            h[p] = (uint32_t)(b >> 32), lo[p] = (uint32_t)b;
+            h[p] = (uint32_t)(b >> 32);
+            lo[p] = (uint32_t)b;
         }
     } else if (prec == P_F) {
         uint32_t *w = row[l];

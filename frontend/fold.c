@@ -161,7 +161,8 @@ int fold_identity(MNInfer *c, MNNode *n) {
 }
 
 int fold_none(MNInfer *c, MNNode *n) {
-    (void)c, (void)n;
+    (void)c;
+    (void)n;
     return 0;
 }
 
@@ -305,7 +306,10 @@ static bool fold_pair(MNInfer *c, MNNode *n, const MNTensor *a, const MNTensor *
             ir_tensor_set_f(r, i, binary_f(n, ir_tensor_get_f(a, it.off[0]), ir_tensor_get_f(b, it.off[1])));
         else
             ir_tensor_set_i(r, i, binary_i(n, ir_tensor_get_i(a, it.off[0]), ir_tensor_get_i(b, it.off[1]), uns, &bad));
-        if (bad) return infer_fail(c, n, NULL, "integer division by zero in a constant computation"), false;
+        if (bad) {
+            infer_fail(c, n, NULL, "integer division by zero in a constant computation");
+            return false;
+        }
     }
     return true;
 }

@@ -290,7 +290,8 @@ static bool legacy_broadcast(MNInfer *c, MNNode *n) {
             dims[0] = b->dims[0];
             for (int i = 1; i < a->rank - 1; i++) dims[i] = 1;
             ir_type_set(c->g, &sl->type, b->elem, a->rank - 1, dims);
-            sl->konst->rank = a->rank - 1, sl->konst->dims = sl->type.dims;
+            sl->konst->rank = a->rank - 1;
+            sl->konst->dims = sl->type.dims;
         }
         return true;
     }
@@ -392,8 +393,14 @@ bool infer_matmul(MNInfer *c, MNNode *n) {
     if (ar > MN_MAX_RANK || br > MN_MAX_RANK) return infer_unsupported(c, n, NULL, "rank above %d", MN_MAX_RANK);
     memcpy(ad + (ar == 1), a->dims, sizeof(int64_t) * (size_t)ar);
     memcpy(bd, b->dims, sizeof(int64_t) * (size_t)br);
-    if (ar == 1) ad[0] = 1, ar = 2;
-    if (br == 1) bd[1] = 1, br = 2;
+    if (ar == 1) {
+        ad[0] = 1;
+        ar = 2;
+    }
+    if (br == 1) {
+        bd[1] = 1;
+        br = 2;
+    }
     if (ad[ar - 1] != bd[br - 2])
         return infer_fail(c, n, NULL, "inner dimensions differ: [%s] x [%s]",
                           ir_dims_str(c->g->arena, a->rank, a->dims), ir_dims_str(c->g->arena, b->rank, b->dims));
@@ -618,8 +625,13 @@ bool infer_window(MNGraph *g, MNNode *n, MNWindow *out) {
     } else if (!window_out(&c, n, &w, x->dims + 2, ir_attr_int(n, "ceil_mode", 0) != 0, o))
         return false;
     out->ns = ns;
-    for (int i = 0; i < ns; i++)
-        out->k[i] = w.k[i], out->s[i] = w.s[i], out->d[i] = w.d[i], out->pb[i] = w.pb[i], out->pe[i] = w.pe[i];
+    for (int i = 0; i < ns; i++) {
+        out->k[i] = w.k[i];
+        out->s[i] = w.s[i];
+        out->d[i] = w.d[i];
+        out->pb[i] = w.pb[i];
+        out->pe[i] = w.pe[i];
+    }
     return true;
 }
 

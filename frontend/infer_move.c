@@ -218,7 +218,8 @@ bool infer_slice_params(MNInfer *c, MNNode *n, int64_t *start, int64_t *step, in
             !infer_ints_attr(c, n, "ends", &en) || !infer_ints_attr(c, n, "axes", &ax))
             return false;
         if (!st.present || !en.present) return infer_fail(c, n, NULL, "missing required attribute 'starts' or 'ends'");
-        sp.n = 0, sp.present = false;
+        sp.n = 0;
+        sp.present = false;
     }
     if (st.n != en.n || (ax.present && ax.n != st.n) || (sp.present && sp.n != st.n))
         return infer_fail(c, n, NULL, "starts, ends, axes and steps differ in length");
@@ -302,7 +303,8 @@ bool infer_pad_amounts(MNInfer *c, MNNode *n, int64_t *pb, int64_t *pe);
 bool infer_pad_amounts(MNInfer *c, MNNode *n, int64_t *pb, int64_t *pe) {
     MNType *x = infer_type(n, 0);
     IntList p, ax;
-    ax.n = 0, ax.present = false;
+    ax.n = 0;
+    ax.present = false;
     if (c->opset >= 11) {
         if (!infer_ints_input(c, n, 1, "pads", &p)) return false;
         if (!p.present) return infer_fail(c, n, NULL, "missing input 'pads'");

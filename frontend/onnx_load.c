@@ -112,7 +112,8 @@ static bool read_external(Loader *L, const Onnx__TensorProto *tp, const char *wh
             const char **nf = ARENA_ARRAY(L->a, const char *, k + 1);
             if (k) memcpy(nf, L->g->ext_files, sizeof(char *) * (size_t)k);
             nf[k] = arena_strdup(L->a, real_file);
-            L->g->ext_files = nf, L->g->next_files = k + 1;
+            L->g->ext_files = nf;
+            L->g->next_files = k + 1;
         }
     }
     struct stat st;
@@ -444,7 +445,11 @@ static bool topo_sort(Loader *L) {
     int stuck = -1;
     for (int i = 0; i < n && stuck < 0; i++)
         if (pending[i]) stuck = i;
-    free(pending), free(cnt), free(users), free(fill), free(heap);
+    free(pending);
+    free(cnt);
+    free(users);
+    free(fill);
+    free(heap);
     if (stuck >= 0) {
         MNNode *s = g->nodes[stuck];
         return fail(L, DIAG_INVALID,
@@ -674,7 +679,8 @@ static int pb_depth(const uint8_t *b, size_t len) {
         size_t end;
     } st[MAX_NESTING + 1];
     int sp = 0, deepest = 0;
-    st[0].t = PB_MODEL, st[0].end = len;
+    st[0].t = PB_MODEL;
+    st[0].end = len;
     size_t at = 0;
     while (sp >= 0) {
         if (at >= st[sp].end) {
@@ -699,7 +705,8 @@ static int pb_depth(const uint8_t *b, size_t len) {
             }
             if (sp == MAX_NESTING) return -1;
             sp++;
-            st[sp].t = c, st[sp].end = at + v;
+            st[sp].t = c;
+            st[sp].end = at + v;
             if (sp > deepest) deepest = sp;
             break;
         }

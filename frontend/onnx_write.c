@@ -48,7 +48,8 @@ static Onnx__TypeProto *type_of(W *w, const MNValue *v) {
     onnx__type_proto__init(t);
     Onnx__TypeProto__Tensor *tt = ARENA_NEW(w->a, Onnx__TypeProto__Tensor);
     onnx__type_proto__tensor__init(tt);
-    tt->has_elem_type = 1, tt->elem_type = v->type.elem;
+    tt->has_elem_type = 1;
+    tt->elem_type = v->type.elem;
     if (v->type.rank >= 0) {
         Onnx__TensorShapeProto *sh = ARENA_NEW(w->a, Onnx__TensorShapeProto);
         onnx__tensor_shape_proto__init(sh);
@@ -57,16 +58,18 @@ static Onnx__TypeProto *type_of(W *w, const MNValue *v) {
         for (int k = 0; k < v->type.rank; k++) {
             Onnx__TensorShapeProto__Dimension *d = ARENA_NEW(w->a, Onnx__TensorShapeProto__Dimension);
             onnx__tensor_shape_proto__dimension__init(d);
-            if (v->type.dims[k] >= 0)
-                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE, d->dim_value = v->type.dims[k];
-            else if (v->type.dim_param && v->type.dim_param[k])
+            if (v->type.dims[k] >= 0) {
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+                d->dim_value = v->type.dims[k];
+            } else if (v->type.dim_param && v->type.dim_param[k])
                 d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM,
                 d->dim_param = s_dup(w, v->type.dim_param[k]);
             sh->dim[k] = d;
         }
         tt->shape = sh;
     }
-    t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE, t->tensor_type = tt;
+    t->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    t->tensor_type = tt;
     return t;
 }
 
@@ -102,8 +105,10 @@ static Onnx__ValueInfoProto *info_of(W *w, const MNValue *v, const char *note) {
 static Onnx__TensorProto *tensor_of(W *w, const MNTensor *t, const char *name) {
     Onnx__TensorProto *tp = ARENA_NEW(w->a, Onnx__TensorProto);
     onnx__tensor_proto__init(tp);
-    tp->n_dims = (size_t)t->rank, tp->dims = t->dims;
-    tp->has_data_type = 1, tp->data_type = t->elem;
+    tp->n_dims = (size_t)t->rank;
+    tp->dims = t->dims;
+    tp->has_data_type = 1;
+    tp->data_type = t->elem;
     tp->name = s_dup(w, name);
     tp->has_raw_data = 1;
     tp->raw_data.len = (size_t)t->numel * (size_t)onnx_type_size(t->elem);
@@ -115,7 +120,8 @@ static Onnx__AttributeProto *attr_of(W *w, const MNAttr *at) {
     Onnx__AttributeProto *p = ARENA_NEW(w->a, Onnx__AttributeProto);
     onnx__attribute_proto__init(p);
     p->name = s_dup(w, at->name);
-    p->has_type = 1, p->type = (Onnx__AttributeProto__AttributeType)at->type;
+    p->has_type = 1;
+    p->type = (Onnx__AttributeProto__AttributeType)at->type;
     switch (at->type) {
     case MN_ATTR_FLOAT: p->has_f = 1, p->f = (float)at->f; break;
     case MN_ATTR_INT: p->has_i = 1, p->i = at->i; break;
@@ -125,14 +131,18 @@ static Onnx__AttributeProto *attr_of(W *w, const MNAttr *at) {
         p->t = tensor_of(w, at->t, "");
         break;
     case MN_ATTR_FLOATS:
-        p->n_floats = (size_t)at->n, p->floats = ARENA_ARRAY(w->a, float, at->n + 1);
+        p->n_floats = (size_t)at->n;
+        p->floats = ARENA_ARRAY(w->a, float, at->n + 1);
         for (int k = 0; k < at->n; k++) p->floats[k] = (float)at->floats[k];
         break;
     case MN_ATTR_INTS: p->n_ints = (size_t)at->n, p->ints = at->ints; break;
     case MN_ATTR_STRINGS:
-        p->n_strings = (size_t)at->n, p->strings = ARENA_ARRAY(w->a, ProtobufCBinaryData, at->n + 1);
-        for (int k = 0; k < at->n; k++)
-            p->strings[k].data = (uint8_t *)at->strings[k], p->strings[k].len = strlen(at->strings[k]);
+        p->n_strings = (size_t)at->n;
+        p->strings = ARENA_ARRAY(w->a, ProtobufCBinaryData, at->n + 1);
+        for (int k = 0; k < at->n; k++) {
+            p->strings[k].data = (uint8_t *)at->strings[k];
+            p->strings[k].len = strlen(at->strings[k]);
+        }
         break;
     default: return NULL; /* graphs and the rest: the loader rejects them before here */
     }
@@ -142,7 +152,8 @@ static Onnx__AttributeProto *attr_of(W *w, const MNAttr *at) {
 static Onnx__StringStringEntryProto *meta(W *w, const char *k, const char *v) {
     Onnx__StringStringEntryProto *e = ARENA_NEW(w->a, Onnx__StringStringEntryProto);
     onnx__string_string_entry_proto__init(e);
-    e->key = s_dup(w, k), e->value = s_dup(w, v);
+    e->key = s_dup(w, k);
+    e->value = s_dup(w, v);
     return e;
 }
 
@@ -169,9 +180,11 @@ bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool st
         bool own = n->op > 0 && n->op < OP_COUNT && mn_ops[n->op].since <= 0;
         custom |= own;
         np->domain = s_dup(&w, own ? "mncore" : n->domain);
-        np->n_input = (size_t)n->nin, np->input = ARENA_ARRAY(w.a, char *, n->nin + 1);
+        np->n_input = (size_t)n->nin;
+        np->input = ARENA_ARRAY(w.a, char *, n->nin + 1);
         for (int k = 0; k < n->nin; k++) np->input[k] = s_dup(&w, n->in[k] ? n->in[k]->name : "");
-        np->n_output = (size_t)n->nout, np->output = ARENA_ARRAY(w.a, char *, n->nout + 1);
+        np->n_output = (size_t)n->nout;
+        np->output = ARENA_ARRAY(w.a, char *, n->nout + 1);
         for (int k = 0; k < n->nout; k++) np->output[k] = s_dup(&w, n->out[k] ? n->out[k]->name : "");
         np->attribute = ARENA_ARRAY(w.a, Onnx__AttributeProto *, n->nattr + 1);
         MNBuf doc = {0};
@@ -229,17 +242,24 @@ bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool st
     m.has_ir_version = 1, m.ir_version = g->ir_version < 4                           ? 4
                                          : g->ir_version > ONNX__VERSION__IR_VERSION ? ONNX__VERSION__IR_VERSION
                                                                                      : g->ir_version;
-    m.producer_name = "mncc", m.producer_version = (char *)mncc_version;
+    m.producer_name = "mncc";
+    m.producer_version = (char *)mncc_version;
     m.graph = gp;
     Onnx__OperatorSetIdProto ops[2] = {ONNX__OPERATOR_SET_ID_PROTO__INIT, ONNX__OPERATOR_SET_ID_PROTO__INIT};
     Onnx__OperatorSetIdProto *opp[2] = {&ops[0], &ops[1]};
-    ops[0].domain = "", ops[0].has_version = 1, ops[0].version = g->opset;
-    ops[1].domain = "mncore", ops[1].has_version = 1, ops[1].version = 1;
-    m.n_opset_import = custom ? 2 : 1, m.opset_import = opp;
+    ops[0].domain = "";
+    ops[0].has_version = 1;
+    ops[0].version = g->opset;
+    ops[1].domain = "mncore";
+    ops[1].has_version = 1;
+    ops[1].version = 1;
+    m.n_opset_import = custom ? 2 : 1;
+    m.opset_import = opp;
     Onnx__StringStringEntryProto *md[3] = {meta(&w, "mncore.compiler", arena_printf(w.a, "mncc %s", mncc_version)),
                                            meta(&w, "mncore.machine", c->machine.name[0] ? c->machine.name : "unknown"),
                                            meta(&w, "mncore.stripped_constants", arena_printf(w.a, "%d", w.nstripped))};
-    m.n_metadata_props = 3, m.metadata_props = md;
+    m.n_metadata_props = 3;
+    m.metadata_props = md;
     size_t len = onnx__model_proto__get_packed_size(&m);
     out->len = 0;
     buf_reserve(out, len);

@@ -323,7 +323,10 @@ void app_dump(const MNApp *app, MNBuf *b, bool json) {
         buf_printf(b, ",\"version\":%u,\"code\":", app->code_version);
         json_bytes(b, app->code, app->code_len);
         buf_printf(b, "}");
-        if (app->vsm) buf_printf(b, ",\"vsm\":"), json_str(b, app->vsm);
+        if (app->vsm) {
+            buf_printf(b, ",\"vsm\":");
+            json_str(b, app->vsm);
+        }
         const char *names[3] = {"inputs", "outputs", "params"};
         const AppTensor *lists[3] = {app->inputs, app->outputs, app->params};
         int counts[3] = {app->ninputs, app->noutputs, app->nparams};
@@ -550,7 +553,10 @@ typedef struct {
 
 static bool codec(const char *layout, const char *d, const MNMachine *m, LayoutCodec *k, char *err, size_t errlen) {
     k->b = app_dtype_bytes(d);
-    if (!k->b) return snprintf(err, errlen, "unknown MN dtype '%s'", d), false;
+    if (!k->b) {
+        snprintf(err, errlen, "unknown MN dtype '%s'", d);
+        return false;
+    }
     if (!layout_parse(layout, &k->l, err, errlen) || !app_layout_image(&k->l, m, &k->im, err, errlen)) return false;
     k->per = 8 / k->b;
     k->mask = k->b == 8 ? ~0ull : (1ull << (8 * k->b)) - 1;
@@ -580,7 +586,10 @@ bool app_encode_layout(const MNTensor *t, const char *d, const char *layout, con
 
 bool app_encode_layout_alike(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img,
                              char *err, size_t errlen) {
-    if (!app_layout_alike(layout)) return snprintf(err, errlen, "layout %s differs between groups", layout), false;
+    if (!app_layout_alike(layout)) {
+        snprintf(err, errlen, "layout %s differs between groups", layout);
+        return false;
+    }
     return encode_layout(t, d, layout, m, img, false, err, errlen);
 }
 
@@ -596,7 +605,10 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
     int64_t counts[LV_COUNT] = {
         0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, alike ? m->l2b_per_group : m->n_l2b, 0, 0};
     int ek = elem_kind(d);
-    if (k.im.tree) counts[LV_L1B] = 1, counts[LV_L2B] = groups; /* one copy per group: L2B 0 of each */
+    if (k.im.tree) { /* one copy per group: L2B 0 of each */
+        counts[LV_L1B] = 1;
+        counts[LV_L2B] = groups;
+    }
     if (k.im.mab) counts[LV_MAB] = 1; /* ... and MAB 0 */
     MNPlaceWalk pw;
     place_walk_start(&pw, &k.l);
@@ -626,7 +638,10 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
             int64_t c[LV_COUNT], q = r;
             memcpy(c, p.c, sizeof c);
             for (int lv = LV_PE; lv <= LV_W; lv++)
-                if (k.l.bcast & (1u << lv)) c[lv] = q % counts[lv], q /= counts[lv];
+                if (k.l.bcast & (1u << lv)) {
+                    c[lv] = q % counts[lv];
+                    q /= counts[lv];
+                }
             if (k.im.tree) c[LV_L2B] *= m->l2b_per_group;
             int g;
             int64_t off = app_image_offset(&k.im, m, c, &g);

@@ -123,8 +123,10 @@ bool mv_shape(const VExpr *x, const MNMachine *m, MvShape *sh, char *why, size_t
     if (N % sh->unit)
         return no(why, n, "MV sizes are multiples of %d long words for %s (got %" PRId64 ")", sh->unit,
                   vsm_insns[x->insn].name, N);
-    sh->gsrc = s->group, sh->gdst = d->group;
-    sh->lsrc = s->l2b > 0 ? s->l2b : 0, sh->ldst = d->l2b > 0 ? d->l2b : 0;
+    sh->gsrc = s->group;
+    sh->gdst = d->group;
+    sh->lsrc = s->l2b > 0 ? s->l2b : 0;
+    sh->ldst = d->l2b > 0 ? d->l2b : 0;
     sh->src_span = sh->dst_span = N;
     switch (sh->form) {
     case MV_B_DRAM: sh->src_span = N / 64 * P; break;
@@ -158,7 +160,8 @@ void mv_range(const VExpr *x, const MvShape *sh, const MNMachine *m, bool dst, i
 }
 
 void mv_clock_init(MvClock *c, const MNMachine *m) {
-    c->ng = m->groups, c->nl = m->l2b_per_group;
+    c->ng = m->groups;
+    c->nl = m->l2b_per_group;
     c->nports = 2 * c->ng + c->ng * c->nl + c->ng * c->ng;
     c->free = xcalloc((size_t)c->nports, sizeof *c->free);
     c->busy = xcalloc((size_t)c->nports, sizeof *c->busy);
@@ -173,7 +176,10 @@ void mv_clock_init(MvClock *c, const MNMachine *m) {
 }
 
 void mv_clock_free(MvClock *c) {
-    free(c->free), free(c->busy), free(c->lw), free(c->rate);
+    free(c->free);
+    free(c->busy);
+    free(c->lw);
+    free(c->rate);
     *c = (MvClock){0};
 }
 
@@ -216,8 +222,10 @@ int64_t mv_clock_issue(MvClock *c, const MNMachine *m, const VExpr *x, const MvS
     int64_t N = x->size;
     switch (sh->form) {
     case MV_P_PAR:
-        for (int g = 0; g < G; g++)
-            load(&is, mem_port(c, s->kind, g, sh->lsrc), N), load(&is, mem_port(c, d->kind, g, sh->ldst), N);
+        for (int g = 0; g < G; g++) {
+            load(&is, mem_port(c, s->kind, g, sh->lsrc), N);
+            load(&is, mem_port(c, d->kind, g, sh->ldst), N);
+        }
         break;
     case MV_P_SINGLE:
         load(&is, mem_port(c, s->kind, sh->gsrc, sh->lsrc), N);

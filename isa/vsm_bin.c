@@ -31,7 +31,10 @@ static void wv(Wr *w, uint64_t v) { w->p = vsm_varint(w->p, v); }
 static void wv_hole(Wr *w, VHoles *h, uint64_t v) {
     if (h) h->off[h->n] = (uint32_t)(w->p - w->start);
     wv(w, v);
-    if (h) h->len[h->n] = (uint32_t)(w->p - w->start) - h->off[h->n], h->n++;
+    if (h) {
+        h->len[h->n] = (uint32_t)(w->p - w->start) - h->off[h->n];
+        h->n++;
+    }
 }
 static void w64(Wr *w, uint64_t v) { memcpy(w->p, &v, 8), w->p += 8; }
 static uint64_t zig(int64_t v) { return v < 0 ? 2 * (uint64_t)(-(v + 1)) + 1 : 2 * (uint64_t)v; }
@@ -52,7 +55,8 @@ static void enc_operand(Wr *b, const VOperand *o) {
     if (o->mkind) f |= OF_MASK;
     if (o->group >= 0) f |= OF_GROUP;
     if (o->l2b >= 0) f |= OF_L2B;
-    w8(b, o->kind), w8(b, f);
+    w8(b, o->kind);
+    w8(b, f);
     VHoles *h = o->reloc ? b->h : NULL; /* a relocated number: where it goes noted */
     if (o->amode != A_FLAT)
         wv_hole(b, h, o->addr);
@@ -60,7 +64,10 @@ static void enc_operand(Wr *b, const VOperand *o) {
         wv(b, o->addr);
     if (o->amode == A_STRIDE || o->amode == A_TIND) wv(b, zig(o->stride));
     for (int i = 0; o->amode == A_FLAT && i < 4; i++) wv_hole(b, h, o->flat[i]);
-    if (o->mkind) w8(b, o->mkind), w8(b, o->mval);
+    if (o->mkind) {
+        w8(b, o->mkind);
+        w8(b, o->mval);
+    }
     if (o->group >= 0) wv(b, (uint64_t)o->group);
     if (o->l2b >= 0) wv(b, (uint64_t)o->l2b);
 }
@@ -85,9 +92,12 @@ void vsm_encode_step_holes(MNBuf *out, const VStep *s, VHoles *h) {
     if (s->kind == ST_DEBUG) {
         size_t n = strlen(s->text);
         wv(&w, n);
-        memcpy(w.p, s->text, n), w.p += n;
+        memcpy(w.p, s->text, n);
+        w.p += n;
     } else if (s->kind == ST_MASK) {
-        w8(&w, s->mask_targets), w8(&w, s->mask_width), w8(&w, s->mask_entry);
+        w8(&w, s->mask_targets);
+        w8(&w, s->mask_width);
+        w8(&w, s->mask_entry);
     } else {
         wv(&w, s->repeat);
         w8(&w, s->nexpr);
@@ -103,10 +113,19 @@ void vsm_encode_step_holes(MNBuf *out, const VStep *s, VHoles *h) {
             if (e->tag) f |= EF_TAG;
             if (e->rrn) f |= EF_RRN;
             /* the count byte's bit 7: an nd<k> follows (an MV through the DAR) */
-            wv(&w, e->insn), w8(&w, e->prec), w8(&w, f), w8(&w, (unsigned)e->nsrc << 4 | e->ndst | (e->nd ? 128u : 0));
+            wv(&w, e->insn);
+            w8(&w, e->prec);
+            w8(&w, f);
+            w8(&w, (unsigned)e->nsrc << 4 | e->ndst | (e->nd ? 128u : 0));
             if (e->sel >= 0) w8(&w, (unsigned)e->sel);
-            if (e->zkind) w8(&w, e->zkind), w8(&w, e->zval);
-            if (f & EF_IMM) w64(&w, e->imm[0]), w64(&w, e->imm[1]);
+            if (e->zkind) {
+                w8(&w, e->zkind);
+                w8(&w, e->zval);
+            }
+            if (f & EF_IMM) {
+                w64(&w, e->imm[0]);
+                w64(&w, e->imm[1]);
+            }
             if (e->size) wv(&w, e->size);
             if (e->tag) w8(&w, e->tag);
             if (e->rrn) w8(&w, e->rrn);
@@ -190,7 +209,8 @@ static bool dec_operand(Rd *r, VOperand *o) {
     }
     for (int i = 0; o->amode == A_FLAT && i < 4; i++) o->flat[i] = (uint16_t)gv(r, 0xffff);
     if (f & OF_MASK) {
-        o->mkind = g8(r), o->mval = g8(r);
+        o->mkind = g8(r);
+        o->mval = g8(r);
         if (!o->mkind) return false;
     }
     if (f & OF_GROUP) o->group = (int16_t)gv(r, INT16_MAX);
@@ -212,7 +232,10 @@ static bool dec_operand(Rd *r, VOperand *o) {
 
 bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t errlen) {
     memset(p, 0, sizeof *p);
-    if (!buf) buf = (const uint8_t *)"", len = 0; /* no code at all: refused below as any short input */
+    if (!buf) { /* no code at all: refused below as any short input */
+        buf = (const uint8_t *)"";
+        len = 0;
+    }
     Rd r = {buf, buf + len, false};
     char magic[4];
     take(&r, magic, 4);
@@ -252,7 +275,9 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 if (ok) continue;
             }
         } else if (s->kind == ST_MASK) {
-            s->mask_targets = g8(&r), s->mask_width = g8(&r), s->mask_entry = g8(&r);
+            s->mask_targets = g8(&r);
+            s->mask_width = g8(&r);
+            s->mask_entry = g8(&r);
             ok = !r.bad && s->mask_entry < 32 && s->mask_targets < 64 && (s->mask_width == 2 || s->mask_width == 4);
         } else if (s->kind == ST_STEP) {
             s->repeat = (uint32_t)gv(&r, UINT32_MAX);
@@ -264,12 +289,20 @@ bool vsm_decode(const uint8_t *buf, size_t len, VProgram *p, char *err, size_t e
                 e->insn = (uint16_t)gv(&r, VI_COUNT - 1);
                 e->prec = g8(&r);
                 unsigned f = g8(&r), nn = g8(&r);
-                e->uns = (f & EF_UNS) != 0, e->reduce = (f & EF_REDUCE) != 0;
-                e->nsrc = (uint8_t)(nn >> 4 & 7), e->ndst = (uint8_t)(nn & 15);
+                e->uns = (f & EF_UNS) != 0;
+                e->reduce = (f & EF_REDUCE) != 0;
+                e->nsrc = (uint8_t)(nn >> 4 & 7);
+                e->ndst = (uint8_t)(nn & 15);
                 e->sel = -1;
                 if (f & EF_SEL) e->sel = g8(&r);
-                if (f & EF_ZMASK) e->zkind = g8(&r), e->zval = g8(&r);
-                if (f & EF_IMM) e->imm[0] = g64(&r), e->imm[1] = g64(&r);
+                if (f & EF_ZMASK) {
+                    e->zkind = g8(&r);
+                    e->zval = g8(&r);
+                }
+                if (f & EF_IMM) {
+                    e->imm[0] = g64(&r);
+                    e->imm[1] = g64(&r);
+                }
                 if (f & EF_SIZE) e->size = (uint32_t)gv(&r, UINT32_MAX);
                 if (f & EF_TAG) e->tag = g8(&r);
                 if (f & EF_RRN) e->rrn = g8(&r);

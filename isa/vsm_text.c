@@ -96,7 +96,10 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
     memset(o, 0, sizeof *o);
     o->group = o->l2b = -1;
     const char *s = tok;
-    if (*s == '-') o->neg = 1, s++;
+    if (*s == '-') {
+        o->neg = 1;
+        s++;
+    }
     if (*s != '$') return perr(c, "expected an operand starting with $, got '%s'", tok);
     s++;
     for (size_t i = 0; i < sizeof fixed_names / sizeof fixed_names[0]; i++)
@@ -121,10 +124,13 @@ static bool parse_operand(Ctx *c, const char *tok, VOperand *o) {
         return true;
     }
     int width = 1;
-    if (!strncmp(s, "ll", 2))
-        width = 4, s += 2;
-    else if (*s == 'l')
-        width = 2, s++;
+    if (!strncmp(s, "ll", 2)) {
+        width = 4;
+        s += 2;
+    } else if (*s == 'l') {
+        width = 2;
+        s++;
+    }
     char letter = *s++;
     switch (letter) {
     case 'm': o->kind = K_LM0; break;
@@ -271,7 +277,8 @@ static int prec_of(char ch) {
 static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
     char buf[64];
     size_t mlen = strnlen(mn, sizeof buf - 1);
-    memcpy(buf, mn, mlen), buf[mlen] = 0;
+    memcpy(buf, mn, mlen);
+    buf[mlen] = 0;
     char *at = strchr(buf, '@');
     e->sel = -1;
     if (at) {
@@ -304,7 +311,10 @@ static bool parse_mnemonic(Ctx *c, const char *mn, VExpr *e) {
     {
         const char *p = buf;
         bool u = false;
-        if (*p == 'u' && prec_of(p[1])) u = true, p++;
+        if (*p == 'u' && prec_of(p[1])) {
+            u = true;
+            p++;
+        }
         int prec = prec_of(*p);
         if (!prec) return perr(c, "unknown instruction '%s'", mn);
         p++;
@@ -410,7 +420,10 @@ static bool parse_imm(Ctx *c, const char *tok, VExpr *e) {
 static char *next_token(char **p, char d1, char d2) {
     char *s = *p;
     while (*s == d1 || *s == d2) s++;
-    if (!*s) return *p = s, NULL;
+    if (!*s) {
+        *p = s;
+        return NULL;
+    }
     char *t = s;
     while (*s && *s != d1 && *s != d2) s++;
     if (*s) *s++ = 0;
@@ -439,7 +452,8 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     if (!nt) return perr(c, "empty expression");
     char mn[64];
     size_t mlen = strnlen(toks[0], sizeof mn - 1);
-    memcpy(mn, toks[0], mlen), mn[mlen] = 0;
+    memcpy(mn, toks[0], mlen);
+    mn[mlen] = 0;
     char *slash = strchr(mn, '/');
     char mods[64];
     mods[0] = 0;
@@ -495,7 +509,8 @@ static bool parse_expr(Ctx *c, char *text, VExpr *e, uint32_t *repeat) {
     for (int d = 0; d < e->ndst; d++) {
         char buf[96];
         size_t dl = strnlen(toks[k + nsrc + d], sizeof buf - 1);
-        memcpy(buf, toks[k + nsrc + d], dl), buf[dl] = 0;
+        memcpy(buf, toks[k + nsrc + d], dl);
+        buf[dl] = 0;
         char *ms = strchr(buf, '/');
         VOperand *o = &e->dst[d];
         if (ms) *ms = 0;
@@ -569,9 +584,10 @@ static bool parse_line(Ctx *c, const char *line, size_t len, VProgram *p, bool *
         const char *q = s + 4;
         st.kind = ST_MASK;
         st.mask_width = 2;
-        if (!strncmp(q, "ll", 2))
-            st.mask_width = 4, q += 2;
-        else if (*q == 'l')
+        if (!strncmp(q, "ll", 2)) {
+            st.mask_width = 4;
+            q += 2;
+        } else if (*q == 'l')
             q++;
         for (; *q && *q != ' '; q++) {
             const char *L = "rstmnk", *f = strchr(L, *q);
@@ -649,7 +665,9 @@ VLineCache *vsm_line_cache_new(void) { return xcalloc(1, sizeof(VLineCache)); }
 void vsm_line_cache_free(VLineCache *lc) {
     if (!lc) return;
     free(lc->tab);
-    free(lc->tmpl), free(lc->rels), free(lc->holes);
+    free(lc->tmpl);
+    free(lc->rels);
+    free(lc->holes);
     buf_free(&lc->kbuf);
     buf_free(&lc->bytes);
     vsm_program_free(&lc->steps);
@@ -668,7 +686,8 @@ static bool line_key(const char *s, size_t len, MNBuf *key, uint32_t *ids, int *
     for (const char *p = s, *end = s + len; p < end;) {
         const char *br = memchr(p, '{', (size_t)(end - p));
         size_t run = (size_t)((br ? br + 1 : end) - p);
-        memcpy(k + kn, p, run), kn += run;
+        memcpy(k + kn, p, run);
+        kn += run;
         if (!br) break;
         uint64_t v = 0;
         const char *q = br + 1;
@@ -711,9 +730,11 @@ void vsm_line_cache_set_linked(VLineCache *lc, const char *line, size_t len, con
                                const void *code, size_t clen) {
     LcEntry *e = lc_plain(lc, line, len);
     if (!e || e->linked || lc->bytes.len + tlen + clen >= UINT32_MAX) return;
-    e->text = (uint32_t)lc->bytes.len, e->tlen = (uint32_t)tlen;
+    e->text = (uint32_t)lc->bytes.len;
+    e->tlen = (uint32_t)tlen;
     buf_append(&lc->bytes, text, tlen);
-    e->code = (uint32_t)lc->bytes.len, e->clen = (uint32_t)clen;
+    e->code = (uint32_t)lc->bytes.len;
+    e->clen = (uint32_t)clen;
     buf_append(&lc->bytes, code, clen);
     e->linked = true;
 }
@@ -731,11 +752,15 @@ bool vsm_line_cache_tmpl(VLineCache *lc, const char *line, size_t len, VLinkTmpl
     LcEntry *e = lc_keyed(lc, line, len, ids, nids);
     if (!e || !e->tmpl) return false;
     const LcTmpl *m = &lc->tmpl[e->tmpl - 1];
-    t->text = lc->bytes.data + m->text, t->tlen = m->tlen;
-    t->code = (const uint8_t *)lc->bytes.data + m->code, t->clen = m->clen;
+    t->text = lc->bytes.data + m->text;
+    t->tlen = m->tlen;
+    t->code = (const uint8_t *)lc->bytes.data + m->code;
+    t->clen = m->clen;
     t->repeat = m->repeat;
-    t->rel = lc->rels + m->rel0, t->nrel = (int)m->nrel;
-    t->hole = lc->holes + m->hole0, t->nholes = (int)m->nholes;
+    t->rel = lc->rels + m->rel0;
+    t->nrel = (int)m->nrel;
+    t->hole = lc->holes + m->hole0;
+    t->nholes = (int)m->nholes;
     return (int)m->nrel == *nids;
 }
 
@@ -771,7 +796,8 @@ void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len) {
                 ok = false;
                 break;
             }
-            o->reloc = o->sym, o->sym = 0;
+            o->reloc = o->sym;
+            o->sym = 0;
             bool flat = o->amode == A_FLAT;
             rel[nrel] = (VTmplRel){(uint16_t)k, (uint16_t)j, (uint8_t)(o->kind == K_DRAM ? 1 : 2), flat,
                                    (int64_t)(flat ? o->flat[0] : o->addr)};
@@ -789,45 +815,68 @@ void vsm_line_cache_set_tmpl(VLineCache *lc, const char *line, size_t len) {
     } else
         ok = false;
     if (ok) {
-        for (int i = 0; i < nh; i++)
-            hole[i].toff = ht.off[i], hole[i].tlen = ht.len[i], hole[i].coff = hc.off[i], hole[i].clen = hc.len[i];
+        for (int i = 0; i < nh; i++) {
+            hole[i].toff = ht.off[i];
+            hole[i].tlen = ht.len[i];
+            hole[i].coff = hc.off[i];
+            hole[i].clen = hc.len[i];
+        }
         LC_GROW(lc->tmpl, lc->ntmpl, lc->captmpl, 1);
         LC_GROW(lc->rels, lc->nrels, lc->caprels, (uint32_t)nrel);
         LC_GROW(lc->holes, lc->nholes, lc->capholes, (uint32_t)nh);
         LcTmpl *m = &lc->tmpl[lc->ntmpl++];
-        m->text = (uint32_t)lc->bytes.len, m->tlen = (uint32_t)tx.len;
+        m->text = (uint32_t)lc->bytes.len;
+        m->tlen = (uint32_t)tx.len;
         buf_append(&lc->bytes, tx.data, tx.len);
-        m->code = (uint32_t)lc->bytes.len, m->clen = (uint32_t)cd.len;
+        m->code = (uint32_t)lc->bytes.len;
+        m->clen = (uint32_t)cd.len;
         buf_append(&lc->bytes, cd.data, cd.len);
         m->repeat = st->repeat;
-        m->rel0 = lc->nrels, m->nrel = (uint32_t)nrel, m->hole0 = lc->nholes, m->nholes = (uint32_t)nh;
-        memcpy(lc->rels + lc->nrels, rel, sizeof(VTmplRel) * (size_t)nrel), lc->nrels += (uint32_t)nrel;
-        memcpy(lc->holes + lc->nholes, hole, sizeof(VTmplHole) * (size_t)nh), lc->nholes += (uint32_t)nh;
+        m->rel0 = lc->nrels;
+        m->nrel = (uint32_t)nrel;
+        m->hole0 = lc->nholes;
+        m->nholes = (uint32_t)nh;
+        memcpy(lc->rels + lc->nrels, rel, sizeof(VTmplRel) * (size_t)nrel);
+        lc->nrels += (uint32_t)nrel;
+        memcpy(lc->holes + lc->nholes, hole, sizeof(VTmplHole) * (size_t)nh);
+        lc->nholes += (uint32_t)nh;
         e->tmpl = lc->ntmpl;
     }
-    buf_free(&tx), buf_free(&cd);
+    buf_free(&tx);
+    buf_free(&cd);
     vsm_program_free(&one);
 }
 
 bool vsm_tmpl_fill(const VLinkTmpl *t, const int64_t *add, MNBuf *text, MNBuf *code, int *bad) {
-    buf_reserve(text, t->tlen + 12 * (size_t)t->nholes), buf_reserve(code, t->clen + 10 * (size_t)t->nholes);
+    buf_reserve(text, t->tlen + 12 * (size_t)t->nholes);
+    buf_reserve(code, t->clen + 10 * (size_t)t->nholes);
     char *tp = text->data + text->len;
     uint8_t *cp = (uint8_t *)code->data + code->len;
     uint32_t ta = 0, ca = 0; /* template bytes copied */
     for (int i = 0; i < t->nholes; i++) {
         const VTmplHole *h = &t->hole[i];
         int64_t v = (int64_t)h->val + add[h->rel];
-        if (t->rel[h->rel].flat && v > 0xffff) return *bad = h->rel, false;
+        if (t->rel[h->rel].flat && v > 0xffff) {
+            *bad = h->rel;
+            return false;
+        }
         uint64_t u =
             t->rel[h->rel].flat ? (uint64_t)v : (uint64_t)(uint32_t)v; /* an address is 32 bits, as resolving adds it */
-        memcpy(tp, t->text + ta, h->toff - ta), tp += h->toff - ta, ta = h->toff + h->tlen;
+        memcpy(tp, t->text + ta, h->toff - ta);
+        tp += h->toff - ta;
+        ta = h->toff + h->tlen;
         tp = buf_dec(tp, u);
-        memcpy(cp, t->code + ca, h->coff - ca), cp += h->coff - ca, ca = h->coff + h->clen;
+        memcpy(cp, t->code + ca, h->coff - ca);
+        cp += h->coff - ca;
+        ca = h->coff + h->clen;
         cp = vsm_varint(cp, u);
     }
-    memcpy(tp, t->text + ta, t->tlen - ta), tp += t->tlen - ta;
-    memcpy(cp, t->code + ca, t->clen - ca), cp += t->clen - ca;
-    text->len = (size_t)(tp - text->data), text->data[text->len] = 0;
+    memcpy(tp, t->text + ta, t->tlen - ta);
+    tp += t->tlen - ta;
+    memcpy(cp, t->code + ca, t->clen - ca);
+    cp += t->clen - ca;
+    text->len = (size_t)(tp - text->data);
+    text->data[text->len] = 0;
     code->len = (size_t)(cp - (uint8_t *)code->data);
     return true;
 }
@@ -936,16 +985,23 @@ typedef struct {
 static void pc(Pr *w, char ch) { *w->p++ = ch; }
 static void ps(Pr *w, const char *s) {
     size_t n = strlen(s);
-    memcpy(w->p, s, n), w->p += n;
+    memcpy(w->p, s, n);
+    w->p += n;
 }
 static void pu(Pr *w, uint64_t v) { w->p = buf_dec(w->p, v); }
 static void pu_hole(Pr *w, VHoles *h, uint64_t v) {
     if (h) h->off[h->n] = (uint32_t)(w->p - w->start);
     pu(w, v);
-    if (h) h->len[h->n] = (uint32_t)(w->p - w->start) - h->off[h->n], h->n++;
+    if (h) {
+        h->len[h->n] = (uint32_t)(w->p - w->start) - h->off[h->n];
+        h->n++;
+    }
 }
 static void pd(Pr *w, int64_t v) {
-    if (v < 0) pc(w, '-'), v = -v;
+    if (v < 0) {
+        pc(w, '-');
+        v = -v;
+    }
     pu(w, (uint64_t)v);
 }
 static void phex(Pr *w, uint64_t v, int digits) {
@@ -974,7 +1030,8 @@ static void print_operand(Pr *b, const VOperand *o) {
             return;
         }
     if (o->kind == K_OMR) {
-        ps(b, "omr"), pu(b, o->addr);
+        ps(b, "omr");
+        pu(b, o->addr);
         print_mask(b, o->mkind, o->mval);
         return;
     }
@@ -987,12 +1044,14 @@ static void print_operand(Pr *b, const VOperand *o) {
         return;
     }
     if (o->kind == K_DAR) {
-        ps(b, "dar"), pu(b, o->addr);
+        ps(b, "dar");
+        pu(b, o->addr);
         return;
     }
-    if (o->width == 4)
-        pc(b, 'l'), pc(b, 'l');
-    else if (o->width == 2)
+    if (o->width == 4) {
+        pc(b, 'l');
+        pc(b, 'l');
+    } else if (o->width == 2)
         pc(b, 'l');
     pc(b, letters[o->kind]);
     if (o->kind == K_MX || o->kind == K_MY) {
@@ -1000,7 +1059,11 @@ static void print_operand(Pr *b, const VOperand *o) {
         return;
     }
     if (o->amode == A_TIND) pc(b, o->kind == K_DRAM ? 'i' : 't');
-    if (o->sym) pc(b, '{'), pu(b, o->sym - 1), pc(b, '}');
+    if (o->sym) {
+        pc(b, '{');
+        pu(b, o->sym - 1);
+        pc(b, '}');
+    }
     VHoles *h = o->reloc ? b->h : NULL; /* a relocated number: where it goes noted */
     if (o->amode == A_FLAT) {
         for (int i = 0; i < 4; i++) pc(b, i ? ',' : '['), pu_hole(b, h, o->flat[i]);
@@ -1015,7 +1078,10 @@ static void print_operand(Pr *b, const VOperand *o) {
     if (o->group >= 0 || o->l2b >= 0) {
         pc(b, '@');
         if (o->group >= 0) pd(b, o->group);
-        if (o->l2b >= 0) pc(b, '.'), pd(b, o->l2b);
+        if (o->l2b >= 0) {
+            pc(b, '.');
+            pd(b, o->l2b);
+        }
     }
     print_mask(b, o->mkind, o->mval);
 }
@@ -1024,28 +1090,48 @@ static void print_expr(Pr *b, const VExpr *e, uint32_t repeat) {
     const VInsnInfo *in = &vsm_insns[e->insn];
     if (e->insn == VI_nop) {
         ps(b, "nop");
-        if (repeat > 1) pc(b, '/'), pu(b, repeat);
+        if (repeat > 1) {
+            pc(b, '/');
+            pu(b, repeat);
+        }
         return;
     }
-    if (in->precs & P_NONE)
-        ps(b, in->name), ps(b, vsm_rrn_names[e->rrn]);
-    else {
+    if (in->precs & P_NONE) {
+        ps(b, in->name);
+        ps(b, vsm_rrn_names[e->rrn]);
+    } else {
         if (e->uns) pc(b, 'u');
-        ps(b, vsm_prec_letter(e->prec)), ps(b, in->name);
+        ps(b, vsm_prec_letter(e->prec));
+        ps(b, in->name);
         if (e->reduce) pc(b, 'r');
     }
-    if (e->sel >= 0) pc(b, '@'), pd(b, e->sel);
+    if (e->sel >= 0) {
+        pc(b, '@');
+        pd(b, e->sel);
+    }
     if (in->flags & F_MV) {
-        ps(b, "/n"), pu(b, e->size);
-        if (e->tag) pc(b, 'i'), ptag(b, e->tag);
-        if (e->nd) ps(b, "nd"), pu(b, e->nd);
+        ps(b, "/n");
+        pu(b, e->size);
+        if (e->tag) {
+            pc(b, 'i');
+            ptag(b, e->tag);
+        }
+        if (e->nd) {
+            ps(b, "nd");
+            pu(b, e->nd);
+        }
     }
     print_mask(b, e->zkind, e->zval);
     if (e->insn == VI_wait) {
-        ps(b, " i"), ptag(b, e->tag);
+        ps(b, " i");
+        ptag(b, e->tag);
         return;
     }
-    if (e->insn == VI_imm) ps(b, " ul\"0x"), phex(b, e->imm[0], 16), pc(b, '"');
+    if (e->insn == VI_imm) {
+        ps(b, " ul\"0x");
+        phex(b, e->imm[0], 16);
+        pc(b, '"');
+    }
     for (int i = 0; i < e->nsrc; i++) pc(b, ' '), print_operand(b, &e->src[i]);
     for (int i = 0; i < e->ndst; i++) pc(b, ' '), print_operand(b, &e->dst[i]);
 }
@@ -1070,7 +1156,8 @@ void vsm_print_step_holes(MNBuf *b, const VStep *s, VHoles *h) {
         if (s->mask_targets != (MT_R | MT_S | MT_T | MT_M | MT_N | MT_K))
             for (int i = 0; i < 6; i++)
                 if (s->mask_targets & (1 << i)) pc(&w, "rstmnk"[i]);
-        pc(&w, ' '), pu(&w, s->mask_entry);
+        pc(&w, ' ');
+        pu(&w, s->mask_entry);
     } else
         for (int i = 0; i < s->nexpr; i++) {
             if (i) ps(&w, "; ");

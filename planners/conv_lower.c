@@ -95,12 +95,15 @@ static bool lower(MNCompile *c, MNNode *n) {
     if (!plan_gather_fits(g, m, 2, dyc) || !plan_gather_fits(g, m, 4, dy4)) return false;
     MNValue *xc = plan_value_new(g, arena_printf(a, "%s_im2col", base), ONNX_FLOAT32, 2, dxc);
     MNNode *im = ir_node_new(g, "MNCoreIm2col", 1, 1);
-    im->name = arena_printf(a, "%s_im2col", base), im->domain = "mncore";
-    im->in[0] = x, im->out[0] = xc;
+    im->name = arena_printf(a, "%s_im2col", base);
+    im->domain = "mncore";
+    im->in[0] = x;
+    im->out[0] = xc;
     int64_t oshape[3] = {N, OH, OW};
     im->nattr = 5;
     im->attrs = ARENA_ARRAY(a, MNAttr, 5);
-    im->attrs[0] = ints_attr(a, "kernel_shape", ks, 2), im->attrs[1] = ints_attr(a, "strides", st, 2);
+    im->attrs[0] = ints_attr(a, "kernel_shape", ks, 2);
+    im->attrs[1] = ints_attr(a, "strides", st, 2);
     im->attrs[2] = ints_attr(a, "dilations", dl, 2), im->attrs[3] = ints_attr(a, "pads", pd, 4),
     im->attrs[4] = ints_attr(a, "out_shape", oshape, 3);
     /* with a bias: Gemm(Xc, Wc [OC, K], B, transB); without: MatMul(Xc, Wc [K, OC]) (a
@@ -116,7 +119,9 @@ static bool lower(MNCompile *c, MNNode *n) {
     MNValue *yc = plan_value_new(g, arena_printf(a, "%s_rows", base), ONNX_FLOAT32, 2, dyc);
     MNNode *mm = ir_node_new(g, b ? "Gemm" : "MatMul", b ? 3 : 2, 1);
     mm->name = arena_printf(a, "%s_%s", base, b ? "gemm" : "matmul");
-    mm->in[0] = xc, mm->in[1] = wc, mm->out[0] = yc;
+    mm->in[0] = xc;
+    mm->in[1] = wc;
+    mm->out[0] = yc;
     if (b) {
         mm->in[2] = b;
         mm->nattr = 1, mm->attrs = ARENA_ARRAY(a, MNAttr, 1),
@@ -128,12 +133,17 @@ static bool lower(MNCompile *c, MNNode *n) {
     MNValue *y4 = plan_value_new(g, arena_printf(a, "%s_nhwc", base), ONNX_FLOAT32, 4, dy4);
     MNNode *rs = ir_node_new(g, "Reshape", 2, 1);
     rs->name = arena_printf(a, "%s_nhwc", base);
-    rs->in[0] = yc, rs->in[1] = shp, rs->out[0] = y4;
+    rs->in[0] = yc;
+    rs->in[1] = shp;
+    rs->out[0] = y4;
     MNNode *tr = ir_node_new(g, "Transpose", 1, 1);
     tr->name = arena_printf(a, "%s_nchw", base);
     int64_t perm[4] = {0, 3, 1, 2};
-    tr->nattr = 1, tr->attrs = ARENA_ARRAY(a, MNAttr, 1), tr->attrs[0] = ints_attr(a, "perm", perm, 4);
-    tr->in[0] = y4, tr->out[0] = y;
+    tr->nattr = 1;
+    tr->attrs = ARENA_ARRAY(a, MNAttr, 1);
+    tr->attrs[0] = ints_attr(a, "perm", perm, 4);
+    tr->in[0] = y4;
+    tr->out[0] = y;
     MNNode *made[4] = {im, mm, rs, tr};
     MNValue *outs[4] = {xc, yc, y4, y};
     for (int k = 0; k < 4; k++) outs[k]->producer = made[k], outs[k]->producer_out = 0;
@@ -151,7 +161,12 @@ int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower
         MNNode *n = g->nodes[i];
         int before = g->nnodes, lo = 0, hi = 1; /* n itself, or its replacements */
         MNNode **from = &n;
-        if (take(n) && !n->dead && lower(c, n)) from = g->nodes, lo = before, hi = g->nnodes, done++;
+        if (take(n) && !n->dead && lower(c, n)) {
+            from = g->nodes;
+            lo = before;
+            hi = g->nnodes;
+            done++;
+        }
         for (int k = lo; k < hi; k++) {
             if (w == cap) order = xrealloc(order, sizeof(MNNode *) * (size_t)(cap *= 2));
             order[w++] = from[k];
@@ -159,7 +174,10 @@ int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower
     }
     g->nnodes = 0;
     for (int i = 0; i < w; i++)
-        if (!order[i]->dead) order[i]->index = g->nnodes, g->nodes[g->nnodes++] = order[i];
+        if (!order[i]->dead) {
+            order[i]->index = g->nnodes;
+            g->nodes[g->nnodes++] = order[i];
+        }
     free(order);
     ir_recount_uses(g);
     return done;

@@ -104,7 +104,9 @@ bool plan_dtype(MNCompile *c) {
         }
         ASSERT(w == g->nnodes);
         memcpy(g->nodes, order, sizeof(MNNode *) * (size_t)w);
-        free(demand), free(half), free(cast_of);
+        free(demand);
+        free(half);
+        free(cast_of);
         ir_recount_uses(g);
     }
     mn_figure(c, "casts_inserted", casts);

@@ -89,12 +89,14 @@ static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int
         int64_t lw = q; /* long words per PE so far */
         for (int i = 0; i < last; i++) lw *= ((t->dims[i] ? t->dims[i] : 1) + F[i] - 1) / F[i];
         if (fdim && fdim[s] != -2) {
-            lvdim[spread[s]] = fdim[s], lvf[spread[s]] = fdim[s] >= 0 ? ff[s] : 1;
+            lvdim[spread[s]] = fdim[s];
+            lvf[spread[s]] = fdim[s] >= 0 ? ff[s] : 1;
             if (fdim[s] >= 0) F[fdim[s]] *= ff[s];
             continue;
         }
         if (s > 0 && lw <= SPREAD_MIN_LW) { /* small enough to stay within one L1B */
-            lvdim[spread[s]] = -1, lvf[spread[s]] = 1;
+            lvdim[spread[s]] = -1;
+            lvf[spread[s]] = 1;
             continue;
         }
         int best = -1;
@@ -110,9 +112,14 @@ static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int
                     break;
                 }
             double gi = (double)r / (double)((r + f - 1) / f);
-            if (gi > gain) best = i, bf = f, gain = gi;
+            if (gi > gain) {
+                best = i;
+                bf = f;
+                gain = gi;
+            }
         }
-        lvdim[spread[s]] = best, lvf[spread[s]] = bf;
+        lvdim[spread[s]] = best;
+        lvf[spread[s]] = bf;
         if (best >= 0) F[best] *= bf;
     }
     uint8_t used = 1u << LV_PE;
@@ -123,8 +130,10 @@ static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int
         l->sub[i][k++] = (MNSubaxis){rest, (int32_t)stride, LV_ADDR};
         stride *= rest;
         for (int s = 2; s >= 0; s--) /* L2B major, MAB minor */
-            if (lvdim[spread[s]] == i)
-                l->sub[i][k++] = (MNSubaxis){lvf[spread[s]], 1, spread[s]}, used |= (uint8_t)(1u << spread[s]);
+            if (lvdim[spread[s]] == i) {
+                l->sub[i][k++] = (MNSubaxis){lvf[spread[s]], 1, spread[s]};
+                used |= (uint8_t)(1u << spread[s]);
+            }
         l->nsub[i] = k;
     }
     for (int lv = LV_PE; lv <= LV_L2B; lv++)
@@ -195,12 +204,16 @@ static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, c
             for (int k = 0; k < ref->nsub[i]; k++)
                 if (ref->sub[i][k].level == spread[s]) {
                     if (fdim[s] >= 0 || (s > 0 && i >= nl)) return false;
-                    fdim[s] = i, ff[s] = ref->sub[i][k].size;
+                    fdim[s] = i;
+                    ff[s] = ref->sub[i][k].size;
                 }
     uint32_t allow = ~0u;
     bool upper = false;
     for (int s = 1; s < 3; s++)
-        if (fdim[s] >= 0) allow &= ~(1u << fdim[s]), upper = true;
+        if (fdim[s] >= 0) {
+            allow &= ~(1u << fdim[s]);
+            upper = true;
+        }
     if (!upper) return false; /* nothing to align: canonical */
     /* the MAB factor of a dimension on the L1Bs or L2Bs decides their coordinates too */
     if (fdim[0] < 0 || fdim[0] >= nl || (allow >> fdim[0] & 1)) fdim[0] = -2;
@@ -212,7 +225,8 @@ static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, c
         for (int64_t v = 0; v < t->dims[i]; v++) {
             MNPlace pr, pl;
             idx[i] = v;
-            layout_place(ref, idx, &pr), layout_place(l, idx, &pl);
+            layout_place(ref, idx, &pr);
+            layout_place(l, idx, &pl);
             if (pr.c[LV_L1B] != pl.c[LV_L1B] || pr.c[LV_L2B] != pl.c[LV_L2B]) return false;
         }
         idx[i] = 0;
@@ -268,8 +282,10 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
     MNLayout c;
     if (!plan_layout_canonical(&sw, dt, &one, &c)) return false;
     *l = c; /* swap the axes back */
-    l->shape[kdim] = t->dims[kdim], l->shape[last] = t->dims[last];
-    l->nsub[kdim] = c.nsub[last], l->nsub[last] = c.nsub[kdim];
+    l->shape[kdim] = t->dims[kdim];
+    l->shape[last] = t->dims[last];
+    l->nsub[kdim] = c.nsub[last];
+    l->nsub[last] = c.nsub[kdim];
     memcpy(l->sub[kdim], c.sub[last], sizeof c.sub[0]);
     memcpy(l->sub[last], c.sub[kdim], sizeof c.sub[0]);
     return true;
@@ -434,7 +450,8 @@ bool plan_layout(MNCompile *c) {
             if (!v->nuses && !v->producer) continue;
             if (!plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i])) {
                 if (v->type.rank > LAYOUT_MAX_RANK && mn_dtype_bytes(v->dtype)) {
-                    free(L), free(has);
+                    free(L);
+                    free(has);
                     return diag_error(&c->diag, DIAG_UNSUPPORTED,
                                       "%s: value '%s': rank %d is more than the layouts take (%d)", g->file, v->name,
                                       v->type.rank, LAYOUT_MAX_RANK);
@@ -450,7 +467,8 @@ bool plan_layout(MNCompile *c) {
         total += v->num_lw;
         if (v->num_lw > maxlw) maxlw = v->num_lw;
     }
-    free(L), free(has);
+    free(L);
+    free(has);
     ir_recount_uses(g);
     mn_figure(c, "values_laid_out", laid);
     mn_figure(c, "layout_switches", switches);
@@ -549,7 +567,10 @@ int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost) {
             MNValue *p = ir_value_new(g, nm);
             MNValue keep = *p;
             *p = *v;
-            p->name = keep.name, p->id = keep.id, p->nuses = 0, p->is_output = false;
+            p->name = keep.name;
+            p->id = keep.id;
+            p->nuses = 0;
+            p->is_output = false;
             plan_set_layout(c, p, &want);
             n->in[k] = p;
             continue;

@@ -89,7 +89,8 @@ static MNValue *copy_value(MNGraph *g, const MNValue *v, const char *suffix, int
     MNValue *n = ir_value_new(g, arena_printf(g->arena, "%s_%s_%d", v->name, suffix, ++*counter));
     n->type = v->type;
     n->dtype = v->dtype;
-    n->lay = v->lay, n->layout = v->layout;
+    n->lay = v->lay;
+    n->layout = v->layout;
     n->layout_kind = v->layout_kind;
     n->padded_shape = v->padded_shape;
     n->num_lw = v->num_lw;

@@ -71,10 +71,12 @@ static bool lower(MNCompile *c, MNNode *n) {
         r = ir_node_new(g, "MNCoreBitAnd", 2, 1);
         r->name = arena_printf(a, "%s_and", n->name);
         r->domain = "mncore";
-        r->in[0] = x, r->in[1] = m;
+        r->in[0] = x;
+        r->in[1] = m;
     }
     r->out[0] = y;
-    y->producer = r, y->producer_out = 0;
+    y->producer = r;
+    y->producer_out = 0;
     n->dead = true;
     return true;
 }

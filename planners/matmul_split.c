@@ -68,7 +68,8 @@ static bool slices_copy(MNGraph *g, const MNMachine *m, int64_t M, int64_t K, in
             for (int64_t k = 0; k < kj; k++) {
                 int64_t is[2] = {r, k}, ia[2] = {r, k0 + k};
                 MNPlace ps, pa;
-                layout_place(&ls, is, &ps), layout_place(&la, ia, &pa);
+                layout_place(&ls, is, &ps);
+                layout_place(&la, ia, &pa);
                 for (int lv = LV_PE; lv <= LV_W; lv++)
                     if (!(la.bcast & (1u << lv)) && ps.c[lv] != pa.c[lv]) return false;
                 if (ps.c[LV_TIME] || pa.c[LV_TIME]) return false;
@@ -88,7 +89,9 @@ static MNNode *slice_node(MNGraph *g, const char *base, int j, MNValue *a, MNVal
     } else { /* before opset 10: attributes */
         s = ir_node_new(g, "Slice", 1, 1);
         int64_t *v = ARENA_ARRAY(ar, int64_t, 3);
-        v[0] = k0, v[1] = k0 + kc, v[2] = 1;
+        v[0] = k0;
+        v[1] = k0 + kc;
+        v[2] = 1;
         s->nattr = 3;
         s->attrs = ARENA_ARRAY(ar, MNAttr, 3);
         s->attrs[0] = (MNAttr){.name = "starts", .type = MN_ATTR_INTS, .n = 1, .ints = &v[0]};
@@ -96,8 +99,10 @@ static MNNode *slice_node(MNGraph *g, const char *base, int j, MNValue *a, MNVal
         s->attrs[2] = (MNAttr){.name = "axes", .type = MN_ATTR_INTS, .n = 1, .ints = &v[2]};
     }
     s->name = arena_printf(ar, "%s_k%d_slice", base, j);
-    s->in[0] = a, s->out[0] = aj;
-    aj->producer = s, aj->producer_out = 0;
+    s->in[0] = a;
+    s->out[0] = aj;
+    aj->producer = s;
+    aj->producer_out = 0;
     return s;
 }
 
@@ -166,12 +171,15 @@ static bool split(MNCompile *c, MNNode *n) {
         MNValue *yj = nc == 1 ? y : plan_value_new(g, arena_printf(ar, "%s_k%d", base, j), ONNX_FLOAT32, 2, dy);
         MNNode *p = ir_node_new(g, as_gemm ? "Gemm" : "MatMul", as_gemm && j == 0 && bias ? 3 : 2, 1);
         p->name = arena_printf(ar, "%s_k%d", base, j);
-        p->in[0] = aj, p->in[1] = bj, p->out[0] = yj;
+        p->in[0] = aj;
+        p->in[1] = bj;
+        p->out[0] = yj;
         if (as_gemm && j == 0 && bias) p->in[2] = bias;
         if (tb)
             p->nattr = 1, p->attrs = ARENA_ARRAY(ar, MNAttr, 1),
             p->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
-        yj->producer = p, yj->producer_out = 0;
+        yj->producer = p;
+        yj->producer_out = 0;
         if (!acc) {
             acc = yj;
             continue;
@@ -179,8 +187,11 @@ static bool split(MNCompile *c, MNNode *n) {
         MNValue *sum = last ? y : plan_value_new(g, arena_printf(ar, "%s_k%d_sum", base, j), ONNX_FLOAT32, 2, dy);
         MNNode *ad = ir_node_new(g, "Add", 2, 1);
         ad->name = arena_printf(ar, "%s_k%d_add", base, j);
-        ad->in[0] = acc, ad->in[1] = yj, ad->out[0] = sum;
-        sum->producer = ad, sum->producer_out = 0;
+        ad->in[0] = acc;
+        ad->in[1] = yj;
+        ad->out[0] = sum;
+        sum->producer = ad;
+        sum->producer_out = 0;
         acc = sum;
     }
     n->dead = true;

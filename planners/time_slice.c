@@ -45,10 +45,13 @@ static bool reduce_keeps(const MNNode *n, int a) {
     const MNAttr *at = ir_attr(n, "axes");
     const int64_t *axes = NULL;
     int na = 0;
-    if (at && at->type == MN_ATTR_INTS)
-        axes = at->ints, na = at->n;
-    else if (n->nin > 1 && n->in[1] && n->in[1]->konst && n->in[1]->konst->elem == ONNX_INT64)
-        axes = (const int64_t *)n->in[1]->konst->data, na = (int)n->in[1]->konst->numel;
+    if (at && at->type == MN_ATTR_INTS) {
+        axes = at->ints;
+        na = at->n;
+    } else if (n->nin > 1 && n->in[1] && n->in[1]->konst && n->in[1]->konst->elem == ONNX_INT64) {
+        axes = (const int64_t *)n->in[1]->konst->data;
+        na = (int)n->in[1]->konst->numel;
+    }
     if (!na) return false; /* all axes (or, with noop_with_empty_axes, nothing to slice for) */
     for (int i = 0; i < na; i++)
         if ((axes[i] < 0 ? axes[i] + r : axes[i]) == a) return false;
@@ -331,7 +334,8 @@ static bool pack2(const MNCompile *c, int64_t *sz, int n) {
     for (int i = 1; i < n; i++) /* insertion sort, descending: a handful of operands */
         for (int j = i; j > 0 && sz[j] > sz[j - 1]; j--) {
             int64_t t = sz[j];
-            sz[j] = sz[j - 1], sz[j - 1] = t;
+            sz[j] = sz[j - 1];
+            sz[j - 1] = t;
         }
     int64_t room[2] = {c->machine.lm0_lw, c->machine.lm1_lw};
     for (int i = 0; i < n; i++) {
@@ -496,7 +500,12 @@ static MNValue *slice_shape(MNCompile *c, const MNValue *orig, const MNValue *sl
     buf_free(&nm);
     MNValue keep = *p;
     *p = *orig;
-    p->name = keep.name, p->id = keep.id, p->nuses = 0, p->is_output = false, p->is_input = false, p->producer = NULL;
+    p->name = keep.name;
+    p->id = keep.id;
+    p->nuses = 0;
+    p->is_output = false;
+    p->is_input = false;
+    p->producer = NULL;
     p->konst = ir_tensor_new(g->arena, ONNX_INT64, 1, &r);
     for (int64_t i = 0; i < r; i++) ir_tensor_set_i(p->konst, i, slice->type.dims[i]);
     p->is_initializer = true;
@@ -599,7 +608,8 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         MNNode *cp = ir_node_new(g, n->op_type, 2, 1);
         cp->name = arena_printf(g->arena, "%s_k%lld", n->name, (long long)k);
         cp->domain = n->domain;
-        cp->in[0] = pa[k], cp->in[1] = pb[k];
+        cp->in[0] = pa[k];
+        cp->in[1] = pb[k];
         MNValue *pv = ir_value_new(g, arena_printf(g->arena, "%s_partial%lld", o->name, (long long)k));
         pv->type = o->type;
         pv->dtype = pdt;
@@ -616,7 +626,8 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
         MNNode *sum = ir_node_new(g, "MNCoreOutputSum", 2, 1);
         sum->name = arena_printf(g->arena, "%s_ksum%lld", o->name, (long long)k);
         sum->domain = "mncore";
-        sum->in[0] = acc, sum->in[1] = pv;
+        sum->in[0] = acc;
+        sum->in[1] = pv;
         MNValue *sv = o;
         if (k < Sk - 1) { /* the sum so far, in the partials' dtype */
             sv = ir_value_new(g, arena_printf(g->arena, "%s_sum%lld", o->name, (long long)k));
@@ -786,9 +797,11 @@ static void window_split(MNCompile *c, MNNode *n, const Window *w, int64_t S, Or
         for (int k = 0; k < ns && strcmp(ir_attr_string(n, "auto_pad", "NOTSET"), "NOTSET"); k++) {
             Window wk; /* auto_pad: each copy gets the pads it implies, written out */
             if (!window_of(n, 2 + k, &wk)) die("window attributes of '%s' changed under Time-Slice", n->name);
-            pads[k] = wk.pb, pads[ns + k] = wk.pe;
+            pads[k] = wk.pb;
+            pads[ns + k] = wk.pe;
         }
-        pads[w->sp] = pb, pads[ns + w->sp] = pe;
+        pads[w->sp] = pb;
+        pads[ns + w->sp] = pe;
         cp->attrs[na++] = (MNAttr){.name = "pads", .type = MN_ATTR_INTS, .n = 2 * ns, .ints = pads};
         cp->nattr = na;
         cp->in[0] = xp;
@@ -894,7 +907,10 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
         return;
     }
     if (!touches || S < 2) {
-        if (touches && n->op != OP_MNCoreInputSplit && n->op != OP_MNCoreOutputConcat) st->left++, st->whole[n->op]++;
+        if (touches && n->op != OP_MNCoreInputSplit && n->op != OP_MNCoreOutputConcat) {
+            st->left++;
+            st->whole[n->op]++;
+        }
         push(g, &st->ord, n);
         return;
     }

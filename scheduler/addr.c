@@ -69,7 +69,10 @@ static int64_t lowest_gap(const SchedInterval *iv, const int64_t *off, const int
         int64_t o = off[cand[k]];
         if (o - at >= size) {
             if (!best_fit) return at;
-            if (o - at < best_gap) best_gap = o - at, best = at;
+            if (o - at < best_gap) {
+                best_gap = o - at;
+                best = at;
+            }
         }
         int64_t e = align_up(o + iv[cand[k]].size, align);
         if (e > at) at = e;
@@ -122,12 +125,20 @@ static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int
         off[i] = lowest_gap(iv, off, cand, nc, iv[i].size, align, false);
         if (off[i] + iv[i].size > peak) peak = off[i] + iv[i].size;
         for (int64_t b = iv[i].start / BUCKET; b <= iv[i].end / BUCKET; b++) {
-            if (bn[b] == bc[b]) bc[b] = bc[b] ? 2 * bc[b] : 8, bl[b] = xrealloc(bl[b], sizeof(int) * (size_t)bc[b]);
+            if (bn[b] == bc[b]) {
+                bc[b] = bc[b] ? 2 * bc[b] : 8;
+                bl[b] = xrealloc(bl[b], sizeof(int) * (size_t)bc[b]);
+            }
             bl[b][bn[b]++] = i;
         }
     }
     for (int b = 0; b < nb; b++) free(bl[b]);
-    free(bl), free(bn), free(bc), free(stamp), free(cand), free(ord);
+    free(bl);
+    free(bn);
+    free(bc);
+    free(stamp);
+    free(cand);
+    free(ord);
     return peak;
 }
 
@@ -149,7 +160,8 @@ static int64_t best_fit_by_start(const SchedInterval *iv, int n, int64_t align, 
         while (k > 0 && off[act[k - 1]] > off[i]) act[k] = act[k - 1], k--;
         act[k] = i;
     }
-    free(act), free(ord);
+    free(act);
+    free(ord);
     return peak;
 }
 
@@ -166,6 +178,7 @@ int64_t sched_place(SchedInterval *iv, int n, int64_t align, int64_t *load, cons
     const int64_t *best = pa <= pb ? a : b;
     *which = pa <= pb ? "greedy_by_size" : "best_fit_by_start";
     for (int i = 0; i < n; i++) iv[i].offset = best[i];
-    free(a), free(b);
+    free(a);
+    free(b);
     return pa <= pb ? pa : pb;
 }

@@ -60,7 +60,10 @@ bool sched_address(MNCompile *c) {
     const char *which;
     peak = sched_place(iv, n, DRAM_ALIGN, &load, &which);
     for (int k = 0; k < n; k++) g->values[who[k]]->addr = base + iv[k].offset;
-    free(iv), free(who), free(first), free(last);
+    free(iv);
+    free(who);
+    free(first);
+    free(last);
     int64_t total = base + peak,
             have = c->machine.dram_lw; /* per group: every group holds its part at the same address */
     c->sched->dram_top = total;

@@ -122,8 +122,10 @@ typedef struct {
 static void logev(Sim *m, Event e) {
     if (!m->log) return;
     Run *r = m->r;
-    if (r->nev == r->cap_ev)
-        r->cap_ev = r->cap_ev ? 2 * r->cap_ev : 256, r->ev = xrealloc(r->ev, sizeof(Event) * (size_t)r->cap_ev);
+    if (r->nev == r->cap_ev) {
+        r->cap_ev = r->cap_ev ? 2 * r->cap_ev : 256;
+        r->ev = xrealloc(r->ev, sizeof(Event) * (size_t)r->cap_ev);
+    }
     r->ev[r->nev++] = e;
 }
 
@@ -294,8 +296,16 @@ static int make_room(Sim *m, int64_t size, int want, int p, bool only) {
                     continue;
                 }
                 int64_t hi = v < 0 ? s->cap[t] : m->off[v];
-                if (hi - lo >= size && (wb < 0 || cost < wcost)) wb = t, wlo = lo, whi = hi, wcost = cost;
-                if (v >= 0) lo = m->off[v] + s->size[v], cost = 0;
+                if (hi - lo >= size && (wb < 0 || cost < wcost)) {
+                    wb = t;
+                    wlo = lo;
+                    whi = hi;
+                    wcost = cost;
+                }
+                if (v >= 0) {
+                    lo = m->off[v] + s->size[v];
+                    cost = 0;
+                }
             }
         }
         int nc = 0;
@@ -330,7 +340,10 @@ static int make_room(Sim *m, int64_t size, int want, int p, bool only) {
             int nu = next_use(m, v, p);
             double cost = (double)s->xfer[v] * (m->have_dram[v] ? 1 : 2);
             double score = (double)(nu == 0x7fffffff ? 1e9 : nu - p) * (double)s->size[v] / (cost > 0 ? cost : 1);
-            if (score > best || (score == best && v < ev)) best = score, ev = v;
+            if (score > best || (score == best && v < ev)) {
+                best = score;
+                ev = v;
+            }
         }
         if (ev < 0) break;
         evict(m, ev, p);
@@ -343,7 +356,10 @@ static void alloc(Sim *m, int v, int bank) {
     int64_t at = gap(m, bank, m->s->size[v]);
     if (at < 0) die("allocation of '%s' in LM%d without room", m->s->g->values[v]->name, bank);
     res_add(m, v, bank, at);
-    if (m->r->def_bank && m->r->def_bank[v] < 0) m->r->def_bank[v] = bank, m->r->def_off[v] = at;
+    if (m->r->def_bank && m->r->def_bank[v] < 0) {
+        m->r->def_bank[v] = bank;
+        m->r->def_off[v] = at;
+    }
     m->free_[bank] -= m->s->size[v];
 }
 
@@ -430,7 +446,8 @@ static bool run_node(Sim *m, int p) {
     for (int a = 1; a < nneed; a++)
         for (int b = a; b > 0 && s->size[need[b] >> 1] > s->size[need[b - 1] >> 1]; b--) {
             int t = need[b];
-            need[b] = need[b - 1], need[b - 1] = t;
+            need[b] = need[b - 1];
+            need[b - 1] = t;
         }
     for (int q = 0; q < nneed; q++) {
         int v = need[q] >> 1;
@@ -482,7 +499,10 @@ static bool run_node(Sim *m, int p) {
         m->free_[b] += s->size[in0->id] - s->size[o->id];
         res_del(m, in0->id); /* the output takes its place */
         res_add(m, o->id, b, at);
-        if (m->r->def_bank) m->r->def_bank[o->id] = b, m->r->def_off[o->id] = at;
+        if (m->r->def_bank) {
+            m->r->def_bank[o->id] = b;
+            m->r->def_off[o->id] = at;
+        }
     } else {
         if (fast >= 0 && !scratch) { /* a temp where a free range holds it, without evicting */
             temp = sn->var[fast].temp_lw;
@@ -494,7 +514,10 @@ static bool run_node(Sim *m, int p) {
         }
         if (var == 0 && n->nout && lm_value(n->out[0]) && m->bank[n->out[0]->id] == 1) var = sn->nvar > 1 ? 1 : 0;
     }
-    if (scratch) temp = scratch, tbank = 0;
+    if (scratch) {
+        temp = scratch;
+        tbank = 0;
+    }
     int64_t toff = -1;
     if (temp) toff = gap(m, tbank, temp); /* held only while the node runs: nothing else is placed meanwhile */
     /* two LM operands in one bank cost a read step each; a node's one LM input in the
@@ -505,7 +528,10 @@ static bool run_node(Sim *m, int p) {
     for (int a = 0; a < n->nin; a++) {
         bool again = false;
         for (int b2 = 0; b2 < a; b2++) again |= n->in[b2] == n->in[a];
-        if (lm_value(n->in[a]) && m->bank[n->in[a]->id] >= 0 && !again) nlm++, last = a;
+        if (lm_value(n->in[a]) && m->bank[n->in[a]->id] >= 0 && !again) {
+            nlm++;
+            last = a;
+        }
     }
     if (nlm == 1 && sn->var[var].out_bank >= 0 && m->bank[n->in[last]->id] == sn->var[var].out_bank) conflict = true;
     for (int a = 0; a < n->nin; a++)
@@ -516,7 +542,10 @@ static bool run_node(Sim *m, int p) {
     int64_t st, dur = gather ? gather_cycles : conflict ? sn->var[var].cycles_conflict : sn->var[var].cycles;
     int64_t end = occupy(m, sn->res, dep, dur, &st);
     for (int k = 0; k < n->nout; k++)
-        if (n->out[k]) m->ready[n->out[k]->id] = end, m->dram_ready[n->out[k]->id] = end;
+        if (n->out[k]) {
+            m->ready[n->out[k]->id] = end;
+            m->dram_ready[n->out[k]->id] = end;
+        }
     if (sn->res == SIM_DRAM) {
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] && !lm_value(n->in[k]) && n->op != OP_MNCoreUpload && n->op != OP_MNCoreOutputConcat)
@@ -556,7 +585,9 @@ static bool run_node(Sim *m, int p) {
 static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     memset(r, 0, sizeof *r);
     Sim m = {0};
-    m.s = s, m.r = r, m.log = log;
+    m.s = s;
+    m.r = r;
+    m.log = log;
     int nv = s->nv;
     m.pos = xcalloc((size_t)s->nn + 1, sizeof(int));
     for (int p = 0; p < s->nn; p++) m.pos[s->order[p]->sim] = p;
@@ -573,7 +604,10 @@ static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     int total = 0;
     for (int p = 0; p < s->nn; p++)
         for (int k = 0; k < s->order[p]->nin; k++)
-            if (s->order[p]->in[k]) m.use_start[s->order[p]->in[k]->id + 1]++, total++;
+            if (s->order[p]->in[k]) {
+                m.use_start[s->order[p]->in[k]->id + 1]++;
+                total++;
+            }
     for (int v = 0; v < nv; v++) m.use_start[v + 1] += m.use_start[v];
     m.use_pos = xmalloc(sizeof(int) * (size_t)(total + 1));
     int *fill = xmalloc(sizeof(int) * (size_t)(nv + 1));
@@ -589,15 +623,32 @@ static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
         r->def_off = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
         for (int v = 0; v < nv; v++) r->def_bank[v] = -1, r->def_off[v] = -1;
     }
-    m.free_[0] = s->cap[0], m.free_[1] = s->cap[1];
+    m.free_[0] = s->cap[0];
+    m.free_[1] = s->cap[1];
     m.rank = xmalloc(sizeof(int) * (size_t)(s->nn + 1));
-    m.rl[0] = xmalloc(sizeof(int) * (size_t)(nv + 1)), m.rl[1] = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    m.rl[0] = xmalloc(sizeof(int) * (size_t)(nv + 1));
+    m.rl[1] = xmalloc(sizeof(int) * (size_t)(nv + 1));
     m.off = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
     for (int p = 0, k = 0; p < s->nn; p++) m.rank[p] = k, k += s->order[p]->op != OP_MNCoreDownload;
     for (int p = 0; p < s->nn && !r->fail; p++)
-        if (!run_node(&m, p)) r->fail = true, r->fail_node = p;
-    free(m.pos), free(m.bank), free(m.have_dram), free(m.pin), free(m.outpin), free(m.ready), free(m.dram_ready);
-    free(m.use_start), free(m.use_cur), free(m.use_pos), free(m.rank), free(m.rl[0]), free(m.rl[1]), free(m.off);
+        if (!run_node(&m, p)) {
+            r->fail = true;
+            r->fail_node = p;
+        }
+    free(m.pos);
+    free(m.bank);
+    free(m.have_dram);
+    free(m.pin);
+    free(m.outpin);
+    free(m.ready);
+    free(m.dram_ready);
+    free(m.use_start);
+    free(m.use_cur);
+    free(m.use_pos);
+    free(m.rank);
+    free(m.rl[0]);
+    free(m.rl[1]);
+    free(m.off);
 }
 
 static void run_free(Run *r) {
@@ -705,7 +756,10 @@ static void anneal(Sched *s, SaStats *stats) {
     memcpy(s->recompute, rc_best, sizeof(bool) * (size_t)s->nv);
     s->order = ARENA_ARRAY(s->c->arena, MNNode *, nn + 1);
     memcpy(s->order, best, sizeof(MNNode *) * (size_t)nn);
-    free(cur), free(best), free(rc_best), free(pos);
+    free(cur);
+    free(best);
+    free(rc_best);
+    free(pos);
 }
 
 /* ---- writing the schedule into the graph ---- */
@@ -776,9 +830,10 @@ static void plan_slots(const Sched *s, const Run *r, Slots *S) {
             for (int k = 0; k < n->nout; k++) {
                 const MNValue *o = n->out[k];
                 if (!lm_value(o)) continue;
-                if (k == 0 && var->out_bank < 0)
-                    cur[o->id] = cur[n->in[0]->id], cur[n->in[0]->id] = -1;
-                else
+                if (k == 0 && var->out_bank < 0) {
+                    cur[o->id] = cur[n->in[0]->id];
+                    cur[n->in[0]->id] = -1;
+                } else
                     cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id], r->def_off[o->id]);
                 S->def_slot[o->id] = cur[o->id];
             }
@@ -809,7 +864,9 @@ static void plan_slots(const Sched *s, const Run *r, Slots *S) {
 }
 
 static void slots_free(Slots *S) {
-    free(S->slot), free(S->def_slot), free(S->ev_slot);
+    free(S->slot);
+    free(S->def_slot);
+    free(S->ev_slot);
     memset(S, 0, sizeof *S);
 }
 
@@ -824,18 +881,21 @@ static void place_slots(const Sched *s, Slots *S, int64_t peak[2], int64_t load[
         int64_t online = 0;
         for (int i = 0; i < S->nslot; i++)
             if (S->slot[i].bank == b) {
-                idx[n] = i, iv[n++] = (SchedInterval){S->slot[i].start, S->slot[i].end, S->slot[i].size, 0};
+                idx[n] = i;
+                iv[n++] = (SchedInterval){S->slot[i].start, S->slot[i].end, S->slot[i].size, 0};
                 if (S->slot[i].offset + S->slot[i].size > online) online = S->slot[i].offset + S->slot[i].size;
             }
         const char *h;
         int64_t offline = sched_place(iv, n, s->c->machine.address_alignment_lw, &load[b], &h);
         if (n && offline < online) {
             for (int k = 0; k < n; k++) S->slot[idx[k]].offset = iv[k].offset;
-            peak[b] = offline, which[b] = h;
+            peak[b] = offline;
+            which[b] = h;
         } else
             peak[b] = online, which[b] = "first_fit_online";
     }
-    free(iv), free(idx);
+    free(iv);
+    free(idx);
 }
 
 static MNLoc bank_loc(int b) { return b ? MN_LOC_LM1 : MN_LOC_LM0; }
@@ -856,7 +916,8 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
         const MNNode *n = s->nodes0[i];
         orig_in[i] = ARENA_ARRAY(g->arena, MNValue *, n->nin + 1);
         memcpy(orig_in[i], n->in, sizeof(MNValue *) * (size_t)n->nin);
-        orig_attrs[i] = n->attrs, orig_nattr[i] = n->nattr;
+        orig_attrs[i] = n->attrs;
+        orig_nattr[i] = n->nattr;
     }
     MNNode **out = ARENA_ARRAY(g->arena, MNNode *, r->nev + 1);
     int w = 0;
@@ -893,7 +954,8 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
                 MNValue *o = n->out[k];
                 if (!lm_value(o)) continue;
                 const Slot *sl = &S->slot[S->def_slot[o->id]];
-                o->loc = bank_loc(sl->bank), o->addr = sl->offset;
+                o->loc = bank_loc(sl->bank);
+                o->addr = sl->offset;
                 cur[o->id] = o;
                 resident[o->id] = true;
             }
@@ -904,7 +966,8 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
             if (!src) die("reload of '%s' without a DRAM copy", v->name);
             if (s->dram_src[id] && v->producer->op == OP_MNCoreInputSplit) { /* the piece cut out again */
                 n = mk(g, "MNCoreInputSplit", 1, 1, arena_printf(g->arena, "%s_reload%d", v->name, ++count[id]));
-                n->nattr = v->producer->nattr, n->attrs = v->producer->attrs;
+                n->nattr = v->producer->nattr;
+                n->attrs = v->producer->attrs;
             } else
                 n = mk(g, "MNCoreDownload", 1, 1, arena_printf(g->arena, "%s_reload%d", v->name, ++count[id]));
             n->in[0] = src;
@@ -915,7 +978,8 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
             n = mk(g, "MNCoreUpload", 1, 1, arena_printf(g->arena, "%s_spill", v->name));
             n->in[0] = cur[id];
             MNValue *c = clone_value(g, v, arena_printf(g->arena, "%s_spill", v->name));
-            c->loc_kind = MN_LOC_KIND_DRAM, c->loc = MN_LOC_DRAM;
+            c->loc_kind = MN_LOC_KIND_DRAM;
+            c->loc = MN_LOC_DRAM;
             c->producer = n;
             n->out[0] = c;
             spill[id] = c;
@@ -936,7 +1000,8 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
             n = ir_node_new(g, p->op_type, p->nin, 1);
             n->name = arena_printf(g->arena, "%s_recompute%d", p->name, ++count[id]);
             n->domain = p->domain;
-            n->nattr = orig_nattr[ev->node], n->attrs = orig_attrs[ev->node]; /* the plain variant */
+            n->nattr = orig_nattr[ev->node];
+            n->attrs = orig_attrs[ev->node]; /* the plain variant */
             n->sim = p->sim;
             MNValue **pin = orig_in[ev->node];
             for (int k = 0; k < p->nin; k++) n->in[k] = pin[k] && lm_value(pin[k]) ? cur[pin[k]->id] : pin[k];
@@ -946,7 +1011,8 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
         }
         if (made) {
             const Slot *sl = &S->slot[S->ev_slot[e]];
-            made->loc = bank_loc(sl->bank), made->addr = sl->offset;
+            made->loc = bank_loc(sl->bank);
+            made->addr = sl->offset;
             made->producer = n;
             made->producer_out = 0;
             n->out[0] = made;
@@ -958,7 +1024,13 @@ static void materialize(Sched *s, const Run *r, const Slots *S) {
     g->nnodes = 0;
     for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = out[i];
     ir_recount_uses(g);
-    free(cur), free(spill), free(count), free(resident), free(orig_in), free(orig_attrs), free(orig_nattr);
+    free(cur);
+    free(spill);
+    free(count);
+    free(resident);
+    free(orig_in);
+    free(orig_attrs);
+    free(orig_nattr);
 }
 
 static const char *policy_name(int p) {
@@ -971,7 +1043,10 @@ static const char *policy_name(int p) {
 static void us_text(MNBuf *b, int64_t cycles, double mhz) {
     double v = (double)cycles / mhz;
     long long ip = (long long)floor(v), fr = llround((v - (double)ip) * 1e9);
-    if (fr >= 1000000000) ip++, fr -= 1000000000;
+    if (fr >= 1000000000) {
+        ip++;
+        fr -= 1000000000;
+    }
     char t[48], *p = buf_int(t, ip);
     if (fr) {
         *p++ = '.';
@@ -1048,13 +1123,15 @@ static void residency(MNCompile *c, const Run *r, const Slots *S, const int64_t 
     int64_t *d = xcalloc((size_t)(2 * (n + 2)), sizeof(int64_t)); /* differences: +size at start, -size after end */
     for (int i = 0; i < S->nslot; i++) {
         const Slot *t = &S->slot[i];
-        d[2 * t->start + t->bank] += t->size, d[2 * (t->end + 1) + t->bank] -= t->size;
+        d[2 * t->start + t->bank] += t->size;
+        d[2 * (t->end + 1) + t->bank] -= t->size;
     }
     st->nres = n;
     st->res_lw = ARENA_ARRAY(c->arena, int64_t, 2 * (size_t)n + 2);
     for (int e = 0; e < n; e++)
         for (int b = 0; b < 2; b++) st->res_lw[2 * e + b] = d[2 * e + b] + (e ? st->res_lw[2 * (e - 1) + b] : 0);
-    st->peak_lw[0] = peak[0], st->peak_lw[1] = peak[1];
+    st->peak_lw[0] = peak[0];
+    st->peak_lw[1] = peak[1];
     free(d);
 }
 
@@ -1078,7 +1155,11 @@ static bool schedule(MNCompile *c) {
     MNGraph *g = c->g;
     if (!c->sched) die("schedule before node simulation");
     Sched s = {0};
-    s.c = c, s.g = g, s.nn = g->nnodes, s.nv = g->nvalues, s.policy = (int)c->opt->ival[MN_OPT_scheduler];
+    s.c = c;
+    s.g = g;
+    s.nn = g->nnodes;
+    s.nv = g->nvalues;
+    s.policy = (int)c->opt->ival[MN_OPT_scheduler];
     s.nodes0 = ARENA_ARRAY(c->arena, MNNode *, s.nn + 1);
     memcpy(s.nodes0, g->nodes, sizeof(MNNode *) * (size_t)s.nn);
     s.order = ARENA_ARRAY(c->arena, MNNode *, s.nn + 1);
@@ -1102,7 +1183,10 @@ static bool schedule(MNCompile *c) {
         for (int k = 0; k < n->nout; k++)
             if (n->out[k]) s.prod[n->out[k]->id] = i;
         for (int k = 0; k < n->nin; k++)
-            if (n->in[k]) s.cons_start[n->in[k]->id + 1]++, total++;
+            if (n->in[k]) {
+                s.cons_start[n->in[k]->id + 1]++;
+                total++;
+            }
     }
     for (int v = 0; v < s.nv; v++) s.cons_start[v + 1] += s.cons_start[v];
     s.cons = xmalloc(sizeof(int) * (size_t)(total + 1));
@@ -1121,7 +1205,8 @@ static bool schedule(MNCompile *c) {
         s.bytes[v] = data ? sim_dram_bytes(x) : 0;
         s.xfer[v] = data ? sim_dram_cycles(&c->machine, x) : 0;
     }
-    s.cap[0] = c->machine.lm0_lw, s.cap[1] = c->machine.lm1_lw;
+    s.cap[0] = c->machine.lm0_lw;
+    s.cap[1] = c->machine.lm1_lw;
     /* each gather's scratch, by node: room made for it in LM0 while it runs */
     int64_t *need = xcalloc((size_t)s.nn + 1, sizeof(int64_t)), scratch_max = 0;
     s.scratch = xcalloc((size_t)s.nn + 1, sizeof(int64_t));
@@ -1152,7 +1237,8 @@ static bool schedule(MNCompile *c) {
                    "operands in LM at once, each in one free range of a bank",
                    g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name,
                    n->op_type, (long long)need);
-        run_free(&pl.r), run_free(&base);
+        run_free(&pl.r);
+        run_free(&base);
         free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
             free(s.bytes), free(s.scratch);
         return false;
@@ -1191,7 +1277,8 @@ static bool schedule(MNCompile *c) {
            (long long)r.dram_written, (long long)r.spills, (long long)r.reloads, (long long)r.recomputes,
            (long long)r.moves);
     bool ok = !c->out_dir || write_trace(c, &s, &r);
-    run_free(&r), run_free(&base);
+    run_free(&r);
+    run_free(&base);
     free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
         free(s.bytes), free(s.scratch);
     return ok;

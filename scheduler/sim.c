@@ -441,7 +441,8 @@ bool sched_results_write(MNCompile *c) {
  * threads to spare), else at once; written by sched_results_write */
 static bool write_results(MNCompile *c, MNNode **nodes, int nn) {
     SimResults *r = xcalloc(1, sizeof *r);
-    r->c = c, r->nn = nn;
+    r->c = c;
+    r->nn = nn;
     r->nodes = xmalloc(sizeof(MNNode *) * (size_t)(nn + 1));
     memcpy(r->nodes, nodes, sizeof(MNNode *) * (size_t)nn);
     c->sched->results = r;
@@ -504,7 +505,8 @@ static void split_per_piece(MNCompile *c) {
             q->domain = "mncore";
             q->in[0] = n->in[0];
             q->out[0] = p;
-            p->producer = q, p->producer_out = 0;
+            p->producer = q;
+            p->producer_out = 0;
             q->nattr = 2;
             q->attrs = ARENA_ARRAY(g->arena, MNAttr, 2);
             int64_t *one = ARENA_NEW(g->arena, int64_t);
@@ -525,11 +527,17 @@ static void split_per_piece(MNCompile *c) {
         order[w++] = n;
     }
     for (int v = 0; v < nv; v++) /* any piece still unplaced (unused): at the end */
-        if (piece_node[v] && !done[v]) place_inputs(&po, piece_node[v]), done[v] = true, order[w++] = piece_node[v];
+        if (piece_node[v] && !done[v]) {
+            place_inputs(&po, piece_node[v]);
+            done[v] = true;
+            order[w++] = piece_node[v];
+        }
     g->nnodes = 0;
     for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = order[i];
     ir_recount_uses(g);
-    free(piece_node), free(done), free(orig);
+    free(piece_node);
+    free(done);
+    free(orig);
     if (cuts) mn_log(c, 0, "node simulation: %d split pieces, each cut just before its first reader", cuts);
 }
 
@@ -555,8 +563,14 @@ static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
             if (v->fast ||
                 (v->out_bank == 1 && plain[0][0] >= 0)) { /* the output in LM1 is taken to cost what LM0's did */
                 int b = v->fast ? v->out_bank : 0;
-                if (b >= 0 && plain[b][0] >= 0) v->cycles = plain[b][0], v->cycles_conflict = plain[b][1];
-                if (v->out_bank == 1 && !v->fast) plain[1][0] = v->cycles, plain[1][1] = v->cycles_conflict;
+                if (b >= 0 && plain[b][0] >= 0) {
+                    v->cycles = plain[b][0];
+                    v->cycles_conflict = plain[b][1];
+                }
+                if (v->out_bank == 1 && !v->fast) {
+                    plain[1][0] = v->cycles;
+                    plain[1][1] = v->cycles_conflict;
+                }
                 continue;
             }
             int start = v->out_bank >= 0 ? 1 - v->out_bank : 0, nl = 0,
@@ -567,14 +581,19 @@ static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
                 nlm += in_lm(n->in[j]) && !again;
             }
             for (int j = 0; j < n->nin; j++) {
-                alt[j] = (start + nl) % 2, one[j] = nlm == 1 && v->out_bank >= 0 ? v->out_bank : start;
+                alt[j] = (start + nl) % 2;
+                one[j] = nlm == 1 && v->out_bank >= 0 ? v->out_bank : start;
                 nl += in_lm(n->in[j]);
             }
             int64_t cyc = c->code->measure(c, n, alt, v->out_bank);
             if (cyc < 0) continue;
             int64_t cc = nl ? c->code->measure(c, n, one, v->out_bank) : cyc;
-            v->cycles = cyc, v->cycles_conflict = cc >= cyc ? cc : cyc;
-            if (v->out_bank >= 0) plain[v->out_bank][0] = v->cycles, plain[v->out_bank][1] = v->cycles_conflict;
+            v->cycles = cyc;
+            v->cycles_conflict = cc >= cyc ? cc : cyc;
+            if (v->out_bank >= 0) {
+                plain[v->out_bank][0] = v->cycles;
+                plain[v->out_bank][1] = v->cycles_conflict;
+            }
             any = true;
         }
     return any;
@@ -631,11 +650,18 @@ bool sched_node_simulation(MNCompile *c) {
     for (int i = 0; i < nn; i++)
         if (rep[i] != i) st->sim[g->nodes[i]->sim] = st->sim[g->nodes[rep[i]]->sim];
     for (int t = 0; t < nt; t++) {
-        c->cache_hits += w[t].cache.hits, c->cache_misses += w[t].cache.misses;
-        c->cache_corrupt += w[t].cache.corrupt, c->cache_write_failures += w[t].cache.write_failures;
+        c->cache_hits += w[t].cache.hits;
+        c->cache_misses += w[t].cache.misses;
+        c->cache_corrupt += w[t].cache.corrupt;
+        c->cache_write_failures += w[t].cache.write_failures;
     }
     for (int i = 0; i < nn; i++) free(sig[i]);
-    free(sig), free(key), free(ord), free(rep), free(uniq), free(w);
+    free(sig);
+    free(key);
+    free(ord);
+    free(rep);
+    free(uniq);
+    free(w);
     buf_free(&mtext);
     mn_figure(c, "distinct_signatures", nu);
     int64_t total = 0, variants = 0;

@@ -49,7 +49,10 @@ bool sim_cache_get(SimCache *sc, const char *sig, uint64_t key, SimNode *out) {
     }
     const char *end = NULL; /* the whole file must be the one object: no trailing bytes */
     cJSON *j = cJSON_ParseWithLengthOpts(text, len + 1, &end, true);
-    if (j && end != text + len) cJSON_Delete(j), j = NULL;
+    if (j && end != text + len) {
+        cJSON_Delete(j);
+        j = NULL;
+    }
     free(text);
     SimNode sn;
     memset(&sn, 0, sizeof sn);
