@@ -32,72 +32,18 @@
  * copies of producers for recomputation; every LM value gets its bank (loc LM0/LM1)
  * and, from the lifetimes, its address: the simulation's own first fit within the bank
  * as it goes (a value that finds no free range is a full bank), or addr.c's offline
- * placement when that peaks lower. Code Emit also needs LM0 room for a gather's scratch
- * while the gather runs (Code Emit says how much, per node, through MNCompile.code): the simulation
- * makes that room as for an output and keeps it as the node's temp, so that the
- * placements leave it free. */
-#include "scheduler.h"
+ * placement when that peaks lower (materialize.c). Code Emit also needs LM0 room for a
+ * gather's scratch while the gather runs (Code Emit says how much, per node, through
+ * MNCompile.code): the simulation makes that room as for an output and keeps it as the
+ * node's temp, so that the placements leave it free.
+ *
+ * This file holds the simulation and the pass; anneal.c the annealing, materialize.c
+ * the writing of the schedule into the graph (sched_impl.h is what they share). */
+#include "sched_impl.h"
 #include "ops.h"
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-enum { EV_NODE, EV_LOAD, EV_STORE, EV_FORGET, EV_MOVE, EV_RECOMPUTE };
-
-typedef struct {
-    int kind;
-    int node; /* position in the order (EV_NODE), or the producer's (EV_RECOMPUTE) */
-    int v; /* value id (all but EV_NODE) */
-    int bank; /* where the value (or the node's outputs) goes */
-    int variant; /* EV_NODE */
-    int64_t start, dur;
-    int res;
-    int64_t addr; /* the LM address of the copy a load, move or recompute makes; a node's temp */
-    int64_t temp; /* EV_NODE: the long words of its temp at addr (a fast variant's, or a gather's scratch) */
-} Event;
-
-typedef struct {
-    MNCompile *c;
-    MNGraph *g;
-    int nn, nv, policy;
-    MNNode **order;
-    int64_t cap[2];
-    /* per value (original ids) */
-    int64_t *size; /* LM long words, 0: not an LM value */
-    bool *dram_src; /* an LM copy made by a download: its source stays in DRAM */
-    int *prod; /* producing node's index in nodes0, -1 none */
-    int *cons_start, *cons; /* consumers (node indices in nodes0), CSR */
-    MNNode **nodes0; /* the original order */
-    bool *recompute; /* SA's choice per value */
-    int64_t *xfer, *bytes; /* per value: one DRAM transfer's cycles, its DRAM image */
-    int64_t *scratch; /* per node (its sim index): the LM0 range Code Emit's gather scratch needs while it runs */
-} Sched;
-
-typedef struct {
-    /* results */
-    int64_t makespan, dram_read, dram_written, spills, reloads, recomputes, moves, forgets;
-    bool fail;
-    int fail_node;
-    /* the log, when asked for */
-    Event *ev;
-    int nev, cap_ev;
-    int *reloaded; /* values reloaded (SA's recompute candidates), when want_reloaded */
-    int nreloaded, cap_reloaded;
-    bool want_reloaded;
-    int *def_bank; /* with the log: the bank and address each value got where it was made */
-    int64_t *def_off;
-} Run;
-
-/* append to a malloc'd array, doubling it */
-#define PUSH_HEAP(arr, n, cap, x)                                                                                  \
-    do {                                                                                                           \
-        if ((n) == (cap)) (cap) = (cap) ? 2 * (cap) : 64, (arr) = xrealloc((arr), sizeof(*(arr)) * (size_t)(cap)); \
-        (arr)[(n)++] = (x);                                                                                        \
-    } while (0)
-
-static bool lm_value(const MNValue *v) {
-    return v && v->loc_kind == MN_LOC_KIND_LM && mn_dtype_bytes(v->dtype) && v->num_lw > 0;
-}
 
 /* ---- one simulation ---- */
 
@@ -582,7 +528,7 @@ static bool run_node(Sim *m, int p) {
     return true;
 }
 
-static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
+void sched_sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     memset(r, 0, sizeof *r);
     Sim m = {0};
     m.s = s;
@@ -651,386 +597,12 @@ static void sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     free(m.off);
 }
 
-static void run_free(Run *r) {
+void sched_run_free(Run *r) {
     free(r->ev);
     free(r->reloaded);
     free(r->def_bank);
     free(r->def_off);
     memset(r, 0, sizeof *r);
-}
-
-/* ---- simulated annealing ---- */
-
-static uint64_t rng_next(uint64_t *x) { /* splitmix64 */
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-typedef struct {
-    int64_t steps, accepted, improved, start_cost, best_cost;
-} SaStats;
-
-static void anneal(Sched *s, SaStats *stats) {
-    int nn = s->nn;
-    uint64_t rng = (uint64_t)s->c->opt->ival[MN_OPT_seed] * 0x2545f4914f6cdd1dull + 1;
-    MNNode **cur = xmalloc(sizeof(MNNode *) * (size_t)(nn + 1)), **best = xmalloc(sizeof(MNNode *) * (size_t)(nn + 1));
-    bool *rc_best = xcalloc((size_t)s->nv + 1, sizeof(bool));
-    memcpy(cur, s->order, sizeof(MNNode *) * (size_t)nn);
-    memcpy(best, cur, sizeof(MNNode *) * (size_t)nn);
-    Run r;
-    s->order = cur;
-    sim_run(s, &r, false, true);
-    int64_t cost = r.fail ? INT64_MAX : r.makespan, best_cost = cost;
-    stats->start_cost = cost;
-    int *pos = xmalloc(sizeof(int) * (size_t)(nn + 1));
-    int64_t budget = s->c->opt->ival[MN_OPT_sa_steps];
-    double T0 = cost == INT64_MAX ? 1 : (double)cost * 0.02;
-    for (int64_t step = 0; step < budget && cost != INT64_MAX && nn > 1; step++) {
-        double T = T0 * pow(0.001, (double)step / (double)budget);
-        uint64_t x = rng_next(&rng);
-        int kind = r.nreloaded && (x & 3) == 0 ? 1 : 0;
-        int flip = -1, from = -1, to = -1;
-        if (kind == 1) { /* recompute one reloaded value instead, or stop doing so */
-            flip = r.reloaded[(x >> 8) % (uint64_t)r.nreloaded];
-            s->recompute[flip] = !s->recompute[flip];
-        } else { /* move one node within the window its producers and consumers leave */
-            for (int p = 0; p < nn; p++) pos[cur[p]->sim] = p;
-            from = (int)((x >> 8) % (uint64_t)nn);
-            const MNNode *n = cur[from];
-            int lo = 0, hi = nn - 1;
-            for (int k = 0; k < n->nin; k++) {
-                const MNValue *v = n->in[k];
-                if (v && s->prod[v->id] >= 0 && pos[s->nodes0[s->prod[v->id]]->sim] + 1 > lo)
-                    lo = pos[s->nodes0[s->prod[v->id]]->sim] + 1;
-            }
-            for (int k = 0; k < n->nout; k++) {
-                const MNValue *v = n->out[k];
-                if (!v) continue;
-                for (int j = s->cons_start[v->id]; j < s->cons_start[v->id + 1]; j++)
-                    if (pos[s->nodes0[s->cons[j]]->sim] - 1 < hi) hi = pos[s->nodes0[s->cons[j]]->sim] - 1;
-            }
-            if (hi <= lo) continue;
-            to = lo + (int)((x >> 40) % (uint64_t)(hi - lo + 1));
-            if (to == from) continue;
-            MNNode *t = cur[from];
-            if (to > from)
-                memmove(&cur[from], &cur[from + 1], sizeof(MNNode *) * (size_t)(to - from));
-            else
-                memmove(&cur[to + 1], &cur[to], sizeof(MNNode *) * (size_t)(from - to));
-            cur[to] = t;
-        }
-        stats->steps++;
-        Run nr;
-        sim_run(s, &nr, false, true);
-        int64_t nc = nr.fail ? INT64_MAX : nr.makespan;
-        double u = (double)(rng_next(&rng) >> 11) / 9007199254740992.0;
-        if (nc <= cost || (nc != INT64_MAX && u < exp(-(double)(nc - cost) / T))) {
-            stats->accepted++;
-            cost = nc;
-            run_free(&r);
-            r = nr;
-            if (cost < best_cost) {
-                best_cost = cost;
-                stats->improved++;
-                memcpy(best, cur, sizeof(MNNode *) * (size_t)nn);
-                memcpy(rc_best, s->recompute, sizeof(bool) * (size_t)s->nv);
-            }
-        } else { /* undo */
-            run_free(&nr);
-            if (flip >= 0)
-                s->recompute[flip] = !s->recompute[flip];
-            else {
-                MNNode *t = cur[to];
-                if (to > from)
-                    memmove(&cur[from + 1], &cur[from], sizeof(MNNode *) * (size_t)(to - from));
-                else
-                    memmove(&cur[to], &cur[to + 1], sizeof(MNNode *) * (size_t)(from - to));
-                cur[from] = t;
-            }
-        }
-    }
-    run_free(&r);
-    stats->best_cost = best_cost;
-    memcpy(s->recompute, rc_best, sizeof(bool) * (size_t)s->nv);
-    s->order = ARENA_ARRAY(s->c->arena, MNNode *, nn + 1);
-    memcpy(s->order, best, sizeof(MNNode *) * (size_t)nn);
-    free(cur);
-    free(best);
-    free(rc_best);
-    free(pos);
-}
-
-/* ---- writing the schedule into the graph ---- */
-
-static MNValue *clone_value(MNGraph *g, const MNValue *v, const char *name) {
-    MNValue *c = ir_value_new(g, name);
-    ir_type_set(g, &c->type, v->type.elem, v->type.rank, v->type.dims);
-    c->dtype = v->dtype;
-    c->lay = v->lay, c->layout = v->layout, c->layout_kind = v->layout_kind, c->padded_shape = v->padded_shape,
-    c->num_lw = v->num_lw, c->gene = v->gene;
-    c->loc_kind = v->loc_kind;
-    c->addr = -1;
-    return c;
-}
-
-static MNNode *mk(MNGraph *g, const char *op, int nin, int nout, const char *name) {
-    MNNode *n = ir_node_new(g, op, nin, nout);
-    n->name = name;
-    n->domain = "mncore";
-    return n;
-}
-
-static void set_attr(MNGraph *g, MNNode *n, const char *name, int64_t v) {
-    MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
-    if (n->nattr) memcpy(a, n->attrs, sizeof(MNAttr) * (size_t)n->nattr);
-    a[n->nattr++] = (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v};
-    n->attrs = a;
-}
-
-/* LM buffers: what the address planner places. A value made in place shares the
- * buffer of the input it overwrites; a double-buffered node's temp has its own. */
-typedef struct {
-    int bank;
-    int64_t start, end, size, offset;
-} Slot;
-
-typedef struct {
-    Slot *slot;
-    int nslot;
-    int *def_slot; /* per value: the buffer it is made in, -1 */
-    int *ev_slot; /* per event: the buffer of the copy a load, move or recompute makes,
-                      or the temp of a node */
-} Slots;
-
-static int new_slot(Slots *S, int bank, int64_t at, int64_t size, int64_t addr) {
-    S->slot[S->nslot] = (Slot){bank, at, at, size, addr};
-    return S->nslot++;
-}
-
-static void plan_slots(const Sched *s, const Run *r, Slots *S) {
-    int nv = s->nv;
-    S->slot = xmalloc(sizeof(Slot) * (size_t)(2 * r->nev + nv + 1));
-    S->nslot = 0;
-    S->def_slot = xmalloc(sizeof(int) * (size_t)(nv + 1));
-    S->ev_slot = xmalloc(sizeof(int) * (size_t)(r->nev + 1));
-    int *cur = xmalloc(sizeof(int) * (size_t)(nv + 1));
-    for (int v = 0; v < nv; v++) cur[v] = -1, S->def_slot[v] = -1;
-#define TOUCH(id, e) ((id) >= 0 && cur[id] >= 0 ? (void)(S->slot[cur[id]].end = (e)) : (void)0)
-    for (int e = 0; e < r->nev; e++) {
-        const Event *ev = &r->ev[e];
-        S->ev_slot[e] = -1;
-        switch (ev->kind) {
-        case EV_NODE: {
-            const MNNode *n = s->order[ev->node];
-            const SimVariant *var = &s->c->sched->sim[n->sim].var[ev->variant];
-            for (int k = 0; k < n->nin; k++)
-                if (lm_value(n->in[k])) TOUCH(n->in[k]->id, e);
-            for (int k = 0; k < n->nout; k++) {
-                const MNValue *o = n->out[k];
-                if (!lm_value(o)) continue;
-                if (k == 0 && var->out_bank < 0) {
-                    cur[o->id] = cur[n->in[0]->id];
-                    cur[n->in[0]->id] = -1;
-                } else
-                    cur[o->id] = new_slot(S, r->def_bank[o->id], e, s->size[o->id], r->def_off[o->id]);
-                S->def_slot[o->id] = cur[o->id];
-            }
-            if (ev->temp && ev->bank >= 0) S->ev_slot[e] = new_slot(S, ev->bank, e, ev->temp, ev->addr);
-            break;
-        }
-        case EV_RECOMPUTE: {
-            const MNNode *p = s->nodes0[ev->node];
-            for (int k = 0; k < p->nin; k++)
-                if (lm_value(p->in[k])) TOUCH(p->in[k]->id, e);
-            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v], ev->addr);
-            break;
-        }
-        case EV_LOAD: cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v], ev->addr); break;
-        case EV_MOVE:
-            TOUCH(ev->v, e);
-            cur[ev->v] = S->ev_slot[e] = new_slot(S, ev->bank, e, s->size[ev->v], ev->addr);
-            break;
-        case EV_STORE: TOUCH(ev->v, e); break;
-        case EV_FORGET:
-            TOUCH(ev->v, e);
-            cur[ev->v] = -1;
-            break;
-        }
-    }
-#undef TOUCH
-    free(cur);
-}
-
-static void slots_free(Slots *S) {
-    free(S->slot);
-    free(S->def_slot);
-    free(S->ev_slot);
-    memset(S, 0, sizeof *S);
-}
-
-/* Addresses for every buffer of each bank: the simulation's own (first fit as it went,
- * valid by construction), or the offline heuristics' placement of the same lifetimes
- * when that needs less of the bank. */
-static void place_slots(const Sched *s, Slots *S, int64_t peak[2], int64_t load[2], const char *which[2]) {
-    SchedInterval *iv = xmalloc(sizeof(SchedInterval) * (size_t)(S->nslot + 1));
-    int *idx = xmalloc(sizeof(int) * (size_t)(S->nslot + 1));
-    for (int b = 0; b < 2; b++) {
-        int n = 0;
-        int64_t online = 0;
-        for (int i = 0; i < S->nslot; i++)
-            if (S->slot[i].bank == b) {
-                idx[n] = i;
-                iv[n++] = (SchedInterval){S->slot[i].start, S->slot[i].end, S->slot[i].size, 0};
-                if (S->slot[i].offset + S->slot[i].size > online) online = S->slot[i].offset + S->slot[i].size;
-            }
-        const char *h;
-        int64_t offline = sched_place(iv, n, s->c->machine.address_alignment_lw, &load[b], &h);
-        if (n && offline < online) {
-            for (int k = 0; k < n; k++) S->slot[idx[k]].offset = iv[k].offset;
-            peak[b] = offline;
-            which[b] = h;
-        } else
-            peak[b] = online, which[b] = "first_fit_online";
-    }
-    free(iv);
-    free(idx);
-}
-
-static MNLoc bank_loc(int b) { return b ? MN_LOC_LM1 : MN_LOC_LM0; }
-
-/* Write the logged run into the graph: every event becomes a node in the new order. */
-static void materialize(Sched *s, const Run *r, const Slots *S) {
-    MNGraph *g = s->g;
-    int nv = s->nv;
-    MNValue **cur = xcalloc((size_t)nv + 1, sizeof(MNValue *)), **spill = xcalloc((size_t)nv + 1, sizeof(MNValue *));
-    int *count = xcalloc((size_t)nv + 1, sizeof(int));
-    bool *resident = xcalloc((size_t)nv + 1, sizeof(bool));
-    for (int v = 0; v < nv; v++) cur[v] = g->values[v];
-    /* the operands as they were: a recomputation copies a node already renamed */
-    MNValue ***orig_in = xmalloc(sizeof(MNValue **) * (size_t)(s->nn + 1));
-    MNAttr **orig_attrs = xmalloc(sizeof(MNAttr *) * (size_t)(s->nn + 1)); /* before in_place / temp_* were added */
-    int *orig_nattr = xmalloc(sizeof(int) * (size_t)(s->nn + 1));
-    for (int i = 0; i < s->nn; i++) {
-        const MNNode *n = s->nodes0[i];
-        orig_in[i] = ARENA_ARRAY(g->arena, MNValue *, n->nin + 1);
-        memcpy(orig_in[i], n->in, sizeof(MNValue *) * (size_t)n->nin);
-        orig_attrs[i] = n->attrs;
-        orig_nattr[i] = n->nattr;
-    }
-    MNNode **out = ARENA_ARRAY(g->arena, MNNode *, r->nev + 1);
-    int w = 0;
-    for (int e = 0; e < r->nev; e++) {
-        const Event *ev = &r->ev[e];
-        int id = ev->v;
-        MNValue *v = id >= 0 ? g->values[id] : NULL;
-        MNValue *made = NULL;
-        MNNode *n = NULL;
-        switch (ev->kind) {
-        case EV_NODE: {
-            n = s->order[ev->node];
-            const SimVariant *var = &s->c->sched->sim[n->sim].var[ev->variant];
-            int in0_id = n->nin && n->in[0] ? n->in[0]->id : -1; /* before renaming */
-            for (int k = 0; k < n->nin; k++) {
-                if (!lm_value(n->in[k])) continue;
-                int id0 = n->in[k]->id;
-                if (n->op == OP_MNCoreOutputConcat && !resident[id0]) { /* gathered from where it was stored */
-                    if (!spill[id0]) die("concat piece '%s' has no DRAM copy", n->in[k]->name);
-                    n->in[k] = spill[id0];
-                } else
-                    n->in[k] = cur[id0];
-            }
-            if (var->out_bank < 0) {
-                set_attr(g, n, "in_place", 1);
-                if (in0_id >= 0) resident[in0_id] = false; /* its space is the output's now */
-            }
-            if (S->ev_slot[e] >= 0 && var->fast) { /* a gather's scratch is Code Emit's to place within its range */
-                const Slot *t = &S->slot[S->ev_slot[e]];
-                set_attr(g, n, "temp_lw", t->size), set_attr(g, n, "temp_bank", t->bank),
-                    set_attr(g, n, "temp_addr", t->offset);
-            }
-            for (int k = 0; k < n->nout; k++) {
-                MNValue *o = n->out[k];
-                if (!lm_value(o)) continue;
-                const Slot *sl = &S->slot[S->def_slot[o->id]];
-                o->loc = bank_loc(sl->bank);
-                o->addr = sl->offset;
-                cur[o->id] = o;
-                resident[o->id] = true;
-            }
-            break;
-        }
-        case EV_LOAD: {
-            MNValue *src = s->dram_src[id] ? v->producer->in[0] : spill[id];
-            if (!src) die("reload of '%s' without a DRAM copy", v->name);
-            if (s->dram_src[id] && v->producer->op == OP_MNCoreInputSplit) { /* the piece cut out again */
-                n = mk(g, "MNCoreInputSplit", 1, 1, arena_printf(g->arena, "%s_reload%d", v->name, ++count[id]));
-                n->nattr = v->producer->nattr;
-                n->attrs = v->producer->attrs;
-            } else
-                n = mk(g, "MNCoreDownload", 1, 1, arena_printf(g->arena, "%s_reload%d", v->name, ++count[id]));
-            n->in[0] = src;
-            made = clone_value(g, v, arena_printf(g->arena, "%s_reload%d", v->name, count[id]));
-            break;
-        }
-        case EV_STORE: {
-            n = mk(g, "MNCoreUpload", 1, 1, arena_printf(g->arena, "%s_spill", v->name));
-            n->in[0] = cur[id];
-            MNValue *c = clone_value(g, v, arena_printf(g->arena, "%s_spill", v->name));
-            c->loc_kind = MN_LOC_KIND_DRAM;
-            c->loc = MN_LOC_DRAM;
-            c->producer = n;
-            n->out[0] = c;
-            spill[id] = c;
-            break;
-        }
-        case EV_FORGET:
-            n = mk(g, "MNCoreForget", 1, 0, arena_printf(g->arena, "%s_forget", cur[id]->name));
-            n->in[0] = cur[id];
-            resident[id] = false;
-            break;
-        case EV_MOVE:
-            n = mk(g, "MNCoreMove", 1, 1, arena_printf(g->arena, "%s_to_lm%d", v->name, ev->bank));
-            n->in[0] = cur[id];
-            made = clone_value(g, v, arena_printf(g->arena, "%s_lm%d", v->name, ev->bank));
-            break;
-        case EV_RECOMPUTE: {
-            const MNNode *p = s->nodes0[ev->node];
-            n = ir_node_new(g, p->op_type, p->nin, 1);
-            n->name = arena_printf(g->arena, "%s_recompute%d", p->name, ++count[id]);
-            n->domain = p->domain;
-            n->nattr = orig_nattr[ev->node];
-            n->attrs = orig_attrs[ev->node]; /* the plain variant */
-            n->sim = p->sim;
-            MNValue **pin = orig_in[ev->node];
-            for (int k = 0; k < p->nin; k++) n->in[k] = pin[k] && lm_value(pin[k]) ? cur[pin[k]->id] : pin[k];
-            made = clone_value(g, v, arena_printf(g->arena, "%s_recompute%d", v->name, count[id]));
-            break;
-        }
-        }
-        if (made) {
-            const Slot *sl = &S->slot[S->ev_slot[e]];
-            made->loc = bank_loc(sl->bank);
-            made->addr = sl->offset;
-            made->producer = n;
-            made->producer_out = 0;
-            n->out[0] = made;
-            cur[id] = made;
-            resident[id] = true;
-        }
-        out[w++] = n;
-    }
-    g->nnodes = 0;
-    for (int i = 0; i < w; i++) g->nodes[g->nnodes++] = out[i];
-    ir_recount_uses(g);
-    free(cur);
-    free(spill);
-    free(count);
-    free(resident);
-    free(orig_in);
-    free(orig_attrs);
-    free(orig_nattr);
 }
 
 static const char *policy_name(int p) {
@@ -1137,10 +709,10 @@ static void residency(MNCompile *c, const Run *r, const Slots *S, const int64_t 
 
 static bool placed(Sched *s, Placed *p) {
     memset(&p->S, 0, sizeof p->S);
-    sim_run(s, &p->r, true, false);
+    sched_sim_run(s, &p->r, true, false);
     if (p->r.fail) return false;
-    plan_slots(s, &p->r, &p->S);
-    place_slots(s, &p->S, p->peak, p->load, p->which);
+    sched_plan_slots(s, &p->r, &p->S);
+    sched_place_slots(s, &p->S, p->peak, p->load, p->which);
     return true;
 }
 
@@ -1222,8 +794,8 @@ static bool schedule(MNCompile *c) {
     Run base = {0};
     if (s.policy == MN_SCHED_AUTO_RECOMPUTE_SA) {
         s.policy = MN_SCHED_SPILL_OPT; /* its cost model and its start */
-        sim_run(&s, &base, false, false);
-        anneal(&s, &sa);
+        sched_sim_run(&s, &base, false, false);
+        sched_anneal(&s, &sa);
     }
     /* the schedule, with the addresses it placed as it went (or better ones) */
     Placed pl;
@@ -1237,8 +809,8 @@ static bool schedule(MNCompile *c) {
                    "operands in LM at once, each in one free range of a bank",
                    g->file, c->machine.name, (long long)c->machine.lm0_lw, (long long)c->machine.lm1_lw, n->name,
                    n->op_type, (long long)need);
-        run_free(&pl.r);
-        run_free(&base);
+        sched_run_free(&pl.r);
+        sched_run_free(&base);
         free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
             free(s.bytes), free(s.scratch);
         return false;
@@ -1247,9 +819,9 @@ static bool schedule(MNCompile *c) {
     Slots S = pl.S;
     int64_t *peak = pl.peak, *load = pl.load;
     const char **which = pl.which;
-    materialize(&s, &r, &S);
+    sched_materialize(&s, &r, &S);
     residency(c, &r, &S, peak);
-    slots_free(&S);
+    sched_slots_free(&S);
     for (int b = 0; b < 2; b++) {
         mn_figure(c, b ? "lm1_peak_lw" : "lm0_peak_lw", peak[b]);
         mn_figure(c, b ? "lm1_load_lw" : "lm0_load_lw", load[b]);
@@ -1277,8 +849,8 @@ static bool schedule(MNCompile *c) {
            (long long)r.dram_written, (long long)r.spills, (long long)r.reloads, (long long)r.recomputes,
            (long long)r.moves);
     bool ok = !c->out_dir || write_trace(c, &s, &r);
-    run_free(&r);
-    run_free(&base);
+    sched_run_free(&r);
+    sched_run_free(&base);
     free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
         free(s.bytes), free(s.scratch);
     return ok;
