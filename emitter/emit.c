@@ -168,7 +168,7 @@ static void free_packed(AppTensor *t, int n) {
     for (int i = 0; i < n; i++) free((void *)t[i].zstd);
 }
 
-/* node n's code, at the walk's position (why_not accepted it there) */
+/* node n's code, at the walk's position (emit_why_not accepted it there) */
 void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     switch (n->op) {
     case OP_MNCoreForget: break;

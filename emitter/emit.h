@@ -4,17 +4,9 @@
 #include "compile.h"
 #include "isa.h"
 bool emit_program(MNCompile *c);
-/* Before the schedule: per node of c->g (need[i] for g->nodes[i]), the LM0 long words a
- * gather or window node needs free at once for its scratch and a row of its index table
- * (0: none). The scheduler makes that room in LM0 while the node runs, as for an output,
- * so that Code Emit finds it there. */
-void emit_scratch_needs(MNCompile *c, int64_t *need);
-/* the two as the scheduler reaches them (MNCompile.code, set by the driver) */
+/* Code Emit as the scheduler's cost model (measure.c; MNCompile.code, which the driver
+ * sets): a node's cycles timed from its emitted code, and each node's scratch need */
 extern const MNCodeModel emit_code_model;
-/* Node Simulation's best mode: the cycles of node n's code emitted alone, with its LM
- * input k in bank[k] (0 LM0, 1 LM1) and its outputs in out_bank (-1: output 0 over
- * input 0), on the emulator's timing model; -1 when it cannot be emitted so. */
-int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_bank);
 
 /* The linker (link.c): header text[0, seg[0]) and node i's segment text[seg[i],
  * seg[i + 1]) joined into out by the strategy of option link. */

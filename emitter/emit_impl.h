@@ -34,7 +34,7 @@ typedef struct {
     bool *mat; /* a product on the MAB matrix unit (matmul.c) */
     bool *scopy; /* a Slice that copies long words (every element keeps its PE and slot) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
-    bool dry; /* no placing: each scratch's need is only noted (emit_scratch_needs) */
+    bool dry; /* no placing: each scratch's need is only noted (measure.c) */
     int64_t dry_need; /* ... the most LM0 long words one scratch and a table row took */
 } Walk;
 

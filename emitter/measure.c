@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void emit_scratch_needs(MNCompile *c, int64_t *need) {
+static void scratch_needs(MNCompile *c, int64_t *need) {
     MNGraph *g = c->g;
     /* before the schedule a value is in LM, in no bank yet: LM0 for the checks, which
      * look at kinds and layouts only, then as it was */
@@ -59,7 +59,7 @@ bool emit_machine_ok(const MNMachine *m, char *why, size_t n) {
     return app_layout_image(&probe, m, &pim, why, n); /* the transfers cannot run on this machine */
 }
 
-int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_bank) {
+static int64_t measure(MNCompile *c, const MNNode *n, const int *bank, int out_bank) {
     enum { MAXV = 64 };
     char why[300];
     if (n->nin + n->nout > MAXV || !emit_machine_ok(&c->machine, why, sizeof why)) return -1;
@@ -156,4 +156,4 @@ int64_t emit_measure(MNCompile *c, const MNNode *n, const int *bank, int out_ban
     return cyc;
 }
 
-const MNCodeModel emit_code_model = {emit_measure, emit_scratch_needs};
+const MNCodeModel emit_code_model = {measure, scratch_needs};

@@ -6,11 +6,9 @@
 #include "app.h"
 #include "diag.h"
 #include "vsm.h"
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zstd.h>
 
 static bool in_layout(const AppTensor *t) { return t->layout && !strncmp(t->layout, "PadLayout", 9); }
