@@ -213,10 +213,11 @@ static bool read_list(const char *list, Jobs *js, char *err, size_t errlen) {
                 if (name[0] == '.') name[0] = '_'; /* ../x.onnx: not a hidden or parent name */
             }
             for (int k = 0; ok && k < js->n; k++)
-                if (!strcmp(js->j[k].name, name))
+                if (!strcmp(js->j[k].name, name)) {
                     snprintf(err, errlen, "%s:%d: model name '%s' used twice (give one --name)", list, lineno + 1,
-                             name),
-                        ok = false;
+                             name);
+                    ok = false;
+                }
             if (ok)
                 add_job(js, name, path, args, na);
             else
@@ -421,8 +422,8 @@ int mncc_batch(int argc, char **argv) {
         free(common);
         return usage("needs a LIST or DIR and -o OUTROOT");
     }
-    if (jobs >
-        1) { /* the jobs share the cores: a thread each, unless the command line says otherwise (it comes later, and wins) */
+    /* the jobs share the cores: a thread each, unless the command line says otherwise (it comes later, and wins) */
+    if (jobs > 1) {
         memmove(common + 2, common, sizeof(char *) * (size_t)ncommon);
         common[0] = "-O";
         common[1] = "num_threads=1";

@@ -100,10 +100,11 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
             }
             for (cJSON *k = it->child; ok && k; k = k->next) {
                 if (!cJSON_IsNumber(k) || k->valuedouble < 1 || k->valuedouble > 1000 ||
-                    k->valuedouble != (int)k->valuedouble)
-                    ok = false, snprintf(err, errlen, "%s: 'instruction_steps.%s' must be an integer in [1, 1000]",
-                                         what, k->string);
-                else if (strlen(k->string) >= sizeof m->steps_override[0].name || m->nsteps_override == 64) {
+                    k->valuedouble != (int)k->valuedouble) {
+                    ok = false;
+                    snprintf(err, errlen, "%s: 'instruction_steps.%s' must be an integer in [1, 1000]", what,
+                             k->string);
+                } else if (strlen(k->string) >= sizeof m->steps_override[0].name || m->nsteps_override == 64) {
                     ok = false;
                     snprintf(err, errlen, "%s: bad or too many instruction_steps entries", what);
                 } else {
@@ -112,8 +113,10 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
                     m->steps_override[m->nsteps_override++].steps = (int)k->valuedouble;
                 }
             }
-        } else if (strcmp(it->string, "name") && strcmp(it->string, "description") && !known(NULL, it->string))
-            ok = false, snprintf(err, errlen, "%s: unknown key '%s'", what, it->string);
+        } else if (strcmp(it->string, "name") && strcmp(it->string, "description") && !known(NULL, it->string)) {
+            ok = false;
+            snprintf(err, errlen, "%s: unknown key '%s'", what, it->string);
+        }
     }
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(root, "name");
     if (ok && (!cJSON_IsString(name) || strlen(name->valuestring) >= sizeof m->name || !name->valuestring[0])) {
@@ -134,8 +137,9 @@ bool machine_parse(const char *json, const char *what, MNMachine *m, char *err, 
         }
         if (!cJSON_IsNumber(v) || v->valuedouble < f->lo || v->valuedouble > f->hi ||
             (f->type != 'd' && v->valuedouble != (double)(int64_t)v->valuedouble)) {
-            ok = false, snprintf(err, errlen, "%s: '%s' must be %s in [%g, %g]", what, full,
-                                 f->type == 'd' ? "a number" : "an integer", f->lo, f->hi);
+            ok = false;
+            snprintf(err, errlen, "%s: '%s' must be %s in [%g, %g]", what, full,
+                     f->type == 'd' ? "a number" : "an integer", f->lo, f->hi);
             break;
         }
         if (f->type == 'd')

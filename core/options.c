@@ -92,9 +92,15 @@ void opt_init(MNOptions *o) {
 void opt_free(MNOptions *o) {
     for (int i = 0; i < o->nshapes; i++) free((char *)o->shapes[i].name);
     free(o->shapes);
-    for (int i = 0; i < o->nvalues; i++) free((char *)o->values[i].name), free((char *)o->values[i].path);
+    for (int i = 0; i < o->nvalues; i++) {
+        free((char *)o->values[i].name);
+        free((char *)o->values[i].path);
+    }
     free(o->values);
-    for (int i = 0; i < MN_OPT_COUNT; i++) free(o->sval[i]), free(o->from[i]);
+    for (int i = 0; i < MN_OPT_COUNT; i++) {
+        free(o->sval[i]);
+        free(o->from[i]);
+    }
     free(o->preset);
     free(o->option_file);
 }
@@ -147,7 +153,10 @@ int opt_flag(const char *flag) {
     if (strncmp(flag, "--", 2)) return -1;
     for (int i = 0; i < MN_OPT_COUNT; i++) {
         const char *a = flag + 2, *b = mn_opt_info[i].name;
-        while (*a && *b && (*a == *b || (*a == '-' && *b == '_'))) a++, b++;
+        while (*a && *b && (*a == *b || (*a == '-' && *b == '_'))) {
+            a++;
+            b++;
+        }
         if (!*a && !*b) return i;
     }
     return -1;
@@ -272,9 +281,11 @@ static bool load_preset(MNOptions *o, const char *name, const char *from, int de
     else {
         ok = true;
         for (const cJSON *it = j->child; it && ok; it = it->next)
-            if (strcmp(it->string, "options") && strcmp(it->string, "base") && strcmp(it->string, "description"))
-                ok = false, snprintf(err, errlen, "%s: unknown key '%s' (a preset has description, base and options)",
-                                     path, it->string);
+            if (strcmp(it->string, "options") && strcmp(it->string, "base") && strcmp(it->string, "description")) {
+                ok = false;
+                snprintf(err, errlen, "%s: unknown key '%s' (a preset has description, base and options)", path,
+                         it->string);
+            }
         if (ok && base) ok = load_preset(o, base->valuestring, path, depth + 1, err, errlen);
         /* a value is said to come from the preset file that sets it (a base's own) */
         if (ok && opts) ok = apply_object(o, opts, MN_SRC_PRESET, path, err, errlen);
@@ -306,11 +317,12 @@ bool opt_load_json(MNOptions *o, const char *path, char *err, size_t errlen) {
         ok = true;
         for (const cJSON *it = j->child; opts && it && ok;
              it = it->next) /* beside "options": nothing that would be ignored */
-            if (strcmp(it->string, "options") && strcmp(it->string, "description"))
-                ok = false,
+            if (strcmp(it->string, "options") && strcmp(it->string, "description")) {
+                ok = false;
                 snprintf(err, errlen,
                          "%s: unknown key '%s' beside \"options\" (an option file has options and description)", path,
                          it->string);
+            }
         if (ok) ok = apply_object(o, opts ? opts : j, MN_SRC_OPTION_FILE, path, err, errlen);
     }
     cJSON_Delete(j);

@@ -102,29 +102,42 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         return true;
     }
     case OP_Tanh: /* 1 - 2 / (1 + e^(2x)) */
-        q->steps = "fvmul X K0 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 O", q->nk = 3,
-        q->k[0] = 2, q->k[1] = 1, q->k[2] = -2;
+        q->steps = "fvmul X K0 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 O";
+        q->nk = 3;
+        q->k[0] = 2;
+        q->k[1] = 1;
+        q->k[2] = -2;
         return true;
     case OP_Softplus: /* max(x, 0) + log(1 + e^-|x|): no overflow for large x */
         q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvpassa -T1 T1\nfexp T1 T1\nfvadd T1 K0 T1\nflog T1 T1\nfrelu X X "
-                   "T2\nfvadd T1 T2 O",
-        q->nk = 1, q->k[0] = 1;
+                   "T2\nfvadd T1 T2 O";
+        q->nk = 1;
+        q->k[0] = 1;
         return true;
     case OP_Floor: q->steps = "ffloor X O"; return true;
     case OP_Ceil: q->steps = "fvpassa -X T1\nffloor T1 T1\nfvpassa -T1 O"; return true;
     case OP_HardSigmoid: /* max(0, min(1, alpha x + beta)) */
-        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 O", q->nk = 3,
-        q->k[0] = ir_attr_float(n, "alpha", 0.2), q->k[1] = ir_attr_float(n, "beta", 0.5), q->k[2] = 1;
+        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 O";
+        q->nk = 3;
+        q->k[0] = ir_attr_float(n, "alpha", 0.2);
+        q->k[1] = ir_attr_float(n, "beta", 0.5);
+        q->k[2] = 1;
         return true;
     case OP_HardSwish: /* x * max(0, min(1, x / 6 + 1/2)) */
-        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 T1\nfvmul T1 X O", q->nk = 3,
-        q->k[0] = 1.0 / 6, q->k[1] = 0.5, q->k[2] = 1;
+        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nfmin T1 K2 T1\nfrelu T1 T1 T1\nfvmul T1 X O";
+        q->nk = 3;
+        q->k[0] = 1.0 / 6;
+        q->k[1] = 0.5;
+        q->k[2] = 1;
         return true;
     case OP_Elu: /* relu(x) + alpha (e^min(x, 0) - 1): one term is 0 on each side */
     case OP_Selu: { /* the same scaled by gamma */
         double g = n->op == OP_Selu ? ir_attr_float(n, "gamma", 1.05070102214813232421875) : 1;
-        q->k[0] = g * ir_attr_float(n, "alpha", n->op == OP_Selu ? 1.67326319217681884765625 : 1), q->k[1] = -1,
-        q->k[2] = 0, q->k[3] = g, q->nk = 4;
+        q->k[0] = g * ir_attr_float(n, "alpha", n->op == OP_Selu ? 1.67326319217681884765625 : 1);
+        q->k[1] = -1;
+        q->k[2] = 0;
+        q->k[3] = g;
+        q->nk = 4;
         q->steps = g == 1 ? "fmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 T1\nfrelu X X T2\nfvadd T1 T2 O"
                           : "fvmul X K3 T1\nfrelu T1 T1 T2\nfmin X K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K0 "
                             "T1\nfvadd T1 T2 O";
@@ -135,8 +148,11 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         return true;
     }
     case OP_Sign: /* x 2^127 clipped to [-1, 1]: every normal x reaches +-1, 0 stays 0 */
-        q->steps = "fvmul X K0 T1\nfmax T1 K1 T1\nfmin T1 K2 O", q->nk = 3, q->k[0] = 1.7014118346046923e38,
-        q->k[1] = -1, q->k[2] = 1;
+        q->steps = "fvmul X K0 T1\nfmax T1 K1 T1\nfmin T1 K2 O";
+        q->nk = 3;
+        q->k[0] = 1.7014118346046923e38;
+        q->k[1] = -1;
+        q->k[2] = 1;
         return true;
     case OP_Softsign: /* x / (1 + |x|) */
         q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O";
@@ -234,11 +250,26 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
         q->k[1] = 0;
         break;
     }
-    case OP_Equal: fmt = "Psub X Y T1\nllnot T1 O", cmp = true; break;
-    case OP_Greater: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;
-    case OP_Less: fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O", cmp = true; break;
-    case OP_GreaterOrEqual: fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 O", cmp = true; break;
-    case OP_LessOrEqual: fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 O", cmp = true; break;
+    case OP_Equal:
+        fmt = "Psub X Y T1\nllnot T1 O";
+        cmp = true;
+        break;
+    case OP_Greater:
+        fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O";
+        cmp = true;
+        break;
+    case OP_Less:
+        fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 T1\nllnot T1 O";
+        cmp = true;
+        break;
+    case OP_GreaterOrEqual:
+        fmt = "UPmin X Y T1\nPsub T1 Y T1\nllnot T1 O";
+        cmp = true;
+        break;
+    case OP_LessOrEqual:
+        fmt = "UPmax X Y T1\nPsub T1 Y T1\nllnot T1 O";
+        cmp = true;
+        break;
     default: return false;
     }
     if (cmp ? !l64 || n->out[0]->dtype != MN_DT_LongBool : n->out[0]->dtype != dt)
@@ -573,9 +604,10 @@ void emit_elementwise(Em *e, const MNNode *n) {
                   n->op == OP_MNCoreLayoutSwitch;
     int64_t shift[MN_MAX_RANK];
     bool sliced = n->op == OP_Slice && slice_shift(n, shift);
-    if (!xi && (rename || sliced || !layout_equal(x, o)))
-        xm = xmalloc(sizeof(int64_t) * (size_t)im.n4),
+    if (!xi && (rename || sliced || !layout_equal(x, o))) {
+        xm = xmalloc(sizeof(int64_t) * (size_t)im.n4);
         element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
+    }
     if (nin == 2 && !yi && !layout_equal(y, o)) {
         ym = xmalloc(sizeof(int64_t) * (size_t)im.n4);
         element_map(e->c, y, o, im.n4, ym, false, NULL);

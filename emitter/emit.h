@@ -14,8 +14,8 @@ typedef struct {
     int pairs; /* transfer nodes merged with a compute neighbour */
     int64_t steps_concat; /* steps of the segments one after another */
     int64_t steps_saved; /* steps the merged pairs took fewer */
-    struct AppRelocRec *
-        relocs; /* while linking (then in EmLinked): every operand that was relative to a value; symbol: the value's index */
+    /* while linking (then in EmLinked): every operand that was relative to a value; symbol: the value's index */
+    struct AppRelocRec *relocs;
     int nrelocs, caprelocs;
     MNBuf code; /* while linking (then in EmLinked): the steps in GPFNBin */
     int64_t nsteps;

@@ -74,7 +74,10 @@ typedef struct {
 } SMap;
 
 static void smap_free(SMap *s) {
-    for (int k = 0; k < s->nsrc; k++) free(s->blk[k]), free(s->seg[k]);
+    for (int k = 0; k < s->nsrc; k++) {
+        free(s->blk[k]);
+        free(s->seg[k]);
+    }
     free(s->base);
     free(s->blk);
     free(s->nblk);
@@ -149,8 +152,10 @@ static void smap_save(const SMap *s, const MNValue *const *src, const char *why,
     sm_put(b, &s->P, 8);
     sm_put(b, &s->J, 8);
     sm_put(b, &s->M, 8);
-    sm_put(b, s->base, 8 * (size_t)n1), sm_put(b, s->nblk, 8 * (size_t)n1), sm_put(b, s->nseg, 8 * (size_t)n1),
-        sm_put(b, s->pk, 8 * (size_t)n1);
+    sm_put(b, s->base, 8 * (size_t)n1);
+    sm_put(b, s->nblk, 8 * (size_t)n1);
+    sm_put(b, s->nseg, 8 * (size_t)n1);
+    sm_put(b, s->pk, 8 * (size_t)n1);
     sm_put(b, s->cross, (size_t)n1);
     sm_put(b, s->kimg, (size_t)n1);
     for (int k = 0; k < s->nsrc; k++) {
@@ -467,8 +472,8 @@ int64_t emit_scratch_fill(Em *e, const MNValue *const *src, int nsrc, const Walk
             buf_printf(e->b, "%s $%s%sv $lb%lld\n", P == 4 ? "l1bmm@0" : "l1bmd", emit_bank_reg(x),
                        emit_at(e, x, 4 * t, at), (long long)(t * 4 * P));
         buf_printf(e->b, "nop/3\n");
-        if (s.cross
-                [k]) { /* the needed segments of every L1BM through the L2BM into every L1BM, after the combine's range */
+        /* the needed segments of every L1BM through the L2BM into every L1BM, after the combine's range */
+        if (s.cross[k]) {
             for (int64_t g = 0; g < s.nseg[k]; g++)
                 buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(32 * s.seg[k][g]), (long long)(32 * s.J * g));
             buf_printf(e->b, "nop/4\n");
@@ -655,7 +660,11 @@ static void src_prep(const MNNode *n, SrcPrep *sp) {
         sp->OW = os->ints[2];
         sp->KH = ks->ints[0];
         sp->KW = ks->ints[1];
-        sp->sh = st->ints[0], sp->sw = st->ints[1], sp->dh = dl->ints[0], sp->dw = dl->ints[1], sp->pt = pd->ints[0],
+        sp->sh = st->ints[0];
+        sp->sw = st->ints[1];
+        sp->dh = dl->ints[0];
+        sp->dw = dl->ints[1];
+        sp->pt = pd->ints[0];
         sp->pl = pd->ints[1];
         sp->ok = true;
     } else if (n->op == OP_Pad) {
@@ -714,7 +723,8 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
         memcpy(sidx, idx, sizeof(int64_t) * (size_t)r);
         for (int i = 0; i < sp->ns; i++) sidx[sp->axis[i]] = sp->start[i] + idx[sp->axis[i]] * sp->step[i];
         return true;
-    case OP_MNCoreIm2col: { /* row (n, oh, ow), column (c, kh, kw): X[n, c, oh sh + kh dh - pt, ow sw + kw dw - pl], 0 off the image */
+    case OP_MNCoreIm2col: {
+        /* row (n, oh, ow), column (c, kh, kw): X[n, c, oh sh + kh dh - pt, ow sw + kw dw - pl], 0 off the image */
         if (!sp->ok) return false;
         int64_t row = idx[0], col = idx[1];
         if (col >= x->type.dims[1] * sp->KH * sp->KW) { /* the zero columns up to a multiple of 8 */

@@ -190,11 +190,17 @@ static void foot_of(const Ctx *c, const VProgram *p, Foot *f) {
         else
             for (int k = 0; k < s->nexpr; k++) expr_foot(c, f, &s->e[k]);
     }
-    for (int k = 0; k < NK; k++) iv_norm(&f->r[k]), iv_norm(&f->w[k]);
+    for (int k = 0; k < NK; k++) {
+        iv_norm(&f->r[k]);
+        iv_norm(&f->w[k]);
+    }
 }
 
 static void foot_free(Foot *f) {
-    for (int k = 0; k < NK; k++) free(f->r[k].v), free(f->w[k].v);
+    for (int k = 0; k < NK; k++) {
+        free(f->r[k].v);
+        free(f->w[k].v);
+    }
 }
 
 static bool independent(const Foot *a, const Foot *b) {
@@ -604,7 +610,7 @@ static void link_part(MNCompile *c, Part *pt, atomic_bool *over, VLineCache *lc,
                 if (q != line && ql && q[0] != '#' && LINKED(q, ql)) break;
                 if (run.n == run.cap) {
                     run.cap = run.cap ? 2 * run.cap : 64;
-                    run.at = xrealloc(run.at, sizeof(char *) * (size_t)run.cap),
+                    run.at = xrealloc(run.at, sizeof(char *) * (size_t)run.cap);
                     run.len = xrealloc(run.len, sizeof(size_t) * (size_t)run.cap);
                 }
                 run.at[run.n] = q;
@@ -770,9 +776,13 @@ bool emit_link(MNCompile *c, const char *text, const size_t *seg, EmLinked *lp, 
     Out o = {g, out, 0, st};
     Ctx cx = {&c->machine, {0}};
     const MNMachine *m = &c->machine;
-    cx.size[K_LM0] = 2 * m->lm0_lw, cx.size[K_LM1] = 2 * m->lm1_lw, cx.size[K_GRF0] = 2 * m->grf0_lw,
+    cx.size[K_LM0] = 2 * m->lm0_lw;
+    cx.size[K_LM1] = 2 * m->lm1_lw;
+    cx.size[K_GRF0] = 2 * m->grf0_lw;
     cx.size[K_GRF1] = 2 * m->grf1_lw;
-    cx.size[K_L1BM] = m->l1bm_lw, cx.size[K_L2BM] = m->l2bm_lw, cx.size[K_DRAM] = m->dram_lw,
+    cx.size[K_L1BM] = m->l1bm_lw;
+    cx.size[K_L2BM] = m->l2bm_lw;
+    cx.size[K_DRAM] = m->dram_lw;
     cx.size[K_PDM] = m->pdm_lw;
     int n = g->nnodes;
     Segs sg = {c, text, seg, xcalloc((size_t)n + 1, sizeof(VProgram)), 0, vsm_line_cache_new()};

@@ -57,7 +57,10 @@ static bool same_tree(const MNPlace *a, const MNPlace *b) {
 static MNPlace *axis_part(const MNLayout *l, int ax, int64_t n) {
     MNPlace *t = xmalloc(sizeof(MNPlace) * (size_t)(n > 0 ? n : 1));
     int64_t idx[LAYOUT_MAX_RANK] = {0};
-    for (int64_t k = 0; k < n; k++) idx[ax] = k, layout_place(l, idx, &t[k]);
+    for (int64_t k = 0; k < n; k++) {
+        idx[ax] = k;
+        layout_place(l, idx, &t[k]);
+    }
     return t;
 }
 

@@ -32,7 +32,10 @@ EmMemo *memo_new(void) {
 
 void memo_free(EmMemo *m) {
     if (!m) return;
-    for (size_t i = 0; i < m->cap; i++) free(m->e[i].key), free(m->e[i].val);
+    for (size_t i = 0; i < m->cap; i++) {
+        free(m->e[i].key);
+        free(m->e[i].val);
+    }
     free(m->e);
     free(m);
 }

@@ -22,11 +22,23 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->dry = false;
     w->dry_need = 0;
-    for (int b = 0; b < 2; b++) w->ord[b] = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1)), w->nord[b] = 0;
+    for (int b = 0; b < 2; b++) {
+        w->ord[b] = xmalloc(sizeof(int) * (size_t)(g->nvalues + 1));
+        w->nord[b] = 0;
+    }
 }
 void emit_walk_free(Walk *w) {
-    free(w->list), free(w->at), free(w->scr), free(w->tab), free(w->tbank), free(w->win), free(w->trows),
-        free(w->local), free(w->kforce), free(w->mat), free(w->scopy);
+    free(w->list);
+    free(w->at);
+    free(w->scr);
+    free(w->tab);
+    free(w->tbank);
+    free(w->win);
+    free(w->trows);
+    free(w->local);
+    free(w->kforce);
+    free(w->mat);
+    free(w->scopy);
     free(w->ord[0]);
     free(w->ord[1]);
 }

@@ -329,7 +329,8 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->K = 1;
         return true;
     case OP_Gather:
-    case OP_GatherElements: { /* indices computed at run time: of the axis's K rows of data, the one whose index matches */
+    case OP_GatherElements: {
+        /* indices computed at run time: of the axis's K rows of data, the one whose index matches */
         const MNValue *x = n->in[0], *iv = n->nin > 1 ? n->in[1] : NULL;
         if (!iv || (n->op == OP_Gather && emit_konst_of(iv))) {
             *why = "constant indices (a gather)";
@@ -751,7 +752,10 @@ static void each(const Batch *b, const char *fmt) {
             case 'A': reg = 0; break;
             case 'M': reg = (int)b->B; break;
             case 'T': reg = 2 * (int)b->B; break;
-            case 'X': reg = 0, file = "s"; break;
+            case 'X':
+                reg = 0;
+                file = "s";
+                break;
             case 'K':
                 buf_printf(b->e->b, "$m%lld", (long long)(2 * (b->scr + b->pool_at + (p[1] - '0'))));
                 p++;
@@ -856,19 +860,31 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         each(&b, "fpassa K0 A");
         if (two_pass) { /* the maximum first, so that exp never overflows */
             each(&b, "fpassa K1 M");
-            for (int64_t k = 0; k < w.K; k++) fetch(&b, (int)k, w0, false), each(&b, "fmax X M M");
+            for (int64_t k = 0; k < w.K; k++) {
+                fetch(&b, (int)k, w0, false);
+                each(&b, "fmax X M M");
+            }
         }
         bool arg = w.kind == WK_ARGMAX || w.kind == WK_ARGMIN || w.kind == WK_HARDMAX || w.kind == WK_GATHER;
         for (int64_t k = 0; k < w.K && !arg; k++) {
             fetch(&b, (int)(k * w.terms), w0, false);
             switch (w.kind) {
-            case WK_MAC: fetch(&b, (int)(2 * k + 1), w0, true), each(&b, "fvmul X T X"); break;
-            case WK_L1: each(&b, "fvpassa -X T"), each(&b, "fmax X T X"); break;
+            case WK_MAC:
+                fetch(&b, (int)(2 * k + 1), w0, true);
+                each(&b, "fvmul X T X");
+                break;
+            case WK_L1:
+                each(&b, "fvpassa -X T");
+                each(&b, "fmax X T X");
+                break;
             case WK_L2:
             case WK_SUMSQ: each(&b, "fvmul X X X"); break;
             case WK_LSE:
             case WK_SOFTMAX:
-            case WK_LOGSOFTMAX: each(&b, "fvadd X -M X"), each(&b, "fexp X X"); break;
+            case WK_LOGSOFTMAX:
+                each(&b, "fvadd X -M X");
+                each(&b, "fexp X X");
+                break;
             default: break;
             }
             switch (w.kind) {
@@ -885,8 +901,10 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             each(&b, "frsqrt X X");
             fetch(&b, w.prow[0], w0, true);
             each(&b, "fvmul X T M");
-            fetch(&b, w.row_self, w0, false), fetch(&b, w.prow[2], w0, true), each(&b, "fvadd X -T X"),
-                each(&b, "fvmul X M A");
+            fetch(&b, w.row_self, w0, false);
+            fetch(&b, w.prow[2], w0, true);
+            each(&b, "fvadd X -T X");
+            each(&b, "fvmul X M A");
             fetch(&b, w.prow[1], w0, false);
             each(&b, "fvadd X A A");
         }
@@ -898,11 +916,21 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 switch (w.n->op) {
                 case OP_GreaterOrEqual: flag_pass(&b, "fmax", 'A'); break;
                 case OP_LessOrEqual: flag_pass(&b, "fmin", 'A'); break;
-                case OP_Greater: flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"), each(&b, "fvadd K7 -X A"); break;
-                case OP_Less: flag_pass(&b, "fmax", 'M'), each(&b, "fpassa M X"), each(&b, "fvadd K7 -X A"); break;
+                case OP_Greater:
+                    flag_pass(&b, "fmin", 'M');
+                    each(&b, "fpassa M X");
+                    each(&b, "fvadd K7 -X A");
+                    break;
+                case OP_Less:
+                    flag_pass(&b, "fmax", 'M');
+                    each(&b, "fpassa M X");
+                    each(&b, "fvadd K7 -X A");
+                    break;
                 default:
-                    flag_pass(&b, "fmax", 'A'), flag_pass(&b, "fmin", 'M'), each(&b, "fpassa M X"),
-                        each(&b, "fvmul X A A");
+                    flag_pass(&b, "fmax", 'A');
+                    flag_pass(&b, "fmin", 'M');
+                    each(&b, "fpassa M X");
+                    each(&b, "fvmul X A A");
                     break;
                 }
                 each(&b, "fftoi A A");
@@ -929,22 +957,37 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 each(&b, "ffloor T T");
                 each(&b, "fvmul T K4 T");
                 each(&b, "fvadd X T T");
-                each(&b, "fpassa A X"), each(&b, "fvmul T X T"), each(&b, "fvmul M X X"), each(&b, "fvmul T X T"),
-                    each(&b, "fvadd A -X A");
+                each(&b, "fpassa A X");
+                each(&b, "fvmul T X T");
+                each(&b, "fvmul M X X");
+                each(&b, "fvmul T X T");
+                each(&b, "fvadd A -X A");
                 each(&b, "fvmul T K4 T");
                 each(&b, "fvadd T K7 T");
                 each(&b, "fvmul A K4 A");
                 each(&b, "fvadd A K7 A");
-                fetch(&b, w.prow[0], w0, false), each(&b, "fvpassa -X M"), each(&b, "fmax X M M"),
-                    each(&b, "fpassa A X"), each(&b, "fvmul M X M"), each(&b, "flog M M");
-                fetch(&b, w.prow[1], w0, false), each(&b, "fvmul X M A"), each(&b, "fexp A A"), each(&b, "fpassa T X"),
-                    each(&b, "fvmul X A A");
+                fetch(&b, w.prow[0], w0, false);
+                each(&b, "fvpassa -X M");
+                each(&b, "fmax X M M");
+                each(&b, "fpassa A X");
+                each(&b, "fvmul M X M");
+                each(&b, "flog M M");
+                fetch(&b, w.prow[1], w0, false);
+                each(&b, "fvmul X M A");
+                each(&b, "fexp A A");
+                each(&b, "fpassa T X");
+                each(&b, "fvmul X A A");
                 /* y = 0 gives 1 (also for x = 0, where y log|x| is NaN): |y| <= 0 */
-                fetch(&b, w.prow[1], w0, false), each(&b, "fvpassa -X T"), each(&b, "fmax X T T"),
-                    flag_of(&b, "fmin", 'T', 0, 'a');
+                fetch(&b, w.prow[1], w0, false);
+                each(&b, "fvpassa -X T");
+                each(&b, "fmax X T T");
+                flag_of(&b, "fmin", 'T', 0, 'a');
                 /* and x = 1 gives 1 (also for a NaN or infinite y): |x - 1| <= 0 */
-                fetch(&b, w.prow[0], w0, false), each(&b, "fvadd X -K7 X"), each(&b, "fvpassa -X T"),
-                    each(&b, "fmax X T T"), flag_of(&b, "fmin", 'T', 0, 'a');
+                fetch(&b, w.prow[0], w0, false);
+                each(&b, "fvadd X -K7 X");
+                each(&b, "fvpassa -X T");
+                each(&b, "fmax X T T");
+                flag_of(&b, "fmin", 'T', 0, 'a');
             } else if (w.kind == WK_PRELU) { /* relu(x) + slope min(x, 0) */
                 fetch(&b, w.prow[0], w0, false);
                 each(&b, "frelu X X A");
@@ -961,17 +1004,20 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
             } else {
                 fetch(&b, w.prow[0], w0, false);
                 each(&b, "fpassa X A");
-                for (int i = 1; i < nop; i++)
-                    fetch(&b, w.prow[i], w0, false), each(&b, w.kind == WK_EW_MAX   ? "fmax X A A"
-                                                              : w.kind == WK_EW_MIN ? "fmin X A A"
-                                                                                    : "fvadd X A A");
+                for (int i = 1; i < nop; i++) {
+                    fetch(&b, w.prow[i], w0, false);
+                    each(&b, w.kind == WK_EW_MAX ? "fmax X A A" : w.kind == WK_EW_MIN ? "fmin X A A" : "fvadd X A A");
+                }
                 if (w.n->op == OP_Mean) each(&b, "fvmul A K2 A");
             }
         }
-        if (w.kind ==
-            WK_GATHER) { /* M = the index + 1/2 (+ K below 0); row k is taken where M >= k, so the last one taken is the index's */
-            fetch(&b, w.row_self, w0, false), each(&b, "fitof X X"), flag_of(&b, "fmin", 'X', 3, 'A'),
-                each(&b, "fvmul A K4 A"), each(&b, "fvadd X A X");
+        /* M = the index + 1/2 (+ K below 0); row k is taken where M >= k, so the last one taken is the index's */
+        if (w.kind == WK_GATHER) {
+            fetch(&b, w.row_self, w0, false);
+            each(&b, "fitof X X");
+            flag_of(&b, "fmin", 'X', 3, 'A');
+            each(&b, "fvmul A K4 A");
+            each(&b, "fvadd X A X");
             each(&b, "fvadd X K5 M");
             each(&b, "fpassa K0 A");
             for (int64_t k = 0; k < w.K; k++) {
@@ -1007,9 +1053,14 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 }
             }
             if (w.kind == WK_HARDMAX) /* 1 - |place - index|, at least 0: 1 where they agree */
-                fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -A X"), each(&b, "fvpassa -X T"),
-                    each(&b, "fmax X T X"), each(&b, "fvadd K7 -X A"), each(&b, "frelu A A A");
-            else {
+            {
+                fetch(&b, w.row_self, w0, false);
+                each(&b, "fvadd X -A X");
+                each(&b, "fvpassa -X T");
+                each(&b, "fmax X T X");
+                each(&b, "fvadd K7 -X A");
+                each(&b, "frelu A A A");
+            } else {
                 each(&b, "fftoi A A");
                 each(&b, "zero A/1010");
             } /* int64: the index in the low word, 0 above */
@@ -1018,9 +1069,12 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         if (w.kind == WK_NORM && w.oi != 1) { /* the mean, then the variance about it, then the element */
             each(&b, "fvmul A K2 M");
             each(&b, "fpassa K0 A");
-            for (int64_t k = 0; k < w.K; k++)
-                fetch(&b, (int)k, w0, false), each(&b, "fvadd X -M X"), each(&b, "fvmul X X X"),
-                    each(&b, "fvadd X A A");
+            for (int64_t k = 0; k < w.K; k++) {
+                fetch(&b, (int)k, w0, false);
+                each(&b, "fvadd X -M X");
+                each(&b, "fvmul X X X");
+                each(&b, "fvadd X A A");
+            }
             each(&b, "fvmul A K2 A");
             each(&b, "fvadd A K5 A");
             each(&b, "frsqrt A A");
@@ -1036,13 +1090,26 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
         }
         switch (w.kind) {
         case WK_MEAN: each(&b, "fvmul A K2 A"); break;
-        case WK_L2: each(&b, "frsqrt A A"), each(&b, "frcp A A"); break; /* 1/rsqrt: 0 stays 0 */
+        case WK_L2:
+            each(&b, "frsqrt A A");
+            each(&b, "frcp A A");
+            break; /* 1/rsqrt: 0 stays 0 */
         case WK_LOGSUM: each(&b, "flog A A"); break;
-        case WK_LSE: each(&b, "flog A A"), each(&b, "fpassa M X"), each(&b, "fvadd X A A"); break;
-        case WK_AVGPOOL: fetch(&b, w.row_scale, w0, false), each(&b, "fvmul X A A"); break;
+        case WK_LSE:
+            each(&b, "flog A A");
+            each(&b, "fpassa M X");
+            each(&b, "fvadd X A A");
+            break;
+        case WK_AVGPOOL:
+            fetch(&b, w.row_scale, w0, false);
+            each(&b, "fvmul X A A");
+            break;
         case WK_SOFTMAX:
-            fetch(&b, w.row_self, w0, false), each(&b, "fvadd X -M X"), each(&b, "fexp X X"), each(&b, "frcp A A"),
-                each(&b, "fvmul X A A");
+            fetch(&b, w.row_self, w0, false);
+            each(&b, "fvadd X -M X");
+            each(&b, "fexp X X");
+            each(&b, "frcp A A");
+            each(&b, "fvmul X A A");
             break;
         case WK_LOGSOFTMAX:
             fetch(&b, w.row_self, w0, false);

@@ -112,7 +112,12 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
 
 void emu_free(Emu *e) {
     if (!e) return;
-    for (int i = 0; i < 2; i++) free(e->lm[i]), free(e->grf[i]), free(e->grf_w[i]), free(e->mx[i]);
+    for (int i = 0; i < 2; i++) {
+        free(e->lm[i]);
+        free(e->grf[i]);
+        free(e->grf_w[i]);
+        free(e->mx[i]);
+    }
     free(e->t);
     free(e->omr);
     for (int i = 0; i < FW_COUNT; i++) free(e->fwd[i]);
@@ -138,7 +143,11 @@ void emu_free(Emu *e) {
             for (int w = 0; w < 4; w++) free(e->srcbuf[s][c][w]);
     free(e->zero_row);
     if (e->strict) {
-        for (int i = 0; i < 2; i++) free(e->lm_def[i]), free(e->grf_def[i]), free(e->mx_def[i]);
+        for (int i = 0; i < 2; i++) {
+            free(e->lm_def[i]);
+            free(e->grf_def[i]);
+            free(e->mx_def[i]);
+        }
         for (int i = 0; i < FW_COUNT; i++) free(e->fwd_def[i]);
         free(e->t_def);
         free(e->omr_def);

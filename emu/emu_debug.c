@@ -203,7 +203,10 @@ static bool dbg_get_one(Emu *e, void *vctx, int place, const char *scope) {
             break;
         case 'h': {
             uint16_t h[4];
-            for (int k = 0; k < 4; k++) h[k] = (uint16_t)(v >> (48 - 16 * k)), fmt_g(g[k], sizeof g[k], mnh_to_f(h[k]));
+            for (int k = 0; k < 4; k++) {
+                h[k] = (uint16_t)(v >> (48 - 16 * k));
+                fmt_g(g[k], sizeof g[k], mnh_to_f(h[k]));
+            }
             snprintf(val, sizeof val, "(%s, %s, %s, %s) (0x%04x, 0x%04x, 0x%04x, 0x%04x)", g[0], g[1], g[2], g[3], h[0],
                      h[1], h[2], h[3]);
             break;

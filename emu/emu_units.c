@@ -58,7 +58,10 @@ static void unpack_i(uint32_t *const row[4], int bits, int l, bool uns, int64_t 
 static void pack_i(uint32_t *row[4], int bits, int l, const int64_t *v, size_t np) {
     if (bits == 64) {
         uint32_t *h = row[2 * l], *lo = row[2 * l + 1];
-        for (size_t p = 0; p < np; p++) h[p] = (uint32_t)((uint64_t)v[p] >> 32), lo[p] = (uint32_t)v[p];
+        for (size_t p = 0; p < np; p++) {
+            h[p] = (uint32_t)((uint64_t)v[p] >> 32);
+            lo[p] = (uint32_t)v[p];
+        }
     } else if (bits == 32) {
         uint32_t *w = row[l];
         for (size_t p = 0; p < np; p++) w[p] = (uint32_t)v[p];
@@ -145,7 +148,10 @@ static bool alu_int_lane(Emu *e, int insn, int bits, bool uns, Lanes *L, size_t 
     int top = bits - 1;
     switch (insn) {
     case VI_passa:
-        for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = ((uint64_t)a[p] & m) == 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = a[p];
+            f[p] = ((uint64_t)a[p] & m) == 0;
+        }
         break;
     case VI_inc:
     case VI_dec:
@@ -161,19 +167,34 @@ static bool alu_int_lane(Emu *e, int insn, int bits, bool uns, Lanes *L, size_t 
         break;
     }
     case VI_not:
-        for (size_t p = 0; p < np; p++) o[p] = (int64_t)(~(uint64_t)a[p] & m), f[p] = o[p] == 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = (int64_t)(~(uint64_t)a[p] & m);
+            f[p] = o[p] == 0;
+        }
         break;
     case VI_lnot:
-        for (size_t p = 0; p < np; p++) o[p] = ((uint64_t)a[p] & m) == 0, f[p] = o[p] == 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = ((uint64_t)a[p] & m) == 0;
+            f[p] = o[p] == 0;
+        }
         break;
     case VI_and:
-        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] & b[p]) & m), f[p] = o[p] == 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = (int64_t)((uint64_t)(a[p] & b[p]) & m);
+            f[p] = o[p] == 0;
+        }
         break;
     case VI_or:
-        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] | b[p]) & m), f[p] = o[p] == 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = (int64_t)((uint64_t)(a[p] | b[p]) & m);
+            f[p] = o[p] == 0;
+        }
         break;
     case VI_xor:
-        for (size_t p = 0; p < np; p++) o[p] = (int64_t)((uint64_t)(a[p] ^ b[p]) & m), f[p] = o[p] == 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = (int64_t)((uint64_t)(a[p] ^ b[p]) & m);
+            f[p] = o[p] == 0;
+        }
         break;
     case VI_lsl:
         for (size_t p = 0; p < np; p++) {
@@ -209,31 +230,58 @@ static bool alu_float_lane(Emu *e, int insn, Lanes *L, size_t np) {
     uint8_t *f = L->lf;
     switch (insn) {
     case VI_passa:
-        for (size_t p = 0; p < np; p++) o[p] = a[p], f[p] = a[p] == 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = a[p];
+            f[p] = a[p] == 0;
+        }
         break;
     case VI_floor:
-        for (size_t p = 0; p < np; p++) o[p] = floor(a[p]), f[p] = 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = floor(a[p]);
+            f[p] = 0;
+        }
         break;
     case VI_rsqrt:
-        for (size_t p = 0; p < np; p++) o[p] = 1.0 / sqrt(fabs(a[p])), f[p] = !signbit(a[p]);
+        for (size_t p = 0; p < np; p++) {
+            o[p] = 1.0 / sqrt(fabs(a[p]));
+            f[p] = !signbit(a[p]);
+        }
         break;
     case VI_rcp:
-        for (size_t p = 0; p < np; p++) o[p] = 1.0 / a[p], f[p] = 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = 1.0 / a[p];
+            f[p] = 0;
+        }
         break;
     case VI_exp:
-        for (size_t p = 0; p < np; p++) o[p] = exp(a[p]), f[p] = 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = exp(a[p]);
+            f[p] = 0;
+        }
         break;
     case VI_log:
-        for (size_t p = 0; p < np; p++) o[p] = log(a[p]), f[p] = 0;
+        for (size_t p = 0; p < np; p++) {
+            o[p] = log(a[p]);
+            f[p] = 0;
+        }
         break;
     case VI_max:
-        for (size_t p = 0; p < np; p++) f[p] = a[p] >= b[p], o[p] = f[p] ? a[p] : b[p];
+        for (size_t p = 0; p < np; p++) {
+            f[p] = a[p] >= b[p];
+            o[p] = f[p] ? a[p] : b[p];
+        }
         break;
     case VI_min:
-        for (size_t p = 0; p < np; p++) f[p] = a[p] <= b[p], o[p] = f[p] ? a[p] : b[p];
+        for (size_t p = 0; p < np; p++) {
+            f[p] = a[p] <= b[p];
+            o[p] = f[p] ? a[p] : b[p];
+        }
         break;
     case VI_relu:
-        for (size_t p = 0; p < np; p++) f[p] = !signbit(a[p]), o[p] = f[p] ? b[p] : -0.0;
+        for (size_t p = 0; p < np; p++) {
+            f[p] = !signbit(a[p]);
+            o[p] = f[p] ? b[p] : -0.0;
+        }
         break;
     default: return emu_fail(e, "%s has no floating-point form", vsm_insns[insn].name);
     }
@@ -268,7 +316,10 @@ HOT_LOOPS static bool alu_compute(Emu *e, const VExpr *x, Result *r) {
             r->has_flags = false;
             continue;
         case VI_imm:
-            for (size_t p = 0; p < np; p++) put64(R, 0, p, x->imm[0]), put64(R, 1, p, x->imm[1]);
+            for (size_t p = 0; p < np; p++) {
+                put64(R, 0, p, x->imm[0]);
+                put64(R, 1, p, x->imm[1]);
+            }
             r->has_flags = false;
             continue;
         case VI_msl:

@@ -598,7 +598,10 @@ bool infer_window(MNGraph *g, MNNode *n, MNWindow *out) {
     if (n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool) {
         memset(out, 0, sizeof *out);
         out->ns = ns;
-        for (int i = 0; i < ns; i++) out->k[i] = x->dims[2 + i], out->s[i] = out->d[i] = 1;
+        for (int i = 0; i < ns; i++) {
+            out->k[i] = x->dims[2 + i];
+            out->s[i] = out->d[i] = 1;
+        }
         return true;
     }
     if (conv) memcpy(kernel, infer_type(n, 1)->dims + 2, sizeof(int64_t) * (size_t)ns);

@@ -223,7 +223,11 @@ bool infer_slice_params(MNInfer *c, MNNode *n, int64_t *start, int64_t *step, in
     }
     if (st.n != en.n || (ax.present && ax.n != st.n) || (sp.present && sp.n != st.n))
         return infer_fail(c, n, NULL, "starts, ends, axes and steps differ in length");
-    for (int i = 0; i < x->rank; i++) start[i] = 0, step[i] = 1, count[i] = x->dims[i];
+    for (int i = 0; i < x->rank; i++) {
+        start[i] = 0;
+        step[i] = 1;
+        count[i] = x->dims[i];
+    }
     bool seen[MN_MAX_RANK] = {0};
     for (int i = 0; i < st.n; i++) {
         int a = 0;

@@ -61,9 +61,10 @@ static Onnx__TypeProto *type_of(W *w, const MNValue *v) {
             if (v->type.dims[k] >= 0) {
                 d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
                 d->dim_value = v->type.dims[k];
-            } else if (v->type.dim_param && v->type.dim_param[k])
-                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM,
+            } else if (v->type.dim_param && v->type.dim_param[k]) {
+                d->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
                 d->dim_param = s_dup(w, v->type.dim_param[k]);
+            }
             sh->dim[k] = d;
         }
         tt->shape = sh;
@@ -123,9 +124,19 @@ static Onnx__AttributeProto *attr_of(W *w, const MNAttr *at) {
     p->has_type = 1;
     p->type = (Onnx__AttributeProto__AttributeType)at->type;
     switch (at->type) {
-    case MN_ATTR_FLOAT: p->has_f = 1, p->f = (float)at->f; break;
-    case MN_ATTR_INT: p->has_i = 1, p->i = at->i; break;
-    case MN_ATTR_STRING: p->has_s = 1, p->s.len = at->slen, p->s.data = (uint8_t *)at->s; break;
+    case MN_ATTR_FLOAT:
+        p->has_f = 1;
+        p->f = (float)at->f;
+        break;
+    case MN_ATTR_INT:
+        p->has_i = 1;
+        p->i = at->i;
+        break;
+    case MN_ATTR_STRING:
+        p->has_s = 1;
+        p->s.len = at->slen;
+        p->s.data = (uint8_t *)at->s;
+        break;
     case MN_ATTR_TENSOR:
         if (!at->t) return NULL;
         p->t = tensor_of(w, at->t, "");
@@ -135,7 +146,10 @@ static Onnx__AttributeProto *attr_of(W *w, const MNAttr *at) {
         p->floats = ARENA_ARRAY(w->a, float, at->n + 1);
         for (int k = 0; k < at->n; k++) p->floats[k] = (float)at->floats[k];
         break;
-    case MN_ATTR_INTS: p->n_ints = (size_t)at->n, p->ints = at->ints; break;
+    case MN_ATTR_INTS:
+        p->n_ints = (size_t)at->n;
+        p->ints = at->ints;
+        break;
     case MN_ATTR_STRINGS:
         p->n_strings = (size_t)at->n;
         p->strings = ARENA_ARRAY(w->a, ProtobufCBinaryData, at->n + 1);
@@ -239,9 +253,10 @@ bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool st
 
     Onnx__ModelProto m = ONNX__MODEL_PROTO__INIT;
     /* IR 4 at least (initializers need not be inputs), and no newer than this writer's */
-    m.has_ir_version = 1, m.ir_version = g->ir_version < 4                           ? 4
-                                         : g->ir_version > ONNX__VERSION__IR_VERSION ? ONNX__VERSION__IR_VERSION
-                                                                                     : g->ir_version;
+    m.has_ir_version = 1;
+    m.ir_version = g->ir_version < 4                           ? 4
+                   : g->ir_version > ONNX__VERSION__IR_VERSION ? ONNX__VERSION__IR_VERSION
+                                                               : g->ir_version;
     m.producer_name = "mncc";
     m.producer_version = (char *)mncc_version;
     m.graph = gp;

@@ -241,8 +241,16 @@ int64_t mv_clock_issue(MvClock *c, const MNMachine *m, const VExpr *x, const MvS
         }
         break;
     }
-    case MV_B_PDM: load(&is, mv_port_pdm(c, sh->gsrc), N), every_l2bm(&is, N), links(&is, sh->gsrc, false, N); break;
-    case MV_R_PDM: load(&is, mv_port_pdm(c, sh->gdst), N), every_l2bm(&is, N), links(&is, sh->gdst, true, N); break;
+    case MV_B_PDM:
+        load(&is, mv_port_pdm(c, sh->gsrc), N);
+        every_l2bm(&is, N);
+        links(&is, sh->gsrc, false, N);
+        break;
+    case MV_R_PDM:
+        load(&is, mv_port_pdm(c, sh->gdst), N);
+        every_l2bm(&is, N);
+        links(&is, sh->gdst, true, N);
+        break;
     case MV_B_DRAM:
     case MV_B4:
     case MV_R_DRAM:
@@ -250,7 +258,10 @@ int64_t mv_clock_issue(MvClock *c, const MNMachine *m, const VExpr *x, const MvS
         bool to_dram = sh->form == MV_R_DRAM || sh->form == MV_R4;
         int64_t per = to_dram ? sh->dst_span : sh->src_span; /* what each DRAM gives or takes */
         every_l2bm(&is, N);
-        for (int g = 0; g < G; g++) load(&is, mv_port_dram(c, g), per), links(&is, g, to_dram, per);
+        for (int g = 0; g < G; g++) {
+            load(&is, mv_port_dram(c, g), per);
+            links(&is, g, to_dram, per);
+        }
         break;
     }
     case MV_D_P2D:

@@ -1017,8 +1017,10 @@ static void print_mask(Pr *b, uint8_t kind, uint8_t val) {
     if (kind == M_PATTERN) {
         pc(b, '/');
         for (int i = 3; i >= 0; i--) pc(b, (char)('0' + (val >> i & 1)));
-    } else if (kind == M_ENTRY)
-        ps(b, "/$imr"), pu(b, val);
+    } else if (kind == M_ENTRY) {
+        ps(b, "/$imr");
+        pu(b, val);
+    }
 }
 
 static void print_operand(Pr *b, const VOperand *o) {
@@ -1066,7 +1068,10 @@ static void print_operand(Pr *b, const VOperand *o) {
     }
     VHoles *h = o->reloc ? b->h : NULL; /* a relocated number: where it goes noted */
     if (o->amode == A_FLAT) {
-        for (int i = 0; i < 4; i++) pc(b, i ? ',' : '['), pu_hole(b, h, o->flat[i]);
+        for (int i = 0; i < 4; i++) {
+            pc(b, i ? ',' : '[');
+            pu_hole(b, h, o->flat[i]);
+        }
         pc(b, ']');
     } else
         pu_hole(b, h, o->addr);
@@ -1132,8 +1137,14 @@ static void print_expr(Pr *b, const VExpr *e, uint32_t repeat) {
         phex(b, e->imm[0], 16);
         pc(b, '"');
     }
-    for (int i = 0; i < e->nsrc; i++) pc(b, ' '), print_operand(b, &e->src[i]);
-    for (int i = 0; i < e->ndst; i++) pc(b, ' '), print_operand(b, &e->dst[i]);
+    for (int i = 0; i < e->nsrc; i++) {
+        pc(b, ' ');
+        print_operand(b, &e->src[i]);
+    }
+    for (int i = 0; i < e->ndst; i++) {
+        pc(b, ' ');
+        print_operand(b, &e->dst[i]);
+    }
 }
 
 /* the most a step's line can take: an operand is at most "-$ll" "t{4294967295}"

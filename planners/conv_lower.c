@@ -104,7 +104,8 @@ static bool lower(MNCompile *c, MNNode *n) {
     im->attrs = ARENA_ARRAY(a, MNAttr, 5);
     im->attrs[0] = ints_attr(a, "kernel_shape", ks, 2);
     im->attrs[1] = ints_attr(a, "strides", st, 2);
-    im->attrs[2] = ints_attr(a, "dilations", dl, 2), im->attrs[3] = ints_attr(a, "pads", pd, 4),
+    im->attrs[2] = ints_attr(a, "dilations", dl, 2);
+    im->attrs[3] = ints_attr(a, "pads", pd, 4);
     im->attrs[4] = ints_attr(a, "out_shape", oshape, 3);
     /* with a bias: Gemm(Xc, Wc [OC, K], B, transB); without: MatMul(Xc, Wc [K, OC]) (a
      * Gemm without C needs opset 11). Row o of W as (C, KH, KW) row-major, zeros up to K. */
@@ -124,7 +125,8 @@ static bool lower(MNCompile *c, MNNode *n) {
     mm->out[0] = yc;
     if (b) {
         mm->in[2] = b;
-        mm->nattr = 1, mm->attrs = ARENA_ARRAY(a, MNAttr, 1),
+        mm->nattr = 1;
+        mm->attrs = ARENA_ARRAY(a, MNAttr, 1);
         mm->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
     }
     MNValue *shp = plan_value_new(g, arena_printf(a, "%s_nhwc_shape", base), ONNX_INT64, 1, dsh);
@@ -146,7 +148,10 @@ static bool lower(MNCompile *c, MNNode *n) {
     tr->out[0] = y;
     MNNode *made[4] = {im, mm, rs, tr};
     MNValue *outs[4] = {xc, yc, y4, y};
-    for (int k = 0; k < 4; k++) outs[k]->producer = made[k], outs[k]->producer_out = 0;
+    for (int k = 0; k < 4; k++) {
+        outs[k]->producer = made[k];
+        outs[k]->producer_out = 0;
+    }
     n->dead = true;
     return true;
 }

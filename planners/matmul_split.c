@@ -175,9 +175,11 @@ static bool split(MNCompile *c, MNNode *n) {
         p->in[1] = bj;
         p->out[0] = yj;
         if (as_gemm && j == 0 && bias) p->in[2] = bias;
-        if (tb)
-            p->nattr = 1, p->attrs = ARENA_ARRAY(ar, MNAttr, 1),
+        if (tb) {
+            p->nattr = 1;
+            p->attrs = ARENA_ARRAY(ar, MNAttr, 1);
             p->attrs[0] = (MNAttr){.name = "transB", .type = MN_ATTR_INT, .i = 1};
+        }
         yj->producer = p;
         yj->producer_out = 0;
         if (!acc) {

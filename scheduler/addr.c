@@ -97,7 +97,10 @@ static int64_t greedy_by_size(const SchedInterval *iv, int n, int64_t align, int
      * of cnt (cnt - 1) / 2, counted here in one pass over the blocks. */
     int64_t *cnt = xcalloc((size_t)nb + 1, sizeof(int64_t)), total = 0, alive = 0;
     for (int i = 0; i < n; i++) cnt[iv[i].start / BUCKET]++, cnt[iv[i].end / BUCKET + 1]--;
-    for (int b = 0; b < nb; b++) alive += cnt[b], total += alive * (alive - 1) / 2;
+    for (int b = 0; b < nb; b++) {
+        alive += cnt[b];
+        total += alive * (alive - 1) / 2;
+    }
     free(cnt);
     if (total > GREEDY_WORK(n)) return INT64_MAX; /* too costly here: the other heuristic's placement */
     int *ord = xmalloc(sizeof(int) * (size_t)(n + 1));
@@ -157,7 +160,10 @@ static int64_t best_fit_by_start(const SchedInterval *iv, int n, int64_t align, 
         off[i] = lowest_gap(iv, off, act, na, iv[i].size, align, true);
         if (off[i] + iv[i].size > peak) peak = off[i] + iv[i].size;
         int k = na++;
-        while (k > 0 && off[act[k - 1]] > off[i]) act[k] = act[k - 1], k--;
+        while (k > 0 && off[act[k - 1]] > off[i]) {
+            act[k] = act[k - 1];
+            k--;
+        }
         act[k] = i;
     }
     free(act);

@@ -26,7 +26,10 @@ bool sched_address(MNCompile *c) {
     MNGraph *g = c->g;
     int nv = g->nvalues;
     int64_t *first = xmalloc(sizeof(int64_t) * (size_t)(nv + 1)), *last = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
-    for (int v = 0; v < nv; v++) first[v] = -1, last[v] = -1;
+    for (int v = 0; v < nv; v++) {
+        first[v] = -1;
+        last[v] = -1;
+    }
     for (int i = 0; i < g->nnodes; i++) {
         const MNNode *n = g->nodes[i];
         for (int k = 0; k < n->nout; k++)

@@ -11,8 +11,12 @@ static MNValue *clone_value(MNGraph *g, const MNValue *v, const char *name) {
     MNValue *c = ir_value_new(g, name);
     ir_type_set(g, &c->type, v->type.elem, v->type.rank, v->type.dims);
     c->dtype = v->dtype;
-    c->lay = v->lay, c->layout = v->layout, c->layout_kind = v->layout_kind, c->padded_shape = v->padded_shape,
-    c->num_lw = v->num_lw, c->gene = v->gene;
+    c->lay = v->lay;
+    c->layout = v->layout;
+    c->layout_kind = v->layout_kind;
+    c->padded_shape = v->padded_shape;
+    c->num_lw = v->num_lw;
+    c->gene = v->gene;
     c->loc_kind = v->loc_kind;
     c->addr = -1;
     return c;
@@ -47,7 +51,10 @@ void sched_plan_slots(const Sched *s, const Run *r, Slots *S) {
     S->def_slot = xmalloc(sizeof(int) * (size_t)(nv + 1));
     S->ev_slot = xmalloc(sizeof(int) * (size_t)(r->nev + 1));
     int *cur = xmalloc(sizeof(int) * (size_t)(nv + 1));
-    for (int v = 0; v < nv; v++) cur[v] = -1, S->def_slot[v] = -1;
+    for (int v = 0; v < nv; v++) {
+        cur[v] = -1;
+        S->def_slot[v] = -1;
+    }
 #define TOUCH(id, e) ((id) >= 0 && cur[id] >= 0 ? (void)(S->slot[cur[id]].end = (e)) : (void)0)
     for (int e = 0; e < r->nev; e++) {
         const Event *ev = &r->ev[e];
@@ -178,8 +185,9 @@ void sched_materialize(Sched *s, const Run *r, const Slots *S) {
             }
             if (S->ev_slot[e] >= 0 && var->fast) { /* a gather's scratch is Code Emit's to place within its range */
                 const Slot *t = &S->slot[S->ev_slot[e]];
-                set_attr(g, n, "temp_lw", t->size), set_attr(g, n, "temp_bank", t->bank),
-                    set_attr(g, n, "temp_addr", t->offset);
+                set_attr(g, n, "temp_lw", t->size);
+                set_attr(g, n, "temp_bank", t->bank);
+                set_attr(g, n, "temp_addr", t->offset);
             }
             for (int k = 0; k < n->nout; k++) {
                 MNValue *o = n->out[k];

@@ -104,7 +104,10 @@ static int64_t gap(const Sim *m, int b, int64_t size) {
 
 static void res_add(Sim *m, int v, int b, int64_t at) {
     int k = m->nr[b]++;
-    while (k > 0 && m->off[m->rl[b][k - 1]] > at) m->rl[b][k] = m->rl[b][k - 1], k--;
+    while (k > 0 && m->off[m->rl[b][k - 1]] > at) {
+        m->rl[b][k] = m->rl[b][k - 1];
+        k--;
+    }
     m->rl[b][k] = v;
     m->bank[v] = b;
     m->off[v] = at;
@@ -545,7 +548,10 @@ void sched_sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     m.dram_ready = xcalloc((size_t)nv + 1, sizeof(int64_t));
     m.use_start = xcalloc((size_t)nv + 2, sizeof(int));
     m.use_cur = xcalloc((size_t)nv + 1, sizeof(int));
-    for (int v = 0; v < nv; v++) m.bank[v] = -1, m.have_dram[v] = s->dram_src[v];
+    for (int v = 0; v < nv; v++) {
+        m.bank[v] = -1;
+        m.have_dram[v] = s->dram_src[v];
+    }
     /* uses as positions in this order, sorted */
     int total = 0;
     for (int p = 0; p < s->nn; p++)
@@ -567,7 +573,10 @@ void sched_sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     if (log) {
         r->def_bank = xmalloc(sizeof(int) * (size_t)(nv + 1));
         r->def_off = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
-        for (int v = 0; v < nv; v++) r->def_bank[v] = -1, r->def_off[v] = -1;
+        for (int v = 0; v < nv; v++) {
+            r->def_bank[v] = -1;
+            r->def_off[v] = -1;
+        }
     }
     m.free_[0] = s->cap[0];
     m.free_[1] = s->cap[1];
@@ -575,7 +584,10 @@ void sched_sim_run(const Sched *s, Run *r, bool log, bool want_reloaded) {
     m.rl[0] = xmalloc(sizeof(int) * (size_t)(nv + 1));
     m.rl[1] = xmalloc(sizeof(int) * (size_t)(nv + 1));
     m.off = xmalloc(sizeof(int64_t) * (size_t)(nv + 1));
-    for (int p = 0, k = 0; p < s->nn; p++) m.rank[p] = k, k += s->order[p]->op != OP_MNCoreDownload;
+    for (int p = 0, k = 0; p < s->nn; p++) {
+        m.rank[p] = k;
+        k += s->order[p]->op != OP_MNCoreDownload;
+    }
     for (int p = 0; p < s->nn && !r->fail; p++)
         if (!run_node(&m, p)) {
             r->fail = true;
@@ -645,7 +657,10 @@ static bool write_trace(MNCompile *c, const Sched *s, const Run *r) {
         if (r->ev[i].kind != EV_FORGET && r->ev[i].dur > 0) ord[n++] = i;
     for (int i = 1; i < n; i++) { /* insertion sort on nearly sorted data */
         int x = ord[i], j = i;
-        while (j > 0 && r->ev[ord[j - 1]].start > r->ev[x].start) ord[j] = ord[j - 1], j--;
+        while (j > 0 && r->ev[ord[j - 1]].start > r->ev[x].start) {
+            ord[j] = ord[j - 1];
+            j--;
+        }
         ord[j] = x;
     }
     SchedEvent *tl = c->sched->events = ARENA_ARRAY(c->arena, SchedEvent, n + 1);
@@ -811,8 +826,15 @@ static bool schedule(MNCompile *c) {
                    n->op_type, (long long)need);
         sched_run_free(&pl.r);
         sched_run_free(&base);
-        free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
-            free(s.bytes), free(s.scratch);
+        free(s.size);
+        free(s.dram_src);
+        free(s.prod);
+        free(s.cons_start);
+        free(s.cons);
+        free(s.recompute);
+        free(s.xfer);
+        free(s.bytes);
+        free(s.scratch);
         return false;
     }
     Run r = pl.r;
@@ -851,7 +873,14 @@ static bool schedule(MNCompile *c) {
     bool ok = !c->out_dir || write_trace(c, &s, &r);
     sched_run_free(&r);
     sched_run_free(&base);
-    free(s.size), free(s.dram_src), free(s.prod), free(s.cons_start), free(s.cons), free(s.recompute), free(s.xfer),
-        free(s.bytes), free(s.scratch);
+    free(s.size);
+    free(s.dram_src);
+    free(s.prod);
+    free(s.cons_start);
+    free(s.cons);
+    free(s.recompute);
+    free(s.xfer);
+    free(s.bytes);
+    free(s.scratch);
     return ok;
 }

@@ -547,9 +547,9 @@ static void split_per_piece(MNCompile *c) {
  * input in the output's bank (one read port; a write to the bank being read waits). The
  * schedule takes the second figure in the same cases (sched.c). The output in LM1 takes
  * the figures of the output in LM0, the banks mirrored (two emissions a node, not four:
- * bench/sim_check.py keeps every kind within 25 % with it). The double-buffered variants are not emitted differently, so they
- * take the plain variant's cycles (and keep their extra LM: never preferred). False when
- * the node cannot be emitted alone (it keeps the estimates). */
+ * bench/sim_check.py keeps every kind within 25 % with it). The double-buffered variants are
+ * not emitted differently, so they take the plain variant's cycles (and keep their extra LM:
+ * never preferred). False when the node cannot be emitted alone (it keeps the estimates). */
 static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
     enum { MAXIN = 64 };
     int alt[MAXIN], one[MAXIN];
@@ -665,7 +665,10 @@ bool sched_node_simulation(MNCompile *c) {
     buf_free(&mtext);
     mn_figure(c, "distinct_signatures", nu);
     int64_t total = 0, variants = 0;
-    for (int i = 0; i < g->nnodes; i++) total += st->sim[i].var[0].cycles, variants += st->sim[i].nvar;
+    for (int i = 0; i < g->nnodes; i++) {
+        total += st->sim[i].var[0].cycles;
+        variants += st->sim[i].nvar;
+    }
     mn_figure(c, "nodes_simulated", g->nnodes);
     mn_figure(c, "variants", variants);
     mn_figure(c, "cycles_sum_lm0_variant", total);
