@@ -8,7 +8,8 @@ enum {
     WIN = MN_WIN,
     WEW = MN_WEW,
     GATHER = MN_GATHER,
-    REDUCE = MN_REDUCE
+    REDUCE = MN_REDUCE,
+    CHAN = MN_CHAN
 }; /* the rows' names */
 
 const MNOpInfo mn_ops[OP_COUNT] = {[OP_UNSUPPORTED] = {"<unsupported>", 0, 0, 0, NULL},

@@ -22,6 +22,10 @@
  *     GATHER    moves data between PEs only: emitted as a gather
  *     REDUCE    a Reduce op: folds its input over the axes an attribute or input 1
  *               names (keepdims), with the fold of its name
+ *     CHAN      works on N x C x spatial data image by image and channel by channel (a
+ *               convolution: output channel by output channel): its data input 0 and
+ *               output may be cut along batch and channels, its per-channel operands
+ *               following (Time-Slice)
  *   types       the element types Code Emit has code for, by the path the op takes
  *               there (--list-ops prints it, the README's op table is made from it, and
  *               tests/cli checks every claim of the elementwise and gather ops by
@@ -41,7 +45,8 @@ typedef enum {
     MN_WIN = 8,
     MN_WEW = 16,
     MN_GATHER = 32,
-    MN_REDUCE = 64
+    MN_REDUCE = 64,
+    MN_CHAN = 128
 } MNOpProp;
 
 /* the element type sets most rows share */
@@ -125,17 +130,17 @@ typedef enum {
     /* linear algebra, convolution, normalisation, pooling */                                              \
     OP(MatMul, 1, 21, matmul, none, WIN, TY_F)                                                             \
     OP(Gemm, 6, 21, gemm, none, WIN, TY_F)                                                                 \
-    OP(Conv, 1, 21, conv, none, WIN, TY_F)                                                                 \
-    OP(ConvTranspose, 1, 21, conv_transpose, none, WIN, TY_F)                                              \
-    OP(BatchNormalization, 6, 21, batchnorm, none, PREC | WIN, TY_F)                                       \
-    OP(InstanceNormalization, 6, 21, same_as_input0, none, PREC | WIN, TY_F)                               \
+    OP(Conv, 1, 21, conv, none, WIN | CHAN, TY_F)                                                          \
+    OP(ConvTranspose, 1, 21, conv_transpose, none, WIN | CHAN, TY_F)                                       \
+    OP(BatchNormalization, 6, 21, batchnorm, none, PREC | WIN | CHAN, TY_F)                                \
+    OP(InstanceNormalization, 6, 21, same_as_input0, none, PREC | WIN | CHAN, TY_F)                        \
     OP(LayerNormalization, 17, 21, layernorm, none, PREC | WIN, TY_F)                                      \
     OP(LRN, 1, 21, same_as_input0, none, PREC, NULL)                                                       \
-    OP(MaxPool, 1, 21, pool, none, WIN, TY_F)                                                              \
-    OP(AveragePool, 1, 21, pool, none, WIN, TY_F)                                                          \
-    OP(LpPool, 2, 21, pool, none, WIN, TY_F)                                                               \
-    OP(GlobalAveragePool, 1, 21, global_pool, none, WIN, TY_F)                                             \
-    OP(GlobalMaxPool, 1, 21, global_pool, none, WIN, TY_F)                                                 \
+    OP(MaxPool, 1, 21, pool, none, WIN | CHAN, TY_F)                                                       \
+    OP(AveragePool, 1, 21, pool, none, WIN | CHAN, TY_F)                                                   \
+    OP(LpPool, 2, 21, pool, none, WIN | CHAN, TY_F)                                                        \
+    OP(GlobalAveragePool, 1, 21, global_pool, none, WIN | CHAN, TY_F)                                      \
+    OP(GlobalMaxPool, 1, 21, global_pool, none, WIN | CHAN, TY_F)                                          \
     OP(Softmax, 1, 21, same_as_input0, none, PREC | WIN, TY_F)                                             \
     OP(LogSoftmax, 1, 21, same_as_input0, none, PREC | WIN, TY_F)                                          \
     OP(Hardmax, 1, 21, same_as_input0, none, WIN, TY_F)                                                    \

@@ -63,18 +63,10 @@ static bool reduce_keeps(const MNNode *n, int a) {
  * for every other op only the data input 0 (weights, axes and shapes pass whole, even
  * when an extent happens to match). */
 static bool cut_input(const MNNode *n, int k) {
-    if (mn_op_has(n->op, MN_REDUCE)) return k == 0;
+    if (mn_op_has(n->op, MN_REDUCE | MN_CHAN)) return k == 0;
     switch (n->op) {
     case OP_MatMul: return k <= 1; /* B only along batch axes: in_axis */
     case OP_Gemm: return k == 0 || k == 2;
-    case OP_Conv:
-    case OP_ConvTranspose:
-    case OP_MaxPool:
-    case OP_AveragePool:
-    case OP_GlobalAveragePool:
-    case OP_GlobalMaxPool:
-    case OP_BatchNormalization:
-    case OP_InstanceNormalization:
     case OP_Softmax:
     case OP_LogSoftmax:
     case OP_Hardmax:
@@ -205,17 +197,8 @@ static bool movement_op(const MNNode *n) {
  * channel; a convolution's output channels each read all of X and their own filters
  * (with one group only: grouped channels would also cut X and change "group"). */
 static bool channel_cut(const MNNode *n) {
-    switch (n->op) {
-    case OP_MaxPool:
-    case OP_AveragePool:
-    case OP_GlobalAveragePool:
-    case OP_GlobalMaxPool:
-    case OP_BatchNormalization:
-    case OP_InstanceNormalization: return n->out[0]->type.rank >= 3;
-    case OP_Conv:
-    case OP_ConvTranspose: return n->out[0]->type.rank >= 3 && ir_attr_int(n, "group", 1) == 1;
-    default: return false;
-    }
+    if (!mn_op_has(n->op, MN_CHAN) || n->out[0]->type.rank < 3) return false;
+    return (n->op != OP_Conv && n->op != OP_ConvTranspose) || ir_attr_int(n, "group", 1) == 1;
 }
 
 /* The axis of input k cut with output axis a, or -1 when input k passes whole. */
@@ -250,6 +233,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     const MNValue *o = n->out[0];
     int r = o->type.rank;
     if (mn_op_has(n->op, MN_REDUCE)) return reduce_keeps(n, a);
+    if (mn_op_has(n->op, MN_CHAN)) return a == 0 || (a == 1 && channel_cut(n)); /* batch, channels */
     switch (n->op) {
     case OP_MatMul: return r >= 2; /* rows (and batches) with B whole; columns with A whole */
     case OP_Gemm: return a == 0; /* rows (A's columns with transA) */
@@ -263,14 +247,6 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
         if (ax < 0) ax += r;
         return a < ax || (!old && a != ax && ax == r - 1);
     }
-    case OP_Conv:
-    case OP_ConvTranspose:
-    case OP_MaxPool:
-    case OP_AveragePool:
-    case OP_GlobalAveragePool:
-    case OP_GlobalMaxPool:
-    case OP_BatchNormalization:
-    case OP_InstanceNormalization: return a == 0 || (a == 1 && channel_cut(n)); /* batch, channels */
     case OP_ArgMax:
     case OP_ArgMin:
     case OP_LRN: {
