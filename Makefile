@@ -91,7 +91,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps zoo-deps same npm-deps demo check check-fast check-san check-tsan unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz
+.PHONY: all deps test-deps zoo-deps same npm-deps demo check check-fast check-san check-tsan unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz zoo
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -198,6 +198,12 @@ real: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
 	@$(PYTHON) bench/gen_graph.py convnet 3000 build/real/gen/convnet_3000.onnx >/dev/null 2>&1 # LM0 kept for scratch
 	@$(PYTHON) tests/real/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/real/node_modules/openwakeword-js/models build/real/gen
 
+# torchvision's CNNs (exported once into build/zoo/models with python3-torch) compiled at O2
+# on mncore2, run under mnemu --strict and compared with onnxruntime; a table and
+# `N passed, M failed` (tests/zoo/run.py; ZOO="resnet18 mobilenet" takes those only)
+zoo: zoo-deps npm-deps $(BUILD)/mncc $(BUILD)/mnemu
+	@$(PYTHON) tests/zoo/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/zoo/models $(ZOO)
+
 npm-deps: test-deps
 	@MNCC_EXTRA_PKGS=nodejs sh mk/deps.sh --test
 	@command -v npm >/dev/null || MNCC_EXTRA_PKGS=npm sh mk/deps.sh --test # Debian's nodejs comes without npm
@@ -206,7 +212,7 @@ npm-deps: test-deps
 	@[ -d build/real/node_modules/onnxruntime-node ] && [ -d build/real/node_modules/openwakeword-js ] || \
 		(cd build/real && npm install --ignore-scripts --no-audit --no-fund --no-package-lock --loglevel=error)
 
-conformance: $(BUILD)/mncc $(BUILD)/mnemu
+conformance: test-deps $(BUILD)/mncc $(BUILD)/mnemu
 	@$(PYTHON) tests/conformance/run.py --machine mncore2 --json $(BUILD)/conformance.json $(CONF_DIRS) | tail -n 2
 	@$(PYTHON) tests/conformance/run.py --machine tiny --json $(BUILD)/conformance_tiny.json $(CONF_DIRS) | tail -n 2
 	@for s in always_from_dram spill_opt auto_recompute_sa; do \

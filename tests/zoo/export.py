@@ -1,0 +1,50 @@
+#!/usr/bin/python3
+"""The zoo's models, exported once with Debian's python3-torch and python3-torchvision.
+
+usage: export.py OUT_DIR        writes OUT_DIR/<name>.onnx for every model of ZOO that is
+                                not there yet, and prints the names, one a line
+
+Random weights (torch.manual_seed(0) before each model is built), eval mode, a static
+input of the listed shape, at the listed opset. The exports are cached: a model is
+exported again only when its file is missing (make zoo keeps them under build/zoo)."""
+import os
+import sys
+
+# (torchvision builder, batch, opset)
+NETS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
+        "squeezenet1_1", "shufflenet_v2_x1_0", "regnet_x_400mf", "densenet121", "googlenet"]
+ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")]
+
+
+def name_of(net, batch, opset):
+    return "%s_b%d_op%d" % (net, batch, opset)
+
+
+def build(tv, net):
+    kw = {"weights": None}
+    if net == "googlenet":
+        kw.update(aux_logits=False, init_weights=True)  # eval mode returns the logits only
+    return getattr(tv.models, net)(**kw).eval()
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    todo = [z for z in ZOO if not os.path.exists(os.path.join(out, name_of(*z) + ".onnx"))]
+    if todo:
+        import torch
+        import torchvision as tv
+        for net, batch, opset in todo:
+            torch.manual_seed(0)
+            m = build(tv, net)
+            path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
+            with torch.no_grad():
+                torch.onnx.export(m, torch.randn(batch, 3, 224, 224), path + ".tmp", opset_version=opset,
+                                  input_names=["input"], output_names=["logits"])
+            os.replace(path + ".tmp", path)
+    for z in ZOO:
+        print(name_of(*z))
+
+
+if __name__ == "__main__":
+    main()
