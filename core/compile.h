@@ -60,6 +60,9 @@ typedef struct MNCompile {
     const MNCodeModel *code; /* Code Emit's timing, for the scheduler (NULL: estimates only, no scratch) */
     struct SchedState *sched; /* Node Simulation and schedule results (scheduler/) */
     const char *app_status; /* model.app: "written", or why not */
+    /* why Code Emit could write no program (NULL: it could): the compile fails with it,
+     * after the dumps are written, unless the options asked for planning only */
+    const char *no_program;
     const char *artifacts[32]; /* the files written into out_dir, in the order first written */
     int nartifacts;
     struct MNArtQ *art_q; /* the artifacts the writer thread is writing (artifacts.c) */

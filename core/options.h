@@ -40,6 +40,9 @@
     X(matmul_split, BOOL, "true", "",                                                                                  \
       "cut a float MatMul or Gemm whose constant B is too large to replicate on every MAB along K into products the "  \
       "matrix unit takes, summed by Adds (false: such a product is a window op on the vector unit)")                   \
+    X(plan_only, BOOL, "false", "",                                                                                    \
+      "stop before Code Emit: plan, schedule and place the graph and write every artifact but model.app (a model "     \
+      "whose nodes Code Emit cannot all cover is then no error; without it such a compile fails)")                     \
     X(link, ENUM, "concat", "concat|merge",                                                                            \
       "linking of the per-node code: concat, one node after another; merge, a Download or Upload interleaved with an " \
       "independent compute neighbour (DRAM time hidden behind compute)")                                               \

@@ -67,6 +67,7 @@ enum {
     DUMP_BEFORE = 1, /* --dump-after writes the graph just before it (the graph it cuts) */
     OUT_ONNX = 2, /* -O out_onnx writes the graph after it: what the planners receive */
     DUMPS_DURING = 4, /* the final graph's dumps are built on a thread while it runs */
+    CODE = 8, /* makes the program: skipped under plan_only */
 };
 
 typedef struct {
@@ -89,11 +90,11 @@ static const MNPass pipeline[] = {
     {"location", plan_location, 4},
     {"time_slice", plan_time_slice, 4, DUMP_BEFORE},
     {"location_sliced", plan_location_sliced, 5},
-    {"param_images", emit_param_images, 5}, /* started here, taken by Code Emit */
+    {"param_images", emit_param_images, 5, CODE}, /* started here, taken by Code Emit */
     {"node_simulation", sched_node_simulation, 5},
     {"schedule", sched_schedule, 6},
     {"address", sched_address, 7},
-    {"emit", emit_program, 7, DUMPS_DURING},
+    {"emit", emit_program, 7, DUMPS_DURING | CODE},
 };
 #define NPASSES ((int)(sizeof pipeline / sizeof pipeline[0]))
 
@@ -157,7 +158,9 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             break;
         }
         double t0 = now_ms();
-        ok = pipeline[i].fn(c) && mn_memory_ok(c);
+        bool skip = (pipeline[i].flags & CODE) && opt->ival[MN_OPT_plan_only];
+        if (skip) c->app_status = "not written: plan_only (the compile stopped before Code Emit)";
+        ok = (skip || pipeline[i].fn(c)) && mn_memory_ok(c);
         MNPassRecord *r = &c->passes[c->npasses++]; /* figures were added to it while it ran */
         r->name = pipeline[i].name;
         r->wall_ms = now_ms() - t0;
@@ -204,6 +207,12 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
             driver_dumps_init(&d, c);
             driver_build_dumps(&d);
             ok = driver_write_dumps(c, &d);
+        }
+        if (ok && c->no_program) { /* the dumps show how far it went; the compile has failed */
+            c->cur_pass = "emit";
+            diag_error(&c->diag, DIAG_UNSUPPORTED, "%s: no program: %s (plan_only=true plans without one)", model_path,
+                       c->no_program);
+            ok = false;
         }
         if (ok && out_dir && opt->stamp) ok = driver_write_stamp(c);
         c->finished = ok;

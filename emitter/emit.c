@@ -245,7 +245,8 @@ static bool emit_all(MNCompile *c) {
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
     int missing = 0;
-    int seen[OP_COUNT] = {0};
+    int seen[OP_COUNT] = {0}, first[OP_COUNT];
+    const char *first_why[OP_COUNT];
     Walk wk;
     emit_walk_init(&wk, g);
     for (int i = 0; i < g->nnodes; i++) {
@@ -255,13 +256,25 @@ static bool emit_all(MNCompile *c) {
         emit_walk_after(g, &wk, g->nodes[i]);
         if (!w) continue;
         missing++;
-        if (seen[g->nodes[i]->op]++) continue;
-        buf_printf(&why, "%s%s (%s, node '%s')", why.len ? ", " : "", g->nodes[i]->op_type, w, g->nodes[i]->name);
+        int op = g->nodes[i]->op;
+        if (seen[op]++) continue;
+        first[op] = i;
+        first_why[op] = w;
+    }
+    /* by kind in the order they first appear: how many, and the first one's reason and name */
+    for (int i = 0; i < g->nnodes; i++) {
+        int op = g->nodes[i]->op;
+        if (!seen[op] || first[op] != i) continue;
+        buf_printf(&why, "%s%s (%s, node '%s'", why.len ? ", " : "", g->nodes[i]->op_type, first_why[op],
+                   g->nodes[i]->name);
+        if (seen[op] > 1) buf_printf(&why, " and %d more", seen[op] - 1);
+        buf_printf(&why, ")");
     }
     char perr[300];
     if (!missing && !emit_machine_ok(&c->machine, perr, sizeof perr)) {
         mn_log(c, 1, "no model.app: %s", perr);
         c->app_status = arena_printf(c->arena, "not written: %s", perr);
+        c->no_program = arena_printf(c->arena, "%s", perr);
         buf_free(&why);
         emit_walk_free(&wk);
         return true;
@@ -270,6 +283,7 @@ static bool emit_all(MNCompile *c) {
     if (missing) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);
+        c->no_program = arena_printf(c->arena, "the code emitter does not cover %d nodes: %s", missing, why.data);
         buf_free(&why);
         emit_walk_free(&wk);
         return true;

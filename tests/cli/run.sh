@@ -135,7 +135,7 @@ for tid in (1, 2, 3):
 }
 m=$g/ok_time_slice.onnx
 for s in always_from_dram reuse_consecutive spill_opt auto_recompute_sa; do
-    expect "schedule-$s" 0 "$mncc" "$m" -o "$tmp/s_$s" --machine tiny --verify -O scheduler=$s
+    expect "schedule-$s" 0 "$mncc" "$m" -O plan_only=true -o "$tmp/s_$s" --machine tiny --verify -O scheduler=$s
     check_trace "$tmp/s_$s/trace.json" && ok "trace-$s" || bad "trace-$s" "trace.json is not a valid timeline"
 done
 ra=$(fig "$tmp/s_always_from_dram/report.json" schedule dram_bytes_read)
@@ -144,15 +144,15 @@ rs=$(fig "$tmp/s_spill_opt/report.json" schedule dram_bytes_read)
 sa=$(fig "$tmp/s_auto_recompute_sa/report.json" schedule est_cycles)
 sb=$(fig "$tmp/s_auto_recompute_sa/report.json" schedule spill_opt_est_cycles)
 [ -n "$sa" ] && [ -n "$sb" ] && [ "$sa" -le "$sb" ] && ok sa-not-worse || bad sa-not-worse "auto_recompute_sa $sa cycles, its spill_opt start $sb"
-expect sa-again 0 "$mncc" "$m" -o "$tmp/s_sa2" --machine tiny -O scheduler=auto_recompute_sa
+expect sa-again 0 "$mncc" "$m" -O plan_only=true -o "$tmp/s_sa2" --machine tiny -O scheduler=auto_recompute_sa
 cmp -s "$tmp/s_auto_recompute_sa/l3ir.txt" "$tmp/s_sa2/l3ir.txt" && ok sa-deterministic || bad sa-deterministic "two runs with one seed differ"
 grep -q '^MNCoreForget(' "$tmp/s_spill_opt/l3ir.txt" && grep -q 'loc=LM[01] addr=[0-9]' "$tmp/s_spill_opt/l3ir.txt" &&
     ok l3ir-scheduled || bad l3ir-scheduled "no Forget nodes or LM banks and addresses in l3ir.txt"
 # the cache: a second compile reuses every entry; a corrupt one is recomputed; an
 # unwritable cache only costs time; threads and concurrent compiles change nothing
 c=$tmp/simcache
-expect cache-first 0 "$mncc" "$m" -o "$tmp/c1" --machine tiny --cache-dir "$c"
-expect cache-second 0 "$mncc" "$m" -o "$tmp/c2" --machine tiny --cache-dir "$c"
+expect cache-first 0 "$mncc" "$m" -O plan_only=true -o "$tmp/c1" --machine tiny --cache-dir "$c"
+expect cache-second 0 "$mncc" "$m" -O plan_only=true -o "$tmp/c2" --machine tiny --cache-dir "$c"
 n=$(fig "$tmp/c2/report.json" node_simulation distinct_signatures) # one entry per distinct node
 [ "$(cachefig "$tmp/c2/report.json" misses)" = 0 ] && [ "$(cachefig "$tmp/c2/report.json" hits)" = "$n" ] &&
     [ "$(cachefig "$tmp/c1/report.json" misses)" = "$n" ] && [ "$(cachefig "$tmp/c1/report.json" hits)" = 0 ] &&
@@ -160,14 +160,14 @@ n=$(fig "$tmp/c2/report.json" node_simulation distinct_signatures) # one entry p
 cmp -s "$tmp/c1/simulation_result.json" "$tmp/c2/simulation_result.json" || bad cache-same "cached results differ"
 f=$(find "$c" -name '*.json' | sort | head -n 1)
 head -c 20 "$f" > "$f.cut" && mv "$f.cut" "$f"
-expect cache-corrupt 0 "$mncc" "$m" -o "$tmp/c3" --machine tiny --cache-dir "$c"
+expect cache-corrupt 0 "$mncc" "$m" -O plan_only=true -o "$tmp/c3" --machine tiny --cache-dir "$c"
 [ "$(cachefig "$tmp/c3/report.json" corrupt)" -ge 1 ] && cmp -s "$tmp/c1/simulation_result.json" "$tmp/c3/simulation_result.json" &&
     ok cache-corrupt-detected || bad cache-corrupt-detected "corrupt $(cachefig "$tmp/c3/report.json" corrupt)"
 : > "$tmp/notadir"
-expect cache-unwritable 0 "$mncc" "$m" -o "$tmp/c4" --machine tiny --cache-dir "$tmp/notadir/sim"
+expect cache-unwritable 0 "$mncc" "$m" -O plan_only=true -o "$tmp/c4" --machine tiny --cache-dir "$tmp/notadir/sim"
 [ "$(cachefig "$tmp/c4/report.json" write_failures)" -ge 1 ] && cmp -s "$tmp/c1/l3ir.txt" "$tmp/c4/l3ir.txt" &&
     ok cache-unwritable-same || bad cache-unwritable-same "write_failures $(cachefig "$tmp/c4/report.json" write_failures)"
-expect threads-3 0 "$mncc" "$m" -o "$tmp/c5" --machine tiny --cache-dir none -O num_threads=3
+expect threads-3 0 "$mncc" "$m" -O plan_only=true -o "$tmp/c5" --machine tiny --cache-dir none -O num_threads=3
 for f in simulation_result.json l3ir.txt trace.json model.app model.vsm l3ir_stripped.onnx; do
     [ -f "$tmp/c1/$f" ] || [ -f "$tmp/c5/$f" ] || continue
     cmp -s "$tmp/c1/$f" "$tmp/c5/$f" || bad threads-same "$f differs with num_threads=3"
@@ -206,13 +206,13 @@ expect scratch-kept 0 "$mncc" "$tmp/c3k.onnx" -o "$tmp/c3k" --cache-dir none --p
 [ "$(fig "$tmp/c3k/report.json" schedule lm0_scratch_max_lw)" -gt 0 ] 2>/dev/null && [ -f "$tmp/c3k/model.app" ] && ok scratch-kept-app ||
     bad scratch-kept-app "$(fig "$tmp/c3k/report.json" schedule lm0_scratch_max_lw) LW of scratch; $(grep -o '"model_app": "[^"]*"' "$tmp/c3k/report.json")"
 rm -rf "$tmp/cc"
-"$mncc" "$g/ok_transformer.onnx" -o "$tmp/p1" --cache-dir "$tmp/cc" -O num_threads=2 >/dev/null 2>&1 & p1=$!
-"$mncc" "$g/ok_transformer.onnx" -o "$tmp/p2" --cache-dir "$tmp/cc" -O num_threads=2 >/dev/null 2>&1 & p2=$!
+"$mncc" "$g/ok_transformer.onnx" -O plan_only=true -o "$tmp/p1" --cache-dir "$tmp/cc" -O num_threads=2 >/dev/null 2>&1 & p1=$!
+"$mncc" "$g/ok_transformer.onnx" -O plan_only=true -o "$tmp/p2" --cache-dir "$tmp/cc" -O num_threads=2 >/dev/null 2>&1 & p2=$!
 wait $p1 && wait $p2 && cmp -s "$tmp/p1/l3ir.txt" "$tmp/p2/l3ir.txt" && cmp -s "$tmp/p1/simulation_result.json" "$tmp/p2/simulation_result.json" &&
     ok cache-concurrent || bad cache-concurrent "two compiles sharing a cache disagree or failed"
 expect cache-dir-empty 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/ce" --cache-dir ""
 sed 's/"l1bm_pe_distribute": 64/"l1bm_pe_distribute": 0.5/' "$root/presets/machines/tiny.json" > "$tmp/slowtree.json"
-expect fractional-bandwidth 0 "$mncc" "$g/ok_opset9.onnx" -o "$tmp/fb" --machine "$tmp/slowtree.json" --verify
+expect fractional-bandwidth 0 "$mncc" "$g/ok_opset9.onnx" -O plan_only=true -o "$tmp/fb" --machine "$tmp/slowtree.json" --verify
 expect sim-best 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/sb" -O simulation_mode=best
 [ "$(fig "$tmp/sb/report.json" node_simulation nodes_timed_from_code)" -gt 0 ] && grep -q 'node simulation (timed): [1-9]' "$tmp/sb/out.txt" &&
     ok sim-best-timed || bad sim-best-timed "best mode timed no node from its code"
@@ -343,7 +343,7 @@ for k in graph type; do
 done
 
 # machine descriptions: by name, by path, and clean errors for bad ones
-expect machine-tiny 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mt" --machine tiny
+expect machine-tiny 0 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mt" --machine tiny -O plan_only=true
 grep -q '"name":[[:space:]]*"tiny"' "$tmp/mt/report.json" || bad machine-in-report "report.json does not name the machine"
 expect machine-unknown 2 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/mu" --machine nosuchmachine
 grep -q "unknown machine 'nosuchmachine'.*machines: l1b mncore2 tiny" "$tmp/err" || bad machine-unknown-text "$(cat "$tmp/err")"
@@ -450,11 +450,13 @@ PY
 expect dump-onnx-bad-path 1 "$mncc" "$g/ok_cnn.onnx" -o "$tmp/db" -O out_onnx="$tmp/nodir/x.onnx"
 grep -q "cannot write" "$tmp/err" && [ "$(json_status "$tmp/db/report.json")" = error ] && ok dump-onnx-bad-path-text || bad dump-onnx-bad-path-text "$(cat "$tmp/err")"
 
+# (planning only: some of these models get no program yet, which batch-no-program checks)
+po='-O plan_only=true'
 # mncc batch: a directory and a list, parallel jobs, shards, up-to-date skips, the
 # summary and JUnit files; one failing model does not stop the others
 mkdir -p "$tmp/zoo/sub"
 cp "$g/ok_cnn.onnx" "$g/ok_opset9.onnx" "$tmp/zoo/" && cp "$g/ok_transformer.onnx" "$g/bad_shape_mismatch.onnx" "$tmp/zoo/sub/"
-expect batch-dir 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bd" -j 2
+expect batch-dir 1 "$mncc" batch $po "$tmp/zoo" -o "$tmp/bd" -j 2
 batch_check() { # batch_check OUTROOT EXPECTED-NAMES-AND-STATUSES
     /usr/bin/python3 - "$1" "$2" <<'PY'
 import json, sys, xml.dom.minidom as x
@@ -474,12 +476,12 @@ PY
 batch_check "$tmp/bd" "ok_cnn=ok ok_opset9=ok sub_bad_shape_mismatch=failed sub_ok_transformer=ok" && ok batch-summary || bad batch-summary "see above"
 grep -q "cannot be broadcast" "$tmp/bd/junit.xml" && [ "$(json_status "$tmp/bd/sub_ok_transformer/report.json")" = ok ] && ok batch-failure-message || bad batch-failure-message "$(cat "$tmp/bd/junit.xml")"
 grep -q 'mncc batch: \[[0-9]/4\] failed sub_bad_shape_mismatch' "$tmp/err" && ok batch-progress-lines || bad batch-progress-lines "$(cat "$tmp/err")"
-expect batch-again 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bd" -j 2
+expect batch-again 1 "$mncc" batch $po "$tmp/zoo" -o "$tmp/bd" -j 2
 batch_check "$tmp/bd" "ok_cnn=up_to_date ok_opset9=up_to_date sub_bad_shape_mismatch=failed sub_ok_transformer=up_to_date" && ok batch-up-to-date || bad batch-up-to-date "see above"
-expect batch-new-options 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bd" --quiet -O scheduler=spill_opt
+expect batch-new-options 1 "$mncc" batch $po "$tmp/zoo" -o "$tmp/bd" --quiet -O scheduler=spill_opt
 [ ! -s "$tmp/err" ] && batch_check "$tmp/bd" "ok_cnn=ok ok_opset9=ok sub_bad_shape_mismatch=failed sub_ok_transformer=ok" && ok batch-options-recompile || bad batch-options-recompile "$(cat "$tmp/err")"
 [ "$(opt_of "$tmp/bd/ok_cnn/report.json" scheduler)" = "spill_opt | command line" ] && ok batch-options-passed || bad batch-options-passed "$(opt_of "$tmp/bd/ok_cnn/report.json" scheduler)"
-expect batch-j1 1 "$mncc" batch "$tmp/zoo" -o "$tmp/bj" -j 1 -O scheduler=spill_opt
+expect batch-j1 1 "$mncc" batch $po "$tmp/zoo" -o "$tmp/bj" -j 1 -O scheduler=spill_opt
 nd=0
 for m in ok_cnn ok_opset9 sub_ok_transformer; do
     for f in l3ir.txt model.app model.vsm l3ir_stripped.onnx; do
@@ -490,15 +492,15 @@ done
 [ $nd -eq 0 ] && ok batch-deterministic
 printf '# a zoo\nok_cnn.onnx --machine tiny\nok_mlp.onnx --input-shape x=2,8 --name mlp2   # per-model options\n\nok_mlp.onnx --input-shape x=3,8 --scheduler spill_opt --name mlp3\n' > "$tmp/zoo/list.txt"
 cp "$g/ok_mlp.onnx" "$tmp/zoo/"
-expect batch-list 0 "$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bl"
+expect batch-list 0 "$mncc" batch $po "$tmp/zoo/list.txt" -o "$tmp/bl"
 batch_check "$tmp/bl" "ok_cnn=ok mlp2=ok mlp3=ok" && grep -q '"name":[[:space:]]*"tiny"' "$tmp/bl/ok_cnn/report.json" &&
     [ "$(opt_of "$tmp/bl/mlp3/report.json" scheduler)" = "spill_opt | command line" ] && ok batch-list-options || bad batch-list-options "see above"
 printf 'ok_mlp.onnx --name a\nok_cnn.onnx --name a\n' > "$tmp/zoo/dup.txt"
-expect batch-list-dup 1 "$mncc" batch "$tmp/zoo/dup.txt" -o "$tmp/bu"
+expect batch-list-dup 1 "$mncc" batch $po "$tmp/zoo/dup.txt" -o "$tmp/bu"
 grep -q "dup.txt:2: model name 'a' used twice" "$tmp/err" || bad batch-list-dup-text "$(cat "$tmp/err")"
 all=""
 for k in 1 2 3; do
-    "$mncc" batch "$tmp/zoo" -o "$tmp/bs$k" --shard $k/3 --quiet >/dev/null 2>&1
+    "$mncc" batch $po "$tmp/zoo" -o "$tmp/bs$k" --shard $k/3 --quiet >/dev/null 2>&1
     all="$all $(/usr/bin/python3 -c 'import json,sys; print(" ".join(r["name"] for r in json.load(open(sys.argv[1]))["results"]))' "$tmp/bs$k/summary.json")"
 done
 [ "$(echo $all | tr ' ' '\n' | sort | tr '\n' ' ')" = "ok_cnn ok_mlp ok_opset9 sub_bad_shape_mismatch sub_ok_transformer " ] && ok batch-shards || bad batch-shards "shards hold: $all"
@@ -506,12 +508,12 @@ done
 # read-only file system: every program as a compile without a cache gives it
 mkdir -p "$tmp/bz"
 cp "$g/ok_cnn.onnx" "$g/ok_opset9.onnx" "$g/ok_transformer.onnx" "$tmp/bz/"
-"$mncc" batch "$tmp/bz" -o "$tmp/bz1" -j 2 --quiet --cache-dir "$tmp/bzc" >/dev/null 2>&1 & p1=$!
-"$mncc" batch "$tmp/bz" -o "$tmp/bz2" -j 2 --quiet --cache-dir "$tmp/bzc" >/dev/null 2>&1 & p2=$!
+"$mncc" batch $po "$tmp/bz" -o "$tmp/bz1" -j 2 --quiet --cache-dir "$tmp/bzc" >/dev/null 2>&1 & p1=$!
+"$mncc" batch $po "$tmp/bz" -o "$tmp/bz2" -j 2 --quiet --cache-dir "$tmp/bzc" >/dev/null 2>&1 & p2=$!
 wait $p1; r1=$?
 wait $p2; r2=$?
-"$mncc" batch "$tmp/bz" -o "$tmp/bz3" --quiet --cache-dir /proc/self/mncc-cache >/dev/null 2>&1; r3=$?
-"$mncc" batch "$tmp/bz" -o "$tmp/bz4" --quiet --cache-dir none >/dev/null 2>&1; r4=$?
+"$mncc" batch $po "$tmp/bz" -o "$tmp/bz3" --quiet --cache-dir /proc/self/mncc-cache >/dev/null 2>&1; r3=$?
+"$mncc" batch $po "$tmp/bz" -o "$tmp/bz4" --quiet --cache-dir none >/dev/null 2>&1; r4=$?
 nd=0
 for m in ok_cnn ok_opset9 ok_transformer; do
     for k in 1 2 3; do
@@ -525,7 +527,7 @@ done
     bad batch-shared-cache "exits $r1 $r2 $r3 $r4, $nd differ"
 # on a terminal: one redrawn status line with the running compile's pass
 if command -v script >/dev/null; then
-    script -qec "'$mncc' batch '$tmp/zoo/list.txt' -o '$tmp/bt' -j 1" /dev/null > "$tmp/out" 2>&1
+    script -qec "'$mncc' batch -O plan_only=true '$tmp/zoo/list.txt' -o '$tmp/bt' -j 1" /dev/null > "$tmp/out" 2>&1
     grep -q "$(printf '\r\033\\[K')\[[0-3]/3\] 0 failed" "$tmp/out" && grep -q "3 models, 3 compiled" "$tmp/out" && ok batch-terminal || bad batch-terminal "$(tr '\r' '\n' < "$tmp/out" | tail -3)"
     script -qec "'$mncc' '$g/ok_cnn.onnx' -o '$tmp/st'" /dev/null > "$tmp/out" 2>&1
     grep -q "mncc: pass 10/17 location" "$tmp/out" && ok single-terminal || bad single-terminal "$(od -c "$tmp/out" | head -3)"
@@ -537,43 +539,48 @@ else bad batch-terminal "no script(1) to run a terminal"; fi
 cp "$root/presets/machines/tiny.json" "$tmp/zm.json"
 printf '{"options": {"seed": 2}}\n' > "$tmp/zbase.json"
 printf '{"base": "zbase.json", "options": {"sa_steps": 3}}\n' > "$tmp/zchild.json"
-"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
-"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+"$mncc" batch $po "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+"$mncc" batch $po "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
 batch_check "$tmp/bz" "ok_cnn=up_to_date mlp2=up_to_date mlp3=up_to_date" && ok batch-stamp-same || bad batch-stamp-same "see above"
 sed -i 's/"clock_mhz": 750/"clock_mhz": 500/' "$tmp/zm.json"
-"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+"$mncc" batch $po "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
 batch_check "$tmp/bz" "ok_cnn=up_to_date mlp2=ok mlp3=ok" && ok batch-stamp-machine || bad batch-stamp-machine "see above (ok_cnn names its own machine)"
 printf '{"options": {"seed": 4}}\n' > "$tmp/zbase.json"
-"$mncc" batch "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
+"$mncc" batch $po "$tmp/zoo/list.txt" -o "$tmp/bz" -O machine="$tmp/zm.json" --preset "$tmp/zchild.json" --quiet
 batch_check "$tmp/bz" "ok_cnn=ok mlp2=ok mlp3=ok" && ok batch-stamp-base-preset || bad batch-stamp-base-preset "see above"
 # names: clashes get a suffix from their own path; --name cannot leave OUTROOT; quotes
 mkdir -p "$tmp/zc/a/b" "$tmp/zc/a_b" "$tmp/zc/s p"
 cp "$g/ok_cnn.onnx" "$tmp/zc/a/b/c.onnx"; cp "$g/ok_cnn.onnx" "$tmp/zc/a_b/c.onnx"; cp "$g/ok_cnn.onnx" "$tmp/zc/a_b_c.onnx"
 ln -s .. "$tmp/zc/a/up"
-"$mncc" batch "$tmp/zc" -o "$tmp/bc" --quiet
+"$mncc" batch $po "$tmp/zc" -o "$tmp/bc" --quiet
 /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; n=[x["name"] for x in r]; assert len(r)==3 and len(set(n))==3 and all(x["status"]=="ok" for x in r), n' "$tmp/bc/summary.json" &&
     ok batch-name-clash || bad batch-name-clash "$(cat "$tmp/bc/summary.json")"
 cp "$g/ok_cnn.onnx" "$tmp/zc/s p/m#1.onnx"
 printf '"s p/m#1.onnx" --name spaced # a comment\n' > "$tmp/zc/q.txt"
-expect batch-list-quotes 0 "$mncc" batch "$tmp/zc/q.txt" -o "$tmp/bq"
+expect batch-list-quotes 0 "$mncc" batch $po "$tmp/zc/q.txt" -o "$tmp/bq"
 batch_check "$tmp/bq" "spaced=ok" && ok batch-list-quotes-name || bad batch-list-quotes-name "see above"
 printf 'a_b_c.onnx --name ..\n' > "$tmp/zc/esc.txt"
-expect batch-name-escape 1 "$mncc" batch "$tmp/zc/esc.txt" -o "$tmp/be"
+expect batch-name-escape 1 "$mncc" batch $po "$tmp/zc/esc.txt" -o "$tmp/be"
 grep -q "esc.txt:1: --name needs a name without '/'" "$tmp/err" || bad batch-name-escape-text "$(cat "$tmp/err")"
 # a compile that hangs is stopped by --timeout; the others finish
 printf 'ok_cnn.onnx\nok_mlp.onnx --input-shape x=2,8 --scheduler auto_recompute_sa --sa-steps 100000000000 --name hang\n' > "$tmp/zoo/hang.txt"
-expect batch-timeout 1 "$mncc" batch "$tmp/zoo/hang.txt" -o "$tmp/bh" --timeout 2
+expect batch-timeout 1 "$mncc" batch $po "$tmp/zoo/hang.txt" -o "$tmp/bh" --timeout 2
 batch_check "$tmp/bh" "ok_cnn=ok hang=failed" && grep -q "timed out after 2 s" "$tmp/bh/junit.xml" && ok batch-timeout-reported || bad batch-timeout-reported "$(cat "$tmp/bh/junit.xml")"
 # SIGTERM stops the running compiles, and the summary is still written
-"$mncc" batch "$tmp/zoo/hang.txt" -o "$tmp/bk" -j 1 --quiet & bpid=$!
+"$mncc" batch $po "$tmp/zoo/hang.txt" -o "$tmp/bk" -j 1 --quiet & bpid=$!
 sleep 2; kill -TERM $bpid; wait $bpid; rc=$?
 sleep 0.2
 [ $rc -eq 143 ] && [ -f "$tmp/bk/summary.json" ] && ! pgrep -f "$tmp/bk/hang" >/dev/null && ok batch-sigterm || bad batch-sigterm "exit $rc; $(pgrep -af "$tmp/bk/hang")"
 printf 'ok_cnn.onnx -o %s/escaped\n' "$tmp" > "$tmp/zoo/esc-o.txt"
-expect batch-list-no-o 1 "$mncc" batch "$tmp/zoo/esc-o.txt" -o "$tmp/beo"
+# a model that gets no program fails the batch, with the reason in the JUnit file
+mkdir -p "$tmp/np" && cp "$g/ok_opset9.onnx" "$tmp/np/"
+expect batch-no-program 1 "$mncc" batch "$tmp/np" -o "$tmp/bnp" --quiet
+batch_check "$tmp/bnp" "ok_opset9=failed" && grep -q "no program: the code emitter does not cover" "$tmp/bnp/junit.xml" &&
+    ok batch-no-program-reported || bad batch-no-program-reported "$(cat "$tmp/bnp/junit.xml")"
+expect batch-list-no-o 1 "$mncc" batch $po "$tmp/zoo/esc-o.txt" -o "$tmp/beo"
 grep -q "esc-o.txt:1: '-o' in a LIST" "$tmp/err" && [ ! -d "$tmp/escaped" ] && ok batch-list-no-o-text || bad batch-list-no-o-text "$(cat "$tmp/err")"
-expect batch-bad-shard 2 "$mncc" batch "$tmp/zoo" -o "$tmp/bx" --shard 4/3
-expect batch-no-out 2 "$mncc" batch "$tmp/zoo"
+expect batch-bad-shard 2 "$mncc" batch $po "$tmp/zoo" -o "$tmp/bx" --shard 4/3
+expect batch-no-out 2 "$mncc" batch $po "$tmp/zoo"
 
 # make install: the installed mncc finds its presets and machines without the source
 # tree (run from elsewhere, MNCC_PRESETS unset); the man page renders without warnings
@@ -581,7 +588,7 @@ bdir=$(dirname "$mncc")
 if make -s -C "$root" install PREFIX="$tmp/inst" BUILD="$bdir" ${MNCC_SAN:+SAN=1} >"$tmp/out" 2>&1; then ok install
 else bad install "$(tail -5 "$tmp/out")"; fi
 cp "$g/ok_cnn.onnx" "$tmp/inst/m.onnx"
-(cd / && env -u MNCC_PRESETS "$tmp/inst/bin/mncc" "$tmp/inst/m.onnx" -o "$tmp/inst/out" --preset O2 --machine tiny >"$tmp/out" 2>&1) &&
+(cd / && env -u MNCC_PRESETS "$tmp/inst/bin/mncc" "$tmp/inst/m.onnx" -o "$tmp/inst/out" --preset O2 --machine tiny -O plan_only=true >"$tmp/out" 2>&1) &&
     opt_of "$tmp/inst/out/report.json" scheduler | grep -q "^spill_opt | preset $tmp/inst/share/mncc/presets/O2.json$" &&
     grep -q "\"source\":[[:space:]]*\"$tmp/inst/share/mncc/presets/machines/tiny.json\"" "$tmp/inst/out/report.json" 2>/dev/null; r=$?
 [ $r -eq 0 ] && ok installed-presets || bad installed-presets "$(cat "$tmp/out") $(opt_of "$tmp/inst/out/report.json" scheduler 2>&1)"
