@@ -82,6 +82,13 @@ const MNAttr *ir_attr(const MNNode *n, const char *name) {
         if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
     return NULL;
 }
+void ir_attr_set_int(MNGraph *g, MNNode *n, const char *name, int64_t v) {
+    MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
+    if (n->nattr) memcpy(a, n->attrs, sizeof(MNAttr) * (size_t)n->nattr);
+    a[n->nattr++] = (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v};
+    n->attrs = a; /* a copy: slices of a node share their original's attributes */
+}
+
 int64_t ir_attr_int(const MNNode *n, const char *name, int64_t dflt) {
     const MNAttr *a = ir_attr(n, name);
     return a && a->type == MN_ATTR_INT ? a->i : dflt;

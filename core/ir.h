@@ -141,6 +141,8 @@ MNValue *ir_value_new(MNGraph *g, const char *name);
 MNNode *ir_node_new(MNGraph *g, const char *op_type, int nin, int nout);
 const MNAttr *ir_attr(const MNNode *n, const char *name);
 int64_t ir_attr_int(const MNNode *n, const char *name, int64_t dflt);
+/* appends an int attribute (the node's attribute array is copied, never shared) */
+void ir_attr_set_int(MNGraph *g, MNNode *n, const char *name, int64_t v);
 /* n's attributes as text that differs whenever they do, for cache and memo keys (a line
  * each); false when one is of a kind this cannot spell (a tensor, a graph, ...) */
 bool ir_attrs_key(MNBuf *b, const MNNode *n);

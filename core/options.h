@@ -37,9 +37,6 @@
       "window: Conv as a window op on the vector unit; im2col: an ungrouped float 2-D Conv with constant weights, "    \
       "small enough to be gathered on one L1B, as an im2col gather (C*KH*KW padded to a multiple of 8), a Gemm on "    \
       "the MAB matrix unit and a transpose")                                                                           \
-    X(matmul_split, BOOL, "true", "",                                                                                  \
-      "cut a float MatMul or Gemm whose constant B is too large to replicate on every MAB along K into products the "  \
-      "matrix unit takes, summed by Adds (false: such a product is a window op on the vector unit)")                   \
     X(plan_only, BOOL, "false", "",                                                                                    \
       "stop before Code Emit: plan, schedule and place the graph and write every artifact but model.app (a model "     \
       "whose nodes Code Emit cannot all cover is then no error; without it such a compile fails)")                     \

@@ -82,7 +82,6 @@ static const MNPass pipeline[] = {
     {"static_shapes", pass_static_shapes, 1},
     {"dce", pass_dce, 1, OUT_ONNX},
     {"conv_lowering", plan_conv_lowering, 1},
-    {"matmul_split", plan_matmul_split, 1},
     {"mask_lowering", plan_mask_lowering, 1},
     {"dtype", plan_dtype, 2},
     {"location_initial", plan_location_initial, 2},

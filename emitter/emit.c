@@ -103,7 +103,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     }
     default: break;
     }
-    if ((n->op == OP_MatMul || n->op == OP_Gemm) && !emit_matrix_why(c, n)) {
+    if ((n->op == OP_MatMul || n->op == OP_Gemm) && !emit_matrix_why(c, n, w)) {
         w->mat[w->pos] = true;
         return NULL;
     }
@@ -179,7 +179,7 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     case OP_MNCoreOutputConcat: emit_pieces(e, n); break;
     default:
         if (wk->mat[wk->pos])
-            emit_matrix(e, n);
+            emit_matrix(e, n, wk);
         else if (wk->scopy[wk->pos])
             emit_elementwise(e, n);
         else if (window_op(n) || wk->win[wk->pos])

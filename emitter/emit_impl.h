@@ -115,8 +115,16 @@ void emit_table_load(Em *e, MNValue *tv, const Walk *w);
 
 /* window.c: reductions, Softmax, pools and products computed from a scratch */
 /* matmul.c: NULL when MatMul or Gemm node n runs on the matrix unit as laid out, else why not */
-const char *emit_matrix_why(const MNCompile *c, const MNNode *n);
-void emit_matrix(Em *e, const MNNode *n);
+const char *emit_matrix_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_matrix(Em *e, const MNNode *n, const Walk *w);
+/* gather.c: an LM0 range of need long words free while the walk's node runs (the
+ * schedule made room for it: MNCodeModel.scratch_needs) into *at; a dry walk only notes
+ * the need. False when there is none. */
+bool emit_lm0_room(const MNCompile *c, Walk *w, int64_t need, int64_t *at);
+/* transfer.c: n long words (a multiple of 16) of DRAM value dv's image, one held once per
+ * group for every MAB (AppLayoutImage.mab), from its LM long word lw0 on into LM0 long
+ * word at of every PE */
+void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at);
 /* walk.c: the residency walk */
 void emit_walk_init(Walk *w, const MNGraph *g);
 void emit_walk_free(Walk *w);

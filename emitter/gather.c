@@ -386,6 +386,19 @@ static const char *place_in(const MNMachine *m, Walk *w, const MNGraph *g, int64
                             int64_t need, int64_t row_lw, int rows, bool in_lm0, int64_t *scr, int64_t *tab,
                             int *tbank);
 
+bool emit_lm0_room(const MNCompile *c, Walk *w, int64_t need, int64_t *at) {
+    if (w->dry) { /* as scratch_place's: above a value whose last 4 long words the schedule placed as fewer */
+        if (need + 4 > w->dry_need) w->dry_need = need + 4;
+        *at = 0;
+        return true;
+    }
+    int64_t(*iv)[2] = xmalloc(sizeof *iv * (size_t)(w->n + 1));
+    int k = lm_busy(c->g, w, 0, iv);
+    *at = lm_gap(iv, k, need, c->machine.lm0_lw);
+    free(iv);
+    return *at >= 0;
+}
+
 /* the scratch and table placed with the sources in kforce carried by the table */
 static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *const *src, int nsrc, int64_t pool_lw,
                                  int64_t row_lw, int rows) {

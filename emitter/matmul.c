@@ -20,6 +20,16 @@
  * held (a layout never promises zeros there), and a product would add them in. A Gemm's
  * bias over N (beta 1), packed like the output and on every MAB, is added to the sums
  * before they are stored.
+ *
+ * A B too large to replicate in LM stays in DRAM (the layout planner marks the product
+ * b_streamed and lays B out in groups of 16 columns whose K blocks lie together) and is
+ * streamed: panel by panel (a group of N blocks and a run of K blocks, one range of B's
+ * addresses of at most a quarter of LM0) it comes down the tree into an LM0 scratch of
+ * every PE (one DRAM read per group, broadcast to every MAB), and the products of the
+ * panel run as above. A group of columns takes all of K in one panel where it fits;
+ * otherwise its sums over the panels before are added from the output, where each panel
+ * leaves them. So B of any size is read once, and a product's only LM cost is A, the
+ * output and the scratch.
  */
 #include "emit_impl.h"
 #include "layout.h"
@@ -37,7 +47,13 @@ typedef struct {
     int64_t *aY; /* [slot * nb + j] */
     int64_t *aB; /* [j * N + n]: B's long word of K block j, column n */
     int64_t *aC; /* [j]: the bias's long word of N block j */
+    bool stream; /* B in DRAM, brought in panel by panel */
 } MatPlan;
+
+/* A streamed B's panel: N blocks j0..j1-1, K blocks k0..k1-1, in B's long words lo..hi-1 */
+typedef struct {
+    int64_t j0, j1, k0, k1, lo, hi;
+} Panel;
 
 static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
 
@@ -163,8 +179,9 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     p->b = n->in[1];
     p->y = n->out[0];
     const MNValue *vs[3] = {p->a, p->b, p->y};
+    p->stream = p->b->loc == MN_LOC_DRAM; /* the location planner left it there: streamed */
     for (int i = 0; i < 3; i++)
-        if (!emit_in_lm(vs[i]) || vs[i]->dtype != MN_DT_Float) return "not float LM values";
+        if (!(emit_in_lm(vs[i]) || (i == 1 && p->stream)) || vs[i]->dtype != MN_DT_Float) return "not float LM values";
     int ra = p->a->type.rank, ry = p->y->type.rank;
     if (p->b->type.rank != 2 || ra < 2 || ry != ra) return "a B of rank other than 2";
     p->K = p->a->type.dims[ra - 1];
@@ -261,10 +278,82 @@ static const char *plan_layouts(MatPlan *p) {
     return why;
 }
 
-const char *emit_matrix_why(const MNCompile *c, const MNNode *n) {
+/* B's long words that panel q needs, rounded out to the 16 a transfer moves */
+static void span(const MatPlan *p, Panel *q) {
+    int64_t lo = INT64_MAX, hi = -1;
+    for (int64_t kb = q->k0; kb < q->k1; kb++)
+        for (int64_t col = 8 * q->j0; col < 8 * q->j1 && col < p->N; col++) {
+            int64_t a = p->aB[kb * p->N + col];
+            if (a < lo) lo = a;
+            if (a > hi) hi = a;
+        }
+    q->lo = lo / 16 * 16;
+    q->hi = (hi + 16) / 16 * 16;
+}
+
+/* B's panels, each at most budget long words: the widest groups of N blocks that take
+ * all of K, else groups of two (one) blocks with K in runs; their count, 0 when B is laid
+ * out so that no panel fits */
+static int64_t panels(const MatPlan *p, int64_t budget, Panel **out) {
+    int64_t n = 0, cap = 16;
+    Panel *q = xmalloc(sizeof(Panel) * (size_t)cap);
+    for (int64_t j0 = 0; j0 < p->nb;) {
+        int64_t g = 0;
+        for (Panel t = {j0, j0 + 1, 0, p->kb, 0, 0}; t.j1 <= p->nb; t.j1++, g++) {
+            span(p, &t);
+            if (t.hi - t.lo > budget) break;
+        }
+        int64_t kc = p->kb;
+        if (!g) { /* K in runs: halved until every run of the group fits */
+            g = p->nb - j0 < 2 ? p->nb - j0 : 2;
+            for (bool fit = false; !fit && kc >= 1; kc = fit ? kc : kc / 2) {
+                fit = true;
+                for (int64_t k0 = 0; k0 < p->kb && fit; k0 += kc) {
+                    Panel t = {j0, j0 + g, k0, k0 + kc < p->kb ? k0 + kc : p->kb, 0, 0};
+                    span(p, &t);
+                    fit = t.hi - t.lo <= budget;
+                }
+                if (!fit && kc == 1 && g == 2) {
+                    g = 1;
+                    kc = 2; /* halved to 1 again, for one block */
+                }
+            }
+            if (kc < 1) {
+                free(q);
+                return 0;
+            }
+        }
+        for (int64_t k0 = 0; k0 < p->kb; k0 += kc) {
+            if (n == cap) q = xrealloc(q, sizeof(Panel) * (size_t)(cap *= 2));
+            q[n] = (Panel){j0, j0 + g, k0, k0 + kc < p->kb ? k0 + kc : p->kb, 0, 0};
+            span(p, &q[n++]);
+        }
+        j0 += g;
+    }
+    *out = q;
+    return n;
+}
+
+static int64_t stream_budget(const MNMachine *m) { return m->lm0_lw / 4 / 16 * 16; }
+
+const char *emit_matrix_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (n->op != OP_MatMul && n->op != OP_Gemm) return "not a product";
     MatPlan p;
     const char *why = plan(c, n, &p);
+    if (!why && p.stream) { /* the scratch a panel needs, in LM0 while the product runs */
+        AppLayoutImage im;
+        MNLayout l;
+        Panel *q = NULL;
+        int64_t np = panels(&p, stream_budget(&c->machine), &q), need = 0;
+        for (int64_t i = 0; i < np; i++) need = q[i].hi - q[i].lo > need ? q[i].hi - q[i].lo : need;
+        if (!emit_image_of(c, p.b, &im, &l) || !im.mab || im.slices != 1)
+            why = "a streamed B not held once for every MAB";
+        else if (!np || q[np - 1].hi > im.n4)
+            why = "a streamed B whose panels do not fit a quarter of LM0";
+        else if (!emit_lm0_room(c, w, need, &w->scr[w->pos]))
+            why = "no LM0 room for a streamed B's panel";
+        free(q);
+    }
     plan_free(&p);
     return why;
 }
@@ -285,9 +374,77 @@ static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t s
     b->data[b->len] = 0;
 }
 
-void emit_matrix(Em *e, const MNNode *n) {
+/* The streamed product (the design comment's second part): panel by panel into the
+ * LM0 scratch at scr, then the product's steps over the panel's blocks; the first panel of
+ * a group of columns stores its sums (and adds the bias), each later one adds them to
+ * what the output holds. */
+static void emit_streamed(Em *e, const MatPlan *p, int64_t scr) {
+    Panel *q = NULL;
+    int64_t np = panels(p, stream_budget(&e->c->machine), &q);
+    int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
+    if (G > 256) G = 256;
+    /* the outputs' bank read again 3 steps after a store: the scratch is in LM0 */
+    bool lm_shared = p->y->loc == p->a->loc || p->y->loc == MN_LOC_LM0 || (p->c && p->y->loc == p->c->loc);
+    for (int64_t i = 0; i < np; i++) {
+        const Panel *t = &q[i];
+        emit_stream_in(e, p->b, t->lo, t->hi - t->lo, scr);
+        bool first = t->k0 == 0;
+        for (int64_t s0 = 0; s0 < p->nslot; s0 += G) {
+            int64_t ns = p->nslot - s0 < G ? p->nslot - s0 : G;
+            for (int64_t j = t->j0; j < t->j1; j++) {
+                for (int64_t kb = t->k0; kb < t->k1; kb++) {
+                    for (int R = 0; R < 8; R += 4) { /* register rows R..R+3, as emit_matrix's */
+                        buf_printf(e->b, "fmwrite $lm");
+                        for (int cy = 0; cy < 4; cy++) {
+                            int64_t r = R + cy, col = 8 * j + 4 * (r % 2) + r / 2;
+                            int64_t a = p->aB[kb * p->N + (col < p->N ? col : p->N - 1)];
+                            buf_printf(e->b, "%c%lld", cy ? ',' : '[', (long long)(2 * (scr + a - t->lo)));
+                        }
+                        buf_printf(e->b, "] $lx%d\n", R);
+                    }
+                    for (int64_t g = 0; g < ns; g += 4) {
+                        int k = ns - g < 4 ? (int)(ns - g) : 4;
+                        buf_printf(e->b, kb > t->k0 ? "fmfma $lx " : "fmmul $lx ");
+                        flat(e->b, p->a, &p->aA[(s0 + g) * p->kb + kb], k, p->kb);
+                        if (kb > t->k0) buf_printf(e->b, " $lr%lldv", (long long)(2 * g));
+                        buf_printf(e->b, " $lr%lldv\n", (long long)(2 * g));
+                    }
+                }
+                buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
+                for (int64_t g = 0; g < ns; g += 4) {
+                    int k = ns - g < 4 ? (int)(ns - g) : 4;
+                    if (first && p->c) /* the bias's long word of block j, in every cycle */
+                        buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)(2 * g),
+                                   emit_bank_reg(p->c), p->c->id, (long long)(2 * p->aC[j]), (long long)(2 * g));
+                    else if (!first) { /* the sums of the panels before */
+                        buf_printf(e->b, "fvadd $lr%lldv ", (long long)(2 * g));
+                        flat(e->b, p->y, &p->aY[(s0 + g) * p->nb + j], k, p->nb);
+                        buf_printf(e->b, " $lr%lldv\n", (long long)(2 * g));
+                    }
+                }
+                if (!first || p->c) buf_printf(e->b, "nop\n");
+                for (int64_t g = 0; g < ns; g += 4) {
+                    int k = ns - g < 4 ? (int)(ns - g) : 4;
+                    buf_printf(e->b, "lpassa $lr%lldv ", (long long)(2 * g));
+                    flat(e->b, p->y, &p->aY[(s0 + g) * p->nb + j], k, p->nb);
+                    buf_printf(e->b, "\n");
+                }
+                if (lm_shared) buf_printf(e->b, "nop/2\n");
+            }
+        }
+    }
+    buf_printf(e->b, "nop/3\n");
+    free(q);
+}
+
+void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
     MatPlan p;
     if (plan(e->c, n, &p)) die("emit_matrix: a node the matrix unit does not take");
+    if (p.stream) {
+        emit_streamed(e, &p, w->scr[w->pos]);
+        plan_free(&p);
+        return;
+    }
     int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
     if (G > 256) G = 256;
     bool lm_shared = p.y->loc == p.a->loc || p.y->loc == p.b->loc || (p.c && p.y->loc == p.c->loc);

@@ -145,6 +145,35 @@ static void transfer_at(Em *e, const MNValue *dv, int64_t doff, const MNValue *l
 #undef OFF
 }
 
+/* The chunks of a streamed range go through two L2BM buffers, as a download's: the next
+ * chunk's MV is issued before the current one moves down the tree. */
+void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at) {
+    const MNMachine *m = &e->c->machine;
+    /* LM long words a chunk: 4 C image long words, two of them in L2BM, one in L1BM */
+    int64_t C = (m->l2bm_lw / 8 < m->l1bm_lw / 4 ? m->l2bm_lw / 8 : m->l1bm_lw / 4) / 16 * 16;
+    if (C < 16 || n % 16 || lw0 % 16) die("a streamed range of %lld long words at %lld", (long long)n, (long long)lw0);
+    char d[40];
+    int tag[2] = {0, 0};
+    int64_t nck = (n + C - 1) / C;
+    for (int64_t k = 0; k <= nck; k++) {
+        if (k < nck) { /* chunk k's MV into buffer k % 2 */
+            int64_t ck = n - k * C < C ? n - k * C : C;
+            tag[k % 2] = e->tag = e->tag % 63 + 1;
+            buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)(4 * ck), tag[k % 2],
+                       dram_at(e, dv, 4 * (lw0 + k * C), d), (long long)(k % 2 * 4 * C));
+        }
+        if (k == 0) continue;
+        int64_t j = k - 1, cj = n - j * C < C ? n - j * C : C, off = j % 2 * 4 * C; /* chunk j down the tree */
+        buf_printf(e->b, "nop; wait i%02x\n", tag[j % 2]);
+        for (int64_t s = 0; s < 4 * cj / 64; s++)
+            buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
+        buf_printf(e->b, "nop/3\n");
+        for (int64_t t = 0; t < cj / 4; t++) /* every MAB takes the same 16 long words */
+            buf_printf(e->b, "l1bmm $lb%lld $lm%lldv\n", (long long)(16 * t), (long long)(2 * (at + j * C + 4 * t)));
+        buf_printf(e->b, "nop/3\n");
+    }
+}
+
 /* ---- Time-Slice pieces: splits and concats ---- */
 
 /* Where piece p (cut from or into whole w along axis ax at start) sits in w's DRAM

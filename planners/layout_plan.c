@@ -293,9 +293,55 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
 
 /* A matrix-unit operand is replicated on every MAB; one that would take more than a
  * quarter of LM0 per PE is not demanded (it keeps its spread canonical layout, which
- * the vector path reads through the tree, or from its index tables as a constant). */
+ * the vector path reads through the tree, or from its index tables as a constant),
+ * unless the product streams it (below). */
 static bool kpacked_fits(const MNLayout *l, const MNMachine *m) {
     return layout_num_lw(l, m->address_alignment_lw) <= m->lm0_lw / 4;
+}
+
+/* the dimension of a product's input k (0: A, 1: B) the matrix unit reduces over */
+static int matrix_kdim(const MNNode *n, int k, int rank) {
+    bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
+    return k == 0 ? rank - 2 : (trans ? rank - 1 : rank - 2);
+}
+
+bool plan_streamed(const MNNode *n, int k) { return k == 1 && ir_attr_int(n, "b_streamed", 0); }
+
+/* A streamed B's layout: K packed as plan_layout_kpacked packs it, replicated, and the
+ * other dimension (the columns) in groups of 16 whose K blocks lie together: column c's
+ * block kb at long word (c / 16) 16 Kb + 16 kb + c % 16. Any run of K blocks of a group
+ * is then one range of addresses, which the product brings in as one panel. */
+static bool layout_kpanels(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
+    enum { G = 16 };
+    if (t->rank != 2 || !plan_layout_kpacked(t, dt, kdim, l) || l->nsub[kdim] != 3 || l->sub[kdim][1].level != LV_W ||
+        l->sub[kdim][2].level != LV_PE)
+        return false;
+    int ndim = 1 - kdim;
+    int64_t kb = l->sub[kdim][0].size, ng = (t->dims[ndim] + G - 1) / G;
+    if (kb * G > INT32_MAX) return false;
+    l->sub[kdim][0] = (MNSubaxis){kb, G, LV_ADDR};
+    l->nsub[ndim] = 2;
+    l->sub[ndim][0] = (MNSubaxis){ng, (int32_t)(kb * G), LV_ADDR};
+    l->sub[ndim][1] = (MNSubaxis){G, 1, LV_ADDR};
+    return true;
+}
+
+/* A product whose B is a float constant too large to replicate on every MAB streams it:
+ * B's DRAM image takes the K-packed layout (replicated, so held once per group), and
+ * the product brings it into an LM0 scratch panel by panel as it goes (emitter/matmul.c)
+ * instead of a Download bringing all of it into LM first. */
+static bool streams_b(const MNNode *n, const MNMachine *m) {
+    if ((n->op != OP_MatMul && n->op != OP_Gemm) || n->nin < 2 || n->nout != 1 || !n->in[0] || !n->in[1]) return false;
+    if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0)) return false;
+    const MNValue *a = n->in[0], *b = n->in[1];
+    MNLayout want;
+    if (!b->konst || b->dtype != MN_DT_Float || b->type.rank != 2 || a->type.rank < 2) return false;
+    /* an A larger than LM is for Time-Slice to cut along K, and B with it */
+    if (!plan_layout_canonical(&a->type, a->dtype, m, &want) ||
+        layout_num_lw(&want, m->address_alignment_lw) > machine_lm_cap(m))
+        return false;
+    return plan_layout_kpacked(&b->type, b->dtype, matrix_kdim(n, 1, 2), &want) && !kpacked_fits(&want, m) &&
+           layout_kpanels(&b->type, b->dtype, matrix_kdim(n, 1, 2), &want);
 }
 
 bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,
@@ -310,11 +356,9 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         return plan_layout_kpacked(t, dt, 1, want) &&
                kpacked_fits(want, m); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
-        bool trans = n->op == OP_Gemm && ir_attr_int(n, k == 0 ? "transA" : "transB", 0);
-        int r = t->rank;
-        if (k == 0 && !trans) return false; /* rows of A stream through; canonical A has K last */
-        int kdim = k == 0 ? r - 2 : (trans ? r - 1 : r - 2);
-        return plan_layout_kpacked(t, dt, kdim, want) && kpacked_fits(want, m);
+        if (k == 0 && !(n->op == OP_Gemm && ir_attr_int(n, "transA", 0)))
+            return false; /* rows of A stream through; canonical A has K last */
+        return plan_layout_kpacked(t, dt, matrix_kdim(n, k, t->rank), want) && kpacked_fits(want, m);
     }
     return false;
 }
@@ -322,6 +366,7 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
 /* What node n wants input k to be, given n's output layout (false: no demand). */
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want) {
     const MNValue *v = n->in[k];
+    if (v && plan_streamed(n, k)) return layout_kpanels(&v->type, v->dtype, matrix_kdim(n, k, 2), want);
     return v && plan_layout_demand_of(n, k, &v->type, v->dtype, outl, m, want);
 }
 
@@ -350,6 +395,13 @@ bool plan_layout(MNCompile *c) {
     MNGraph *g = c->g;
     bool lpz = c->opt->ival[MN_OPT_layout_planner] == MN_LAYOUT_PLANNER_LPZ;
     ir_recount_uses(g);
+    int streamed = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        if (!plan_streamed(g->nodes[i], 1) && streams_b(g->nodes[i], &c->machine)) {
+            ir_attr_set_int(g, g->nodes[i], "b_streamed", 1);
+            streamed++;
+        }
+    mn_figure(c, "products_streaming_b", streamed);
     int nv = g->nvalues;
     MNLayout *L = xcalloc((size_t)nv + 1, sizeof(MNLayout));
     bool *has = xcalloc((size_t)nv + 1, sizeof(bool));

@@ -130,6 +130,7 @@ static int64_t peak_node_lw(const MNGraph *g) {
         int64_t t = 0;
         for (int k = 0; k < n->nin + n->nout; k++) {
             const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
+            if (k < n->nin && plan_streamed(n, k)) continue; /* read from DRAM by the node */
             bool again = false;
             for (int j = 0; j < k && v; j++) again |= (j < n->nin ? n->in[j] : n->out[j - n->nin]) == v;
             if (v && !again && v->loc_kind != MN_LOC_KIND_IMM && v->num_lw > 0) t += v->num_lw;
@@ -163,11 +164,12 @@ bool plan_location(MNCompile *c) {
     return true;
 }
 
-/* Only these read DRAM: a download copies a value in, a split cuts its pieces out, and
- * a concat gathers the pieces the scheduler stored in their places. */
-static bool reads_dram(const MNNode *n) {
-    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreInputSplit ||
-           n->op == OP_MNCoreOutputConcat; /* a concat gathers stored pieces */
+/* Only these read DRAM: a download copies a value in, a split cuts its pieces out, a
+ * concat gathers the pieces the scheduler stored in their places, and a product streams
+ * its B. */
+static bool reads_dram(const MNNode *n, int k) {
+    return n->op == OP_MNCoreDownload || n->op == OP_MNCoreInputSplit || n->op == OP_MNCoreOutputConcat ||
+           plan_streamed(n, k); /* a concat gathers stored pieces */
 }
 
 int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why) {
@@ -180,7 +182,7 @@ int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why) {
             const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
             if (!v || !mn_dtype_bytes(v->dtype)) continue;
             bool in = k < n->nin, lm = v->loc_kind == MN_LOC_KIND_LM;
-            bool wrong = lm ? v->num_lw > cap : in && !reads_dram(n) && v->loc_kind != MN_LOC_KIND_IMM;
+            bool wrong = lm ? v->num_lw > cap : in && !reads_dram(n, k) && v->loc_kind != MN_LOC_KIND_IMM;
             if (!wrong) continue;
             if (why && bad < 8) /* the message stays one readable line */
                 buf_printf(why, "%snode '%s' (%s) %s '%s' (%lld LW per PE%s)", bad ? ", " : "", n->name, n->op_type,
@@ -211,7 +213,7 @@ bool plan_location_sliced(MNCompile *c) {
         MNNode *n = g->nodes[i];
         for (int k = 0; k < n->nin && n->op != OP_MNCoreInputSplit; k++) { /* a split reads DRAM itself */
             MNValue *v = n->in[k];
-            if (!v || v->id >= nv) continue;
+            if (!v || v->id >= nv || plan_streamed(n, k)) continue; /* streamed by the node from DRAM */
             if (dl[v->id]) {
                 n->in[k] = dl[v->id];
                 continue;

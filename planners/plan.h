@@ -6,7 +6,6 @@
 
 bool plan_dtype(MNCompile *c);
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
-bool plan_matmul_split(MNCompile *c); /* matmul_split.c */
 bool plan_mask_lowering(MNCompile *c); /* mask_lower.c */
 /* Would a float value of these dims, laid out canonically, be read by a gather (on one
  * L2B or alike on all, every PE's long words of the L1Bs it spans in half of LM0)? An
@@ -35,6 +34,10 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
                            const MNMachine *m, MNLayout *want);
 /* The layout a matrix-unit operand must have: dimension kdim (the reduced K) packed. */
 bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
+/* Is input k of n read from DRAM by n itself, panel by panel (a product's B too large to
+ * replicate in LM: the layout planner marks the node b_streamed)? No Download brings it
+ * in, and it takes no LM of the schedule's: Code Emit streams it through a scratch. */
+bool plan_streamed(const MNNode *n, int k);
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);
 /* The verifier's check: every enforceable demand holds (message in err otherwise). */
 bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, size_t errlen);

@@ -234,6 +234,7 @@ static bool sliceable(const MNNode *n, int a, int64_t opset) {
     int r = o->type.rank;
     if (mn_op_has(n->op, MN_REDUCE)) return reduce_keeps(n, a);
     if (mn_op_has(n->op, MN_CHAN)) return a == 0 || (a == 1 && channel_cut(n)); /* batch, channels */
+    if (plan_streamed(n, 1) && a == r - 1) return false; /* a streamed B is read whole, in DRAM */
     switch (n->op) {
     case OP_MatMul: return r >= 2; /* rows (and batches) with B whole; columns with A whole */
     case OP_Gemm: return a == 0; /* rows (A's columns with transA) */
@@ -304,6 +305,9 @@ static int64_t operand_lw(const MNValue *v) {
     return v && v->loc_kind != MN_LOC_KIND_IMM && mn_dtype_bytes(v->dtype) && v->num_lw > 0 ? v->num_lw : 0;
 }
 
+/* input k of n as LM sees it: NULL when n streams it from DRAM itself (plan_streamed) */
+static const MNValue *lm_in(const MNNode *n, int k) { return plan_streamed(n, k) ? NULL : n->in[k]; }
+
 /* Do operands of these sizes fit LM0 and LM1 at once, each in one bank? (largest first,
  * each into the bank with more room: what the scheduler's allocation does) */
 static bool pack2(const MNCompile *c, int64_t *sz, int n) {
@@ -330,7 +334,7 @@ static bool node_packs(const MNCompile *c, const MNNode *n) {
         const MNValue *v = k < n->nin ? n->in[k] : n->out[k - n->nin];
         bool again = false; /* the same value read twice takes its room once */
         for (int j = 0; j < k && !again; j++) again = (j < n->nin ? n->in[j] : n->out[j - n->nin]) == v;
-        if (!again) sz[m++] = operand_lw(v);
+        if (!again) sz[m++] = k < n->nin ? operand_lw(lm_in(n, k)) : operand_lw(v);
     }
     bool ok = pack2(c, sz, m);
     free(sz);
@@ -403,7 +407,7 @@ static bool slice_packs(MNCompile *c, const MNNode *n, int a, int64_t d, int64_t
         for (int k = 0; k < n->nin; k++) {
             if (!n->in[k] || (kb && k == 1)) continue;
             int ax = in_axis(n, k, a);
-            sz[m++] = ax >= 0 ? piece_lw(c, n, k, ax, len) : operand_lw(n->in[k]);
+            sz[m++] = ax >= 0 ? piece_lw(c, n, k, ax, len) : operand_lw(lm_in(n, k));
         }
         ok = pack2(c, sz, m) && (!kb || k_cut_packs(c, n, a, len));
     }
@@ -624,7 +628,7 @@ static bool k_split(MNCompile *c, MNNode *n, Order *ord, KCut *kc, int *nk, int 
 
 static bool k_splittable(const MNCompile *c, const MNNode *n) {
     return n->op == OP_MatMul && n->nin == 2 && n->in[1]->type.rank == 2 && n->in[0]->type.rank >= 1 &&
-           big(c, n->in[1]);
+           big(c, lm_in(n, 1));
 }
 
 /* The MNCoreOutputConcat that will gather S slices of o along axis a. */
@@ -807,7 +811,7 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
     int64_t cap = lm_cap(c);
     bool touches = false;
     for (int k = 0; k < n->nout; k++) touches |= big(c, n->out[k]);
-    for (int k = 0; k < n->nin; k++) touches |= big(c, n->in[k]);
+    for (int k = 0; k < n->nin; k++) touches |= big(c, lm_in(n, k));
     /* values that fit one by one may still not fit together: the node needs all of
      * them in LM at once */
     if (!touches && n->nout == 1 && n->out[0] && mn_dtype_bytes(n->out[0]->dtype)) touches = !node_packs(c, n);
@@ -837,12 +841,11 @@ static void slice_node(MNCompile *c, SliceCtx *st, MNNode *n) {
             for (S = 2; S <= d; S++) {
                 bool fits = pieces_fit(c, n, -1, a, d, S, cap);
                 for (int k = 0; fits && k < n->nin; k++) { /* and every input that is cut */
-                    MNValue *x = n->in[k];
                     int ax = in_axis(n, k, a);
                     if (ax >= 0) fits = pieces_fit(c, n, k, ax, d, S, cap);
                     /* one passed whole must fit as it is (a matrix product's weights
                      * may still be cut along K inside each slice) */
-                    else if (!kcut && !fits_whole(c, x))
+                    else if (!kcut && !fits_whole(c, lm_in(n, k)))
                         fits = false;
                 }
                 if (fits) fits = slice_packs(c, n, a, d, S, kcut);

@@ -29,13 +29,6 @@ static MNNode *mk(MNGraph *g, const char *op, int nin, int nout, const char *nam
     return n;
 }
 
-static void set_attr(MNGraph *g, MNNode *n, const char *name, int64_t v) {
-    MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
-    if (n->nattr) memcpy(a, n->attrs, sizeof(MNAttr) * (size_t)n->nattr);
-    a[n->nattr++] = (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v};
-    n->attrs = a;
-}
-
 /* LM buffers: what the address planner places. A value made in place shares the
  * buffer of the input it overwrites; a double-buffered node's temp has its own. */
 
@@ -180,14 +173,14 @@ void sched_materialize(Sched *s, const Run *r, const Slots *S) {
                     n->in[k] = cur[id0];
             }
             if (var->out_bank < 0) {
-                set_attr(g, n, "in_place", 1);
+                ir_attr_set_int(g, n, "in_place", 1);
                 if (in0_id >= 0) resident[in0_id] = false; /* its space is the output's now */
             }
             if (S->ev_slot[e] >= 0 && var->fast) { /* a gather's scratch is Code Emit's to place within its range */
                 const Slot *t = &S->slot[S->ev_slot[e]];
-                set_attr(g, n, "temp_lw", t->size);
-                set_attr(g, n, "temp_bank", t->bank);
-                set_attr(g, n, "temp_addr", t->offset);
+                ir_attr_set_int(g, n, "temp_lw", t->size);
+                ir_attr_set_int(g, n, "temp_bank", t->bank);
+                ir_attr_set_int(g, n, "temp_addr", t->offset);
             }
             for (int k = 0; k < n->nout; k++) {
                 MNValue *o = n->out[k];

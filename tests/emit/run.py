@@ -341,25 +341,31 @@ case("int64-mul-constant-first-tiny", [h.make_node("Mul", ["k", "x"], ["y"])], [
      inits=[nh.from_array(np.array(3, np.int64), "k")], types=dict(x=T.INT64, y=T.INT64), rtol=0, atol=0)
 
 
-# matmul_split: weights too large to replicate on every MAB (a wake-word model's first
-# Gemm: 2400 x 32) cut along K into matrix-unit products summed by Adds; with a bias
-# and transB, a last chunk shorter than the others, and a MatMul of two rows; with the
-# option off the same Gemm is a window op and must give the same result
+# a constant B too large to replicate on every MAB is streamed from DRAM panel by panel
+# (emitter/matmul.c): a wake-word model's first Gemm (2400 x 32, transB, a bias: K in
+# runs), three rows, a Gemm before opset 11, an uneven K, a classifier's 1000 columns
+# (every K in one panel, N not a multiple of 16), 256 cubed, rank-3 A, and on l1b and tiny
 ak, bk, ck = f32(1, 2400), f32(32, 2400), f32(32)
-for split, mat in (("true", True), ("false", False)):
-    case("matmul-split-gemm-" + split, [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [1, 2400])], [("y", [1, 32])], dict(a=ak),
-         dict(y=ak @ bk.T + ck), inits=[nh.from_array(bk, "b"), nh.from_array(ck, "c")], machine="mncore2", rtol=1e-4, atol=1e-4,
-         opts=["matmul_split=" + split], on_matrix=mat)
-ar3, br3 = f32(3, 2400), f32(2400, 32)  # three rows: a window op that found no room before the split
-case("matmul-split-rows3", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3, 2400])], [("y", [3, 32])], dict(a=ar3), dict(y=ar3 @ br3),
+case("stream-gemm-transb-bias", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [1, 2400])], [("y", [1, 32])], dict(a=ak),
+     dict(y=ak @ bk.T + ck), inits=[nh.from_array(bk, "b"), nh.from_array(ck, "c")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
+ar3, br3 = f32(3, 2400), f32(2400, 32)
+case("stream-rows3", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [3, 2400])], [("y", [3, 32])], dict(a=ar3), dict(y=ar3 @ br3),
      inits=[nh.from_array(br3, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
-# before opset 11 a Gemm needs its C: the chunks after the first are MatMuls (--verify
-# infers every node again)
-case("matmul-split-gemm-opset9", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [1, 2400])], [("y", [1, 32])], dict(a=ak),
+case("stream-gemm-opset9", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [1, 2400])], [("y", [1, 32])], dict(a=ak),
      dict(y=ak @ bk.T + ck), inits=[nh.from_array(bk, "b"), nh.from_array(ck, "c")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True, opset=9)
 am, bm = f32(2, 1048), f32(1048, 20)
-case("matmul-split-matmul-uneven", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [2, 1048])], [("y", [2, 20])], dict(a=am), dict(y=am @ bm),
+case("stream-matmul-uneven", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [2, 1048])], [("y", [2, 20])], dict(a=am), dict(y=am @ bm),
      inits=[nh.from_array(bm, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
+af, bf, cf = f32(1, 512), f32(1000, 512), f32(1000)
+for mach in ("mncore2", "l1b"):
+    case("stream-classifier-" + mach, [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [1, 512])], [("y", [1, 1000])], dict(a=af),
+         dict(y=af @ bf.T + cf), inits=[nh.from_array(bf, "b"), nh.from_array(cf, "c")], machine=mach, rtol=1e-4, atol=1e-4, on_matrix=True)
+a2, b2 = f32(256, 256), f32(256, 256)
+case("stream-256-cubed", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [256, 256])], [("y", [256, 256])], dict(a=a2), dict(y=a2 @ b2),
+     inits=[nh.from_array(b2, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True)
+a3, b3 = f32(2, 4, 64), f32(64, 40)
+case("stream-rank3", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [2, 4, 64])], [("y", [2, 4, 40])], dict(a=a3), dict(y=a3 @ b3),
+     inits=[nh.from_array(b3, "b")], machine="tiny", rtol=1e-4, atol=1e-4, on_matrix=True)
 
 # a reduction over an empty axis (a slice of none of 40 columns): no model.app and a
 # reason, not a crash (review case: it divided by the empty dimension)
