@@ -125,6 +125,11 @@ bool emit_lm0_room(const MNCompile *c, Walk *w, int64_t need, int64_t *at);
  * group for every MAB (AppLayoutImage.mab), from its LM long word lw0 on into LM0 long
  * word at of every PE */
 void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at);
+/* ... its parts: the largest chunk one MV moves, a chunk's MV into L2BM buffer buf (0 or
+ * 1; its tag), and the wait for it and the chunk's way down the tree into LM0 at */
+int64_t emit_stream_chunk(const MNMachine *m);
+int emit_stream_issue(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int buf);
+void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at);
 /* walk.c: the residency walk */
 void emit_walk_init(Walk *w, const MNGraph *g);
 void emit_walk_free(Walk *w);

@@ -385,9 +385,19 @@ static void emit_streamed(Em *e, const MatPlan *p, int64_t scr) {
     if (G > 256) G = 256;
     /* the outputs' bank read again 3 steps after a store: the scratch is in LM0 */
     bool lm_shared = p->y->loc == p->a->loc || p->y->loc == MN_LOC_LM0 || (p->c && p->y->loc == p->c->loc);
+    /* panels of one chunk each are prefetched: the next one's MV runs while the PEs work
+     * on this one (its way down the tree waits for them) */
+    bool pre = true;
+    for (int64_t i = 0; i < np; i++) pre &= q[i].hi - q[i].lo <= emit_stream_chunk(&e->c->machine);
+    int tag = pre && np ? emit_stream_issue(e, p->b, q[0].lo, q[0].hi - q[0].lo, 0) : 0;
     for (int64_t i = 0; i < np; i++) {
         const Panel *t = &q[i];
-        emit_stream_in(e, p->b, t->lo, t->hi - t->lo, scr);
+        if (pre) {
+            emit_stream_land(e, tag, t->hi - t->lo, (int)(i % 2), scr);
+            if (i + 1 < np)
+                tag = emit_stream_issue(e, p->b, q[i + 1].lo, q[i + 1].hi - q[i + 1].lo, (int)((i + 1) % 2));
+        } else
+            emit_stream_in(e, p->b, t->lo, t->hi - t->lo, scr);
         bool first = t->k0 == 0;
         for (int64_t s0 = 0; s0 < p->nslot; s0 += G) {
             int64_t ns = p->nslot - s0 < G ? p->nslot - s0 : G;

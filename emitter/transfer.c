@@ -145,32 +145,45 @@ static void transfer_at(Em *e, const MNValue *dv, int64_t doff, const MNValue *l
 #undef OFF
 }
 
-/* The chunks of a streamed range go through two L2BM buffers, as a download's: the next
- * chunk's MV is issued before the current one moves down the tree. */
-void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at) {
-    const MNMachine *m = &e->c->machine;
-    /* LM long words a chunk: 4 C image long words, two of them in L2BM, one in L1BM */
-    int64_t C = (m->l2bm_lw / 8 < m->l1bm_lw / 4 ? m->l2bm_lw / 8 : m->l1bm_lw / 4) / 16 * 16;
-    if (C < 16 || n % 16 || lw0 % 16) die("a streamed range of %lld long words at %lld", (long long)n, (long long)lw0);
+/* A streamed range moves in chunks of at most emit_stream_chunk long words, each through
+ * one of two L2BM buffers: a chunk's MV into one (emit_stream_issue) may be in flight
+ * while the other's chunk moves down the tree (emit_stream_land), or while the PEs
+ * compute on what came before. */
+int64_t emit_stream_chunk(const MNMachine *m) {
+    /* LM long words: 4 C image long words, two of them in L2BM, one in L1BM */
+    return (m->l2bm_lw / 8 < m->l1bm_lw / 4 ? m->l2bm_lw / 8 : m->l1bm_lw / 4) / 16 * 16;
+}
+
+int emit_stream_issue(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int buf) {
+    if (n % 16 || lw0 % 16 || n > emit_stream_chunk(&e->c->machine))
+        die("a streamed chunk of %lld long words at %lld", (long long)n, (long long)lw0);
     char d[40];
+    int tag = e->tag = e->tag % 63 + 1;
+    buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)(4 * n), tag, dram_at(e, dv, 4 * lw0, d),
+               (long long)(buf * 4 * emit_stream_chunk(&e->c->machine)));
+    return tag;
+}
+
+void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at) {
+    int64_t off = buf * 4 * emit_stream_chunk(&e->c->machine);
+    buf_printf(e->b, "nop; wait i%02x\n", tag);
+    for (int64_t s = 0; s < 4 * n / 64; s++)
+        buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
+    buf_printf(e->b, "nop/3\n");
+    for (int64_t t = 0; t < n / 4; t++) /* every MAB takes the same 16 long words */
+        buf_printf(e->b, "l1bmm $lb%lld $lm%lldv\n", (long long)(16 * t), (long long)(2 * (at + 4 * t)));
+    buf_printf(e->b, "nop/3\n");
+}
+
+void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at) {
+    int64_t C = emit_stream_chunk(&e->c->machine), nck = (n + C - 1) / C;
+    if (C < 16) die("a machine whose L2BM and L1BM take no streamed chunk");
     int tag[2] = {0, 0};
-    int64_t nck = (n + C - 1) / C;
-    for (int64_t k = 0; k <= nck; k++) {
-        if (k < nck) { /* chunk k's MV into buffer k % 2 */
-            int64_t ck = n - k * C < C ? n - k * C : C;
-            tag[k % 2] = e->tag = e->tag % 63 + 1;
-            buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)(4 * ck), tag[k % 2],
-                       dram_at(e, dv, 4 * (lw0 + k * C), d), (long long)(k % 2 * 4 * C));
-        }
-        if (k == 0) continue;
-        int64_t j = k - 1, cj = n - j * C < C ? n - j * C : C, off = j % 2 * 4 * C; /* chunk j down the tree */
-        buf_printf(e->b, "nop; wait i%02x\n", tag[j % 2]);
-        for (int64_t s = 0; s < 4 * cj / 64; s++)
-            buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
-        buf_printf(e->b, "nop/3\n");
-        for (int64_t t = 0; t < cj / 4; t++) /* every MAB takes the same 16 long words */
-            buf_printf(e->b, "l1bmm $lb%lld $lm%lldv\n", (long long)(16 * t), (long long)(2 * (at + j * C + 4 * t)));
-        buf_printf(e->b, "nop/3\n");
+    for (int64_t k = 0; k <= nck; k++) { /* chunk k's MV, then chunk k - 1 down the tree */
+        if (k < nck) tag[k % 2] = emit_stream_issue(e, dv, lw0 + k * C, n - k * C < C ? n - k * C : C, (int)(k % 2));
+        if (k > 0)
+            emit_stream_land(e, tag[(k - 1) % 2], n - (k - 1) * C < C ? n - (k - 1) * C : C, (int)((k - 1) % 2),
+                             at + (k - 1) * C);
     }
 }
 
