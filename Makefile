@@ -163,8 +163,12 @@ $(BUILD)/obj/emu/emu_units.o: CFLAGS += -O3 -ffp-contract=off -fno-math-errno
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
 
-demo: $(BUILD)/mncc
+# the MLP's compile summary, then a small CNN (examples/cnn) compiled, run on mnemu and
+# compared with PyTorch's output for the same input
+demo: $(BUILD)/mncc $(BUILD)/mnemu
 	$(BUILD)/mncc examples/mlp.onnx -o $(BUILD)/demo --input-shape x=4,4,4 --summary
+	$(BUILD)/mncc examples/cnn/model.onnx -o $(BUILD)/demo_cnn --summary
+	$(BUILD)/mnemu $(BUILD)/demo_cnn/model.app --inputs examples/cnn --expect examples/cnn --stats
 
 # Everything `make check` runs; the sanitizer build repeats the fast suites, and the
 # ThreadSanitizer build compiles graphs large enough for every thread Code Emit starts.

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
 #include <errno.h>
 #include <sys/stat.h>
 
@@ -17,13 +18,15 @@ static void usage(FILE *f) {
     fprintf(
         f,
         "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
-        "       mnemu APP --inputs DIR [-o OUTDIR] [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
+        "       mnemu APP --inputs DIR [-o OUTDIR] [--expect DIR] [--machine NAME|PATH] [--strict] [--stats] [--json]\n"
+        "             [--trace FILE]\n"
         "--trace writes a Chrome/Perfetto trace-event file: one event per executed line and MV transfer.\n"
         "--strict starts memory undefined and stops when undefined data reaches an output,\n"
         "an address or a mask (docs/vsm.md, section 10).\n"
         "       mnemu --version | --help\n"
         "APP mode reads DIR/input_K.pb (graph-input order), places inputs and parameters in DRAM,\n"
-        "runs the program and writes OUTDIR/output_K.pb.\n"
+        "runs the program and writes OUTDIR/output_K.pb; --expect compares each output with DIR/output_K.pb\n"
+        "(rtol 1e-3, atol 1e-4; a line each, exit 1 when one disagrees).\n"
         "Assembles FILE.vsm, runs it on every PE of the machine (default mncore2) and prints\n"
         "the output of its d get commands; --stats adds cycles, instruction counts, DRAM bytes and each group's DRAM "
         "and PDM traffic.\n");
@@ -93,8 +96,41 @@ static bool write_trace(const char *path, MNBuf *t) {
 
 /* the host's tensors as the test data keeps them: DIR/input_K.pb, OUTDIR/output_K.pb */
 typedef struct {
-    const char *in_dir, *out_dir;
+    const char *in_dir, *out_dir, *expect_dir;
+    int disagree; /* outputs --expect found out of tolerance */
 } PbFiles;
+
+/* --expect: output k against DIR/output_k.pb, elementwise within rtol 1e-3 and atol 1e-4
+ * (the conformance tolerance of float models); one line each on stdout */
+static bool pb_expect(PbFiles *f, int k, const char *name, const MNTensor *t, char *err, size_t errlen) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/output_%d.pb", f->expect_dir, k);
+    Arena *a = arena_new(0);
+    MNDiag d = {0};
+    const MNTensor *r = onnx_load_tensor_file(a, path, &d);
+    bool ok = r != NULL;
+    if (!r)
+        snprintf(err, errlen, "--expect: %s", d.msg);
+    else if (r->numel != t->numel) {
+        printf("output %d '%s': %lld elements, the reference %lld: disagrees\n", k, name, (long long)t->numel,
+               (long long)r->numel);
+        f->disagree++;
+    } else {
+        double worst = 0, top = 0;
+        int64_t bad = 0;
+        for (int64_t i = 0; i < t->numel; i++) {
+            double x = ir_tensor_get_f(t, i), y = ir_tensor_get_f(r, i), e = fabs(x - y);
+            if (!(e <= 1e-4 + 1e-3 * fabs(y))) bad++;
+            if (e > worst || e != e) worst = e;
+            if (fabs(y) > top) top = fabs(y);
+        }
+        printf("output %d '%s': max |error| %.3g, largest |reference| %.3g: %s (rtol 1e-3, atol 1e-4)\n", k, name,
+               worst, top, bad ? "DISAGREES" : "agrees");
+        f->disagree += bad > 0;
+    }
+    arena_free(a);
+    return ok;
+}
 
 static MNTensor *pb_input(void *ctx, Arena *a, int k, const char *name, char *err, size_t errlen) {
     const PbFiles *f = ctx;
@@ -107,7 +143,9 @@ static MNTensor *pb_input(void *ctx, Arena *a, int k, const char *name, char *er
 }
 
 static bool pb_output(void *ctx, int k, const char *name, const MNTensor *t, char *err, size_t errlen) {
-    const PbFiles *f = ctx;
+    PbFiles *f = ctx;
+    if (f->expect_dir && !pb_expect(f, k, name, t, err, errlen)) return false;
+    if (!f->out_dir) return true;
     if (k == 0 && mkdir(f->out_dir, 0777) && errno != EEXIST) {
         snprintf(err, errlen, "%s: cannot create: %s", f->out_dir, strerror(errno));
         return false;
@@ -124,8 +162,8 @@ static bool pb_output(void *ctx, int k, const char *name, const MNTensor *t, cha
     return w;
 }
 
-static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, bool stats, bool json,
-                   bool strict, const char *trace_path) {
+static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, const char *expect,
+                   bool stats, bool json, bool strict, const char *trace_path) {
     size_t len;
     char *buf = slurp(path, &len);
     if (!buf) {
@@ -138,8 +176,8 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     MNBuf trace = {0};
-    PbFiles files = {inputs, outdir};
-    EmuHost host = {pb_input, outdir ? pb_output : NULL, &files};
+    PbFiles files = {inputs, outdir, expect, 0};
+    EmuHost host = {pb_input, outdir || expect ? pb_output : NULL, &files};
     bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, &host, &out, &st, err,
                           sizeof err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
@@ -159,11 +197,12 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     if (stats)
         print_stats(machine ? machine : "(from the app)", 750, &st,
                     (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, json);
-    return 0;
+    return files.disagree ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
-    const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL, *trace_path = NULL;
+    const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL, *trace_path = NULL,
+               *expect = NULL;
     bool stats = false, json = false, strict = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
@@ -188,6 +227,8 @@ int main(int argc, char **argv) {
             inputs = argv[++i];
         else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             outdir = argv[++i];
+        else if (!strcmp(argv[i], "--expect") && i + 1 < argc)
+            expect = argv[++i];
         else if (argv[i][0] != '-' && !app)
             app = argv[i];
         else if (!strcmp(argv[i], "--json")) {
@@ -204,7 +245,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[1024];
-    if (app) return run_app(app, machine, inputs, outdir, stats, json, strict, trace_path);
+    if (app) return run_app(app, machine, inputs, outdir, expect, stats, json, strict, trace_path);
     MNMachine m;
     if (!machine) machine = "mncore2";
     if (!machine_load(machine, &m, err, sizeof err)) {

@@ -32,6 +32,7 @@ run app sh tests/app/run.sh "$b"
 [ -f tests/vsm/run.sh ] && run vsm sh tests/vsm/run.sh "$b/mnemu"
 run timing /usr/bin/python3 tests/vsm/timing.py "$b/mnemu"
 run emit /usr/bin/python3 tests/emit/run.py "$b/mncc" "$b/mnemu"
+run cnn sh tests/cnn/run.sh "$b"
 run dashboard sh tests/dashboard/run.sh "$b/mncc"
 run replay sh tests/fuzz/replay.sh "$b"
 # compiled models against the ONNX references, through mncc and mnemu: mncore2 in the
