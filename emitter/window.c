@@ -703,6 +703,11 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     Win w;
     const char *why = NULL;
     if (!win_of(c, n, &w, &why)) return why;
+    /* every output element reads its rows through an index table entry each: past some
+     * 32 million entries (a real CNN's convolutions) the table alone is hundreds of MB,
+     * and merely enumerating it took a minute of a compile that then failed */
+    int64_t entries = (int64_t)(w.rows > 0 ? w.rows : 1) * ir_shape_numel(&n->out[0]->type);
+    if (entries > ((int64_t)1 << 25)) return "a window op of more than 2^25 index entries";
     for (int k = 0; k < w.nsrc; k++)
         if (w.src[k]->dtype != MN_DT_Float &&
             !(w.kind == WK_GATHER && k == 1 && (w.src[k]->dtype == MN_DT_Int || w.src[k]->dtype == MN_DT_Long)))
