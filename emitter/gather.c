@@ -250,14 +250,10 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
         s->cross[k] = !here && !(ls.bcast & (1u << LV_L1B));
         s->blk[k] = xmalloc(sizeof(int32_t) * (size_t)nid);
         for (int64_t i = 0; i < nid; i++) s->blk[k][i] = -1;
-        int64_t n = ir_shape_numel(&x->type), idx[LAYOUT_MAX_RANK];
-        for (int64_t e = 0; e < n; e++) {
-            int64_t q = e;
-            for (int d = x->type.rank - 1; d >= 0; d--) idx[d] = q % x->type.dims[d], q /= x->type.dims[d];
-            MNPlace p;
-            layout_place(&ls, idx, &p);
-            s->blk[k][block_id(s, k, x, &p)] = 0;
-        }
+        int64_t n = ir_shape_numel(&x->type);
+        MNPlaceWalk pw; /* every element's place, in row-major order, without a division each */
+        place_walk_start(&pw, &ls);
+        for (int64_t e = 0; e < n; e++, place_walk_next(&pw)) s->blk[k][block_id(s, k, x, &pw.p)] = 0;
         bool *segs = s->cross[k] ? xcalloc((size_t)(P * ns4 / 32 + 1), 1) : NULL;
         for (int64_t i = 0; i < nid; i++) /* scratch order: (L1B, a, m) */
             if (s->blk[k][i] >= 0) {
@@ -348,37 +344,87 @@ static int64_t lm_max_gap(int64_t (*iv)[2], int n, int64_t cap, int64_t *where) 
 /* Bit k set: every element of source k that an output element of the uses reads sits on
  * that element's own L1B and L2B, or is replicated over the levels where it does not.
  * Only sources spread over L1Bs or L2Bs are checked (the others are local anyway). */
+/* The L1B and L2B of element idx of a value whose per-axis parts are part[axis]: a place
+ * is the sum of what each axis's index adds (layout_place's digits are per axis), so an
+ * entry's costs a lookup per axis instead of a division per subaxis. */
+typedef struct {
+    int32_t (*part[LAYOUT_MAX_RANK])[2];
+    int rank;
+} UpperParts;
+
+static void upper_parts(const MNValue *x, const MNLayout *l, UpperParts *u) {
+    u->rank = x->type.rank < LAYOUT_MAX_RANK ? x->type.rank : LAYOUT_MAX_RANK;
+    for (int ax = 0; ax < u->rank; ax++) {
+        int64_t n = x->type.dims[ax] > 0 ? x->type.dims[ax] : 1, idx[LAYOUT_MAX_RANK] = {0};
+        u->part[ax] = xmalloc(sizeof *u->part[ax] * (size_t)n);
+        for (int64_t i = 0; i < n; i++) {
+            MNPlace p;
+            idx[ax] = i;
+            layout_place(l, idx, &p);
+            u->part[ax][i][0] = (int32_t)p.c[LV_L1B];
+            u->part[ax][i][1] = (int32_t)p.c[LV_L2B];
+        }
+    }
+}
+
+static void upper_parts_free(UpperParts *u) {
+    for (int ax = 0; ax < u->rank; ax++) free(u->part[ax]);
+    u->rank = 0;
+}
+
 static uint64_t local_sources(const MNValue *const *src, int nsrc, int rows, const EmUse *u, int nu) {
     const unsigned upper = 1u << LV_L1B | 1u << LV_L2B;
     MNLayout ls[64], lo;
+    UpperParts up[64];
     uint64_t local = 0, check = 0;
     for (int k = 0; k < nsrc && k < 64; k++) {
+        up[k].rank = 0;
         if (!layout_get(src[k], &ls[k])) continue;
         if ((ls[k].bcast & upper) == upper)
             local |= 1ull << k;
-        else
+        else {
             check |= 1ull << k;
+            upper_parts(src[k], &ls[k], &up[k]);
+        }
     }
     for (int i = 0; i < nu && check; i++) {
         const MNValue *o = u[i].o;
-        if (!layout_get(o, &lo)) return local;
-        int64_t n = ir_shape_numel(&o->type), idx[LAYOUT_MAX_RANK];
-        for (int64_t e = 0; e < n && check; e++) {
-            int64_t q = e;
-            for (int d = o->type.rank - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
-            MNPlace pd, ps;
-            layout_place(&lo, idx, &pd);
+        if (!layout_get(o, &lo)) {
+            check = 0; /* as before: only the sources replicated on every L1B and L2B */
+            break;
+        }
+        int64_t n = ir_shape_numel(&o->type);
+        MNPlaceWalk ow;
+        place_walk_start(&ow, &lo);
+        for (int64_t e = 0; e < n && check; e++, place_walk_next(&ow)) {
+            const int64_t *idx = ow.idx;
+            const MNPlace pd = ow.p;
             for (int r = 0; r < rows && check; r++) {
                 EmEntry en = {0};
                 if (!u[i].fn(u[i].ctx, idx, r, &en) || en.src < 0 || en.src >= 64 || !(check >> en.src & 1)) continue;
                 const MNLayout *l = &ls[en.src];
-                layout_place(l, en.sidx, &ps);
+                const UpperParts *pp = &up[en.src];
+                int64_t ps[2] = {0, 0}; /* the element's L1B and L2B */
+                bool inside = true;
+                for (int ax = 0; ax < pp->rank; ax++)
+                    inside &= en.sidx[ax] >= 0 && en.sidx[ax] < src[en.src]->type.dims[ax];
+                for (int ax = 0; ax < pp->rank && inside; ax++) {
+                    ps[0] += pp->part[ax][en.sidx[ax]][0];
+                    ps[1] += pp->part[ax][en.sidx[ax]][1];
+                }
+                if (!inside) { /* what layout_place makes of an index past the shape */
+                    MNPlace q;
+                    layout_place(l, en.sidx, &q);
+                    ps[0] = q.c[LV_L1B];
+                    ps[1] = q.c[LV_L2B];
+                }
                 for (int lv = LV_L1B; lv <= LV_L2B; lv++)
-                    if (!(l->bcast & (1u << lv)) && ((lo.bcast & (1u << lv)) || ps.c[lv] != pd.c[lv]))
+                    if (!(l->bcast & (1u << lv)) && ((lo.bcast & (1u << lv)) || ps[lv - LV_L1B] != pd.c[lv]))
                         check &= ~(1ull << en.src);
             }
         }
     }
+    for (int k = 0; k < nsrc && k < 64; k++) upper_parts_free(&up[k]);
     return local | check;
 }
 
