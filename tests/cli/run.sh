@@ -530,7 +530,7 @@ if command -v script >/dev/null; then
     script -qec "'$mncc' batch -O plan_only=true '$tmp/zoo/list.txt' -o '$tmp/bt' -j 1" /dev/null > "$tmp/out" 2>&1
     grep -q "$(printf '\r\033\\[K')\[[0-3]/3\] 0 failed" "$tmp/out" && grep -q "3 models, 3 compiled" "$tmp/out" && ok batch-terminal || bad batch-terminal "$(tr '\r' '\n' < "$tmp/out" | tail -3)"
     script -qec "'$mncc' '$g/ok_cnn.onnx' -o '$tmp/st'" /dev/null > "$tmp/out" 2>&1
-    grep -q "mncc: pass 10/17 location" "$tmp/out" && ok single-terminal || bad single-terminal "$(od -c "$tmp/out" | head -3)"
+    grep -q "mncc: pass [0-9]*/[0-9]* location " "$tmp/out" && ok single-terminal || bad single-terminal "$(od -c "$tmp/out" | head -3)"
     script -qec "'$mncc' '$g/ok_cnn.onnx' -o '$tmp/st' --quiet" /dev/null > "$tmp/out" 2>&1
     [ ! -s "$tmp/out" ] && ok single-terminal-quiet || bad single-terminal-quiet "$(od -c "$tmp/out" | head -3)"
 else bad batch-terminal "no script(1) to run a terminal"; fi
