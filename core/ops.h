@@ -169,8 +169,8 @@ typedef enum {
     OP(Gather, 1, 21, gather, gather, GATHER, TY_GATHER)                                                   \
     OP(GatherElements, 11, 21, gather_elements, none, WIN, TY_F)                                           \
     OP(Pad, 2, 21, pad, pad, GATHER, TY_WIDE)                                                              \
-    OP(Resize, 10, 21, resize, none, 0, NULL)                                                              \
-    OP(Upsample, 9, 9, resize, none, 0, NULL)                                                              \
+    OP(Resize, 10, 21, resize, none, WIN, TY_F)                                                            \
+    OP(Upsample, 9, 9, resize, none, WIN, TY_F)                                                            \
     OP(Expand, 8, 21, expand, expand, GATHER, TY_WIDE)                                                     \
     OP(Tile, 6, 21, tile, tile, GATHER, TY_WIDE)                                                           \
     OP(DepthToSpace, 1, 21, depth_to_space, none, GATHER, TY_WIDE)                                         \

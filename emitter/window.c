@@ -28,6 +28,7 @@
  * each instruction of a phase runs over all groups,
  * so that a group's result is read at least 2 steps after it was written. */
 #include "emit_impl.h"
+#include "resize.h"
 #include "infer.h"
 #include "ops.h"
 #include <math.h>
@@ -100,6 +101,7 @@ typedef struct {
     int oi; /* the output computed: LayerNormalization also gives Mean and InvStdDev */
     int64_t group;
     int lp; /* LpPool's p */
+    const ResizePlan *rs; /* Resize, Upsample */
 } Win;
 
 static bool reduce_kind(int op, WKind *k) {
@@ -284,6 +286,21 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         }
         return true;
     }
+    case OP_Resize:
+    case OP_Upsample: { /* a weighted sum over the terms of resize.c: (element, weight) pairs */
+        ResizePlan *rp;
+        if ((*why = resize_plan(c, n, &rp, &w->K))) return false;
+        if (resize_weights(rp) + 3 > pool_cap(&c->machine) - K_FIRST_INDEX) { /* and 0, 1, the extrapolation */
+            *why = "more distinct weights than the constant pool";
+            return false;
+        }
+        w->rs = rp;
+        w->kind = WK_MAC;
+        w->terms = 2;
+        w->src[w->nsrc++] = x;
+        w->rows = (int)(2 * w->K);
+        return true;
+    }
     case OP_MatMul:
     case OP_Gemm:
         w->kind = WK_MAC;
@@ -460,6 +477,23 @@ static bool reduce_entry(const Win *w, const int64_t *idx, int64_t k, EmEntry *e
 }
 
 static void constant(EmEntry *en, double k) { en->src = -1, en->k = k; }
+
+/* term k of a resized element: the input element, then its weight; outside the input
+ * (tf_crop_and_resize) 1 times the extrapolation value once, 0 for the other terms */
+static bool resize_entry(const Win *w, const int64_t *idx, int64_t k, int term, EmEntry *en) {
+    double wt;
+    if (!resize_term(w->rs, idx, k, en->sidx, &wt)) {
+        constant(en, k ? 0 : term ? resize_extrapolation(w->rs) : 1);
+        return true;
+    }
+    if (wt == 0) /* nothing read, so nothing (an infinity) times 0 */
+        constant(en, 0);
+    else if (term)
+        constant(en, wt);
+    else
+        en->src = 0;
+    return true;
+}
 
 static bool pool_entry(const Win *w, const int64_t *idx, int64_t k, EmEntry *en) {
     const MNValue *x = w->src[0];
@@ -666,6 +700,8 @@ static bool win_entry(const void *ctx, const int64_t *idx, int row, EmEntry *en)
     case OP_ConvTranspose: return conv_entry(w, idx, k, term, en);
     case OP_MatMul:
     case OP_Gemm: return matmul_entry(w, idx, k, term, en);
+    case OP_Resize:
+    case OP_Upsample: return resize_entry(w, idx, k, term, en);
     case OP_MaxPool:
     case OP_AveragePool:
     case OP_LpPool:

@@ -54,15 +54,22 @@ FREEZE_WHY = ("must be computable at compile time", "computed at run time")
 
 
 def frozen_inputs(model):
-    """the graph inputs --freeze binds: integer tensors of at most 16 elements"""
+    """the graph inputs --freeze binds: tensors of at most 16 integers, or of floats that
+    only give a Resize its scales or region of interest (what shapes depend on)"""
     g = onnx.load(model, load_external_data=False).graph
     inits = {i.name for i in g.initializer}
     ints = {onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+    uses = {}
+    for n in g.node:
+        for k, x in enumerate(n.input):
+            uses.setdefault(x, []).append(n.op_type in ("Resize", "Upsample") and k >= 1)
+    shape_floats = {x for x, u in uses.items() if all(u)}
     names = []
     for k, i in enumerate(v for v in g.input if v.name not in inits):
         t = i.type.tensor_type
         dims = [d.dim_value if d.HasField("dim_value") else -1 for d in t.shape.dim]
-        if t.elem_type in ints and all(x >= 0 for x in dims) and int(np.prod(dims)) <= 16:
+        shaping = t.elem_type in ints or (t.elem_type == onnx.TensorProto.FLOAT and i.name in shape_floats)
+        if shaping and all(x >= 0 for x in dims) and int(np.prod(dims)) <= 16:
             names.append((k, i.name))
     return names
 

@@ -367,6 +367,31 @@ a3, b3 = f32(2, 4, 64), f32(64, 40)
 case("stream-rank3", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [2, 4, 64])], [("y", [2, 4, 40])], dict(a=a3), dict(y=a3 @ b3),
      inits=[nh.from_array(b3, "b")], machine="tiny", rtol=1e-4, atol=1e-4, on_matrix=True)
 
+# Resize and Upsample as weighted sums of input elements (emitter/resize.c): bilinear
+# 2x with half-pixel coordinates (torch's interpolate, align_corners=False), nearest 2x
+# by sizes, a downsampling bilinear on tiny, and Upsample (opset 9)
+def lin_axis(a, axis, out):
+    n = a.shape[axis]
+    xc = (np.arange(out) + 0.5) * n / out - 0.5
+    f = np.floor(xc)
+    r = (xc - f).reshape([-1 if d == axis else 1 for d in range(a.ndim)])
+    i0, i1 = np.clip(f, 0, n - 1).astype(int), np.clip(f + 1, 0, n - 1).astype(int)
+    return (np.take(a, i0, axis) * (1 - r) + np.take(a, i1, axis) * r).astype(np.float32)
+xr = f32(1, 3, 6, 8)
+roi0, sc2 = nh.from_array(np.zeros(0, np.float32), "roi"), nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")
+case("resize-bilinear-2x", [h.make_node("Resize", ["x", "roi", "sc"], ["y"], mode="linear")], [("x", [1, 3, 6, 8])], [("y", [1, 3, 12, 16])],
+     dict(x=xr), dict(y=lin_axis(lin_axis(xr, 2, 12), 3, 16)), inits=[roi0, sc2], machine="mncore2", rtol=1e-5, atol=1e-5)
+szn = nh.from_array(np.array([1, 3, 12, 16], np.int64), "sz")
+case("resize-nearest-2x-sizes", [h.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="nearest", coordinate_transformation_mode="asymmetric",
+                                             nearest_mode="floor")], [("x", [1, 3, 6, 8])], [("y", [1, 3, 12, 16])], dict(x=xr),
+     dict(y=xr.repeat(2, axis=2).repeat(2, axis=3)), inits=[szn], machine="mncore2", rtol=0, atol=0)
+xd = f32(1, 1, 4, 6)
+szd = nh.from_array(np.array([1, 1, 2, 4], np.int64), "sz")
+case("resize-bilinear-down-tiny", [h.make_node("Resize", ["x", "", "", "sz"], ["y"], mode="linear")], [("x", [1, 1, 4, 6])], [("y", [1, 1, 2, 4])],
+     dict(x=xd), dict(y=lin_axis(lin_axis(xd, 2, 2), 3, 4)), inits=[szd], rtol=1e-5, atol=1e-5)
+case("upsample-nearest-opset9", [h.make_node("Upsample", ["x", "sc"], ["y"], mode="nearest")], [("x", [1, 3, 6, 8])], [("y", [1, 3, 12, 16])],
+     dict(x=xr), dict(y=xr.repeat(2, axis=2).repeat(2, axis=3)), inits=[sc2], machine="mncore2", rtol=0, atol=0, opset=9)
+
 # a reduction over an empty axis (a slice of none of 40 columns): no model.app and a
 # reason, not a crash (review case: it divided by the empty dimension)
 xe = f32(2, 40)
