@@ -67,10 +67,12 @@ typedef enum {
     WK_POW /* elementwise over broadcast operands */
 } WKind;
 
-enum { POOL_CAP = 64, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
+enum { POOL_CAP = 64, POOL_WIDE = 128, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
 
 /* the constants a node may use: staged in GRF1 on the way to the scratch */
 static int pool_cap(const MNMachine *m) { return m->grf1_lw < POOL_CAP ? (int)m->grf1_lw : POOL_CAP; }
+/* ... and a Resize whose weights need more (cubic): a wider pool, where GRF1 holds it */
+static int pool_wide(const MNMachine *m) { return m->grf1_lw < POOL_WIDE ? (int)m->grf1_lw : POOL_WIDE; }
 
 /* destination words per batch: the accumulator, maximum and second operand in GRF0, the
  * fetched row in GRF1 */
@@ -103,6 +105,11 @@ typedef struct {
     int lp; /* LpPool's p */
     const ResizePlan *rs; /* Resize, Upsample */
 } Win;
+
+/* the pool w's constants take: POOL_CAP, or a wide one for a Resize with more weights */
+static int win_pool(const MNMachine *m, const Win *w) {
+    return w->rs && resize_weights(w->rs) + 3 > pool_cap(m) - K_FIRST_INDEX ? pool_wide(m) : pool_cap(m);
+}
 
 static bool reduce_kind(int op, WKind *k) {
     switch (op) {
@@ -290,7 +297,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     case OP_Upsample: { /* a weighted sum over the terms of resize.c: (element, weight) pairs */
         ResizePlan *rp;
         if ((*why = resize_plan(c, n, &rp, &w->K))) return false;
-        if (resize_weights(rp) + 3 > pool_cap(&c->machine) - K_FIRST_INDEX) { /* and 0, 1, the extrapolation */
+        if (resize_weights(rp) + 3 > pool_wide(&c->machine) - K_FIRST_INDEX) { /* and 0, 1, the extrapolation */
             *why = "more distinct weights than the constant pool";
             return false;
         }
@@ -769,7 +776,7 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     }
     if (batch_words(&c->machine) < 4 || pool_cap(&c->machine) < K_FIRST_INDEX + 2)
         return "GRFs too small for a window op";
-    return emit_scratch_plan(c, wk, w.src, w.nsrc, pool_cap(&c->machine), tlw, w.rows > 0 ? w.rows : 1, u, nu);
+    return emit_scratch_plan(c, wk, w.src, w.nsrc, win_pool(&c->machine, &w), tlw, w.rows > 0 ? w.rows : 1, u, nu);
 }
 
 /* one instruction over the batch's G groups: R, A, M, T, X in fmt are the group's words
@@ -860,7 +867,7 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
     const char *why;
     if (!win_of(e->c, n, &w, &why)) die("node '%s' was accepted as a window op: %s", n->name, why);
     int rows = w.rows > 0 ? w.rows : 1;
-    double pool[POOL_CAP];
+    double pool[POOL_WIDE];
     int npool = fixed_pool(&w, pool);
     int R = wk->trows[wk->pos], nwin = (rows + R - 1) / R;
     MNValue **tv[3] = {NULL, NULL, NULL};
@@ -871,7 +878,7 @@ void window_emit(Em *e, MNNode *n, const Walk *wk) {
             for (int q = 0; q < nwin; q++)
                 tv[k][q] =
                     emit_index_table(e, n, n->out[k], w.src, w.nsrc, wk, q * R, q * R + R < rows ? R : rows - q * R,
-                                     win_entry, &w, pool, &npool, pool_cap(&e->c->machine));
+                                     win_entry, &w, pool, &npool, win_pool(&e->c->machine, &w));
         }
     Batch b = {e, 0, wk->scr[wk->pos], 0, wk->tab[wk->pos], 0, wk->tbank[wk->pos], 0, NULL, R, -1, wk};
     b.pool_at = emit_scratch_fill(e, w.src, w.nsrc, wk, b.scr);
