@@ -83,6 +83,7 @@ static const MNPass pipeline[] = {
     {"dce", pass_dce, 1, OUT_ONNX},
     {"conv_lowering", plan_conv_lowering, 1},
     {"mask_lowering", plan_mask_lowering, 1},
+    {"resize_split", plan_resize_split, 1},
     {"dtype", plan_dtype, 2},
     {"location_initial", plan_location_initial, 2},
     {"layout", plan_layout, 3},

@@ -7,6 +7,7 @@
 bool plan_dtype(MNCompile *c);
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
 bool plan_mask_lowering(MNCompile *c); /* mask_lower.c */
+bool plan_resize_split(MNCompile *c); /* resize_split.c */
 /* Would a float value of these dims, laid out canonically, be read by a gather (on one
  * L2B or alike on all, every PE's long words of the L1Bs it spans in half of LM0)? An
  * estimate of what the layout planner chooses, for lowerings that add gathers. */
