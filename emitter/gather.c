@@ -1108,14 +1108,14 @@ static MNValue *build_index_table(Em *e, const MNNode *n, const MNValue *o, cons
                     if (wk->tbank[wk->pos] != 0) die("node '%s': a table carrying constants outside LM0", n->name);
                     word = 2 * (tab + (int64_t)r * nw + w) - 2 * scr;
                     if (word < 0) word += 2 * m->lm0_lw; /* addresses wrap around LM0 */
-                    if (kt->elem ==
-                        ONNX_FLOAT32) { /* the bits as stored (a signalling NaN stays one, as in parameter images) */
+                    /* the bits as stored (a signalling NaN stays one, as in parameter images) */
+                    if (kt->elem == ONNX_FLOAT32) {
                         int32_t bits;
                         memcpy(&bits, (const float *)kt->data + flat, sizeof bits);
                         hi = bits;
-                        carry = true;
                     } else
-                        hi = (int32_t)ir_tensor_get_i(kt, flat), carry = true;
+                        hi = (int32_t)ir_tensor_get_i(kt, flat);
+                    carry = true;
                 } else if (en.src >= 0)
                     word = smap_word(&sm, src[en.src], &ls[en.src], en.src, en.sidx, w8 ? half : 1);
                 else {

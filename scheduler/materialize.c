@@ -122,8 +122,10 @@ void sched_place_slots(const Sched *s, Slots *S, int64_t peak[2], int64_t load[2
             for (int k = 0; k < n; k++) S->slot[idx[k]].offset = iv[k].offset;
             peak[b] = offline;
             which[b] = h;
-        } else
-            peak[b] = online, which[b] = "first_fit_online";
+        } else {
+            peak[b] = online;
+            which[b] = "first_fit_online";
+        }
     }
     free(iv);
     free(idx);
