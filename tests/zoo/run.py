@@ -69,7 +69,7 @@ def one(name, path):
     app = os.path.join(cg, "model.app")
     why = None
     if r.returncode:
-        why = "mncc: " + (r.stderr.strip().splitlines() or ["exit %d" % r.returncode])[-1]
+        why = (r.stderr.strip().splitlines() or ["mncc: exit %d" % r.returncode])[-1].replace("mncc: error: ", "mncc: ")
     elif not os.path.exists(app):
         rep = json.load(open(os.path.join(cg, "report.json")))
         why = "no model.app: " + str(rep.get("model_app", "?"))
