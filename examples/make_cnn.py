@@ -4,7 +4,9 @@ input_0.pb, and output_0.pb, PyTorch's own output for that input, the reference)
 
 A torchvision-style net in miniature: a stride-2 3x3 stem with BatchNorm and ReLU, a
 max pool, one residual basic block (two 3x3 convolutions, the skip added before the
-last ReLU), a stride-2 stage, global average pooling and a linear classifier. Random
+last ReLU), a stride-2 stage with a squeeze-excitation block (as MobileNetV3 has them:
+global average pool, two 1x1 convolutions, hard sigmoid, a broadcast Mul), global
+average pooling and a linear classifier. Random
 weights (torch.manual_seed(0)), BatchNorm statistics made non-trivial, exported with
 torch.onnx at opset 13 in eval mode. Needs Debian's python3-torch (make zoo-deps); the
 files it writes are committed, so building and testing do not."""
@@ -33,11 +35,22 @@ class Block(torch.nn.Module):
         return torch.relu(self.b(self.a(x)) + x)
 
 
+class SqueezeExcite(torch.nn.Module):
+    def __init__(self, c, r=4):
+        super().__init__()
+        self.down = torch.nn.Conv2d(c, c // r, 1)
+        self.up = torch.nn.Conv2d(c // r, c, 1)
+
+    def forward(self, x):
+        w = torch.nn.functional.adaptive_avg_pool2d(x, 1)
+        return x * torch.nn.functional.hardsigmoid(self.up(torch.relu(self.down(w))))
+
+
 class Net(torch.nn.Module):
     def __init__(self, c=16, classes=10):
         super().__init__()
         self.features = torch.nn.Sequential(*cbr(3, c, 2), torch.nn.MaxPool2d(3, 2, 1), Block(c), *cbr(c, 2 * c, 2),
-                                            torch.nn.AdaptiveAvgPool2d(1))
+                                            SqueezeExcite(2 * c), torch.nn.AdaptiveAvgPool2d(1))
         self.fc = torch.nn.Linear(2 * c, classes)
 
     def forward(self, x):
