@@ -31,10 +31,7 @@ struct ResizePlan {
 };
 
 static bool attr_is(const MNNode *n, const char *name, const char *dflt, const char *want) {
-    const MNAttr *at = ir_attr(n, name);
-    const char *s = at && at->type == MN_ATTR_STRING ? at->s : dflt;
-    size_t l = at && at->type == MN_ATTR_STRING ? (size_t)at->slen : strlen(dflt);
-    return l == strlen(want) && !strncmp(s, want, l);
+    return !strcmp(ir_attr_string(n, name, dflt), want);
 }
 
 /* a constant float input's values (none when absent or empty) */

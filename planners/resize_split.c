@@ -31,8 +31,7 @@ static bool params(const MNNode *n, char *kind, double *v, double *roi, int r) {
 }
 
 static bool attr_is(const MNNode *n, const char *name, const char *want) {
-    const MNAttr *at = ir_attr(n, name);
-    return at && at->type == MN_ATTR_STRING && (size_t)at->slen == strlen(want) && !strncmp(at->s, want, at->slen);
+    return !strcmp(ir_attr_string(n, name, ""), want);
 }
 
 /* the axes a Resize changes: in != out, or a region of interest other than all of it */

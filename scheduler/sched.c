@@ -733,6 +733,19 @@ static bool placed(Sched *s, Placed *p) {
 
 static bool schedule(MNCompile *c);
 
+/* the simulation's per-value and per-node arrays */
+static void sched_arrays_free(Sched *s) {
+    free(s->size);
+    free(s->dram_src);
+    free(s->prod);
+    free(s->cons_start);
+    free(s->cons);
+    free(s->recompute);
+    free(s->xfer);
+    free(s->bytes);
+    free(s->scratch);
+}
+
 bool sched_schedule(MNCompile *c) {
     bool ok = schedule(c);
     return sched_results_write(c) && ok; /* its text was made while this pass ran */
@@ -826,15 +839,7 @@ static bool schedule(MNCompile *c) {
                    n->op_type, (long long)need);
         sched_run_free(&pl.r);
         sched_run_free(&base);
-        free(s.size);
-        free(s.dram_src);
-        free(s.prod);
-        free(s.cons_start);
-        free(s.cons);
-        free(s.recompute);
-        free(s.xfer);
-        free(s.bytes);
-        free(s.scratch);
+        sched_arrays_free(&s);
         return false;
     }
     Run r = pl.r;
@@ -873,14 +878,6 @@ static bool schedule(MNCompile *c) {
     bool ok = !c->out_dir || write_trace(c, &s, &r);
     sched_run_free(&r);
     sched_run_free(&base);
-    free(s.size);
-    free(s.dram_src);
-    free(s.prod);
-    free(s.cons_start);
-    free(s.cons);
-    free(s.recompute);
-    free(s.xfer);
-    free(s.bytes);
-    free(s.scratch);
+    sched_arrays_free(&s);
     return ok;
 }

@@ -30,11 +30,11 @@ def build(tv, net):
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    todo = [z for z in ZOO if not os.path.exists(os.path.join(out, name_of(*z) + ".onnx"))]
-    if todo:
+    missing = [z for z in ZOO if not os.path.exists(os.path.join(out, name_of(*z) + ".onnx"))]
+    if missing:
         import torch
         import torchvision as tv
-        for net, batch, opset in todo:
+        for net, batch, opset in missing:
             torch.manual_seed(0)
             m = build(tv, net)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
