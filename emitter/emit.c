@@ -107,6 +107,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         w->mat[w->pos] = true;
         return NULL;
     }
+    if (window_op(n) && emit_stencil_node(c, n)) {
+        w->sten[w->pos] = true;
+        return emit_stencil_why(c, n, w);
+    }
     if (window_op(n)) return window_why((MNCompile *)c, (MNNode *)n, w);
     return emit_ew_why(c, n, w);
 }
@@ -117,6 +121,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
 const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->win[w->pos] = false;
     w->scopy[w->pos] = false;
+    w->sten[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
     const char *wwhy = window_why((MNCompile *)c, (MNNode *)n, w);
@@ -180,6 +185,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     default:
         if (wk->mat[wk->pos])
             emit_matrix(e, n, wk);
+        else if (wk->sten[wk->pos])
+            emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos])
             emit_elementwise(e, n);
         else if (window_op(n) || wk->win[wk->pos])

@@ -20,6 +20,7 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->mat = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->sten = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->dry = false;
     w->dry_need = 0;
     for (int b = 0; b < 2; b++) {
@@ -39,6 +40,7 @@ void emit_walk_free(Walk *w) {
     free(w->kforce);
     free(w->mat);
     free(w->scopy);
+    free(w->sten);
     free(w->ord[0]);
     free(w->ord[1]);
 }

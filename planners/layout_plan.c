@@ -44,7 +44,8 @@
  * pools). Their outputs take the input's L1B and L2B placement of those dimensions
  * (canonical otherwise), so that every L1B reads only its own elements: an input too big
  * for one L2B is then no reason for data to cross L2Bs, which the machine can only do
- * through DRAM. */
+ * through DRAM. A 2-D pool that can run as a stencil (stencil_plan.c) instead takes its
+ * bands of rows for its output and demands them of its input. */
 #include "plan.h"
 #include "layout.h"
 #include "ops.h"
@@ -352,6 +353,13 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         broadcast_layout(outl, t, want);
         return true;
     }
+    MNStencil st;
+    MNLayout sin, sout;
+    if (k == 0 && outl && plan_stencil_node(n, m, &st, &sin, &sout) && layout_same_placement(outl, &sout) &&
+        t->rank == 4 && t->dims[2] == st.H && t->dims[3] == st.W) {
+        *want = sin; /* a stencil's bands of rows (stencil_plan.c) */
+        return true;
+    }
     if ((n->op == OP_Conv || n->op == OP_ConvTranspose) && k == 1 && t->rank >= 3)
         return plan_layout_kpacked(t, dt, 1, want) &&
                kpacked_fits(want, m); /* the weight's input channels are the reduced K */
@@ -413,10 +421,18 @@ bool plan_layout(MNCompile *c) {
         if (lpz && (v->konst || (v->is_input && !v->producer)) && !v->is_output) continue;
         has[i] = plan_layout_canonical(&v->type, v->dtype, &c->machine, &L[i]);
     }
-    /* 1b. a window op's output on the L1Bs and L2Bs of the input elements it reads */
-    int aligned = 0;
+    /* 1b. a window op's output on the L1Bs and L2Bs of the input elements it reads; a
+     * stencil's in its bands */
+    int aligned = 0, stencils = 0;
     for (int i = 0; i < g->nnodes; i++) {
         MNNode *n = g->nodes[i];
+        MNStencil st;
+        MNLayout sin, sout;
+        if (plan_stencil_node(n, &c->machine, &st, &sin, &sout) && has[n->out[0]->id]) {
+            L[n->out[0]->id] = sout; /* its input is demanded in bands too (step 3) */
+            stencils++;
+            continue;
+        }
         int nl = window_leading(g, n);
         MNValue *x = nl ? n->in[0] : NULL;
         MNLayout ref;
@@ -527,6 +543,7 @@ bool plan_layout(MNCompile *c) {
     mn_figure(c, "layout_switch_cycles", (int64_t)(cost + 0.5));
     mn_figure(c, "gene_hints_granted", genes);
     mn_figure(c, "window_outputs_aligned", aligned);
+    mn_figure(c, "stencils", stencils);
     mn_figure(c, "num_lw_total", total);
     mn_figure(c, "num_lw_max", maxlw);
     mn_log(c, 0,

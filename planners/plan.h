@@ -50,6 +50,22 @@ bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, s
  * accumulates the switches' estimate. */
 int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost);
 
+/* A 2-D pool as a stencil (stencil_plan.c): image planes in bands of rows over the PEs
+ * of one L1B, halos from the neighbouring bands, no index tables. */
+typedef struct {
+    bool avg; /* AveragePool (one count for every window), else MaxPool */
+    int64_t N, C, H, W, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl; /* pt, pl: the pads before */
+    int64_t B, Q, R, Ro, Wl, Wlo; /* bands, plane positions per band, rows per band in and out, LW per row */
+    int64_t ht, hb; /* halo rows above and below a band */
+    int64_t fl1, fl2, CA; /* channels over L1Bs, L2Bs, and addresses (with N: the planes per PE) */
+    int64_t eo, Ew, Erows, scratch_lw; /* the scratch: data from word eo of rows of Ew words; its LW */
+} MNStencil;
+/* false when node n is no stencil on machine m */
+bool plan_stencil(const MNNode *n, const MNMachine *m, MNStencil *s);
+void plan_stencil_layout(const MNStencil *s, const MNMachine *m, bool out, MNLayout *l);
+/* plan_stencil and the input's and output's layouts (both valid) */
+bool plan_stencil_node(const MNNode *n, const MNMachine *m, MNStencil *s, MNLayout *in, MNLayout *out);
+
 /* Estimated cycles of re-laying num_lw long words per PE from one layout to another. */
 double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw);
 /* the canonical layout of a value of type t in dtype dt on machine m */

@@ -33,7 +33,7 @@ def check(name, ok, why=""):
 
 
 def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, on_matrix=False, sliced=False,
-         opset=13):
+         opset=13, stencil=False):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "in"))
     ty = lambda n: (types or {}).get(n, T.FLOAT)
@@ -62,12 +62,13 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
         return check(name, False, "mncc: " + r.stderr.strip()[-300:])
     if not os.path.exists(app):
         return check(name, False, "no model.app")
-    if sliced:  # the case is about Time-Slice pieces: the planner must have cut something
-        figs = {}
-        for p in json.load(open(os.path.join(d, "cg", "report.json")))["passes"]:
-            figs.update(p.get("figures", {}))
-        if not figs.get("slices"):
-            return check(name, False, "nothing was time-sliced")
+    figs = {}
+    for p in json.load(open(os.path.join(d, "cg", "report.json")))["passes"]:
+        figs.update(p.get("figures", {}))
+    if sliced and not figs.get("slices"):  # the case is about Time-Slice pieces: the planner must have cut something
+        return check(name, False, "nothing was time-sliced")
+    if stencil and not figs.get("stencils"):  # the pools were laid out in bands (planners/stencil_plan.c)
+        return check(name, False, "no stencil")
     r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res"), "--json"], capture_output=True, text=True)
     if r.returncode:
         return check(name, False, "mnemu: " + r.stderr.strip()[-300:])
@@ -202,6 +203,41 @@ ca[1:5, 1:5] = 1
 case("window-avgpool-counts", [h.make_node("AveragePool", ["x"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])], [("x", [1, 1, 4, 4])],
      [("y", [1, 1, 4, 4])], dict(x=xa2),
      dict(y=np.array([[[[pa[i:i + 3, j:j + 3].sum() / ca[i:i + 3, j:j + 3].sum() for j in range(4)] for i in range(4)]]], np.float32)), machine="l1b")
+
+
+# pools as stencils (bands of rows, halos from the neighbouring PEs): the max pool of a
+# ResNet stem at 112x112 over 64 channels, ceil mode, dilation, odd widths, averages
+def pool_ref(x, op, k, s, p, d=1, ceil=False, inc=False):
+    N, C, H, W = x.shape
+    osz = lambda n: (-(-(n + 2 * p - (k - 1) * d - 1) // s) if ceil else (n + 2 * p - (k - 1) * d - 1) // s) + 1
+    oh, ow = osz(H), osz(W)
+    y = np.zeros((N, C, oh, ow), np.float32)
+    for i in range(oh):
+        for j in range(ow):
+            rs = [r for r in range(i * s - p, i * s - p + (k - 1) * d + 1, d) if 0 <= r < H]
+            cs = [c for c in range(j * s - p, j * s - p + (k - 1) * d + 1, d) if 0 <= c < W]
+            win = x[:, :, rs][:, :, :, cs]
+            y[:, :, i, j] = win.max((2, 3)) if op == "MaxPool" else win.sum((2, 3)) / (k * k if inc else len(rs) * len(cs))
+    return y
+
+
+for nm, op, shape, k, s, p, d, ceil, inc, mach in (("stem", "MaxPool", (1, 64, 112, 112), 3, 2, 1, 1, 0, 0, "mncore2"),
+                                                  ("dilated-ceil", "MaxPool", (1, 8, 30, 30), 3, 2, 0, 2, 1, 0, "mncore2"),
+                                                  ("batch-odd", "MaxPool", (2, 5, 17, 9), 2, 2, 0, 1, 0, 0, "l1b"),
+                                                  ("avg", "AveragePool", (1, 16, 56, 56), 2, 2, 0, 1, 0, 0, "mncore2"),
+                                                  ("avg-pads-counted", "AveragePool", (1, 8, 14, 14), 3, 1, 1, 1, 0, 1, "l1b")):
+    xp = f32(*shape)
+    at = dict(kernel_shape=[k, k], strides=[s, s], pads=[p] * 4)
+    if op == "MaxPool":
+        at["dilations"] = [d, d]
+    if ceil:
+        at["ceil_mode"] = 1
+    if inc:
+        at["count_include_pad"] = 1
+    yp = pool_ref(xp, op, k, s, p, d, ceil, inc)
+    case("stencil-" + nm, [h.make_node(op, ["x"], ["y"], **at)], [("x", list(shape))], [("y", list(yp.shape))], dict(x=xp), dict(y=yp),
+         machine=mach, stencil=True)
+
 # a grouped, strided, dilated, padded Conv with bias
 xc, wc, bc = f32(1, 4, 7, 7), f32(6, 2, 3, 3), f32(6)
 
