@@ -89,6 +89,18 @@ void ir_attr_set_int(MNGraph *g, MNNode *n, const char *name, int64_t v) {
     n->attrs = a; /* a copy: slices of a node share their original's attributes */
 }
 
+void ir_attr_set_ints(MNGraph *g, MNNode *n, const char *name, const int64_t *v, int cnt) {
+    int64_t *copy = ARENA_ARRAY(g->arena, int64_t, cnt + 1);
+    memcpy(copy, v, sizeof(int64_t) * (size_t)cnt);
+    MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
+    int k = 0;
+    for (int i = 0; i < n->nattr; i++) /* a copy without the old value: slices share the original's */
+        if (strcmp(n->attrs[i].name, name)) a[k++] = n->attrs[i];
+    a[k++] = (MNAttr){.name = name, .type = MN_ATTR_INTS, .ints = copy, .n = cnt};
+    n->attrs = a;
+    n->nattr = k;
+}
+
 int64_t ir_attr_int(const MNNode *n, const char *name, int64_t dflt) {
     const MNAttr *a = ir_attr(n, name);
     return a && a->type == MN_ATTR_INT ? a->i : dflt;

@@ -293,8 +293,14 @@ bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *e
     if (m) {
         int64_t counts[LV_COUNT] = {0, m->pe_per_mab, m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b, 0, 0};
         for (int lv = LV_PE; lv <= LV_L2B; lv++) {
+            /* a level's subaxes each divide its count (one with a stride, a tile grid on
+             * every other MAB, say, spans less than the count but need not divide it) */
             int64_t e = layout_extent(l, (MNLevel)lv);
-            if (e > counts[lv] || counts[lv] % e)
+            bool ok = e <= counts[lv];
+            for (int i = 0; i < l->rank && ok; i++)
+                for (int k = 0; k < l->nsub[i]; k++)
+                    if (l->sub[i][k].level == lv && counts[lv] % l->sub[i][k].size) ok = false;
+            if (!ok)
                 return snprintf(err, errlen, "level %s spans %lld, which does not divide the machine's %lld",
                                 level_names[lv], (long long)e, (long long)counts[lv]),
                        false;
@@ -369,6 +375,18 @@ bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *paddi
         for (int k = 0; k < l->nsub[i]; k++) x = x * l->sub[i][k].size + digit[i][k];
         idx[i] = x;
         if (x >= l->shape[i]) *padding = true;
+    }
+    return true;
+}
+
+bool layout_identical(const MNLayout *a, const MNLayout *b) {
+    if (a->rank != b->rank || a->bcast != b->bcast) return false;
+    for (int d = 0; d < a->rank; d++) {
+        if (a->shape[d] != b->shape[d] || a->nsub[d] != b->nsub[d]) return false;
+        for (int k = 0; k < a->nsub[d]; k++)
+            if (a->sub[d][k].size != b->sub[d][k].size || a->sub[d][k].stride != b->sub[d][k].stride ||
+                a->sub[d][k].level != b->sub[d][k].level)
+                return false;
     }
     return true;
 }

@@ -53,7 +53,8 @@ int64_t layout_extent(const MNLayout *l, MNLevel lv);
 /* long words of LM per PE, rounded up to the alignment */
 int64_t layout_num_lw(const MNLayout *l, int align_lw);
 /* Checks the shape fits the padded shape, each level's subaxes are injective (no two
- * digits land on one coordinate), the levels fit the machine and divide its counts,
+ * digits land on one coordinate), the levels fit the machine (each subaxis's size dividing
+ * its level's count),
  * W fits the words per long word of the element size, and broadcast levels are unused. */
 bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *err, size_t errlen);
 /* index -> place (every index, padding included, has one place, broadcast levels 0) */
@@ -89,6 +90,8 @@ bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *paddi
 /* Same placement: every element on the same PE, MAB, L1B, L2B, word slot and time
  * slice in both layouts (address strides may differ). */
 bool layout_same_placement(const MNLayout *a, const MNLayout *b);
+/* the same subaxes, addresses included (an emitter that computes addresses from a layout) */
+bool layout_identical(const MNLayout *a, const MNLayout *b);
 
 /* The DRAM image of a value in a layout: what MNCoreDownload reads and the host
  * writes. Long words ordered by (Time, L2B, L1B, MAB, PE, address), each level over its

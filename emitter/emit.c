@@ -107,6 +107,12 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         w->mat[w->pos] = true;
         return NULL;
     }
+    if ((n->op == OP_Conv || n->op == OP_MaxPool || n->op == OP_AveragePool || n->op == OP_GlobalAveragePool ||
+         n->op == OP_GlobalMaxPool) &&
+        emit_tile_node(c, n)) {
+        w->tile[w->pos] = true;
+        return emit_tile_why(c, n, w);
+    }
     if (window_op(n) && emit_stencil_node(c, n)) {
         w->sten[w->pos] = true;
         return emit_stencil_why(c, n, w);
@@ -122,6 +128,7 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->win[w->pos] = false;
     w->scopy[w->pos] = false;
     w->sten[w->pos] = false;
+    w->tile[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
     const char *wwhy = window_why((MNCompile *)c, (MNNode *)n, w);
@@ -185,6 +192,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     default:
         if (wk->mat[wk->pos])
             emit_matrix(e, n, wk);
+        else if (wk->tile[wk->pos])
+            emit_tile(e, n, wk);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos])

@@ -34,6 +34,7 @@ typedef struct {
     bool *mat; /* a product on the MAB matrix unit (matmul.c) */
     bool *scopy; /* a Slice that copies long words (every element keeps its PE and slot) */
     bool *sten; /* a pool as a stencil (stencil.c) */
+    bool *tile; /* a convolution on tiles (tile.c) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
     bool dry; /* no placing: each scratch's need is only noted (measure.c) */
     int64_t dry_need; /* ... the most LM0 long words one scratch and a table row took */
@@ -119,6 +120,11 @@ void emit_table_load(Em *e, MNValue *tv, const Walk *w);
 bool emit_stencil_node(const MNCompile *c, const MNNode *n);
 const char *emit_stencil_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_stencil(Em *e, const MNNode *n, const Walk *wk);
+/* tile.c: is Conv n laid out on tiles (planners/tile_plan.c)? Why it cannot be emitted
+ * here (its scratch placed in the walk), and its code */
+bool emit_tile_node(const MNCompile *c, const MNNode *n);
+const char *emit_tile_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_tile(Em *e, const MNNode *n, const Walk *wk);
 /* window.c: reductions, Softmax, pools and products computed from a scratch */
 /* matmul.c: NULL when MatMul or Gemm node n runs on the matrix unit as laid out, else why not */
 const char *emit_matrix_why(const MNCompile *c, const MNNode *n, Walk *w);

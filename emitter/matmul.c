@@ -32,30 +32,14 @@
  * output and the scratch.
  */
 #include "emit_impl.h"
+#include "matmul.h"
 #include "layout.h"
 #include "memo.h"
 #include "ops.h"
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct {
-    const MNValue *a, *b, *y, *c; /* c: a Gemm's bias over N (beta 1), or NULL */
-    int64_t K, N, kb, nb, rows;
-    bool transb;
-    int64_t nslot;
-    int64_t *aA; /* [slot * kb + j]: A's long word of K block j for the slot's rows */
-    int64_t *aY; /* [slot * nb + j] */
-    int64_t *aB; /* [j * N + n]: B's long word of K block j, column n */
-    int64_t *aC; /* [j]: the bias's long word of N block j */
-    bool stream; /* B in DRAM, brought in panel by panel */
-} MatPlan;
-
-/* A streamed B's panel: N blocks j0..j1-1, K blocks k0..k1-1, in B's long words lo..hi-1 */
-typedef struct {
-    int64_t j0, j1, k0, k1, lo, hi;
-} Panel;
-
-static void plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
+void emit_matrix_plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
 
 static bool parse(const MNValue *v, MNLayout *l) { return layout_get(v, l) && layout_extent(l, LV_TIME) <= 1; }
 
@@ -354,19 +338,22 @@ const char *emit_matrix_why(const MNCompile *c, const MNNode *n, Walk *w) {
             why = "no LM0 room for a streamed B's panel";
         free(q);
     }
-    plan_free(&p);
+    emit_matrix_plan_free(&p);
     return why;
 }
 
-/* 4 long words of value v as word addresses relative to it, the last repeated past n */
+/* 4 long words of value v as word addresses relative to it (of LM0 when v is NULL), the last
+ * repeated past n */
 static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t stride) {
     buf_reserve(b, 128); /* a product's every line has one: formatted here, not by buf_printf's five calls */
     char *p = b->data + b->len;
     *p++ = '$';
-    for (const char *r = emit_bank_reg(v); *r;) *p++ = *r++;
-    *p++ = '{';
-    p = buf_dec(p, (unsigned long long)v->id);
-    *p++ = '}';
+    for (const char *r = v ? emit_bank_reg(v) : "lm"; *r;) *p++ = *r++;
+    if (v) { /* else absolute LM0 words (a scratch) */
+        *p++ = '{';
+        p = buf_dec(p, (unsigned long long)v->id);
+        *p++ = '}';
+    }
     for (int c = 0; c < 4; c++)
         *p++ = c ? ',' : '[', p = buf_dec(p, (unsigned long long)(2 * lw[(c < n ? c : n - 1) * stride]));
     *p++ = ']';
@@ -378,13 +365,21 @@ static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t s
  * LM0 scratch at scr, then the product's steps over the panel's blocks; the first panel of
  * a group of columns stores its sums (and adds the bias), each later one adds them to
  * what the output holds. */
-static void emit_streamed(Em *e, const MatPlan *p, int64_t scr) {
+int64_t emit_matrix_panel_need(const MNMachine *m, const MatPlan *p) {
+    Panel *q = NULL;
+    int64_t np = panels(p, stream_budget(m), &q), need = 0;
+    for (int64_t i = 0; i < np; i++) need = q[i].hi - q[i].lo > need ? q[i].hi - q[i].lo : need;
+    free(q);
+    return np ? need : -1;
+}
+
+void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
     Panel *q = NULL;
     int64_t np = panels(p, stream_budget(&e->c->machine), &q);
     int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
     if (G > 256) G = 256;
     /* the outputs' bank read again 3 steps after a store: the scratch is in LM0 */
-    bool lm_shared = p->y->loc == p->a->loc || p->y->loc == MN_LOC_LM0 || (p->c && p->y->loc == p->c->loc);
+    bool lm_shared = !p->a || p->y->loc == p->a->loc || p->y->loc == MN_LOC_LM0 || (p->c && p->y->loc == p->c->loc);
     /* panels of one chunk each are prefetched: the next one's MV runs while the PEs work
      * on this one (its way down the tree waits for them) */
     bool pre = true;
@@ -451,8 +446,8 @@ void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
     MatPlan p;
     if (plan(e->c, n, &p)) die("emit_matrix: a node the matrix unit does not take");
     if (p.stream) {
-        emit_streamed(e, &p, w->scr[w->pos]);
-        plan_free(&p);
+        emit_matrix_streamed(e, &p, w->scr[w->pos]);
+        emit_matrix_plan_free(&p);
         return;
     }
     int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
@@ -497,5 +492,5 @@ void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
         }
     }
     buf_printf(e->b, "nop/3\n");
-    plan_free(&p);
+    emit_matrix_plan_free(&p);
 }

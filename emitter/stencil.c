@@ -24,15 +24,7 @@
 
 static bool layout_is(const MNValue *v, const MNLayout *l) {
     MNLayout h;
-    if (!layout_get(v, &h) || h.rank != l->rank || h.bcast != l->bcast) return false;
-    for (int d = 0; d < l->rank; d++) {
-        if (h.shape[d] != l->shape[d] || h.nsub[d] != l->nsub[d]) return false;
-        for (int k = 0; k < l->nsub[d]; k++)
-            if (h.sub[d][k].size != l->sub[d][k].size || h.sub[d][k].stride != l->sub[d][k].stride ||
-                h.sub[d][k].level != l->sub[d][k].level)
-                return false;
-    }
-    return true;
+    return v && layout_get(v, &h) && layout_identical(&h, l);
 }
 
 /* node n as a stencil, laid out as one: its input and output have the stencil's layouts */

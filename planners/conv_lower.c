@@ -20,7 +20,9 @@
  * (plan_gather_fits): a lowering that could not be placed or emitted would lose a model the
  * window op compiles. That check is made on canonical layouts, an estimate of what the
  * layout planner chooses.
- * It is the default; conv_lowering=window leaves every Conv a window op. */
+ * It is the default; conv_lowering=window leaves every Conv a window op. A convolution
+ * that can run on tiles (tile_plan.c: the matrix unit with halos, no gathers, any image
+ * size) is not lowered. */
 #include "plan.h"
 #include "layout.h"
 #include "ops.h"
@@ -70,6 +72,8 @@ bool plan_gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *d
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
     if (n->nin < 2 || n->nout != 1 || !n->out[0]) return false;
+    MNTile tl;
+    if (plan_tile(n, &c->machine, &tl)) return false; /* on tiles instead (tile_plan.c): no gathers */
     MNValue *x = n->in[0], *w = n->in[1], *b = n->nin > 2 ? n->in[2] : NULL, *y = n->out[0];
     if (x->type.rank != 4 || x->type.elem != ONNX_FLOAT32 || !w->konst || w->konst->elem != ONNX_FLOAT32 ||
         w->type.rank != 4)

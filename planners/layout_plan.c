@@ -239,6 +239,13 @@ static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, c
 
 static bool elementwise(const MNNode *n) { return mn_op_has(n->op, MN_EW); }
 
+static bool same_dims(const MNType *a, const MNType *b) {
+    if (a->rank != b->rank) return false;
+    for (int i = 0; i < a->rank; i++)
+        if (a->dims[i] != b->dims[i]) return false;
+    return true;
+}
+
 /* Input layout for an elementwise op: the output's, with the dimensions the input lacks
  * (or has as 1) made into broadcast levels. */
 static void broadcast_layout(const MNLayout *out, const MNType *in, MNLayout *l) {
@@ -353,6 +360,15 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         broadcast_layout(outl, t, want);
         return true;
     }
+    MNTile tl;
+    MNLayout tin, tout;
+    if (k <= 2 && plan_tile_node(n, m, &tl, &tin, &tout)) { /* a convolution or pool on tiles (tile_plan.c) */
+        if (k == 1) plan_tile_weights(&tl, want);
+        if (k == 2) plan_tile_bias(&tl, want);
+        if (k == 0 && outl && layout_same_placement(outl, &tout)) *want = tin;
+        if (k > 0 || (outl && layout_same_placement(outl, &tout))) return true;
+        if (tl.kind == MN_TILE_CONV) return false; /* a pool may be a stencil instead (below) */
+    }
     MNStencil st;
     MNLayout sin, sout;
     if (k == 0 && outl && plan_stencil_node(n, m, &st, &sin, &sout) && layout_same_placement(outl, &sout) &&
@@ -374,7 +390,10 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
 /* What node n wants input k to be, given n's output layout (false: no demand). */
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want) {
     const MNValue *v = n->in[k];
-    if (v && plan_streamed(n, k)) return layout_kpanels(&v->type, v->dtype, matrix_kdim(n, k, 2), want);
+    MNTile tl;
+    if (v && n->op != OP_Conv && plan_streamed(n, k))
+        return layout_kpanels(&v->type, v->dtype, matrix_kdim(n, k, 2), want);
+    if (v && n->op == OP_Conv && plan_streamed(n, k) && !plan_tile(n, m, &tl)) return false;
     return v && plan_layout_demand_of(n, k, &v->type, v->dtype, outl, m, want);
 }
 
@@ -410,6 +429,7 @@ bool plan_layout(MNCompile *c) {
             streamed++;
         }
     mn_figure(c, "products_streaming_b", streamed);
+    int tiled = 0;
     int nv = g->nvalues;
     MNLayout *L = xcalloc((size_t)nv + 1, sizeof(MNLayout));
     bool *has = xcalloc((size_t)nv + 1, sizeof(bool));
@@ -424,8 +444,39 @@ bool plan_layout(MNCompile *c) {
     /* 1b. a window op's output on the L1Bs and L2Bs of the input elements it reads; a
      * stencil's in its bands */
     int aligned = 0, stencils = 0;
+    bool *banded = xcalloc((size_t)nv + 1, sizeof(bool)); /* laid out on tiles */
     for (int i = 0; i < g->nnodes; i++) {
         MNNode *n = g->nodes[i];
+        MNTile tl;
+        MNLayout tin, tout;
+        int64_t hint[7];
+        bool follows = n->nin && n->in[0] && banded[n->in[0]->id] && plan_tile_of(&L[n->in[0]->id], &c->machine, hint);
+        if ((n->op == OP_Conv || follows) && n->nout && n->out[0] && has[n->out[0]->id]) {
+            /* a convolution on tiles (a pool where its input is on them): the input's tiles
+             * where the node can follow them, else its own (the input demanded so, step 3) */
+            if (follows) ir_attr_set_ints(g, n, "tile_in", hint, 7);
+            bool ok = plan_tile_node(n, &c->machine, &tl, &tin, &tout);
+            if (!ok && follows) {
+                ir_attr_set_ints(g, n, "tile_in", hint, 0);
+                ok = plan_tile_node(n, &c->machine, &tl, &tin, &tout);
+            }
+            if (ok) {
+                L[n->out[0]->id] = tout;
+                banded[n->out[0]->id] = true;
+                if (n->op == OP_Conv) { /* its weights stream from DRAM */
+                    ir_attr_set_int(g, n, "b_streamed", 1);
+                    tiled++;
+                }
+                continue;
+            }
+        }
+        if (elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id] && n->nin && n->in[0] &&
+            banded[n->in[0]->id] && same_dims(&n->in[0]->type, &n->out[0]->type) &&
+            n->in[0]->dtype == n->out[0]->dtype) { /* an elementwise op keeps the tiles of what it reads */
+            L[n->out[0]->id] = L[n->in[0]->id];
+            banded[n->out[0]->id] = true;
+            continue;
+        }
         MNStencil st;
         MNLayout sin, sout;
         if (plan_stencil_node(n, &c->machine, &st, &sin, &sout) && has[n->out[0]->id]) {
@@ -520,6 +571,7 @@ bool plan_layout(MNCompile *c) {
                 if (v->type.rank > LAYOUT_MAX_RANK && mn_dtype_bytes(v->dtype)) {
                     free(L);
                     free(has);
+                    free(banded);
                     return diag_error(&c->diag, DIAG_UNSUPPORTED,
                                       "%s: value '%s': rank %d is more than the layouts take (%d)", g->file, v->name,
                                       v->type.rank, LAYOUT_MAX_RANK);
@@ -537,6 +589,7 @@ bool plan_layout(MNCompile *c) {
     }
     free(L);
     free(has);
+    free(banded);
     ir_recount_uses(g);
     mn_figure(c, "values_laid_out", laid);
     mn_figure(c, "layout_switches", switches);
@@ -544,6 +597,7 @@ bool plan_layout(MNCompile *c) {
     mn_figure(c, "gene_hints_granted", genes);
     mn_figure(c, "window_outputs_aligned", aligned);
     mn_figure(c, "stencils", stencils);
+    mn_figure(c, "convolutions_on_tiles", tiled);
     mn_figure(c, "num_lw_total", total);
     mn_figure(c, "num_lw_max", maxlw);
     mn_log(c, 0,

@@ -50,6 +50,13 @@ bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, s
  * accumulates the switches' estimate. */
 int plan_layout_meet(MNCompile *c, MNNode *n, MNNode **sw, double *cost);
 
+/* The window of a 2-D Conv (kernel: its weights' kernel) or pool (kernel NULL: kernel_shape)
+ * from its attributes, ONNX's defaults and SAME pads from the shapes (tile_plan.c). */
+typedef struct {
+    int64_t k[2], s[2], d[2], pb[2], pe[2];
+} MNWindow2;
+bool plan_window_2d(const MNNode *n, const int64_t *kernel, const MNType *x, const MNType *y, MNWindow2 *w);
+
 /* A 2-D pool as a stencil (stencil_plan.c): image planes in bands of rows over the PEs
  * of one L1B, halos from the neighbouring bands, no index tables. */
 typedef struct {
@@ -65,6 +72,31 @@ bool plan_stencil(const MNNode *n, const MNMachine *m, MNStencil *s);
 void plan_stencil_layout(const MNStencil *s, const MNMachine *m, bool out, MNLayout *l);
 /* plan_stencil and the input's and output's layouts (both valid) */
 bool plan_stencil_node(const MNNode *n, const MNMachine *m, MNStencil *s, MNLayout *in, MNLayout *out);
+
+/* A 2-D convolution or pool on tiles (tile_plan.c): every MAB a tile of pixels with all
+ * their channels packed for the matrix unit, halos from the neighbouring tiles. */
+typedef enum { MN_TILE_CONV, MN_TILE_MAX, MN_TILE_AVG, MN_TILE_GAP, MN_TILE_GMAX } MNTileKind;
+typedef struct {
+    MNTileKind kind;
+    int64_t N, C, H, W, OC, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl; /* pt, pl: the pads before */
+    int64_t CB, OCB; /* channel blocks of 8, in and out */
+    /* the input's tiles: TX along the columns (over the MABs, at every gx-th), TY along
+     * the rows (over the L1Bs, then the L2Bs, at every gy-th place), tw x th pixels each;
+     * the output's the same with o; rep and repo: the levels each is replicated on */
+    int64_t TX, gx, tw, TY, gy, th, TXo, gxo, two, TYo, gyo, tho;
+    uint8_t rep, repo;
+    int64_t ht, hb, hl, hr; /* halos: rows above and below, columns left and right */
+    int64_t rows_e, cols_e, scratch_lw; /* the scratch: a tile with its halos, all channel blocks (a
+                                          * global pool's: and its sums) */
+} MNTile;
+bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t);
+void plan_tile_layout(const MNTile *t, const MNMachine *m, bool out, MNLayout *l);
+/* the tiling of a tiled layout as the tile_in attribute holds it (TY gy th TX gx tw rep) */
+bool plan_tile_of(const MNLayout *l, const MNMachine *m, int64_t *h);
+void plan_tile_weights(const MNTile *t, MNLayout *l);
+void plan_tile_bias(const MNTile *t, MNLayout *l);
+/* plan_tile and the input's and output's layouts (all of the node's layouts valid) */
+bool plan_tile_node(const MNNode *n, const MNMachine *m, MNTile *t, MNLayout *in, MNLayout *out);
 
 /* Estimated cycles of re-laying num_lw long words per PE from one layout to another. */
 double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw);

@@ -61,39 +61,6 @@ static bool with_bands(MNStencil *s, const MNMachine *m, int64_t B) {
     return s->scratch_lw <= m->lm0_lw / 4 && m->l1bm_lw / P >= 8; /* L1BM: a guard band each side, rows between */
 }
 
-/* the window of a pool from its attributes (ONNX's defaults; SAME pads from the shapes) */
-static bool window(const MNNode *n, const MNType *x, const MNType *y, int64_t *k, int64_t *st, int64_t *d, int64_t *pb,
-                   int64_t *pe) {
-    const MNAttr *a = ir_attr(n, "kernel_shape");
-    if (!a || a->type != MN_ATTR_INTS || a->n != 2) return false;
-    for (int i = 0; i < 2; i++) k[i] = a->ints[i], st[i] = d[i] = 1, pb[i] = pe[i] = 0;
-    const char *names[3] = {"strides", "dilations", "pads"};
-    int64_t *dst[3] = {st, d, pb};
-    for (int j = 0; j < 3; j++) {
-        const MNAttr *b = ir_attr(n, names[j]);
-        if (!b) continue;
-        if (b->type != MN_ATTR_INTS || b->n != (j == 2 ? 4 : 2)) return false;
-        for (int i = 0; i < 2; i++) dst[j][i] = b->ints[i];
-        if (j == 2)
-            for (int i = 0; i < 2; i++) pe[i] = b->ints[2 + i];
-    }
-    const char *ap = ir_attr_string(n, "auto_pad", "NOTSET");
-    if (!strcmp(ap, "VALID"))
-        pb[0] = pb[1] = pe[0] = pe[1] = 0;
-    else if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER"))
-        for (int i = 0; i < 2; i++) {
-            int64_t total = (y->dims[2 + i] - 1) * st[i] + (k[i] - 1) * d[i] + 1 - x->dims[2 + i];
-            if (total < 0) total = 0;
-            pb[i] = !strcmp(ap, "SAME_UPPER") ? total / 2 : total - total / 2;
-            pe[i] = total - pb[i];
-        }
-    else if (strcmp(ap, "NOTSET"))
-        return false;
-    for (int i = 0; i < 2; i++)
-        if (k[i] < 1 || st[i] < 1 || d[i] < 1) return false;
-    return true;
-}
-
 bool plan_stencil(const MNNode *n, const MNMachine *m, MNStencil *s) {
     memset(s, 0, sizeof *s);
     if (n->op != OP_MaxPool && n->op != OP_AveragePool) return false;
@@ -103,8 +70,9 @@ bool plan_stencil(const MNNode *n, const MNMachine *m, MNStencil *s) {
     if (x->type.rank != 4 || y->type.rank != 4 || x->dtype != MN_DT_Float || y->dtype != MN_DT_Float) return false;
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab;
     if (m->pe_per_mab != 4 || !pow2(m->mab_per_l1b) || !pow2(m->l1b_per_l2b) || !pow2(m->n_l2b)) return false;
-    int64_t k[2], st[2], d[2], pb[2], pe[2];
-    if (!window(n, &x->type, &y->type, k, st, d, pb, pe)) return false;
+    MNWindow2 w;
+    if (!plan_window_2d(n, NULL, &x->type, &y->type, &w)) return false;
+    const int64_t *k = w.k, *st = w.s, *d = w.d, *pb = w.pb, *pe = w.pe;
     s->avg = n->op == OP_AveragePool;
     s->N = x->type.dims[0], s->C = x->type.dims[1], s->H = x->type.dims[2], s->W = x->type.dims[3];
     s->OH = y->type.dims[2], s->OW = y->type.dims[3];

@@ -33,7 +33,7 @@ def check(name, ok, why=""):
 
 
 def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, on_matrix=False, sliced=False,
-         opset=13, stencil=False):
+         opset=13, stencil=False, tiles=False):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "in"))
     ty = lambda n: (types or {}).get(n, T.FLOAT)
@@ -69,6 +69,8 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
         return check(name, False, "nothing was time-sliced")
     if stencil and not figs.get("stencils"):  # the pools were laid out in bands (planners/stencil_plan.c)
         return check(name, False, "no stencil")
+    if tiles and not figs.get("convolutions_on_tiles"):  # planners/tile_plan.c
+        return check(name, False, "no convolution on tiles")
     r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res"), "--json"], capture_output=True, text=True)
     if r.returncode:
         return check(name, False, "mnemu: " + r.stderr.strip()[-300:])
@@ -237,6 +239,47 @@ for nm, op, shape, k, s, p, d, ceil, inc, mach in (("stem", "MaxPool", (1, 64, 1
     yp = pool_ref(xp, op, k, s, p, d, ceil, inc)
     case("stencil-" + nm, [h.make_node(op, ["x"], ["y"], **at)], [("x", list(shape))], [("y", list(yp.shape))], dict(x=xp), dict(y=yp),
          machine=mach, stencil=True)
+
+
+# convolutions on tiles (planners/tile_plan.c): a small ResNet-style stem and stages over
+# the whole of mncore2 (halos between MABs, L1Bs and L2Bs; stride-2 nodes following the
+# tiles of the node before), pools and a global average pool on the same tiles
+def conv_nchw(x, w, b, s, p):
+    n, _, hh, ww = x.shape
+    k = w.shape[2]
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    oh, ow = (hh + 2 * p - k) // s + 1, (ww + 2 * p - k) // s + 1
+    y = np.zeros((n, w.shape[0], oh, ow), np.float64)
+    for i in range(k):
+        for j in range(k):
+            y += np.einsum("nchw,oc->nohw", xp[:, :, i:i + s * oh:s, j:j + s * ow:s], w[:, :, i, j])
+    return (y + b[None, :, None, None]).astype(np.float32)
+
+
+def tiled_net(n, hw, c0):
+    x = f32(n, c0, hw, hw)
+    ws = [(f32(16, c0, 7, 7) * 0.1, f32(16), 2, 3), (f32(16, 16, 3, 3) * 0.1, f32(16), 1, 1), (f32(32, 16, 3, 3) * 0.1, f32(32), 2, 1)]
+    nodes, inits, t = [], [], x
+    for i, (w, b, st, pd) in enumerate(ws):
+        inits += [nh.from_array(w, "w%d" % i), nh.from_array(b, "b%d" % i)]
+        nodes += [h.make_node("Conv", ["a%d" % i if i else "x", "w%d" % i, "b%d" % i], ["c%d" % i], strides=[st, st], pads=[pd] * 4),
+                  h.make_node("Relu", ["c%d" % i], ["r%d" % i])]
+        t = np.maximum(conv_nchw(t, w, b, st, pd), 0)
+        if i == 0:
+            nodes.append(h.make_node("MaxPool", ["r0"], ["a1"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]))
+            t = pool_ref(t, "MaxPool", 3, 2, 1)
+        elif i == 1:
+            nodes.append(h.make_node("Add", ["r1", "a1"], ["a2"]))
+            t = t + tp
+        tp = t
+    nodes.append(h.make_node("GlobalAveragePool", ["r2"], ["y"]))
+    return nodes, inits, x, t.mean((2, 3), keepdims=True)
+
+
+for nm, n, hw, c0 in (("stem-64", 1, 64, 3), ("batch2-odd", 2, 40, 5)):
+    nodes, inits, xt, yt = tiled_net(n, hw, c0)
+    case("tiles-" + nm, nodes, [("x", list(xt.shape))], [("y", list(yt.shape))], dict(x=xt), dict(y=yt), inits=inits,
+         machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
 # a grouped, strided, dilated, padded Conv with bias
 xc, wc, bc = f32(1, 4, 7, 7), f32(6, 2, 3, 3), f32(6)

@@ -1,0 +1,501 @@
+/* Code Emit: convolutions on tiles (the layout is planners/tile_plan.c's).
+ *
+ * Every MAB holds a tile of th x tw pixels of the input, all channels packed over its 4
+ * PEs, and computes the tho x two pixels of the output tile at the same place. For each
+ * image it builds the tile with its halos in an LM0 scratch (rows_e x cols_e pixels, zero
+ * outside the image), then runs the product of the scratch's pixels by the weights
+ * (emitter/matmul.c's streamed product: K block (tap, channel block) of output pixel
+ * (r, c) is the scratch pixel (r sh + i dh, c sw + j dw) shifted by the halos and pads).
+ *
+ * Halos, in two steps so that the corners come along:
+ * - columns: every PE hands its rows to the L1BM (a combine); a distribute from an offset
+ *   of 4 sigma long words gives each MAB the rows of the MAB sigma tiles to its right;
+ * - rows: the scratch rows next to the edge go to the L1BM, from every L1BM to the L2BM
+ *   (32 long words per L1B a step), and back shifted by one L1B, so each L1B gets the
+ *   rows of the tile above (or below). The L1B at the edge of an L2B gets them from the
+ *   neighbouring L2B: its L1BM's copy goes through the L2BM and the PDM (mvp) to the
+ *   other L2B, and from there into that L1BM.
+ * Scratch pixels outside the image are set to zero by write masks from $mabid (the
+ * column tile) and $l1bid, $l2bid (the row tile).
+ *
+ * Cost per image: the halos move about 2 (rows_e cols_e - th tw) CB long words per PE
+ * through the tree; the product takes taps x CB x OCB matrix loads and tho two / 4
+ * products each, as a MatMul of that size. */
+#include "emit_impl.h"
+#include "matmul.h"
+#include "plan.h"
+#include "ops.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool layout_is(const MNValue *v, const MNLayout *l) {
+    MNLayout h;
+    return v && layout_get(v, &h) && layout_identical(&h, l);
+}
+
+static const MNValue *bias_of(const MNNode *n) { return n->nin > 2 ? n->in[2] : NULL; }
+
+/* node n as a tiled convolution, laid out as one */
+static bool geometry(const MNCompile *c, const MNNode *n, MNTile *t) {
+    MNLayout in, out, wl, bl;
+    if (!plan_tile_node(n, &c->machine, t, &in, &out) || !layout_is(n->in[0], &in) || !layout_is(n->out[0], &out))
+        return false;
+    if (t->kind != MN_TILE_CONV) return true;
+    plan_tile_weights(t, &wl);
+    plan_tile_bias(t, &bl);
+    return layout_is(n->in[1], &wl) && (!bias_of(n) || layout_is(bias_of(n), &bl));
+}
+
+bool emit_tile_node(const MNCompile *c, const MNNode *n) {
+    MNTile t;
+    return geometry(c, n, &t);
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* the product of image img: A from the scratch at scr, B the streamed weights */
+static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, int64_t img, int64_t scr, MatPlan *p) {
+    memset(p, 0, sizeof *p);
+    p->a = NULL;
+    p->b = n->in[1];
+    p->y = n->out[0];
+    p->c = bias_of(n);
+    p->stream = true;
+    int64_t taps = t->kh * t->kw;
+    p->kb = taps * t->CB;
+    p->K = 8 * p->kb;
+    p->N = t->OC;
+    p->nb = t->OCB;
+    p->nslot = t->tho * t->two;
+    p->rows = p->nslot;
+    p->aA = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->kb));
+    p->aY = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->nb));
+    p->aB = xmalloc(sizeof(int64_t) * (size_t)(p->kb * p->N));
+    p->aC = xmalloc(sizeof(int64_t) * (size_t)p->nb);
+    for (int64_t r = 0; r < t->tho; r++)
+        for (int64_t q = 0; q < t->two; q++) {
+            int64_t s = r * t->two + q;
+            for (int64_t i = 0; i < t->kh; i++)
+                for (int64_t j = 0; j < t->kw; j++)
+                    for (int64_t cb = 0; cb < t->CB; cb++) {
+                        int64_t re = r * t->sh + i * t->dh - t->pt + t->ht, ce = q * t->sw + j * t->dw - t->pl + t->hl;
+                        p->aA[s * p->kb + (i * t->kw + j) * t->CB + cb] = scr + (re * t->cols_e + ce) * t->CB + cb;
+                    }
+            for (int64_t ob = 0; ob < t->OCB; ob++)
+                p->aY[s * p->nb + ob] = ((img * t->tho + r) * t->two + q) * t->OCB + ob;
+        }
+    MNLayout wl;
+    plan_tile_weights(t, &wl);
+    for (int64_t k = 0; k < p->kb; k++)
+        for (int64_t oc = 0; oc < t->OC; oc++) {
+            int64_t idx[4] = {oc, 8 * (k % t->CB), k / t->CB / t->kw, k / t->CB % t->kw};
+            MNPlace pl;
+            layout_place(&wl, idx, &pl);
+            p->aB[k * p->N + oc] = pl.c[LV_ADDR];
+        }
+    for (int64_t ob = 0; ob < t->OCB; ob++) p->aC[ob] = ob;
+    (void)c;
+}
+
+const char *emit_tile_why(const MNCompile *c, const MNNode *n, Walk *w) {
+    MNTile t;
+    if (!geometry(c, n, &t)) die("node '%s' is no tiled convolution", n->name);
+    if (t.kind != MN_TILE_CONV) { /* a pool: the scratch alone */
+        if (!emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0])) return "not in LM";
+        return emit_lm0_room(c, w, t.scratch_lw, &w->scr[w->pos]) ? NULL : "no LM0 room for a tile's halos";
+    }
+    if (!emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0]) || (bias_of(n) && !emit_in_lm(bias_of(n)))) return "not in LM";
+    if (n->in[1]->loc != MN_LOC_DRAM) return "weights not in DRAM";
+    AppLayoutImage im;
+    MNLayout l;
+    if (!emit_image_of(c, n->in[1], &im, &l) || !im.mab || im.slices != 1) return "weights not held once for every MAB";
+    MatPlan p;
+    product_plan(c, n, &t, 0, 0, &p);
+    int64_t need = emit_matrix_panel_need(&c->machine, &p);
+    emit_matrix_plan_free(&p);
+    if (need < 0) return "weights whose panels do not fit a quarter of LM0";
+    if (!emit_lm0_room(c, w, t.scratch_lw + need, &w->scr[w->pos])) return "no LM0 room for a tile's halos";
+    return NULL;
+}
+
+/* ---- halos ---- */
+
+enum { GUARD = 64 };
+
+/* a constant into GRF1 long word lw (both words); read no sooner than 2 steps later */
+static void konst(Em *e, int64_t v, int lw) { buf_printf(e->b, "imm i\"%lld\" $ls%d\n", (long long)v, 2 * lw); }
+
+/* zero over n long words from LM0 long word at, where mask (or everywhere): 4 a step, the
+ * rest one a step (a mask register leaves no room for a tail mask) */
+static void zero(Em *e, int64_t at, int64_t n, const char *mask) {
+    int64_t t = 0;
+    for (; t + 4 <= n; t += 4) buf_printf(e->b, "lpassa $ls0 $lm%lldv%s\n", (long long)(2 * (at + t)), mask);
+    for (; t < n; t++) buf_printf(e->b, "lpassa $ls0 $lm%lld%s\n", (long long)(2 * (at + t)), mask);
+}
+
+/* masks 1 and 2: the tile id in GRF0 word 504 below lo, above hi (each only where it can be) */
+static void outside(Em *e, int64_t lo, int64_t hi, int64_t count, bool *below, bool *above) {
+    *below = lo > 0, *above = hi < count - 1;
+    if (*below) {
+        konst(e, lo - 1, 1);
+        buf_printf(e->b, "nop\nisub $ls2 $lr504 $nowrite $omr1\n");
+    }
+    if (*above) {
+        konst(e, hi + 1, 1);
+        buf_printf(e->b, "nop\nisub $lr504 $ls2 $nowrite $omr2\n");
+    }
+    buf_printf(e->b, "nop\n");
+}
+
+/* The place of this PE's tile into GRF0 word 504, and how many places there are: the MAB
+ * (columns), or l2bid J + l1bid (rows); a level the value is replicated on counts as
+ * place 0 there (every coordinate holds the same tiles) */
+static int64_t place_id(Em *e, const MNTile *t, bool rows) {
+    const MNMachine *m = &e->c->machine;
+    if (!rows) {
+        if (t->rep & (1u << LV_MAB)) return 1;
+        buf_printf(e->b, "ipassa $mabid $lr504\n");
+        return m->mab_per_l1b;
+    }
+    bool r1 = t->rep & (1u << LV_L1B), r2 = t->rep & (1u << LV_L2B);
+    int64_t J = m->l1b_per_l2b;
+    if (r1 && r2) return 1;
+    if (r2) {
+        buf_printf(e->b, "ipassa $l1bid $lr504\nnop\n");
+        return J;
+    }
+    int sh = 0;
+    while ((1ll << sh) < J) sh++;
+    konst(e, sh, 2);
+    buf_printf(e->b, "nop\nilsl $l2bid $ls4 $lr504\nnop\n");
+    if (!r1) buf_printf(e->b, "iadd $lr504 $l1bid $lr504\nnop\n");
+    return J * m->n_l2b;
+}
+
+/* floor(a / b) for b > 0 */
+static int64_t fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -cdiv(-a, b); }
+
+/* columns: the input tile's own rows, with the columns of the tiles beside it (tile
+ * sigma's at sigma gx MABs: a distribute from 4 sigma gx long words off) */
+static void halo_columns(Em *e, const MNTile *t, const MNValue *x, int64_t img, int64_t scr) {
+    const MNMachine *m = &e->c->machine;
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, A = P, CB = t->CB;
+    int64_t cap = (m->l1bm_lw / P - 5) / 4 * 4, rowlw = t->tw * CB;
+    char at[40];
+    for (int64_t r = 0; r < t->th && t->ht + r < t->rows_e; r++) {
+        int64_t base = ((img * t->th + r) * t->tw) * CB;
+        for (int64_t p0 = 0; p0 < rowlw; p0 += cap) {
+            int64_t np = rowlw - p0 < cap ? rowlw - p0 : cap;
+            for (int64_t k = 0; k < np; k += 4)
+                buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, base + p0 + k, at),
+                           (long long)(A + P * k));
+            buf_printf(e->b, "nop/2\n");
+            for (int64_t ce = 0; ce < t->cols_e; ce++) { /* scratch column ce: tile sg's column src */
+                int64_t d = ce - t->hl, sg = fdiv(d, t->tw), src = d - sg * t->tw;
+                int64_t j0 = src * CB, j1 = j0 + CB, off = 4 * sg * t->gx;
+                if (j1 <= p0 || j0 >= p0 + np || off <= -P || off >= P) continue;
+                if (j0 < p0) j0 = p0;
+                if (j1 > p0 + np) j1 = p0 + np;
+                int64_t dst = scr + ((t->ht + r) * t->cols_e + ce) * CB + (j0 - src * CB);
+                for (int64_t j = j0; j < j1; j += 4)
+                    buf_printf(e->b, "l1bmd $lb%lld $lm%lldv%s\n", (long long)(A + P * (j - p0) + off),
+                               (long long)(2 * (dst + j - j0)), emit_tail_mask(j1, j));
+            }
+            buf_printf(e->b, "nop/2\n");
+        }
+    }
+    /* columns outside the image: MAB m holds input tile m / gx, whose column ce - hl is
+     * image column (m / gx) tw + ce - hl */
+    int64_t places = place_id(e, t, false);
+    for (int64_t ce = 0; ce < t->cols_e; ce++) {
+        int64_t d = ce - t->hl, lo = d >= 0 ? 0 : cdiv(-d, t->tw), hi = t->W - 1 - d >= 0 ? (t->W - 1 - d) / t->tw : -1;
+        if (lo <= 0 && hi * t->gx + t->gx - 1 >= places - 1) continue; /* every place's (a global pool sums all) */
+        bool below, above;
+        if (lo <= hi) outside(e, lo * t->gx, hi * t->gx + t->gx - 1, places, &below, &above);
+        for (int64_t r = 0; r < t->th && t->ht + r < t->rows_e; r++) {
+            int64_t a = scr + ((t->ht + r) * t->cols_e + ce) * CB;
+            if (lo > hi) {
+                zero(e, a, CB, "");
+                continue;
+            }
+            if (below) zero(e, a, CB, "/$imr1");
+            if (above) zero(e, a, CB, "/$imr2");
+        }
+    }
+    buf_printf(e->b, "nop/2\n");
+}
+
+/* The MVs of a carry: every L2B l among the first nl that has a source l + dl takes the
+ * L2BM range Cs of that source into its own at Cr, through the source group's PDM */
+static void carry_mv(Em *e, int64_t nl, int64_t dl, int64_t Cs, int64_t Cr, int64_t n64) {
+    const MNMachine *m = &e->c->machine;
+    int64_t L = m->l2b_per_group, NL = m->n_l2b;
+    int tags[256];
+    for (int pass = 0; pass < 2; pass++) {
+        for (int64_t l = 0; l < nl && l < 256; l++) {
+            int64_t from = l + dl;
+            if (from < 0 || from >= NL) continue;
+            int tag = e->tag = e->tag % 63 + 1;
+            tags[l] = tag;
+            if (!pass)
+                buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@%lld.%lld $p%lld@%lld\n", (long long)n64, tag, (long long)Cs,
+                           (long long)(from / L), (long long)(from % L), (long long)(n64 * from),
+                           (long long)(from / L));
+            else
+                buf_printf(e->b, "mvp/n%lldi%02x $p%lld@%lld $lc%lld@%lld.%lld\n", (long long)n64, tag,
+                           (long long)(n64 * from), (long long)(from / L), (long long)Cr, (long long)(l / L),
+                           (long long)(l % L));
+        }
+        for (int64_t l = 0; l < nl && l < 256; l++)
+            if (l + dl >= 0 && l + dl < NL) buf_printf(e->b, "nop; wait i%02x\n", tags[l]);
+    }
+}
+
+/* rows: the scratch rows of tile offset sg (the input tile sg places of gy away), from
+ * that tile's scratch: through the L1BM and the L2BM (a distribute shifted by its L1Bs),
+ * and from another L2B through the PDM */
+static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
+    const MNMachine *m = &e->c->machine;
+    int64_t re0 = t->ht + sg * t->th, re1 = re0 + t->th;
+    if (re0 < 0) re0 = 0;
+    if (re1 > t->rows_e) re1 = t->rows_e;
+    if (re0 >= re1) return;
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, CB = t->CB;
+    int64_t rowlw = t->cols_e * CB, d = sg * t->gy; /* places away */
+    int64_t src = (re0 - sg * t->th) * rowlw, dst = re0 * rowlw, total = (re1 - re0) * rowlw;
+    /* L2BM: the combined rows at D, room for a shift of J - 1 L1Bs either side; the edge
+     * L1B's copy at Cs, a neighbour's at Cr */
+    int64_t pc = (m->l2bm_lw - 64 * J - 2 * GUARD) / (P * (J + 2)) / 4 * 4;
+    if ((m->l1bm_lw - 3 * GUARD) / (2 * P) / 4 * 4 < pc) pc = (m->l1bm_lw - 3 * GUARD) / (2 * P) / 4 * 4;
+    int64_t A = GUARD, A2 = A + P * pc + GUARD, D = 32 * J;
+    int64_t Cs = (D + J * P * pc + 32 * J + 63) / 64 * 64, Cr = (Cs + P * pc + 63) / 64 * 64;
+    int64_t places = t->TYo * t->gyo, step = t->gyo < J ? t->gyo : J;
+    int64_t nl = cdiv(places, J) < m->n_l2b ? cdiv(places, J) : m->n_l2b;
+    bool multi = t->TY * t->gy > J && !(t->rep & (1u << LV_L2B)); /* tiles on several L2Bs */
+    for (int64_t p0 = 0; p0 < total; p0 += pc) {
+        int64_t np = total - p0 < pc ? total - p0 : pc, span = P * np;
+        for (int64_t k = 0; k < np; k += 4)
+            buf_printf(e->b, "l1bmd $lm%lldv $lb%lld\n", (long long)(2 * (scr + src + p0 + k)), (long long)(A + P * k));
+        buf_printf(e->b, "nop/2\n");
+        if (d > -J && d < J) { /* within the L2B: L1B j gets L1B j + d's */
+            for (int64_t u = 0; u < span / 32; u++)
+                buf_printf(e->b, "l2bmd $lb%lld $lc%lld\n", (long long)(A + 32 * u), (long long)(D + 32 * J * u));
+            buf_printf(e->b, "nop/3\n");
+            for (int64_t u = 0; u < span / 32; u++)
+                buf_printf(e->b, "l2bmd $lc%lld $lb%lld\n", (long long)(D + 32 * J * u + 32 * d),
+                           (long long)(A2 + 32 * u));
+            buf_printf(e->b, "nop/2\n");
+        }
+        for (int64_t j = 0; multi && j < J && j < places; j += step) { /* tiles whose source is on another L2B */
+            int64_t dl = fdiv(j + d, J), js = j + d - dl * J;
+            if (!dl) continue;
+            for (int64_t v = 0; v < span; v += 64)
+                buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)js, (long long)(A + v), (long long)(Cs + v));
+            buf_printf(e->b, "nop/3\n");
+            carry_mv(e, nl, dl, Cs, Cr, (span + 63) / 64 * 64);
+            for (int64_t v = 0; v < span; v += 64)
+                buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(Cr + v), (long long)(A2 + v));
+            buf_printf(e->b, "nop/2\n");
+        }
+        for (int64_t k = 0; k < np; k += 4)
+            buf_printf(e->b, "l1bmd $lb%lld $lm%lldv%s\n", (long long)(A2 + P * k),
+                       (long long)(2 * (scr + dst + p0 + k)), emit_tail_mask(np, k));
+        buf_printf(e->b, "nop/2\n");
+    }
+}
+
+/* rows outside the image: place p = l2bid J + l1bid holds input tile p / gy, whose row
+ * re - ht is image row (p / gy) th + re - ht */
+static void rows_outside(Em *e, const MNTile *t, int64_t scr) {
+    int64_t rowlw = t->cols_e * t->CB, places = place_id(e, t, true);
+    for (int64_t re = 0; re < t->rows_e; re++) {
+        int64_t d = re - t->ht, lo = d >= 0 ? 0 : cdiv(-d, t->th), hi = t->H - 1 - d >= 0 ? (t->H - 1 - d) / t->th : -1;
+        if (lo <= 0 && hi * t->gy + t->gy - 1 >= places - 1) continue;
+        int64_t a = scr + re * rowlw;
+        if (lo > hi) {
+            zero(e, a, rowlw, "");
+            continue;
+        }
+        bool below, above;
+        outside(e, lo * t->gy, hi * t->gy + t->gy - 1, places, &below, &above);
+        if (below) zero(e, a, rowlw, "/$imr1");
+        if (above) zero(e, a, rowlw, "/$imr2");
+    }
+    buf_printf(e->b, "nop/2\n");
+}
+
+/* a pool's 4 long words of value v (absolute LM0 words when NULL), the last repeated past n */
+static void lws(Em *e, const MNValue *v, const int64_t *lw, int n) {
+    char at[40];
+    buf_printf(e->b, "$%s", v ? emit_bank_reg(v) : "lm");
+    if (v) buf_printf(e->b, "{%d}", v->id);
+    for (int k = 0; k < 4; k++) buf_printf(e->b, "%c%lld", k ? ',' : '[', (long long)(2 * lw[k < n ? k : n - 1]));
+    buf_printf(e->b, "]");
+    (void)at;
+}
+
+/* image img of a pool: every (pixel, channel block) of the output tile folds its taps
+ * from the scratch, 4 long words (8 channels) a step; the accumulators in GRF0 */
+static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int64_t scr) {
+    int64_t items = t->tho * t->two * t->CB, G = 32; /* groups of 4 items in flight */
+    int64_t *ya = xmalloc(sizeof(int64_t) * (size_t)(items + 4)), *ea = xmalloc(sizeof(int64_t) * (size_t)(items + 4));
+    for (int64_t g0 = 0; g0 < items; g0 += 4 * G) {
+        int64_t gn = cdiv(items - g0 < 4 * G ? items - g0 : 4 * G, 4);
+        for (int64_t i = 0; i < t->kh; i++)
+            for (int64_t j = 0; j < t->kw; j++) {
+                for (int64_t g = 0; g < gn; g++) {
+                    int64_t n4 = 0;
+                    for (int64_t q = g0 + 4 * g; q < g0 + 4 * g + 4 && q < items; q++, n4++) {
+                        int64_t cb = q % t->CB, px = q / t->CB, r = px / t->two, c = px % t->two;
+                        int64_t re = r * t->sh + i * t->dh - t->pt + t->ht, ce = c * t->sw + j * t->dw - t->pl + t->hl;
+                        ea[n4] = scr + (re * t->cols_e + ce) * t->CB + cb;
+                    }
+                    if (i == 0 && j == 0)
+                        buf_printf(e->b, "lpassa ");
+                    else
+                        buf_printf(e->b, "%s $lr%lldv ", t->kind == MN_TILE_MAX ? "fmax" : "fvadd", (long long)(8 * g));
+                    lws(e, NULL, ea, (int)n4);
+                    buf_printf(e->b, " $lr%lldv\n", (long long)(8 * g));
+                }
+                if (gn < 2) buf_printf(e->b, "nop\n");
+            }
+        if (t->kind == MN_TILE_AVG) {
+            for (int64_t g = 0; g < gn; g++)
+                buf_printf(e->b, "fvmul $lr%lldv $ls6 $lr%lldv\n", (long long)(8 * g), (long long)(8 * g));
+            if (gn < 2) buf_printf(e->b, "nop\n");
+        }
+        for (int64_t g = 0; g < gn; g++) {
+            int64_t n4 = 0;
+            for (int64_t q = g0 + 4 * g; q < g0 + 4 * g + 4 && q < items; q++, n4++) {
+                int64_t cb = q % t->CB, px = q / t->CB;
+                ya[n4] = ((img * t->tho + px / t->two) * t->two + px % t->two) * t->CB + cb;
+            }
+            buf_printf(e->b, "lpassa $lr%lldv ", (long long)(8 * g));
+            lws(e, y, ya, (int)n4);
+            buf_printf(e->b, "\n");
+        }
+        buf_printf(e->b, "nop/2\n"); /* the scratch (LM0) is read again 3 steps after the stores */
+    }
+    free(ya);
+    free(ea);
+}
+
+/* mask 1: where $lr504 (a place) is not a multiple of g */
+static void off_grid(Em *e, int64_t g) {
+    konst(e, g - 1, 1);
+    buf_printf(e->b, "nop\niand $lr504 $ls2 $lr504\n");
+    konst(e, 1, 1);
+    buf_printf(e->b, "nop\nisub $lr504 $ls2 $nowrite $omr1\nnop\n");
+}
+
+/* image img of a global pool: each MAB folds its tile (the scratch, outside the image
+ * the fold's identity) per channel block; places off the tiles' grid take the identity;
+ * the tree folds over the levels the tiles spread on (l1bmr over the MABs, l2bmr over
+ * the L1Bs, mvr over the L2Bs, each handed back down); the mean's scale; the output on
+ * every MAB */
+static void global_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int64_t scr) {
+    const MNMachine *m = &e->c->machine;
+    bool max = t->kind == MN_TILE_GMAX;
+    const char *op = max ? "fmax" : "ffadd";
+    int64_t px = t->th * t->tw, CB = t->CB, G = cdiv(CB, 4), acc = scr + cdiv(px * CB, 4) * 4, J = m->l1b_per_l2b;
+    int64_t ea[4];
+    for (int64_t q = 0; q < px; q++) {
+        for (int64_t g = 0; g < G; g++) {
+            int n4 = 0;
+            for (int64_t cb = 4 * g; cb < 4 * g + 4 && cb < CB; cb++) ea[n4++] = scr + q * CB + cb;
+            if (q)
+                buf_printf(e->b, "%s $lr%lldv ", max ? "fmax" : "fvadd", (long long)(8 * g));
+            else
+                buf_printf(e->b, "lpassa ");
+            lws(e, NULL, ea, n4);
+            buf_printf(e->b, " $lr%lldv\n", (long long)(8 * g));
+        }
+        if (G < 2) buf_printf(e->b, "nop\n");
+    }
+    for (int64_t g = 0; g < G; g++)
+        buf_printf(e->b, "lpassa $lr%lldv $lm%lldv\n", (long long)(8 * g), (long long)(2 * (acc + 4 * g)));
+    buf_printf(e->b, "nop/2\n");
+    if (t->gx > 1 && place_id(e, t, false) > 1) { /* MABs between the tiles */
+        off_grid(e, t->gx);
+        zero(e, acc, 4 * G, "/$imr1");
+    }
+    if (t->gy > 1 && place_id(e, t, true) > 1) { /* L1Bs and L2Bs between the tiles */
+        off_grid(e, t->gy);
+        zero(e, acc, 4 * G, "/$imr1");
+    }
+    buf_printf(e->b, "nop/2\n");
+    int64_t A = GUARD, D = GUARD, n16 = 16 * G, n64 = cdiv(n16, 64) * 64;
+    bool mabs = t->TX * t->gx > 1 && !(t->rep & (1u << LV_MAB));
+    bool l1bs = t->TY > 1 && t->gy < J && !(t->rep & (1u << LV_L1B));
+    bool l2bs = t->TY * t->gy > J && !(t->rep & (1u << LV_L2B));
+    for (int64_t g = 0; g < G; g++) /* over the MABs, or MAB 0's */
+        buf_printf(e->b, "%s%s $lm%lldv $lb%lld\n", mabs ? "l1bmr" : "l1bmm@0", mabs ? op : "",
+                   (long long)(2 * (acc + 4 * g)), (long long)(A + 16 * g));
+    buf_printf(e->b, "nop/2\n");
+    for (int64_t u = 0; u < n64; u += 64) /* over the L1Bs, or L1B 0's */
+        buf_printf(e->b, "%s%s $lb%lld $lc%lld\n", l1bs ? "l2bmr" : "l2bm@0", l1bs ? op : "", (long long)(A + u),
+                   (long long)(D + u));
+    buf_printf(e->b, "nop/3\n");
+    if (l2bs || !(t->rep & (1u << LV_L2B))) { /* over the L2Bs, or L2B 0's, to every L2BM */
+        int tag = e->tag = e->tag % 63 + 1;
+        if (l2bs)
+            buf_printf(e->b, "mvr%s/n%lldi%02x $lc%lld $p0@0\n", op, (long long)n64, tag, (long long)D);
+        else
+            buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@0.0 $p0@0\n", (long long)n64, tag, (long long)D);
+        buf_printf(e->b, "nop; wait i%02x\n", tag);
+        tag = e->tag = e->tag % 63 + 1;
+        buf_printf(e->b, "mvb/n%lldi%02x $p0@0 $lc%lld\nnop; wait i%02x\n", (long long)n64, tag, (long long)D, tag);
+    }
+    for (int64_t u = 0; u < n64; u += 64)
+        buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(D + u), (long long)(A + u));
+    buf_printf(e->b, "nop/3\n");
+    for (int64_t g = 0; g < G; g++)
+        buf_printf(e->b, "l1bmm $lb%lld $lm%lldv\n", (long long)(A + 16 * g), (long long)(2 * (acc + 4 * g)));
+    buf_printf(e->b, "nop/2\n");
+    char at[40];
+    for (int64_t g = 0; g < G; g++) {
+        if (max)
+            buf_printf(e->b, "lpassa $lm%lldv $lr%lldv\n", (long long)(2 * (acc + 4 * g)), (long long)(8 * g));
+        else
+            buf_printf(e->b, "fvmul $lm%lldv $ls6 $lr%lldv\n", (long long)(2 * (acc + 4 * g)), (long long)(8 * g));
+    }
+    if (G < 2) buf_printf(e->b, "nop\n");
+    for (int64_t g = 0; g < G; g++)
+        buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(8 * g), emit_bank_reg(y),
+                   emit_at(e, y, img * CB + 4 * g, at), emit_tail_mask(CB, 4 * g));
+    buf_printf(e->b, "nop/2\n");
+}
+
+void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
+    MNTile t;
+    if (!geometry(e->c, n, &t)) die("node '%s' is no tiled convolution", n->name);
+    int64_t scr = wk->scr[wk->pos];
+    if (t.kind == MN_TILE_MAX || t.kind == MN_TILE_GMAX) /* the value outside the image */
+        buf_printf(e->b, "imm f\"-inf\" $ls0\n");
+    else
+        konst(e, 0, 0);
+    if (t.kind == MN_TILE_AVG) buf_printf(e->b, "imm f\"%.9g\" $ls6\n", 1.0 / (double)(t.kh * t.kw));
+    if (t.kind == MN_TILE_GAP) buf_printf(e->b, "imm f\"%.9g\" $ls6\n", 1.0 / (double)(t.H * t.W));
+    buf_printf(e->b, "nop\n");
+    zero(e, scr, t.scratch_lw, "");
+    buf_printf(e->b, "nop/2\n");
+    for (int64_t img = 0; img < t.N; img++) {
+        halo_columns(e, &t, n->in[0], img, scr);
+        for (int64_t sg = fdiv(-t.ht, t.th); sg <= fdiv(t.rows_e - 1 - t.ht, t.th); sg++)
+            if (sg) halo_rows(e, &t, scr, sg);
+        rows_outside(e, &t, scr);
+        if (t.kind == MN_TILE_GAP || t.kind == MN_TILE_GMAX) {
+            global_fold(e, &t, n->out[0], img, scr);
+            continue;
+        }
+        if (t.kind != MN_TILE_CONV) {
+            pool_fold(e, &t, n->out[0], img, scr);
+            continue;
+        }
+        MatPlan p;
+        product_plan(e->c, n, &t, img, scr, &p);
+        emit_matrix_streamed(e, &p, scr + t.scratch_lw);
+        emit_matrix_plan_free(&p);
+    }
+}
