@@ -41,7 +41,7 @@ static bool geometry(const MNCompile *c, const MNNode *n, MNTile *t) {
     MNLayout in, out, wl, bl;
     if (!plan_tile_node(n, &c->machine, t, &in, &out) || !layout_is(n->in[0], &in) || !layout_is(n->out[0], &out))
         return false;
-    if (t->kind != MN_TILE_CONV) return true;
+    if (t->kind != MN_TILE_CONV && t->kind != MN_TILE_DW) return true;
     plan_tile_weights(t, &wl);
     plan_tile_bias(t, &bl);
     return layout_is(n->in[1], &wl) && (!bias_of(n) || layout_is(bias_of(n), &bl));
@@ -98,9 +98,34 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
     (void)c;
 }
 
+/* a depthwise chunk's weights: long words [c0 taps, (c0 + ecb) taps) of the image, in
+ * whole 16s */
+static void dw_span(const MNTile *t, int64_t c0, int64_t ecb, int64_t *lo, int64_t *hi) {
+    int64_t taps = t->kh * t->kw;
+    *lo = c0 * taps / 16 * 16;
+    *hi = cdiv((c0 + ecb) * taps, 16) * 16;
+}
+static int64_t dw_room(const MNTile *t) {
+    int64_t lo, hi;
+    dw_span(t, 0, t->ecb, &lo, &hi);
+    return hi - lo + 16;
+}
+
 const char *emit_tile_why(const MNCompile *c, const MNNode *n, Walk *w) {
     MNTile t;
     if (!geometry(c, n, &t)) die("node '%s' is no tiled convolution", n->name);
+    if (t.kind == MN_TILE_DW) { /* the weights stream from DRAM a chunk at a time, staged in GRF1 */
+        if (!emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0]) || (bias_of(n) && !emit_in_lm(bias_of(n))))
+            return "not in LM";
+        if (n->in[1]->loc != MN_LOC_DRAM) return "weights not in DRAM";
+        AppLayoutImage im;
+        MNLayout l;
+        if (!emit_image_of(c, n->in[1], &im, &l) || !im.mab || im.slices != 1)
+            return "weights not held once for every MAB";
+        if (4 * (t.kh * t.kw + 1) + 8 > c->machine.grf1_lw) return "a kernel larger than GRF1 stages";
+        return emit_lm0_room(c, w, t.scratch_lw + dw_room(&t), &w->scr[w->pos]) ? NULL
+                                                                                : "no LM0 room for a tile's halos";
+    }
     if (t.kind != MN_TILE_CONV) { /* a pool: the scratch alone */
         if (!emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0])) return "not in LM";
         return emit_lm0_room(c, w, t.scratch_lw, &w->scr[w->pos]) ? NULL : "no LM0 room for a tile's halos";
@@ -180,7 +205,7 @@ static int64_t fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -cdiv(-a, b)
  * sigma's at sigma gx MABs: a distribute from 4 sigma gx long words off) */
 static void halo_columns(Em *e, const MNTile *t, const MNValue *x, int64_t img, int64_t scr) {
     const MNMachine *m = &e->c->machine;
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, A = P, CB = t->CB;
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, A = P, CB = t->CB, EB = t->ecb;
     int64_t cap = (m->l1bm_lw / P - 5) / 4 * 4, rowlw = t->tw * CB;
     char at[40];
     for (int64_t r = 0; r < t->th && t->ht + r < t->rows_e; r++) {
@@ -193,11 +218,11 @@ static void halo_columns(Em *e, const MNTile *t, const MNValue *x, int64_t img, 
             buf_printf(e->b, "nop/2\n");
             for (int64_t ce = 0; ce < t->cols_e; ce++) { /* scratch column ce: tile sg's column src */
                 int64_t d = ce - t->hl, sg = fdiv(d, t->tw), src = d - sg * t->tw;
-                int64_t j0 = src * CB, j1 = j0 + CB, off = 4 * sg * t->gx;
+                int64_t j0 = src * CB + t->c0, j1 = j0 + EB, off = 4 * sg * t->gx;
                 if (j1 <= p0 || j0 >= p0 + np || off <= -P || off >= P) continue;
                 if (j0 < p0) j0 = p0;
                 if (j1 > p0 + np) j1 = p0 + np;
-                int64_t dst = scr + ((t->ht + r) * t->cols_e + ce) * CB + (j0 - src * CB);
+                int64_t dst = scr + ((t->ht + r) * t->cols_e + ce) * EB + (j0 - src * CB - t->c0);
                 for (int64_t j = j0; j < j1; j += 4)
                     buf_printf(e->b, "l1bmd $lb%lld $lm%lldv%s\n", (long long)(A + P * (j - p0) + off),
                                (long long)(2 * (dst + j - j0)), emit_tail_mask(j1, j));
@@ -214,13 +239,13 @@ static void halo_columns(Em *e, const MNTile *t, const MNValue *x, int64_t img, 
         bool below, above;
         if (lo <= hi) outside(e, lo * t->gx, hi * t->gx + t->gx - 1, places, &below, &above);
         for (int64_t r = 0; r < t->th && t->ht + r < t->rows_e; r++) {
-            int64_t a = scr + ((t->ht + r) * t->cols_e + ce) * CB;
+            int64_t a = scr + ((t->ht + r) * t->cols_e + ce) * EB;
             if (lo > hi) {
-                zero(e, a, CB, "");
+                zero(e, a, EB, "");
                 continue;
             }
-            if (below) zero(e, a, CB, "/$imr1");
-            if (above) zero(e, a, CB, "/$imr2");
+            if (below) zero(e, a, EB, "/$imr1");
+            if (above) zero(e, a, EB, "/$imr2");
         }
     }
     buf_printf(e->b, "nop/2\n");
@@ -261,8 +286,8 @@ static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
     if (re0 < 0) re0 = 0;
     if (re1 > t->rows_e) re1 = t->rows_e;
     if (re0 >= re1) return;
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b, CB = t->CB;
-    int64_t rowlw = t->cols_e * CB, d = sg * t->gy; /* places away */
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b;
+    int64_t rowlw = t->cols_e * t->ecb, d = sg * t->gy; /* places away */
     int64_t src = (re0 - sg * t->th) * rowlw, dst = re0 * rowlw, total = (re1 - re0) * rowlw;
     /* L2BM: the combined rows at D, room for a shift of J - 1 L1Bs either side; the edge
      * L1B's copy at Cs, a neighbour's at Cr */
@@ -308,7 +333,7 @@ static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
 /* rows outside the image: place p = l2bid J + l1bid holds input tile p / gy, whose row
  * re - ht is image row (p / gy) th + re - ht */
 static void rows_outside(Em *e, const MNTile *t, int64_t scr) {
-    int64_t rowlw = t->cols_e * t->CB, places = place_id(e, t, true);
+    int64_t rowlw = t->cols_e * t->ecb, places = place_id(e, t, true);
     for (int64_t re = 0; re < t->rows_e; re++) {
         int64_t d = re - t->ht, lo = d >= 0 ? 0 : cdiv(-d, t->th), hi = t->H - 1 - d >= 0 ? (t->H - 1 - d) / t->th : -1;
         if (lo <= 0 && hi * t->gy + t->gy - 1 >= places - 1) continue;
@@ -338,7 +363,7 @@ static void lws(Em *e, const MNValue *v, const int64_t *lw, int n) {
 /* image img of a pool: every (pixel, channel block) of the output tile folds its taps
  * from the scratch, 4 long words (8 channels) a step; the accumulators in GRF0 */
 static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int64_t scr) {
-    int64_t items = t->tho * t->two * t->CB, G = 32; /* groups of 4 items in flight */
+    int64_t items = t->tho * t->two * t->ecb, G = 32; /* groups of 4 items in flight */
     int64_t *ya = xmalloc(sizeof(int64_t) * (size_t)(items + 4)), *ea = xmalloc(sizeof(int64_t) * (size_t)(items + 4));
     for (int64_t g0 = 0; g0 < items; g0 += 4 * G) {
         int64_t gn = cdiv(items - g0 < 4 * G ? items - g0 : 4 * G, 4);
@@ -347,9 +372,9 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
                 for (int64_t g = 0; g < gn; g++) {
                     int64_t n4 = 0;
                     for (int64_t q = g0 + 4 * g; q < g0 + 4 * g + 4 && q < items; q++, n4++) {
-                        int64_t cb = q % t->CB, px = q / t->CB, r = px / t->two, c = px % t->two;
+                        int64_t cb = q % t->ecb, px = q / t->ecb, r = px / t->two, c = px % t->two;
                         int64_t re = r * t->sh + i * t->dh - t->pt + t->ht, ce = c * t->sw + j * t->dw - t->pl + t->hl;
-                        ea[n4] = scr + (re * t->cols_e + ce) * t->CB + cb;
+                        ea[n4] = scr + (re * t->cols_e + ce) * t->ecb + cb;
                     }
                     if (i == 0 && j == 0)
                         buf_printf(e->b, "lpassa ");
@@ -368,7 +393,7 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
         for (int64_t g = 0; g < gn; g++) {
             int64_t n4 = 0;
             for (int64_t q = g0 + 4 * g; q < g0 + 4 * g + 4 && q < items; q++, n4++) {
-                int64_t cb = q % t->CB, px = q / t->CB;
+                int64_t cb = t->c0 + q % t->ecb, px = q / t->ecb;
                 ya[n4] = ((img * t->tho + px / t->two) * t->two + px % t->two) * t->CB + cb;
             }
             buf_printf(e->b, "lpassa $lr%lldv ", (long long)(8 * g));
@@ -379,6 +404,69 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
     }
     free(ya);
     free(ea);
+}
+
+/* image img of a depthwise convolution: for each group of 4 channel blocks, its weights
+ * (and bias) staged in GRF1 from LW 8, then every output pixel's 4 blocks (8 channels a
+ * long word... 4 long words a step) fold their taps from the scratch with fvfma */
+static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_t scr) {
+    const MNValue *w = n->in[1], *b = bias_of(n), *y = n->out[0];
+    MNLayout wl;
+    plan_tile_weights(t, &wl);
+    int64_t taps = t->kh * t->kw, px = t->tho * t->two, CB = t->CB, PB = 32, W0 = 8, B0 = W0 + 4 * taps;
+    int64_t c1 = t->c0 + t->ecb; /* blocks c0 .. c1 - 1, from the scratch's first */
+    int64_t lo, hi, ws = scr + t->scratch_lw; /* the chunk's weights from DRAM, after the scratch */
+    dw_span(t, t->c0, t->ecb, &lo, &hi);
+    emit_stream_in(e, w, lo, hi - lo, ws);
+    char at[40];
+    for (int64_t g = t->c0 / 4; 4 * g < c1; g++) { /* (c0 is a multiple of 4 when there are several chunks) */
+        for (int64_t tap = 0; tap < taps; tap++) { /* channel blocks 4g.. of every tap, into GRF1 */
+            int64_t a[4];
+            for (int k = 0; k < 4; k++) {
+                int64_t cb = 4 * g + k < c1 ? 4 * g + k : c1 - 1, idx[4] = {8 * cb, 0, tap / t->kw, tap % t->kw};
+                MNPlace pl;
+                layout_place(&wl, idx, &pl);
+                a[k] = ws + pl.c[LV_ADDR] - lo;
+            }
+            buf_printf(e->b, "lpassa ");
+            lws(e, NULL, a, 4);
+            buf_printf(e->b, " $ls%lldv\n", (long long)(2 * (W0 + 4 * tap)));
+        }
+        if (b)
+            buf_printf(e->b, "lpassa $%s%sv $ls%lldv\n", emit_bank_reg(b), emit_at(e, b, 4 * g, at),
+                       (long long)(2 * B0));
+        buf_printf(e->b, "nop\n");
+        for (int64_t q0 = 0; q0 < px; q0 += PB) {
+            int64_t qn = px - q0 < PB ? px - q0 : PB;
+            for (int64_t tap = 0; tap < taps; tap++) {
+                int64_t i = tap / t->kw, j = tap % t->kw;
+                for (int64_t q = q0; q < q0 + qn; q++) {
+                    int64_t r = q / t->two, c = q % t->two;
+                    int64_t re = r * t->sh + i * t->dh - t->pt + t->ht, ce = c * t->sw + j * t->dw - t->pl + t->hl;
+                    int64_t ea = scr + (re * t->cols_e + ce) * t->ecb + 4 * g - t->c0, acc = 8 * (q - q0);
+                    if (tap)
+                        buf_printf(e->b, "fvfma $lm%lldv $ls%lldv $lr%lldv $lr%lldv\n", (long long)(2 * ea),
+                                   (long long)(2 * (W0 + 4 * tap)), (long long)acc, (long long)acc);
+                    else
+                        buf_printf(e->b, "fvmul $lm%lldv $ls%lldv $lr%lldv\n", (long long)(2 * ea), (long long)(2 * W0),
+                                   (long long)acc);
+                }
+                if (qn < 2) buf_printf(e->b, "nop\n");
+            }
+            if (b) {
+                for (int64_t q = q0; q < q0 + qn; q++)
+                    buf_printf(e->b, "fvadd $lr%lldv $ls%lldv $lr%lldv\n", (long long)(8 * (q - q0)),
+                               (long long)(2 * B0), (long long)(8 * (q - q0)));
+                if (qn < 2) buf_printf(e->b, "nop\n");
+            }
+            for (int64_t q = q0; q < q0 + qn; q++) {
+                int64_t r = q / t->two, c = q % t->two, ya = ((img * t->tho + r) * t->two + c) * CB + 4 * g;
+                buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(8 * (q - q0)), emit_bank_reg(y),
+                           emit_at(e, y, ya, at), emit_tail_mask(c1, 4 * g));
+            }
+            buf_printf(e->b, "nop/2\n"); /* the scratch (LM0) is read again 3 steps after the stores */
+        }
+    }
 }
 
 /* mask 1: where $lr504 (a place) is not a multiple of g */
@@ -480,21 +568,30 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
     buf_printf(e->b, "nop\n");
     zero(e, scr, t.scratch_lw, "");
     buf_printf(e->b, "nop/2\n");
-    for (int64_t img = 0; img < t.N; img++) {
-        halo_columns(e, &t, n->in[0], img, scr);
+    int64_t chunks = cdiv(t.CB, t.ecb);
+    for (int64_t it = 0; it < t.N * chunks; it++) {
+        MNTile tc = t; /* image img, channel blocks from c0 */
+        int64_t img = it / chunks;
+        tc.c0 = it % chunks * t.ecb;
+        tc.ecb = t.CB - tc.c0 < t.ecb ? t.CB - tc.c0 : t.ecb;
+        halo_columns(e, &tc, n->in[0], img, scr);
         for (int64_t sg = fdiv(-t.ht, t.th); sg <= fdiv(t.rows_e - 1 - t.ht, t.th); sg++)
-            if (sg) halo_rows(e, &t, scr, sg);
-        rows_outside(e, &t, scr);
+            if (sg) halo_rows(e, &tc, scr, sg);
+        rows_outside(e, &tc, scr);
+        if (t.kind == MN_TILE_DW) {
+            dw_fold(e, &tc, n, img, scr);
+            continue;
+        }
         if (t.kind == MN_TILE_GAP || t.kind == MN_TILE_GMAX) {
-            global_fold(e, &t, n->out[0], img, scr);
+            global_fold(e, &tc, n->out[0], img, scr);
             continue;
         }
         if (t.kind != MN_TILE_CONV) {
-            pool_fold(e, &t, n->out[0], img, scr);
+            pool_fold(e, &tc, n->out[0], img, scr);
             continue;
         }
         MatPlan p;
-        product_plan(e->c, n, &t, img, scr, &p);
+        product_plan(e->c, n, &tc, img, scr, &p);
         emit_matrix_streamed(e, &p, scr + t.scratch_lw);
         emit_matrix_plan_free(&p);
     }

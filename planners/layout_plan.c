@@ -367,7 +367,7 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         if (k == 2) plan_tile_bias(&tl, want);
         if (k == 0 && outl && layout_same_placement(outl, &tout)) *want = tin;
         if (k > 0 || (outl && layout_same_placement(outl, &tout))) return true;
-        if (tl.kind == MN_TILE_CONV) return false; /* a pool may be a stencil instead (below) */
+        if (tl.kind == MN_TILE_CONV || tl.kind == MN_TILE_DW) return false; /* a pool may be a stencil (below) */
     }
     MNStencil st;
     MNLayout sin, sout;
@@ -393,7 +393,9 @@ bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMa
     MNTile tl;
     if (v && n->op != OP_Conv && plan_streamed(n, k))
         return layout_kpanels(&v->type, v->dtype, matrix_kdim(n, k, 2), want);
-    if (v && n->op == OP_Conv && plan_streamed(n, k) && !plan_tile(n, m, &tl)) return false;
+    if (v && n->op == OP_Conv && plan_streamed(n, k) &&
+        !(plan_tile(n, m, &tl) && (tl.kind == MN_TILE_CONV || tl.kind == MN_TILE_DW)))
+        return false;
     return v && plan_layout_demand_of(n, k, &v->type, v->dtype, outl, m, want);
 }
 
@@ -463,17 +465,21 @@ bool plan_layout(MNCompile *c) {
             if (ok) {
                 L[n->out[0]->id] = tout;
                 banded[n->out[0]->id] = true;
-                if (n->op == OP_Conv) { /* its weights stream from DRAM */
+                if (tl.kind == MN_TILE_CONV || tl.kind == MN_TILE_DW) { /* its weights stream from DRAM */
                     ir_attr_set_int(g, n, "b_streamed", 1);
                     tiled++;
                 }
                 continue;
             }
         }
-        if (elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id] && n->nin && n->in[0] &&
-            banded[n->in[0]->id] && same_dims(&n->in[0]->type, &n->out[0]->type) &&
-            n->in[0]->dtype == n->out[0]->dtype) { /* an elementwise op keeps the tiles of what it reads */
-            L[n->out[0]->id] = L[n->in[0]->id];
+        int tin_k = -1; /* an elementwise op keeps the tiles of an input of its shape */
+        for (int k = 0; elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id] && k < n->nin && tin_k < 0;
+             k++)
+            if (n->in[k] && banded[n->in[k]->id] && same_dims(&n->in[k]->type, &n->out[0]->type) &&
+                n->in[k]->dtype == n->out[0]->dtype)
+                tin_k = k;
+        if (tin_k >= 0) {
+            L[n->out[0]->id] = L[n->in[tin_k]->id];
             banded[n->out[0]->id] = true;
             continue;
         }

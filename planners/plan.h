@@ -75,7 +75,7 @@ bool plan_stencil_node(const MNNode *n, const MNMachine *m, MNStencil *s, MNLayo
 
 /* A 2-D convolution or pool on tiles (tile_plan.c): every MAB a tile of pixels with all
  * their channels packed for the matrix unit, halos from the neighbouring tiles. */
-typedef enum { MN_TILE_CONV, MN_TILE_MAX, MN_TILE_AVG, MN_TILE_GAP, MN_TILE_GMAX } MNTileKind;
+typedef enum { MN_TILE_CONV, MN_TILE_DW, MN_TILE_MAX, MN_TILE_AVG, MN_TILE_GAP, MN_TILE_GMAX } MNTileKind;
 typedef struct {
     MNTileKind kind;
     int64_t N, C, H, W, OC, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl; /* pt, pl: the pads before */
@@ -86,8 +86,10 @@ typedef struct {
     int64_t TX, gx, tw, TY, gy, th, TXo, gxo, two, TYo, gyo, tho;
     uint8_t rep, repo;
     int64_t ht, hb, hl, hr; /* halos: rows above and below, columns left and right */
-    int64_t rows_e, cols_e, scratch_lw; /* the scratch: a tile with its halos, all channel blocks (a
-                                          * global pool's: and its sums) */
+    /* the scratch: a tile with its halos, ecb channel blocks from block c0 (all of them but for
+     * a depthwise convolution or pool, which go through them ecb at a time); a global pool's
+     * also holds its sums */
+    int64_t rows_e, cols_e, c0, ecb, scratch_lw;
 } MNTile;
 bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t);
 void plan_tile_layout(const MNTile *t, const MNMachine *m, bool out, MNLayout *l);

@@ -24,7 +24,8 @@
  *
  * Tiles are chosen as small as the machine allows (the fullest MAB's work is its tile);
  * a halo of more than one tile, a scratch beyond half of LM0, or more than 64 row tiles
- * is not taken. Taken: Conv with group 1, constant weights and bias, float; and 2-D pools
+ * is not taken. Taken: Conv with group 1, constant weights and bias, float; depthwise ones
+ * (their taps fold on the vector unit, the weights in LM); and 2-D pools
  * (MaxPool, AveragePool with one count for every window), whose taps fold on the vector
  * unit from the same scratch. */
 #include "plan.h"
@@ -141,7 +142,7 @@ static bool global_pool(const MNNode *n, const MNMachine *m, MNTile *t) {
     if (t->TY * t->th < t->H || t->TX * t->tw < t->W) return false;
     t->TYo = t->TXo = t->gyo = t->gxo = t->tho = t->two = 1;
     t->repo = (uint8_t)(1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B);
-    t->rows_e = t->th, t->cols_e = t->tw;
+    t->rows_e = t->th, t->cols_e = t->tw, t->ecb = t->CB;
     t->scratch_lw = cdiv(t->rows_e * t->cols_e * t->CB, 4) * 4 + cdiv(t->CB, 4) * 4;
     return t->scratch_lw <= m->lm0_lw / 2;
 }
@@ -154,8 +155,12 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     if (n->nin < (conv ? 2 : 1) || n->nout < 1 || !n->in[0] || (conv && !n->in[1]) || !n->out[0]) return false;
     if (conv && n->nout != 1) return false;
     const MNValue *x = n->in[0], *w = conv ? n->in[1] : NULL, *y = n->out[0], *b = conv && n->nin > 2 ? n->in[2] : NULL;
+    if (w && w->producer && w->producer->op == OP_MNCoreDownload) w = w->producer->in[0]; /* brought into LM */
     if (x->type.rank != 4 || y->type.rank != 4 || !is_float(x) || !is_float(y)) return false;
-    if (conv && (w->type.rank != 4 || ir_attr_int(n, "group", 1) != 1 || !is_float(w) || !w->konst)) return false;
+    int64_t group = conv ? ir_attr_int(n, "group", 1) : 1;
+    bool dw = conv && group > 1 && group == x->type.dims[1] && w->type.rank == 4 && w->type.dims[0] == group &&
+              w->type.dims[1] == 1; /* depthwise: one input channel per output channel */
+    if (conv && (w->type.rank != 4 || (group != 1 && !dw) || !is_float(w) || !w->konst)) return false;
     if (b && b->producer && b->producer->op == OP_MNCoreDownload) b = b->producer->in[0]; /* brought into LM */
     if (b && (!b->konst || !is_float(b) || b->type.rank != 1)) return false;
     if (m->pe_per_mab != 4 || m->mab_per_l1b < 1) return false;
@@ -167,7 +172,8 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     t->N = x->type.dims[0], t->C = x->type.dims[1], t->H = x->type.dims[2], t->W = x->type.dims[3];
     t->OC = y->type.dims[1], t->OH = y->type.dims[2], t->OW = y->type.dims[3];
     if (t->N < 1 || t->OH < 1 || t->OW < 1) return false;
-    if (conv && (w->type.dims[0] != t->OC || w->type.dims[1] != t->C)) return false;
+    if (conv && (w->type.dims[0] != t->OC || w->type.dims[1] != (dw ? 1 : t->C))) return false;
+    t->kind = dw ? MN_TILE_DW : t->kind;
     if (!conv && (t->OC != t->C || !pool(n, t))) return false;
     t->CB = cdiv(t->C, 8), t->OCB = cdiv(t->OC, 8);
     int64_t hb = (t->kh - 1) * t->dh - t->pt - t->sh + 1, hr = (t->kw - 1) * t->dw - t->pl - t->sw + 1;
@@ -200,7 +206,13 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     if (t->TYo * t->gyo > 1) t->repo &= (uint8_t) ~(1u << LV_L1B);
     if (t->TYo * t->gyo > m->l1b_per_l2b) t->repo &= (uint8_t) ~(1u << LV_L2B);
     t->rows_e = t->ht + t->tho * t->sh + t->hb, t->cols_e = t->hl + t->two * t->sw + t->hr;
-    t->scratch_lw = cdiv(t->rows_e * t->cols_e * t->CB, 4) * 4;
+    int64_t px = t->rows_e * t->cols_e;
+    t->ecb = t->CB;
+    if (t->kind != MN_TILE_CONV && px * t->CB > m->lm0_lw / 4) { /* channel blocks a few at a time */
+        t->ecb = m->lm0_lw / 4 / px / 4 * 4; /* whole groups of 4 (the depthwise fold's) */
+        if (t->ecb < 4) return false;
+    }
+    t->scratch_lw = cdiv(px * t->ecb, 4) * 4;
     return t->scratch_lw <= m->lm0_lw / 2;
 }
 
@@ -271,6 +283,19 @@ bool plan_tile_of(const MNLayout *l, const MNMachine *m, int64_t *h) {
 void plan_tile_weights(const MNTile *t, MNLayout *l) {
     int64_t KB = t->kh * t->kw * t->CB;
     memset(l, 0, sizeof *l);
+    if (t->kind ==
+        MN_TILE_DW) { /* (C, 1, kh, kw): channel c's tap at long word cb taps + tap, packed as the channels */
+        l->rank = 4;
+        l->shape[0] = t->C, l->shape[1] = 1, l->shape[2] = t->kh, l->shape[3] = t->kw;
+        sub(l, 0, t->CB, t->kh * t->kw, LV_ADDR);
+        sub(l, 0, 2, 1, LV_W);
+        sub(l, 0, 4, 1, LV_PE);
+        sub(l, 1, 1, 1, LV_ADDR);
+        sub(l, 2, t->kh, t->kw, LV_ADDR);
+        sub(l, 3, t->kw, 1, LV_ADDR);
+        l->bcast = (uint8_t)(1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B);
+        return;
+    }
     l->rank = 4;
     l->shape[0] = t->OC, l->shape[1] = t->C, l->shape[2] = t->kh, l->shape[3] = t->kw;
     sub(l, 0, cdiv(t->OC, 16), 16 * KB, LV_ADDR);
@@ -303,6 +328,6 @@ bool plan_tile_node(const MNNode *n, const MNMachine *m, MNTile *t, MNLayout *in
     plan_tile_bias(t, &bl);
     char err[200];
     return layout_valid(in, m, 4, err, sizeof err) && layout_valid(out, m, 4, err, sizeof err) &&
-           (t->kind != MN_TILE_CONV ||
+           ((t->kind != MN_TILE_CONV && t->kind != MN_TILE_DW) ||
             (layout_valid(&wl, m, 4, err, sizeof err) && layout_valid(&bl, m, 4, err, sizeof err)));
 }

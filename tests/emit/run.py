@@ -281,6 +281,38 @@ for nm, n, hw, c0 in (("stem-64", 1, 64, 3), ("batch2-odd", 2, 40, 5)):
     case("tiles-" + nm, nodes, [("x", list(xt.shape))], [("y", list(yt.shape))], dict(x=xt), dict(y=yt), inits=inits,
          machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
+# depthwise convolutions on tiles: an inverted-residual block's expand 1x1, depthwise
+# (weights streamed a chunk of channels at a time, the largest in several chunks) and
+# squeeze-excitation, as MobileNetV3 and EfficientNet have them
+def dw_ref(x, w, b, s, p):
+    k = w.shape[2]
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    oh = (x.shape[2] + 2 * p - k) // s + 1
+    y = np.zeros((x.shape[0], x.shape[1], oh, oh), np.float64)
+    for i in range(k):
+        for j in range(k):
+            y += xp[:, :, i:i + s * oh:s, j:j + s * oh:s] * w[None, :, 0, i, j, None, None]
+    return (y + b[None, :, None, None]).astype(np.float32)
+
+
+for nm, n, c, hw, k, s, p in (("small", 1, 16, 24, 3, 2, 1), ("chunks", 1, 576, 14, 5, 1, 2)):
+    x = f32(n, 8, hw, hw)
+    we, be, wd, bd = f32(c, 8, 1, 1) * 0.3, f32(c), f32(c, 1, k, k) * 0.3, f32(c)
+    ws1, bs1, ws2, bs2 = f32(8, c, 1, 1) * 0.1, f32(8), f32(c, 8, 1, 1) * 0.1, f32(c)
+    e = np.maximum(conv_nchw(x, we, be, 1, 0), 0)
+    d = dw_ref(e, wd, bd, s, p)
+    sq = np.maximum(conv_nchw(d.mean((2, 3), keepdims=True), ws1, bs1, 1, 0), 0)
+    yv = d * (1 / (1 + np.exp(-conv_nchw(sq, ws2, bs2, 1, 0))))
+    nodes = [h.make_node("Conv", ["x", "we", "be"], ["e0"]), h.make_node("Relu", ["e0"], ["e1"]),
+             h.make_node("Conv", ["e1", "wd", "bd"], ["d"], group=c, kernel_shape=[k, k], strides=[s, s], pads=[p] * 4),
+             h.make_node("GlobalAveragePool", ["d"], ["g"]), h.make_node("Conv", ["g", "ws1", "bs1"], ["q0"]),
+             h.make_node("Relu", ["q0"], ["q1"]), h.make_node("Conv", ["q1", "ws2", "bs2"], ["q2"]),
+             h.make_node("Sigmoid", ["q2"], ["q3"]), h.make_node("Mul", ["q3", "d"], ["y"])]
+    inits = [nh.from_array(a, nm2) for a, nm2 in ((we, "we"), (be, "be"), (wd, "wd"), (bd, "bd"), (ws1, "ws1"), (bs1, "bs1"),
+                                                  (ws2, "ws2"), (bs2, "bs2"))]
+    case("tiles-depthwise-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
+         machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
+
 # a grouped, strided, dilated, padded Conv with bias
 xc, wc, bc = f32(1, 4, 7, 7), f32(6, 2, 3, 3), f32(6)
 
