@@ -86,6 +86,10 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
 }
 
 static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
+    if (n->op == OP_Concat && emit_tile_concat_node(c, n)) {
+        w->tile[w->pos] = true;
+        return emit_tile_concat_why(c, n);
+    }
     if (mn_op_has(n->op, MN_GATHER)) return moves_why(c, n, w);
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
@@ -192,6 +196,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     default:
         if (wk->mat[wk->pos])
             emit_matrix(e, n, wk);
+        else if (wk->tile[wk->pos] && n->op == OP_Concat)
+            emit_tile_concat(e, n);
         else if (wk->tile[wk->pos])
             emit_tile(e, n, wk);
         else if (wk->sten[wk->pos])

@@ -469,6 +469,63 @@ static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_
     }
 }
 
+/* ---- a channel Concat on tiles ---- */
+
+/* the Concat's tiling (each input and the output laid out on it), into h */
+static bool concat_tiles(const MNCompile *c, const MNNode *n, int64_t *h) {
+    MNLayout out, l;
+    if (n->op != OP_Concat || !n->out[0] || !layout_get(n->out[0], &out) || !plan_tile_of(&out, &c->machine, h) ||
+        !plan_tile_concat(n, &c->machine, h, &l) || !layout_identical(&out, &l))
+        return false;
+    for (int k = 0; k < n->nin; k++)
+        if (!plan_tile_layout_of(h, &c->machine, n->in[k]->type.dims, &l) || !layout_is(n->in[k], &l)) return false;
+    return true;
+}
+
+bool emit_tile_concat_node(const MNCompile *c, const MNNode *n) {
+    int64_t h[7];
+    return concat_tiles(c, n, h);
+}
+
+const char *emit_tile_concat_why(const MNCompile *c, const MNNode *n) {
+    (void)c;
+    for (int k = 0; k < n->nin; k++)
+        if (!emit_in_lm(n->in[k])) return "not in LM";
+    return emit_in_lm(n->out[0]) ? NULL : "not in LM";
+}
+
+/* every pixel's channel blocks of input k at block off_k of the output's, where they sit:
+ * through GRF0 (an LM may not be read and written at two places in one step), 64 long
+ * words at a time */
+void emit_tile_concat(Em *e, const MNNode *n) {
+    int64_t h[7];
+    if (!concat_tiles(e->c, n, h)) die("node '%s' is no tiled Concat", n->name);
+    const MNValue *y = n->out[0];
+    int64_t px = y->type.dims[0] * h[2] * h[5], CBo = (y->type.dims[1] + 7) / 8, off = 0;
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *x = n->in[k];
+        int64_t CB = (x->type.dims[1] + 7) / 8, total = px * CB;
+        for (int64_t q0 = 0; q0 < total; q0 += 64) {
+            int64_t qn = total - q0 < 64 ? total - q0 : 64, a[4];
+            for (int pass = 0; pass < 2; pass++) {
+                for (int64_t q = q0; q < q0 + qn; q += 4) {
+                    int n4 = 0;
+                    for (int64_t i = q; i < q + 4 && i < q0 + qn; i++) a[n4++] = pass ? i / CB * CBo + off + i % CB : i;
+                    if (pass)
+                        buf_printf(e->b, "lpassa $lr%lldv ", (long long)(2 * (q - q0)));
+                    else
+                        buf_printf(e->b, "lpassa ");
+                    lws(e, pass ? y : x, a, n4);
+                    if (!pass) buf_printf(e->b, " $lr%lldv", (long long)(2 * (q - q0)));
+                    buf_printf(e->b, "\n");
+                }
+                buf_printf(e->b, pass ? "nop/2\n" : "nop\n");
+            }
+        }
+        off += CB;
+    }
+}
+
 /* mask 1: where $lr504 (a place) is not a multiple of g */
 static void off_grid(Em *e, int64_t g) {
     konst(e, g - 1, 1);

@@ -362,6 +362,10 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
     }
     MNTile tl;
     MNLayout tin, tout;
+    int64_t th[7];
+    if (n->op == OP_Concat && outl && t->rank == 4 && plan_tile_of(outl, m, th) && plan_tile_concat(n, m, th, &tout) &&
+        layout_identical(outl, &tout))
+        return plan_tile_layout_of(th, m, t->dims, want); /* each input on the output's tiles */
     if (k <= 2 && plan_tile_node(n, m, &tl, &tin, &tout)) { /* a convolution or pool on tiles (tile_plan.c) */
         if (k == 1) plan_tile_weights(&tl, want);
         if (k == 2) plan_tile_bias(&tl, want);
@@ -471,6 +475,12 @@ bool plan_layout(MNCompile *c) {
                 }
                 continue;
             }
+        }
+        MNLayout cl; /* a channel Concat of tiled values on its first input's tiles */
+        if (follows && n->op == OP_Concat && has[n->out[0]->id] && plan_tile_concat(n, &c->machine, hint, &cl)) {
+            L[n->out[0]->id] = cl;
+            banded[n->out[0]->id] = true;
+            continue;
         }
         int tin_k = -1; /* an elementwise op keeps the tiles of an input of its shape */
         for (int k = 0; elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id] && k < n->nin && tin_k < 0;

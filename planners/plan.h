@@ -97,6 +97,10 @@ void plan_tile_layout(const MNTile *t, const MNMachine *m, bool out, MNLayout *l
 bool plan_tile_of(const MNLayout *l, const MNMachine *m, int64_t *h);
 void plan_tile_weights(const MNTile *t, MNLayout *l);
 void plan_tile_bias(const MNTile *t, MNLayout *l);
+/* the tiled layout of a value of dims (N, C, H, W) on tiling h; a channel Concat of tiled
+ * values on tiling h (each input but the last whole channel blocks), its output's layout */
+bool plan_tile_layout_of(const int64_t *h, const MNMachine *m, const int64_t *dims, MNLayout *l);
+bool plan_tile_concat(const MNNode *n, const MNMachine *m, const int64_t *h, MNLayout *out);
 /* plan_tile and the input's and output's layouts (all of the node's layouts valid) */
 bool plan_tile_node(const MNNode *n, const MNMachine *m, MNTile *t, MNLayout *in, MNLayout *out);
 

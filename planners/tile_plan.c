@@ -331,3 +331,29 @@ bool plan_tile_node(const MNNode *n, const MNMachine *m, MNTile *t, MNLayout *in
            ((t->kind != MN_TILE_CONV && t->kind != MN_TILE_DW) ||
             (layout_valid(&wl, m, 4, err, sizeof err) && layout_valid(&bl, m, 4, err, sizeof err)));
 }
+
+/* The tiled layout of a value of dims (N, C, H, W) on the tiling h (plan_tile_of's) */
+bool plan_tile_layout_of(const int64_t *h, const MNMachine *m, const int64_t *dims, MNLayout *l) {
+    MNTile t;
+    memset(&t, 0, sizeof t);
+    t.TY = h[0], t.gy = h[1], t.th = h[2], t.TX = h[3], t.gx = h[4], t.tw = h[5], t.rep = (uint8_t)h[6];
+    t.N = dims[0], t.C = dims[1], t.H = dims[2], t.W = dims[3], t.CB = cdiv(t.C, 8);
+    if (t.TY * t.th < t.H || t.TX * t.tw < t.W) return false;
+    plan_tile_layout(&t, m, false, l);
+    char err[200];
+    return layout_valid(l, m, 4, err, sizeof err);
+}
+
+/* A Concat along the channels of tiled values of one tiling, each (but the last) a whole
+ * number of channel blocks: every pixel's blocks are copied where they sit (emitter/tile.c).
+ * The output's layout on that tiling into out. */
+bool plan_tile_concat(const MNNode *n, const MNMachine *m, const int64_t *h, MNLayout *out) {
+    if (n->op != OP_Concat || n->nout != 1 || !n->out[0] || n->out[0]->type.rank != 4) return false;
+    int64_t ax = ir_attr_int(n, "axis", 0);
+    if (ax != 1 && ax != -3) return false;
+    for (int k = 0; k < n->nin; k++) {
+        const MNValue *v = n->in[k];
+        if (!v || v->type.rank != 4 || !is_float(v) || (k < n->nin - 1 && v->type.dims[1] % 8)) return false;
+    }
+    return is_float(n->out[0]) && plan_tile_layout_of(h, m, n->out[0]->type.dims, out);
+}

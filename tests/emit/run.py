@@ -313,6 +313,21 @@ for nm, n, c, hw, k, s, p in (("small", 1, 16, 24, 3, 2, 1), ("chunks", 1, 576, 
     case("tiles-depthwise-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
          machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
+# a channel Concat of tiled values (SqueezeNet's fire module): the expand 1x1 and 3x3
+# outputs' channel blocks side by side on every pixel, then a ceil-mode max pool
+x = f32(1, 16, 30, 30)
+wsq, bsq, we1, be1, we3, be3 = f32(8, 16, 1, 1) * 0.3, f32(8), f32(16, 8, 1, 1) * 0.3, f32(16), f32(24, 8, 3, 3) * 0.2, f32(24)
+sq = np.maximum(conv_nchw(x, wsq, bsq, 1, 0), 0)
+cat = np.maximum(np.concatenate([conv_nchw(sq, we1, be1, 1, 0), conv_nchw(sq, we3, be3, 1, 1)], 1), 0)
+yv = pool_ref(cat, "MaxPool", 3, 2, 0, ceil=True)
+nodes = [h.make_node("Conv", ["x", "wsq", "bsq"], ["s0"]), h.make_node("Relu", ["s0"], ["s1"]),
+         h.make_node("Conv", ["s1", "we1", "be1"], ["e1"]), h.make_node("Conv", ["s1", "we3", "be3"], ["e3"], pads=[1] * 4),
+         h.make_node("Concat", ["e1", "e3"], ["c"], axis=1), h.make_node("Relu", ["c"], ["r"]),
+         h.make_node("MaxPool", ["r"], ["y"], kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1)]
+inits = [nh.from_array(a, nm2) for a, nm2 in ((wsq, "wsq"), (bsq, "bsq"), (we1, "we1"), (be1, "be1"), (we3, "we3"), (be3, "be3"))]
+case("tiles-concat-fire", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
+     machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
+
 # a grouped, strided, dilated, padded Conv with bias
 xc, wc, bc = f32(1, 4, 7, 7), f32(6, 2, 3, 3), f32(6)
 
