@@ -84,9 +84,12 @@ const MNAttr *ir_attr(const MNNode *n, const char *name) {
 }
 void ir_attr_set_int(MNGraph *g, MNNode *n, const char *name, int64_t v) {
     MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
-    if (n->nattr) memcpy(a, n->attrs, sizeof(MNAttr) * (size_t)n->nattr);
-    a[n->nattr++] = (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v};
-    n->attrs = a; /* a copy: slices of a node share their original's attributes */
+    int k = 0;
+    for (int i = 0; i < n->nattr; i++) /* a copy without the old value: slices share the original's */
+        if (strcmp(n->attrs[i].name, name)) a[k++] = n->attrs[i];
+    a[k++] = (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v};
+    n->attrs = a;
+    n->nattr = k;
 }
 
 void ir_attr_set_ints(MNGraph *g, MNNode *n, const char *name, const int64_t *v, int cnt) {

@@ -5,6 +5,9 @@
 #include "layout.h"
 
 bool plan_dtype(MNCompile *c);
+bool plan_noop_lowering(MNCompile *c); /* noop_lower.c */
+bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
+bool plan_group_expand(MNCompile *c); /* group_expand.c */
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
 bool plan_mask_lowering(MNCompile *c); /* mask_lower.c */
 bool plan_resize_split(MNCompile *c); /* resize_split.c */

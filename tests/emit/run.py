@@ -328,6 +328,29 @@ inits = [nh.from_array(a, nm2) for a, nm2 in ((wsq, "wsq"), (bsq, "bsq"), (we1, 
 case("tiles-concat-fire", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
      machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
+# a DenseNet transition on tiles: BatchNormalization as a scale and shift per channel, a
+# 1x1 convolution, a Pad of zero pads (an Identity) and a 2x2 average pool; and a
+# grouped convolution as a block-diagonal ungrouped one (RegNet's)
+x = f32(1, 16, 28, 28)
+bs, bb, bm, bv = f32(16), f32(16), f32(16), np.abs(f32(16)) + 0.5
+wt, bt, wg, bg = f32(16, 16, 1, 1) * 0.3, f32(16), f32(32, 4, 3, 3) * 0.3, f32(32)
+nv = np.maximum((x - bm[None, :, None, None]) / np.sqrt(bv[None, :, None, None] + 1e-5) * bs[None, :, None, None] +
+                bb[None, :, None, None], 0)
+tv = pool_ref(conv_nchw(nv, wt, bt, 1, 0), "AveragePool", 2, 2, 0)
+wgd = np.zeros((32, 16, 3, 3), np.float32)
+for o in range(32):
+    wgd[o, o // 8 * 4:o // 8 * 4 + 4] = wg[o]
+yv = conv_nchw(tv, wgd, bg, 1, 1)
+pads0 = nh.from_array(np.zeros(8, np.int64), "pads0")
+nodes = [h.make_node("BatchNormalization", ["x", "bs", "bb", "bm", "bv"], ["n0"]), h.make_node("Relu", ["n0"], ["n1"]),
+         h.make_node("Conv", ["n1", "wt", "bt"], ["t0"]), h.make_node("Pad", ["t0", "pads0"], ["t1"]),
+         h.make_node("AveragePool", ["t1"], ["t2"], kernel_shape=[2, 2], strides=[2, 2]),
+         h.make_node("Conv", ["t2", "wg", "bg"], ["y"], group=4, pads=[1] * 4)]
+inits = [nh.from_array(a, nm2) for a, nm2 in ((bs, "bs"), (bb, "bb"), (bm, "bm"), (bv, "bv"), (wt, "wt"), (bt, "bt"), (wg, "wg"),
+                                               (bg, "bg"))] + [pads0]
+case("tiles-transition-grouped", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
+     machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
+
 # a grouped, strided, dilated, padded Conv with bias
 xc, wc, bc = f32(1, 4, 7, 7), f32(6, 2, 3, 3), f32(6)
 
