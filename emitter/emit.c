@@ -112,7 +112,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         return NULL;
     }
     if ((n->op == OP_Conv || n->op == OP_MaxPool || n->op == OP_AveragePool || n->op == OP_GlobalAveragePool ||
-         n->op == OP_GlobalMaxPool) &&
+         n->op == OP_GlobalMaxPool || n->op == OP_ReduceMean || n->op == OP_ReduceMax) &&
         emit_tile_node(c, n)) {
         w->tile[w->pos] = true;
         return emit_tile_why(c, n, w);

@@ -239,6 +239,21 @@ static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, c
 
 static bool elementwise(const MNNode *n) { return mn_op_has(n->op, MN_EW); }
 
+/* (rows, n): the rows as addresses, each row's n packed as a canonical last dimension, on
+ * every MAB (a global pool's result on tiles, flattened) */
+static void rows_layout(const MNType *t, MNDtype dt, MNLayout *l) {
+    int64_t W = 8 / mn_dtype_bytes(dt), q = (t->dims[1] + 4 * W - 1) / (4 * W);
+    memset(l, 0, sizeof *l);
+    l->rank = 2;
+    l->shape[0] = t->dims[0], l->shape[1] = t->dims[1];
+    l->nsub[0] = 1, l->sub[0][0] = (MNSubaxis){t->dims[0], (int32_t)q, LV_ADDR};
+    l->nsub[1] = 3;
+    l->sub[1][0] = (MNSubaxis){q, 1, LV_ADDR};
+    l->sub[1][1] = (MNSubaxis){W, 1, LV_W};
+    l->sub[1][2] = (MNSubaxis){4, 1, LV_PE};
+    l->bcast = (uint8_t)(1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B);
+}
+
 static bool same_dims(const MNType *a, const MNType *b) {
     if (a->rank != b->rank) return false;
     for (int i = 0; i < a->rank; i++)
@@ -451,6 +466,7 @@ bool plan_layout(MNCompile *c) {
      * stencil's in its bands */
     int aligned = 0, stencils = 0;
     bool *banded = xcalloc((size_t)nv + 1, sizeof(bool)); /* laid out on tiles */
+    bool *rows = xcalloc((size_t)nv + 1, sizeof(bool)); /* rows on every MAB (rows_layout) */
     for (int i = 0; i < g->nnodes; i++) {
         MNNode *n = g->nodes[i];
         MNTile tl;
@@ -480,6 +496,24 @@ bool plan_layout(MNCompile *c) {
         if (follows && n->op == OP_Concat && has[n->out[0]->id] && plan_tile_concat(n, &c->machine, hint, &cl)) {
             L[n->out[0]->id] = cl;
             banded[n->out[0]->id] = true;
+            continue;
+        }
+        /* a global pool's result, replicated on every MAB (each row's channels packed, the
+         * rows as addresses), keeps that form through a Flatten and the product after it */
+        const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
+        MNValue *x0 = n->nin ? n->in[0] : NULL, *o0 = n->nout ? n->out[0] : NULL;
+        bool from_rows = x0 && o0 && has[o0->id] && has[x0->id] && (L[x0->id].bcast & TREE) == TREE &&
+                         (banded[x0->id] || rows[x0->id]) && o0->type.rank == 2 && o0->dtype == x0->dtype;
+        if (from_rows && (n->op == OP_Flatten || n->op == OP_Reshape || n->op == OP_Squeeze) &&
+            ir_shape_numel(&x0->type) == ir_shape_numel(&o0->type) && x0->type.rank == 4 && x0->type.dims[2] == 1 &&
+            x0->type.dims[3] == 1 && o0->type.dims[0] == x0->type.dims[0]) {
+            rows_layout(&o0->type, o0->dtype, &L[o0->id]);
+            rows[o0->id] = true;
+            continue;
+        }
+        if (from_rows && ((n->op == OP_Gemm && !ir_attr_int(n, "transA", 0)) || n->op == OP_MatMul) && rows[x0->id]) {
+            rows_layout(&o0->type, o0->dtype, &L[o0->id]);
+            rows[o0->id] = true;
             continue;
         }
         int tin_k = -1; /* an elementwise op keeps the tiles of an input of its shape */
@@ -588,6 +622,7 @@ bool plan_layout(MNCompile *c) {
                     free(L);
                     free(has);
                     free(banded);
+                    free(rows);
                     return diag_error(&c->diag, DIAG_UNSUPPORTED,
                                       "%s: value '%s': rank %d is more than the layouts take (%d)", g->file, v->name,
                                       v->type.rank, LAYOUT_MAX_RANK);
@@ -606,6 +641,7 @@ bool plan_layout(MNCompile *c) {
     free(L);
     free(has);
     free(banded);
+    free(rows);
     ir_recount_uses(g);
     mn_figure(c, "values_laid_out", laid);
     mn_figure(c, "layout_switches", switches);

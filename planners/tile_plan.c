@@ -128,12 +128,27 @@ static bool follow(int64_t out, int64_t s, int64_t T, int64_t g, int64_t t, int6
 
 /* A global pool over a tiled input: each MAB folds its tile, the tree folds the tiles
  * (emitter/tile.c); the output is one pixel, on every MAB. */
+/* a ReduceMean or ReduceMax over the last two axes of an image, keeping them */
+static bool reduce_hw(const MNNode *n) {
+    if ((n->op != OP_ReduceMean && n->op != OP_ReduceMax) || !ir_attr_int(n, "keepdims", 1)) return false;
+    const MNAttr *a = ir_attr(n, "axes");
+    int64_t ax[2], cnt = 0;
+    if (a && a->type == MN_ATTR_INTS && a->n == 2)
+        ax[0] = a->ints[0], ax[1] = a->ints[1], cnt = 2;
+    else if (!a && n->nin > 1 && n->in[1] && n->in[1]->konst && n->in[1]->konst->numel == 2)
+        ax[0] = (int64_t)ir_tensor_get_f(n->in[1]->konst, 0), ax[1] = (int64_t)ir_tensor_get_f(n->in[1]->konst, 1),
+        cnt = 2;
+    for (int i = 0; i < cnt; i++)
+        if (ax[i] < 0) ax[i] += 4;
+    return cnt == 2 && ((ax[0] == 2 && ax[1] == 3) || (ax[0] == 3 && ax[1] == 2));
+}
+
 static bool global_pool(const MNNode *n, const MNMachine *m, MNTile *t) {
     const MNAttr *hint = ir_attr(n, "tile_in");
     const MNValue *x = n->in[0], *y = n->out[0];
     if (!hint || hint->type != MN_ATTR_INTS || hint->n != 7 || n->nout != 1 || !x || !y) return false;
     if (x->type.rank != 4 || y->type.rank != 4 || !is_float(x) || !is_float(y)) return false;
-    t->kind = n->op == OP_GlobalAveragePool ? MN_TILE_GAP : MN_TILE_GMAX;
+    t->kind = n->op == OP_GlobalAveragePool || n->op == OP_ReduceMean ? MN_TILE_GAP : MN_TILE_GMAX;
     const int64_t *h = hint->ints;
     t->TY = h[0], t->gy = h[1], t->th = h[2], t->TX = h[3], t->gx = h[4], t->tw = h[5], t->rep = (uint8_t)h[6];
     t->N = x->type.dims[0], t->C = t->OC = x->type.dims[1], t->H = x->type.dims[2], t->W = x->type.dims[3];
@@ -149,7 +164,7 @@ static bool global_pool(const MNNode *n, const MNMachine *m, MNTile *t) {
 
 bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     memset(t, 0, sizeof *t);
-    if (n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool) return global_pool(n, m, t);
+    if (n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool || reduce_hw(n)) return global_pool(n, m, t);
     bool conv = n->op == OP_Conv;
     if (!conv && n->op != OP_MaxPool && n->op != OP_AveragePool) return false;
     if (n->nin < (conv ? 2 : 1) || n->nout < 1 || !n->in[0] || (conv && !n->in[1]) || !n->out[0]) return false;
