@@ -162,6 +162,11 @@ static void zero(Em *e, int64_t at, int64_t n, const char *mask) {
 /* masks 1 and 2: the tile id in GRF0 word 504 below lo, above hi (each only where it can be) */
 static void outside(Em *e, int64_t lo, int64_t hi, int64_t count, bool *below, bool *above) {
     *below = lo > 0, *above = hi < count - 1;
+    if (count == 1) { /* one place, 0, outside lo..hi (its callers skip it inside): mask 1 everywhere */
+        *above = false;
+        buf_printf(e->b, "isub $ls0 $ls0 $nowrite $omr1\nnop\n"); /* 0 >= 0 (GRF1 long word 0 is set) */
+        return;
+    }
     if (*below) {
         konst(e, lo - 1, 1);
         buf_printf(e->b, "nop\nisub $ls2 $lr504 $nowrite $omr1\n");

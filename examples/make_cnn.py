@@ -17,7 +17,7 @@ import numpy as np
 import torch
 from onnx import numpy_helper as nh
 
-SIZE = int(sys.argv[1]) if len(sys.argv) > 1 else 16
+SIZE = int(sys.argv[1]) if len(sys.argv) > 1 else 64
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "cnn")
 
 
