@@ -86,7 +86,7 @@ typedef enum {
     OP(Elu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                       \
     OP(Selu, 6, 21, unary, unary, EW, TY_F)                                                                \
     OP(Celu, 12, 21, unary, unary, EW, NULL)                                                               \
-    OP(ThresholdedRelu, 10, 21, unary, unary, EW, NULL)                                                    \
+    OP(ThresholdedRelu, 10, 21, unary, unary, EW, TY_F)                                                    \
     OP(Sigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                   \
     OP(HardSigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                                               \
     OP(HardSwish, 14, 21, unary, unary, EW | INPLACE, TY_F)                                                \

@@ -114,6 +114,11 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         q->nk = 1;
         q->k[0] = 1;
         return true;
+    case OP_ThresholdedRelu: /* x - relu-select(alpha - x, x): x where x > alpha, else 0 (at alpha too) */
+        q->steps = "fvadd -X K0 T1\nfrelu T1 X T1\nfvadd X -T1 O";
+        q->nk = 1;
+        q->k[0] = ir_attr_float(n, "alpha", 1.0);
+        return true;
     case OP_Floor: q->steps = "ffloor X O"; return true;
     case OP_Ceil: q->steps = "fvpassa -X T1\nffloor T1 T1\nfvpassa -T1 O"; return true;
     case OP_HardSigmoid: /* max(0, min(1, alpha x + beta)) */

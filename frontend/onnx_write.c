@@ -25,10 +25,11 @@
 
 enum { KEEP_ELEMS = 16 };
 
-/* attributes the scheduler puts on nodes (scheduler/sched.c): an ONNX op's schema does
- * not know them, so on those they go to the node's doc_string */
+/* attributes the planners and the scheduler put on nodes (layout_plan.c: a streamed B,
+ * a node's input tiles; scheduler/sched.c): an ONNX op's schema does not know them, so
+ * on those they go to the node's doc_string */
 static bool sched_attr(const char *name) {
-    static const char *const names[] = {"in_place", "temp_lw", "temp_bank", "temp_addr"};
+    static const char *const names[] = {"in_place", "temp_lw", "temp_bank", "temp_addr", "b_streamed", "tile_in"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (!strcmp(name, names[i])) return true;
     return false;
@@ -204,7 +205,12 @@ bool onnx_write_model_in(Arena *a, const MNCompile *c, const MNGraph *g, bool st
         MNBuf doc = {0};
         for (int k = 0; k < n->nattr; k++) {
             if (!own && sched_attr(n->attrs[k].name)) {
-                buf_printf(&doc, "%s%s=%" PRId64, doc.len ? "; " : "mncore: ", n->attrs[k].name, n->attrs[k].i);
+                const MNAttr *at = &n->attrs[k];
+                buf_printf(&doc, "%s%s=", doc.len ? "; " : "mncore: ", at->name);
+                if (at->type == MN_ATTR_INTS)
+                    for (int j = 0; j < at->n; j++) buf_printf(&doc, "%s%" PRId64, j ? "," : "", at->ints[j]);
+                else
+                    buf_printf(&doc, "%" PRId64, at->i);
                 continue;
             }
             Onnx__AttributeProto *p = attr_of(&w, &n->attrs[k]);

@@ -351,6 +351,11 @@ inits = [nh.from_array(a, nm2) for a, nm2 in ((bs, "bs"), (bb, "bb"), (bm, "bm")
 case("tiles-transition-grouped", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
      machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
+# ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
+xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
+case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
+     dict(y=np.where(xt > 2, xt, 0).astype(np.float32)), atol=0, rtol=0)
+
 # a grouped, strided, dilated, padded Conv with bias
 xc, wc, bc = f32(1, 4, 7, 7), f32(6, 2, 3, 3), f32(6)
 

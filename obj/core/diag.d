@@ -1,0 +1,2 @@
+/work/main/obj/core/diag.o: core/diag.c core/diag.h
+core/diag.h:

@@ -1,0 +1,2 @@
+/work/main/obj/core/ops.o: core/ops.c core/ops.h
+core/ops.h:

@@ -1,0 +1,22 @@
+/work/main/obj/emitter/stencil.o: emitter/stencil.c emitter/emit_impl.h \
+ core/compile.h core/buf.h core/ir.h core/arena.h core/diag.h \
+ core/dtypes.h core/machine.h core/options.h core/buf.h core/layout.h \
+ isa/app.h core/arena.h core/ir.h core/machine.h planners/plan.h \
+ core/ops.h
+emitter/emit_impl.h:
+core/compile.h:
+core/buf.h:
+core/ir.h:
+core/arena.h:
+core/diag.h:
+core/dtypes.h:
+core/machine.h:
+core/options.h:
+core/buf.h:
+core/layout.h:
+isa/app.h:
+core/arena.h:
+core/ir.h:
+core/machine.h:
+planners/plan.h:
+core/ops.h:

@@ -1,0 +1,15 @@
+/work/main/obj/planners/stencil_plan.o: planners/stencil_plan.c \
+ planners/plan.h core/compile.h core/buf.h core/ir.h core/arena.h \
+ core/diag.h core/dtypes.h core/machine.h core/options.h core/layout.h \
+ core/ops.h
+planners/plan.h:
+core/compile.h:
+core/buf.h:
+core/ir.h:
+core/arena.h:
+core/diag.h:
+core/dtypes.h:
+core/machine.h:
+core/options.h:
+core/layout.h:
+core/ops.h:

@@ -1,0 +1,16 @@
+/work/main/obj/scheduler/sched.o: scheduler/sched.c \
+ scheduler/sched_impl.h scheduler/scheduler.h core/compile.h core/buf.h \
+ core/ir.h core/arena.h core/diag.h core/dtypes.h core/machine.h \
+ core/options.h core/layout.h core/ops.h
+scheduler/sched_impl.h:
+scheduler/scheduler.h:
+core/compile.h:
+core/buf.h:
+core/ir.h:
+core/arena.h:
+core/diag.h:
+core/dtypes.h:
+core/machine.h:
+core/options.h:
+core/layout.h:
+core/ops.h:
