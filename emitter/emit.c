@@ -86,9 +86,10 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
 }
 
 static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
-    if (n->op == OP_Concat && emit_tile_concat_node(c, n)) {
+    if ((n->op == OP_Concat || n->op == OP_Split || n->op == OP_Slice || n->op == OP_Gather) &&
+        emit_tile_chan_node(c, n)) {
         w->tile[w->pos] = true;
-        return emit_tile_concat_why(c, n);
+        return emit_tile_chan_why(c, n, w);
     }
     if (mn_op_has(n->op, MN_GATHER)) return moves_why(c, n, w);
     switch (n->op) {
@@ -196,8 +197,9 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     default:
         if (wk->mat[wk->pos])
             emit_matrix(e, n, wk);
-        else if (wk->tile[wk->pos] && n->op == OP_Concat)
-            emit_tile_concat(e, n);
+        else if (wk->tile[wk->pos] &&
+                 (n->op == OP_Concat || n->op == OP_Split || n->op == OP_Slice || n->op == OP_Gather))
+            emit_tile_chan(e, n, wk);
         else if (wk->tile[wk->pos])
             emit_tile(e, n, wk);
         else if (wk->sten[wk->pos])

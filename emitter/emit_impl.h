@@ -125,10 +125,10 @@ void emit_stencil(Em *e, const MNNode *n, const Walk *wk);
 bool emit_tile_node(const MNCompile *c, const MNNode *n);
 const char *emit_tile_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_tile(Em *e, const MNNode *n, const Walk *wk);
-/* a channel Concat of tiled values, each block copied where it sits */
-bool emit_tile_concat_node(const MNCompile *c, const MNNode *n);
-const char *emit_tile_concat_why(const MNCompile *c, const MNNode *n);
-void emit_tile_concat(Em *e, const MNNode *n);
+/* channels of tiled values moved where their pixels are (Concat, Split, Slice, Gather) */
+bool emit_tile_chan_node(const MNCompile *c, const MNNode *n);
+const char *emit_tile_chan_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_tile_chan(Em *e, const MNNode *n, const Walk *wk);
 /* window.c: reductions, Softmax, pools and products computed from a scratch */
 /* matmul.c: NULL when MatMul or Gemm node n runs on the matrix unit as laid out, else why not */
 const char *emit_matrix_why(const MNCompile *c, const MNNode *n, Walk *w);

@@ -378,9 +378,10 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
     MNTile tl;
     MNLayout tin, tout;
     int64_t th[7];
-    if (n->op == OP_Concat && outl && t->rank == 4 && plan_tile_of(outl, m, th) && plan_tile_concat(n, m, th, &tout) &&
-        layout_identical(outl, &tout))
-        return plan_tile_layout_of(th, m, t->dims, want); /* each input on the output's tiles */
+    MNLayout outs[8];
+    if (outl && t->rank == 4 && n->nout <= 8 && (k == 0 || n->op == OP_Concat) && plan_tile_of(outl, m, th) &&
+        plan_tile_chan(n, m, th, outs) && layout_identical(outl, &outs[0]))
+        return plan_tile_layout_of(th, m, t->dims, want); /* each moved input on the output's tiles */
     if (k <= 2 && plan_tile_node(n, m, &tl, &tin, &tout)) { /* a convolution or pool on tiles (tile_plan.c) */
         if (k == 1) plan_tile_weights(&tl, want);
         if (k == 2) plan_tile_bias(&tl, want);
@@ -492,10 +493,12 @@ bool plan_layout(MNCompile *c) {
                 continue;
             }
         }
-        MNLayout cl; /* a channel Concat of tiled values on its first input's tiles */
-        if (follows && n->op == OP_Concat && has[n->out[0]->id] && plan_tile_concat(n, &c->machine, hint, &cl)) {
-            L[n->out[0]->id] = cl;
-            banded[n->out[0]->id] = true;
+        MNLayout cl[8]; /* channels moved on their input's tiles (a Concat, Split, Slice, Gather) */
+        if (follows && n->nout <= 8 && plan_tile_chan(n, &c->machine, hint, cl)) {
+            for (int o = 0; o < n->nout; o++) {
+                L[n->out[o]->id] = cl[o];
+                has[n->out[o]->id] = banded[n->out[o]->id] = true;
+            }
             continue;
         }
         /* a global pool's result, replicated on every MAB (each row's channels packed, the
@@ -511,7 +514,8 @@ bool plan_layout(MNCompile *c) {
             rows[o0->id] = true;
             continue;
         }
-        if (from_rows && ((n->op == OP_Gemm && !ir_attr_int(n, "transA", 0)) || n->op == OP_MatMul) && rows[x0->id]) {
+        if (from_rows && ((n->op == OP_Gemm && !ir_attr_int(n, "transA", 0)) || n->op == OP_MatMul) &&
+            (rows[x0->id] || x0->type.rank == 2)) {
             rows_layout(&o0->type, o0->dtype, &L[o0->id]);
             rows[o0->id] = true;
             continue;

@@ -6,6 +6,7 @@
 
 bool plan_dtype(MNCompile *c);
 bool plan_noop_lowering(MNCompile *c); /* noop_lower.c */
+bool plan_shuffle_lowering(MNCompile *c); /* shuffle_lower.c */
 bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
@@ -81,6 +82,7 @@ bool plan_stencil_node(const MNNode *n, const MNMachine *m, MNStencil *s, MNLayo
 typedef enum { MN_TILE_CONV, MN_TILE_DW, MN_TILE_MAX, MN_TILE_AVG, MN_TILE_GAP, MN_TILE_GMAX } MNTileKind;
 typedef struct {
     MNTileKind kind;
+    int out_rank; /* 4, or 2: a global pool's (N, C) */
     int64_t N, C, H, W, OC, OH, OW, kh, kw, sh, sw, dh, dw, pt, pl; /* pt, pl: the pads before */
     int64_t CB, OCB; /* channel blocks of 8, in and out */
     /* the input's tiles: TX along the columns (over the MABs, at every gx-th), TY along
@@ -100,10 +102,13 @@ void plan_tile_layout(const MNTile *t, const MNMachine *m, bool out, MNLayout *l
 bool plan_tile_of(const MNLayout *l, const MNMachine *m, int64_t *h);
 void plan_tile_weights(const MNTile *t, MNLayout *l);
 void plan_tile_bias(const MNTile *t, MNLayout *l);
-/* the tiled layout of a value of dims (N, C, H, W) on tiling h; a channel Concat of tiled
- * values on tiling h (each input but the last whole channel blocks), its output's layout */
+/* the tiled layout of a value of dims (N, C, H, W) on tiling h */
 bool plan_tile_layout_of(const int64_t *h, const MNMachine *m, const int64_t *dims, MNLayout *l);
-bool plan_tile_concat(const MNNode *n, const MNMachine *m, const int64_t *h, MNLayout *out);
+/* a node moving channels of tiled values (Concat, Split, a Slice or a constant Gather along
+ * them) on tiling h: its outputs' layouts; where output o's channel j comes from (input
+ * k's channel s) */
+bool plan_tile_chan(const MNNode *n, const MNMachine *m, const int64_t *h, MNLayout *outs);
+bool plan_tile_chan_source(const MNNode *n, int o, int64_t j, int *k, int64_t *s);
 /* plan_tile and the input's and output's layouts (all of the node's layouts valid) */
 bool plan_tile_node(const MNNode *n, const MNMachine *m, MNTile *t, MNLayout *in, MNLayout *out);
 

@@ -130,7 +130,7 @@ static bool follow(int64_t out, int64_t s, int64_t T, int64_t g, int64_t t, int6
  * (emitter/tile.c); the output is one pixel, on every MAB. */
 /* a ReduceMean or ReduceMax over the last two axes of an image, keeping them */
 static bool reduce_hw(const MNNode *n) {
-    if ((n->op != OP_ReduceMean && n->op != OP_ReduceMax) || !ir_attr_int(n, "keepdims", 1)) return false;
+    if (n->op != OP_ReduceMean && n->op != OP_ReduceMax) return false;
     const MNAttr *a = ir_attr(n, "axes");
     int64_t ax[2], cnt = 0;
     if (a && a->type == MN_ATTR_INTS && a->n == 2)
@@ -147,8 +147,9 @@ static bool global_pool(const MNNode *n, const MNMachine *m, MNTile *t) {
     const MNAttr *hint = ir_attr(n, "tile_in");
     const MNValue *x = n->in[0], *y = n->out[0];
     if (!hint || hint->type != MN_ATTR_INTS || hint->n != 7 || n->nout != 1 || !x || !y) return false;
-    if (x->type.rank != 4 || y->type.rank != 4 || !is_float(x) || !is_float(y)) return false;
+    if (x->type.rank != 4 || (y->type.rank != 4 && y->type.rank != 2) || !is_float(x) || !is_float(y)) return false;
     t->kind = n->op == OP_GlobalAveragePool || n->op == OP_ReduceMean ? MN_TILE_GAP : MN_TILE_GMAX;
+    t->out_rank = y->type.rank; /* 2: a reduction that drops the two axes */
     const int64_t *h = hint->ints;
     t->TY = h[0], t->gy = h[1], t->th = h[2], t->TX = h[3], t->gx = h[4], t->tw = h[5], t->rep = (uint8_t)h[6];
     t->N = x->type.dims[0], t->C = t->OC = x->type.dims[1], t->H = x->type.dims[2], t->W = x->type.dims[3];
@@ -252,6 +253,16 @@ static void rows_sub(MNLayout *l, int d, int64_t T, int64_t g, int64_t J) {
 void plan_tile_layout(const MNTile *t, const MNMachine *m, bool out, MNLayout *l) {
     int64_t C = out ? t->OC : t->C, CB = out ? t->OCB : t->CB, rows = out ? t->tho : t->th, cols = out ? t->two : t->tw;
     memset(l, 0, sizeof *l);
+    if (out && t->out_rank == 2) { /* (N, C): a pixel's channels per row, on every MAB */
+        l->rank = 2;
+        l->shape[0] = t->N, l->shape[1] = C;
+        sub(l, 0, t->N, CB, LV_ADDR);
+        sub(l, 1, CB, 1, LV_ADDR);
+        sub(l, 1, 2, 1, LV_W);
+        sub(l, 1, 4, 1, LV_PE);
+        l->bcast = t->repo;
+        return;
+    }
     l->rank = 4;
     l->shape[0] = t->N, l->shape[1] = C, l->shape[2] = out ? t->OH : t->H, l->shape[3] = out ? t->OW : t->W;
     sub(l, 0, t->N, rows * cols * CB, LV_ADDR);
@@ -359,16 +370,74 @@ bool plan_tile_layout_of(const int64_t *h, const MNMachine *m, const int64_t *di
     return layout_valid(l, m, 4, err, sizeof err);
 }
 
-/* A Concat along the channels of tiled values of one tiling, each (but the last) a whole
- * number of channel blocks: every pixel's blocks are copied where they sit (emitter/tile.c).
- * The output's layout on that tiling into out. */
-bool plan_tile_concat(const MNNode *n, const MNMachine *m, const int64_t *h, MNLayout *out) {
-    if (n->op != OP_Concat || n->nout != 1 || !n->out[0] || n->out[0]->type.rank != 4) return false;
-    int64_t ax = ir_attr_int(n, "axis", 0);
-    if (ax != 1 && ax != -3) return false;
-    for (int k = 0; k < n->nin; k++) {
-        const MNValue *v = n->in[k];
-        if (!v || v->type.rank != 4 || !is_float(v) || (k < n->nin - 1 && v->type.dims[1] % 8)) return false;
-    }
-    return is_float(n->out[0]) && plan_tile_layout_of(h, m, n->out[0]->type.dims, out);
+/* the constant integer j of input k (a list), or dflt */
+static int64_t kint(const MNNode *n, int k, int64_t j, int64_t dflt) {
+    const MNValue *v = k < n->nin ? n->in[k] : NULL;
+    return v && v->konst && j < v->konst->numel ? (int64_t)ir_tensor_get_f(v->konst, j) : dflt;
 }
+
+bool plan_tile_chan_source(const MNNode *n, int o, int64_t j, int *k, int64_t *s) {
+    int64_t C = n->in[0]->type.dims[1];
+    *k = 0;
+    switch (n->op) {
+    case OP_Concat:
+        for (*k = 0; *k < n->nin && j >= n->in[*k]->type.dims[1]; (*k)++) j -= n->in[*k]->type.dims[1];
+        *s = j;
+        return *k < n->nin;
+    case OP_Split:
+        for (int i = 0; i < o; i++) j += n->out[i]->type.dims[1];
+        *s = j;
+        return j < C;
+    case OP_Slice: {
+        int64_t st = kint(n, 1, 0, 0), step = kint(n, 4, 0, 1);
+        if (st < 0) st += C;
+        if (st < 0) st = 0;
+        *s = st + j * step;
+        return step > 0 && *s < C;
+    }
+    case OP_Gather: {
+        int64_t v = kint(n, 1, j, -1 - C);
+        *s = v < 0 ? v + C : v;
+        return *s >= 0 && *s < C;
+    }
+    default: return false;
+    }
+}
+
+/* A node that moves channels of tiled values (Concat, Split, a Slice or a Gather of
+ * constant indices along the channels), every pixel where it is: the outputs' layouts on
+ * tiling h into outs (room for n->nout). */
+bool plan_tile_chan(const MNNode *n, const MNMachine *m, const int64_t *h, MNLayout *outs) {
+    if (n->op != OP_Concat && n->op != OP_Split && n->op != OP_Slice && n->op != OP_Gather) return false;
+    int64_t ax = ir_attr_int(n, "axis", n->op == OP_Gather ? 0 : 1);
+    if (n->op == OP_Slice) { /* starts, ends, axes (one: the channels), steps: constants */
+        if (n->nin < 3 || (n->nin > 3 && n->in[3] && kint(n, 3, 0, 9) != 1 && kint(n, 3, 0, 9) != -3)) return false;
+        for (int k = 1; k < n->nin; k++)
+            if (n->in[k] && (!n->in[k]->konst || n->in[k]->konst->numel != 1)) return false;
+        ax = n->nin > 3 && n->in[3] ? 1 : (ir_attr(n, "starts") ? -9 : 0); /* no axes: from axis 0 */
+    }
+    if (ax != 1 && ax != -3) return false;
+    if (n->op == OP_Gather && (!n->in[1] || !n->in[1]->konst || n->in[1]->type.rank != 1)) return false;
+    int nd = n->op == OP_Concat ? n->nin : 1;
+    const MNValue *x = n->in[0];
+    for (int k = 0; k < nd; k++) {
+        const MNValue *v = n->in[k];
+        if (!v || v->type.rank != 4 || !is_float(v) || v->type.dims[0] != x->type.dims[0] ||
+            v->type.dims[2] != x->type.dims[2] || v->type.dims[3] != x->type.dims[3])
+            return false;
+    }
+    for (int o = 0; o < n->nout; o++) {
+        const MNValue *y = n->out[o];
+        if (!y || y->type.rank != 4 || !is_float(y) || y->type.dims[0] != x->type.dims[0] ||
+            y->type.dims[2] != x->type.dims[2] || y->type.dims[3] != x->type.dims[3])
+            return false;
+        for (int64_t j = 0; j < y->type.dims[1]; j++) {
+            int k;
+            int64_t sc;
+            if (!plan_tile_chan_source(n, o, j, &k, &sc)) return false;
+        }
+        if (!plan_tile_layout_of(h, m, y->type.dims, &outs[o])) return false;
+    }
+    return true;
+}
+

@@ -351,6 +351,27 @@ inits = [nh.from_array(a, nm2) for a, nm2 in ((bs, "bs"), (bb, "bb"), (bm, "bm")
 case("tiles-transition-grouped", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
      machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
+# ShuffleNet's channel moves on tiles, channel counts not a multiple of 8: a Concat of
+# two 12-channel branches, the channel shuffle (Reshape, Transpose, Reshape: a Gather of
+# the channels), the split into halves (Slice), each channel moving between the PEs of
+# its pixel's MAB
+x = f32(1, 8, 20, 20)
+wa, ba, wb, bb, wc, bc = f32(12, 8, 1, 1) * 0.3, f32(12), f32(12, 8, 3, 3) * 0.2, f32(12), f32(16, 12, 1, 1) * 0.3, f32(16)
+cat = np.concatenate([conv_nchw(x, wa, ba, 1, 0), conv_nchw(x, wb, bb, 1, 1)], 1)
+shuf = cat.reshape(1, 2, 12, 20, 20).transpose(0, 2, 1, 3, 4).reshape(1, 24, 20, 20)
+yv = conv_nchw(shuf[:, :12] + shuf[:, 12:] * 2, wc, bc, 1, 0)
+i64s = lambda nm, v: nh.from_array(np.array(v, np.int64), nm)
+nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["ca"]), h.make_node("Conv", ["x", "wb", "bb"], ["cb"], pads=[1] * 4),
+         h.make_node("Concat", ["ca", "cb"], ["cat"], axis=1), h.make_node("Reshape", ["cat", "s5"], ["r5"]),
+         h.make_node("Transpose", ["r5"], ["t5"], perm=[0, 2, 1, 3, 4]), h.make_node("Reshape", ["t5", "s4"], ["sh"]),
+         h.make_node("Slice", ["sh", "z", "h12", "one"], ["lo"]), h.make_node("Slice", ["sh", "h12", "h24", "one"], ["hi"]),
+         h.make_node("Mul", ["hi", "two"], ["hi2"]), h.make_node("Add", ["lo", "hi2"], ["sum"]), h.make_node("Conv", ["sum", "wc", "bc"], ["y"])]
+inits = [nh.from_array(a, nm2) for a, nm2 in ((wa, "wa"), (ba, "ba"), (wb, "wb"), (bb, "bb"), (wc, "wc"), (bc, "bc"))] + [
+    i64s("s5", [1, 2, 12, 20, 20]), i64s("s4", [1, 24, 20, 20]), i64s("z", [0]), i64s("h12", [12]), i64s("h24", [24]),
+    i64s("one", [1]), nh.from_array(np.array(2, np.float32), "two")]
+case("tiles-channel-shuffle", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
+     machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
