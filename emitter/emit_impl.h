@@ -125,7 +125,12 @@ void emit_stencil(Em *e, const MNNode *n, const Walk *wk);
 bool emit_tile_node(const MNCompile *c, const MNNode *n);
 const char *emit_tile_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_tile(Em *e, const MNNode *n, const Walk *wk);
-/* channels of tiled values moved where their pixels are (Concat, Split, Slice, Gather) */
+/* tile.c: does v have exactly layout l (addresses too)? 4 long words of v (absolute LM0
+ * ones when NULL) as an address list, the last repeated past n */
+bool emit_layout_is(const MNValue *v, const MNLayout *l);
+void emit_lw_list(Em *e, const MNValue *v, const int64_t *lw, int n);
+/* tile_chan.c: channels of tiled values moved where their pixels are (Concat, Split,
+ * Slice, Gather) */
 bool emit_tile_chan_node(const MNCompile *c, const MNNode *n);
 const char *emit_tile_chan_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_tile_chan(Em *e, const MNNode *n, const Walk *wk);

@@ -22,15 +22,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static bool layout_is(const MNValue *v, const MNLayout *l) {
-    MNLayout h;
-    return v && layout_get(v, &h) && layout_identical(&h, l);
-}
-
 /* node n as a stencil, laid out as one: its input and output have the stencil's layouts */
 static bool geometry(const MNCompile *c, const MNNode *n, MNStencil *s) {
     MNLayout in, out;
-    return plan_stencil_node(n, &c->machine, s, &in, &out) && layout_is(n->in[0], &in) && layout_is(n->out[0], &out);
+    return plan_stencil_node(n, &c->machine, s, &in, &out) && emit_layout_is(n->in[0], &in) &&
+           emit_layout_is(n->out[0], &out);
 }
 
 bool emit_stencil_node(const MNCompile *c, const MNNode *n) {

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool layout_is(const MNValue *v, const MNLayout *l) {
+bool emit_layout_is(const MNValue *v, const MNLayout *l) {
     MNLayout h;
     return v && layout_get(v, &h) && layout_identical(&h, l);
 }
@@ -39,12 +39,13 @@ static const MNValue *bias_of(const MNNode *n) { return n->nin > 2 ? n->in[2] : 
 /* node n as a tiled convolution, laid out as one */
 static bool geometry(const MNCompile *c, const MNNode *n, MNTile *t) {
     MNLayout in, out, wl, bl;
-    if (!plan_tile_node(n, &c->machine, t, &in, &out) || !layout_is(n->in[0], &in) || !layout_is(n->out[0], &out))
+    if (!plan_tile_node(n, &c->machine, t, &in, &out) || !emit_layout_is(n->in[0], &in) ||
+        !emit_layout_is(n->out[0], &out))
         return false;
     if (t->kind != MN_TILE_CONV && t->kind != MN_TILE_DW) return true;
     plan_tile_weights(t, &wl);
     plan_tile_bias(t, &bl);
-    return layout_is(n->in[1], &wl) && (!bias_of(n) || layout_is(bias_of(n), &bl));
+    return emit_layout_is(n->in[1], &wl) && (!bias_of(n) || emit_layout_is(bias_of(n), &bl));
 }
 
 bool emit_tile_node(const MNCompile *c, const MNNode *n) {
@@ -355,14 +356,13 @@ static void rows_outside(Em *e, const MNTile *t, int64_t scr) {
     buf_printf(e->b, "nop/2\n");
 }
 
-/* a pool's 4 long words of value v (absolute LM0 words when NULL), the last repeated past n */
-static void lws(Em *e, const MNValue *v, const int64_t *lw, int n) {
-    char at[40];
+/* 4 long words of value v (absolute LM0 words when NULL) as an address list, the last
+ * repeated past n */
+void emit_lw_list(Em *e, const MNValue *v, const int64_t *lw, int n) {
     buf_printf(e->b, "$%s", v ? emit_bank_reg(v) : "lm");
     if (v) buf_printf(e->b, "{%d}", v->id);
     for (int k = 0; k < 4; k++) buf_printf(e->b, "%c%lld", k ? ',' : '[', (long long)(2 * lw[k < n ? k : n - 1]));
     buf_printf(e->b, "]");
-    (void)at;
 }
 
 /* image img of a pool: every (pixel, channel block) of the output tile folds its taps
@@ -385,7 +385,7 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
                         buf_printf(e->b, "lpassa ");
                     else
                         buf_printf(e->b, "%s $lr%lldv ", t->kind == MN_TILE_MAX ? "fmax" : "fvadd", (long long)(8 * g));
-                    lws(e, NULL, ea, (int)n4);
+                    emit_lw_list(e, NULL, ea, (int)n4);
                     buf_printf(e->b, " $lr%lldv\n", (long long)(8 * g));
                 }
                 if (gn < 2) buf_printf(e->b, "nop\n");
@@ -402,7 +402,7 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
                 ya[n4] = ((img * t->tho + px / t->two) * t->two + px % t->two) * t->CB + cb;
             }
             buf_printf(e->b, "lpassa $lr%lldv ", (long long)(8 * g));
-            lws(e, y, ya, (int)n4);
+            emit_lw_list(e, y, ya, (int)n4);
             buf_printf(e->b, "\n");
         }
         buf_printf(e->b, "nop/2\n"); /* the scratch (LM0) is read again 3 steps after the stores */
@@ -434,7 +434,7 @@ static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_
                 a[k] = ws + pl.c[LV_ADDR] - lo;
             }
             buf_printf(e->b, "lpassa ");
-            lws(e, NULL, a, 4);
+            emit_lw_list(e, NULL, a, 4);
             buf_printf(e->b, " $ls%lldv\n", (long long)(2 * (W0 + 4 * tap)));
         }
         if (b)
@@ -474,148 +474,6 @@ static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_
     }
 }
 
-/* ---- channels moved on tiles: Concat, Split, Slice and Gather along the channels ----
- *
- * Every pixel's channels stay on its MAB: output channel j (PE j mod 4, slot j / 4 mod 2,
- * block j / 8) comes from input channel s of the same pixel. A long word whose every
- * channel keeps its PE and slot (a Concat of whole blocks) is copied as it is; otherwise
- * each input is first rotated over the MAB's PEs as far as some channel needs (msr, msl:
- * PE p gets PE p + d's long words, into an LM0 scratch), and the output's long words are
- * put together word by word in GRF0, each word written on the one PE (mask by $subpeid)
- * that holds it, then stored. */
-
-/* the tiling of node n (inputs and outputs laid out on it) into h */
-static bool chan_tiles(const MNCompile *c, const MNNode *n, int64_t *h) {
-    MNLayout out, outs[8], l;
-    if (n->nout > 8 || !n->out[0] || !layout_get(n->out[0], &out) || !plan_tile_of(&out, &c->machine, h) ||
-        !plan_tile_chan(n, &c->machine, h, outs))
-        return false;
-    for (int o = 0; o < n->nout; o++)
-        if (!layout_is(n->out[o], &outs[o])) return false;
-    for (int k = 0; k < (n->op == OP_Concat ? n->nin : 1); k++)
-        if (!plan_tile_layout_of(h, &c->machine, n->in[k]->type.dims, &l) || !layout_is(n->in[k], &l)) return false;
-    return true;
-}
-
-bool emit_tile_chan_node(const MNCompile *c, const MNNode *n) {
-    int64_t h[7];
-    return chan_tiles(c, n, h);
-}
-
-static int64_t cblocks(const MNValue *v) { return (v->type.dims[1] + 7) / 8; }
-
-/* does input k rotate by d for some channel? */
-static bool rotates(const MNNode *n, int k, int d) {
-    for (int o = 0; o < n->nout; o++)
-        for (int64_t j = 0; j < n->out[o]->type.dims[1]; j++) {
-            int kk;
-            int64_t s;
-            if (plan_tile_chan_source(n, o, j, &kk, &s) && kk == k && (s % 4 - j % 4 + 4) % 4 == d) return true;
-        }
-    return false;
-}
-
-/* the LM0 scratch of the rotated inputs: input k rotated by d at at[k][d] (-1: none) */
-static int64_t rotations(const MNNode *n, int64_t px, int64_t at[][4]) {
-    int64_t total = 0;
-    for (int k = 0; k < (n->op == OP_Concat ? n->nin : 1); k++)
-        for (int d = 0; d < 4; d++) {
-            at[k][d] = -1;
-            if (d && rotates(n, k, d)) at[k][d] = total, total += emit_round4(px * cblocks(n->in[k]));
-        }
-    return total;
-}
-
-const char *emit_tile_chan_why(const MNCompile *c, const MNNode *n, Walk *w) {
-    int64_t h[7], at[64][4];
-    for (int k = 0; k < (n->op == OP_Concat ? n->nin : 1); k++)
-        if (!emit_in_lm(n->in[k])) return "not in LM";
-    for (int o = 0; o < n->nout; o++)
-        if (!emit_in_lm(n->out[o])) return "not in LM";
-    if (n->op == OP_Concat && n->nin > 64) return "a Concat of more than 64 inputs";
-    if (!chan_tiles(c, n, h)) die("node '%s' moves no tiled channels", n->name);
-    int64_t need = rotations(n, n->in[0]->type.dims[0] * h[2] * h[5], at);
-    return !need || emit_lm0_room(c, w, need, &w->scr[w->pos]) ? NULL : "no LM0 room for rotated channels";
-}
-
-void emit_tile_chan(Em *e, const MNNode *n, const Walk *wk) {
-    int64_t h[7], at[64][4], scr = wk->scr[wk->pos];
-    if (!chan_tiles(e->c, n, h)) die("node '%s' moves no tiled channels", n->name);
-    int64_t px = n->in[0]->type.dims[0] * h[2] * h[5];
-    rotations(n, px, at);
-    int nin = n->op == OP_Concat ? n->nin : 1;
-    for (int k = 0; k < nin; k++) /* the rotations, 64 long words at a time through GRF0 */
-        for (int d = 1; d < 4; d++) {
-            if (at[k][d] < 0) continue;
-            int64_t total = px * cblocks(n->in[k]);
-            for (int64_t q0 = 0; q0 < total; q0 += 64) {
-                int64_t qn = total - q0 < 64 ? total - q0 : 64;
-                char a[40];
-                for (int64_t q = q0; q < q0 + qn; q += 4) {
-                    buf_printf(e->b, "%s $%s%sv $lr%lldv\n", d == 3 ? "msl" : "msr", emit_bank_reg(n->in[k]),
-                               emit_at(e, n->in[k], q, a), (long long)(2 * (q - q0)));
-                    if (d == 2)
-                        buf_printf(e->b, "nop\nmsr $lr%lldv $lr%lldv\nnop\n", (long long)(2 * (q - q0)),
-                                   (long long)(2 * (q - q0)));
-                }
-                buf_printf(e->b, "nop\n");
-                for (int64_t q = q0; q < q0 + qn; q += 4)
-                    buf_printf(e->b, "lpassa $lr%lldv $lm%lldv\n", (long long)(2 * (q - q0)),
-                               (long long)(2 * (scr + at[k][d] + q)));
-                buf_printf(e->b, "nop/2\n");
-            }
-        }
-    for (int p = 0; p < 4; p++) /* mask 1 + p: PE p of every MAB */
-        buf_printf(e->b, "imm i\"%d\" $ls%d\n", p, 2 * (8 + p));
-    buf_printf(e->b, "nop\n");
-    for (int p = 0; p < 4; p++) buf_printf(e->b, "ixor $subpeid $ls%d $nowrite $omr%d\n", 2 * (8 + p), 1 + p);
-    buf_printf(e->b, "nop\n");
-    for (int o = 0; o < n->nout; o++) {
-        const MNValue *y = n->out[o];
-        int64_t CBo = cblocks(y), total = px * CBo, B = 64;
-        for (int64_t q0 = 0; q0 < total; q0 += B) { /* output long words q0.. in GRF0 words 0.. */
-            int64_t qn = total - q0 < B ? total - q0 : B;
-            for (int64_t q = 0; q < qn; q += 4) buf_printf(e->b, "zero $lr%lldv\n", (long long)(2 * q));
-            buf_printf(e->b, "nop\n");
-            for (int po = 0; po < 4; po++)
-                for (int so = 0; so < 2; so++)
-                    for (int k = 0; k < nin; k++)
-                        for (int d = 0; d < 4; d++) { /* the words from input k rotated by d, 4 a step */
-                            int64_t src[4], dst[4];
-                            int cnt = 0;
-                            for (int64_t q = q0; q <= q0 + qn; q++) {
-                                if (q < q0 + qn) {
-                                    int64_t j = 8 * (q % CBo) + 4 * so + po, sc;
-                                    int kk;
-                                    if (j >= y->type.dims[1] || !plan_tile_chan_source(n, o, j, &kk, &sc) || kk != k ||
-                                        (sc % 4 - po + 4) % 4 != d)
-                                        continue;
-                                    int64_t lw = q / CBo * cblocks(n->in[k]) + sc / 8;
-                                    src[cnt] = 2 * (d ? scr + at[k][d] + lw : lw) + sc / 4 % 2;
-                                    dst[cnt++] = 2 * (q - q0) + so;
-                                }
-                                if (cnt == 4 || (q == q0 + qn && cnt)) {
-                                    for (int i = cnt; i < 4; i++) src[i] = src[cnt - 1], dst[i] = dst[cnt - 1];
-                                    buf_printf(e->b, "fpassa $%s", d ? "m" : (n->in[k]->loc == MN_LOC_LM1 ? "n" : "m"));
-                                    if (!d) buf_printf(e->b, "{%d}", n->in[k]->id);
-                                    buf_printf(e->b, "[%lld,%lld,%lld,%lld] $r[%lld,%lld,%lld,%lld]/$imr%d\n",
-                                               (long long)src[0], (long long)src[1], (long long)src[2],
-                                               (long long)src[3], (long long)dst[0], (long long)dst[1],
-                                               (long long)dst[2], (long long)dst[3], 1 + po);
-                                    cnt = 0;
-                                }
-                            }
-                        }
-            buf_printf(e->b, "nop\n");
-            char a[40];
-            for (int64_t q = 0; q < qn; q += 4)
-                buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(2 * q), emit_bank_reg(y),
-                           emit_at(e, y, q0 + q, a), emit_tail_mask(qn, q));
-            buf_printf(e->b, "nop/2\n");
-        }
-    }
-}
-
 /* mask 1: where $lr504 (a place) is not a multiple of g */
 static void off_grid(Em *e, int64_t g) {
     konst(e, g - 1, 1);
@@ -643,7 +501,7 @@ static void global_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, i
                 buf_printf(e->b, "%s $lr%lldv ", max ? "fmax" : "fvadd", (long long)(8 * g));
             else
                 buf_printf(e->b, "lpassa ");
-            lws(e, NULL, ea, n4);
+            emit_lw_list(e, NULL, ea, n4);
             buf_printf(e->b, " $lr%lldv\n", (long long)(8 * g));
         }
         if (G < 2) buf_printf(e->b, "nop\n");

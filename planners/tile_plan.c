@@ -440,4 +440,3 @@ bool plan_tile_chan(const MNNode *n, const MNMachine *m, const int64_t *h, MNLay
     }
     return true;
 }
-
