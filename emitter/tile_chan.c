@@ -8,12 +8,17 @@
  * long words are then put together word by word in GRF0, each word written on the one PE
  * that holds it (a mask from $subpeid), and stored.
  *
+ * An output block that is one input block as it is (a Concat at a multiple of 8 channels)
+ * is copied whole, 4 long words a step.
+ *
  * Cost: per rotation, 2 steps per 4 long words of the input; per output long word, a
- * word copy a step for every 4 (channel slot, PE) pairs of equal source, about 2 steps. */
+ * word copy a step for every 4 (channel slot, PE) pairs of equal source, about 2 steps;
+ * a whole block a quarter step. */
 #include "emit_impl.h"
 #include "plan.h"
 #include "ops.h"
 #include <stdio.h>
+#include <stdlib.h>
 
 /* the tiling of node n (inputs and outputs laid out on it) into h */
 static bool chan_tiles(const MNCompile *c, const MNNode *n, int64_t *h) {
@@ -105,10 +110,44 @@ void emit_tile_chan(Em *e, const MNNode *n, const Walk *wk) {
     for (int o = 0; o < n->nout; o++) {
         const MNValue *y = n->out[o];
         int64_t CBo = cblocks(y), total = px * CBo, B = 64;
+        int *bk = xmalloc(sizeof(int) * (size_t)CBo); /* an output block that is one input block: its input, or -1 */
+        int64_t *bsb = xmalloc(sizeof(int64_t) * (size_t)CBo);
+        for (int64_t jb = 0; jb < CBo; jb++) {
+            bk[jb] = -2;
+            for (int64_t t = 0; t < 8 && 8 * jb + t < y->type.dims[1] && bk[jb] != -1; t++) {
+                int kk;
+                int64_t sc;
+                if (!plan_tile_chan_source(n, o, 8 * jb + t, &kk, &sc) || sc % 8 != t ||
+                    (bk[jb] >= 0 && (bk[jb] != kk || bsb[jb] != sc / 8)))
+                    bk[jb] = -1;
+                else
+                    bk[jb] = kk, bsb[jb] = sc / 8;
+            }
+            if (bk[jb] < 0) bk[jb] = -1;
+        }
         for (int64_t q0 = 0; q0 < total; q0 += B) { /* output long words q0.. in GRF0 words 0.. */
             int64_t qn = total - q0 < B ? total - q0 : B;
             for (int64_t q = 0; q < qn; q += 4) buf_printf(e->b, "zero $lr%lldv\n", (long long)(2 * q));
             buf_printf(e->b, "nop\n");
+            for (int k = 0; k < nin; k++) { /* whole blocks as they are, 4 long words a step */
+                int64_t src[4], dst[4];
+                int cnt = 0;
+                for (int64_t q = q0; q <= q0 + qn; q++) {
+                    if (q < q0 + qn && bk[q % CBo] == k) {
+                        src[cnt] = q / CBo * cblocks(n->in[k]) + bsb[q % CBo];
+                        dst[cnt++] = q - q0;
+                    }
+                    if (cnt == 4 || (q == q0 + qn && cnt)) {
+                        buf_printf(e->b, "lpassa ");
+                        emit_lw_list(e, n->in[k], src, cnt);
+                        buf_printf(e->b, " $lr[");
+                        for (int i = 0; i < 4; i++)
+                            buf_printf(e->b, "%s%lld", i ? "," : "", (long long)(2 * dst[i < cnt ? i : cnt - 1]));
+                        buf_printf(e->b, "]\n");
+                        cnt = 0;
+                    }
+                }
+            }
             for (int po = 0; po < 4; po++)
                 for (int so = 0; so < 2; so++)
                     for (int k = 0; k < nin; k++)
@@ -119,7 +158,8 @@ void emit_tile_chan(Em *e, const MNNode *n, const Walk *wk) {
                                 if (q < q0 + qn) {
                                     int64_t j = 8 * (q % CBo) + 4 * so + po, sc;
                                     int kk;
-                                    if (j >= y->type.dims[1] || !plan_tile_chan_source(n, o, j, &kk, &sc) || kk != k ||
+                                    if (bk[q % CBo] >= 0 || j >= y->type.dims[1] ||
+                                        !plan_tile_chan_source(n, o, j, &kk, &sc) || kk != k ||
                                         (sc % 4 - po + 4) % 4 != d)
                                         continue;
                                     int64_t lw = q / CBo * cblocks(n->in[k]) + sc / 8;
@@ -145,5 +185,7 @@ void emit_tile_chan(Em *e, const MNNode *n, const Walk *wk) {
                            emit_at(e, y, q0 + q, a), emit_tail_mask(qn, q));
             buf_printf(e->b, "nop/2\n");
         }
+        free(bk);
+        free(bsb);
     }
 }
