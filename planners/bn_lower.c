@@ -8,7 +8,8 @@
  * (a pre-activation DenseNet's BN-ReLU-Conv stays on the convolutions' tiles, where the
  * window op would gather it). The constants are computed in double and rounded once.
  * Left as it is: the training outputs (running mean and variance), statistics computed
- * at run time, and an input of rank below 2. */
+ * at run time, an input of rank below 2, and a model before opset 7 (whose Mul broadcasts
+ * only with an attribute). */
 #include "plan.h"
 #include "ops.h"
 #include <math.h>
@@ -18,7 +19,7 @@ static bool is_bn(const MNNode *n) { return n->op == OP_BatchNormalization; }
 
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
-    if (n->nin != 5 || n->nout < 1 || !n->out[0] || !n->in[0]) return false;
+    if (n->nin != 5 || n->nout < 1 || !n->out[0] || !n->in[0] || g->opset < 7) return false; /* numpy broadcasting */
     for (int k = 1; k < n->nout; k++)
         if (n->out[k] && n->out[k]->nuses) return false; /* training statistics read */
     MNValue *x = n->in[0], *y = n->out[0];
