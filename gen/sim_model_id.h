@@ -1,1 +1,0 @@
-#define MN_SIM_MODEL_ID "6d623b8923a5e6cd"

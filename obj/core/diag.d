@@ -1,2 +1,0 @@
-/work/main/obj/core/diag.o: core/diag.c core/diag.h
-core/diag.h:

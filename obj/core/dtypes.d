@@ -1,2 +1,0 @@
-/work/main/obj/core/dtypes.o: core/dtypes.c core/dtypes.h
-core/dtypes.h:

@@ -1,2 +1,0 @@
-/work/main/obj/core/num.o: core/num.c core/num.h
-core/num.h:

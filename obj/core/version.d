@@ -1,2 +1,0 @@
-/work/main/obj/core/version.o: core/version.c core/version.h
-core/version.h:
