@@ -25,6 +25,7 @@
  * which element types each op has code for). */
 #include "emit.h"
 #include "emit_impl.h"
+#include "plan.h"
 #include "memo.h"
 #include "params.h"
 #include "scheduler.h"
@@ -112,9 +113,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         w->mat[w->pos] = true;
         return NULL;
     }
-    if ((n->op == OP_Conv || n->op == OP_MaxPool || n->op == OP_AveragePool || n->op == OP_GlobalAveragePool ||
-         n->op == OP_GlobalMaxPool || n->op == OP_ReduceMean || n->op == OP_ReduceMax) &&
-        emit_tile_node(c, n)) {
+    if (plan_tile_op(n->op) && emit_tile_node(c, n)) {
         w->tile[w->pos] = true;
         return emit_tile_why(c, n, w);
     }

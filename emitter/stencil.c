@@ -17,6 +17,7 @@
  * scratch, and Ro x ceil(OW / 4) x (kh kw + 1) steps of folds. */
 #include "emit_impl.h"
 #include "plan.h"
+#include "num.h"
 #include "ops.h"
 #include <math.h>
 #include <stdio.h>
@@ -42,8 +43,6 @@ const char *emit_stencil_why(const MNCompile *c, const MNNode *n, Walk *w) {
     return NULL;
 }
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
 /* a constant into GRF1 long word lw (both words), to be read 2 steps later */
 static void konst(Em *e, const char *kind, double v, int lw) {
     if (!strcmp(kind, "i"))
@@ -64,7 +63,7 @@ static void pad_row(Em *e, const MNStencil *s, int64_t scr, int64_t r, const cha
 static void pad_outside(Em *e, const MNStencil *s, int64_t scr) {
     for (int64_t r = 0; r < s->Erows; r++) {
         int64_t ei = r - s->ht;
-        int64_t lo = ei >= 0 ? 0 : cdiv(-ei, s->R), hi = s->H - 1 - ei >= 0 ? (s->H - 1 - ei) / s->R : -1;
+        int64_t lo = ei >= 0 ? 0 : num_cdiv(-ei, s->R), hi = s->H - 1 - ei >= 0 ? (s->H - 1 - ei) / s->R : -1;
         if (hi > s->B - 1) hi = s->B - 1;
         if (lo > hi) {
             pad_row(e, s, scr, r, "");
@@ -88,7 +87,7 @@ static void build_rows(Em *e, const MNStencil *s, const MNValue *x, int64_t pa, 
     const MNMachine *m = &e->c->machine;
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, A = P;
     int64_t cap = (m->l1bm_lw / P - 5) / 4 * 4, total = s->R * s->Wl, base = pa * s->R * s->Wl;
-    int64_t smin = -cdiv(s->ht, s->R), smax = cdiv(s->hb, s->R);
+    int64_t smin = -num_cdiv(s->ht, s->R), smax = num_cdiv(s->hb, s->R);
     if (smin < -(s->B - 1)) smin = -(s->B - 1);
     if (smax > s->B - 1) smax = s->B - 1;
     char at[40];
@@ -119,7 +118,7 @@ static void build_rows(Em *e, const MNStencil *s, const MNValue *x, int64_t pa, 
 
 /* plane pa's output rows from the scratch */
 static void fold(Em *e, const MNStencil *s, const MNValue *y, int64_t pa, int64_t scr) {
-    int64_t groups = cdiv(s->OW, 4), G = groups < 32 ? groups : 32, ybase = pa * s->Ro * s->Wlo;
+    int64_t groups = num_cdiv(s->OW, 4), G = groups < 32 ? groups : 32, ybase = pa * s->Ro * s->Wlo;
     const char *yb = y->loc == MN_LOC_LM1 ? "n" : "m";
     char at[40], src[64], stride[24];
     if (s->sw > 1)

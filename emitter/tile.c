@@ -24,6 +24,7 @@
 #include "emit_impl.h"
 #include "matmul.h"
 #include "plan.h"
+#include "num.h"
 #include "ops.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,8 +53,6 @@ bool emit_tile_node(const MNCompile *c, const MNNode *n) {
     MNTile t;
     return geometry(c, n, &t);
 }
-
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* the product of image img: A from the scratch at scr, B the streamed weights */
 static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, int64_t img, int64_t scr, MatPlan *p) {
@@ -104,7 +103,7 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
 static void dw_span(const MNTile *t, int64_t c0, int64_t ecb, int64_t *lo, int64_t *hi) {
     int64_t taps = t->kh * t->kw;
     *lo = c0 * taps / 16 * 16;
-    *hi = cdiv((c0 + ecb) * taps, 16) * 16;
+    *hi = num_cdiv((c0 + ecb) * taps, 16) * 16;
 }
 static int64_t dw_room(const MNTile *t) {
     int64_t lo, hi;
@@ -205,7 +204,7 @@ static int64_t place_id(Em *e, const MNTile *t, bool rows) {
 }
 
 /* floor(a / b) for b > 0 */
-static int64_t fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -cdiv(-a, b); }
+static int64_t fdiv(int64_t a, int64_t b) { return a >= 0 ? a / b : -num_cdiv(-a, b); }
 
 /* columns: the input tile's own rows, with the columns of the tiles beside it (tile
  * sigma's at sigma gx MABs: a distribute from 4 sigma gx long words off) */
@@ -240,7 +239,8 @@ static void halo_columns(Em *e, const MNTile *t, const MNValue *x, int64_t img, 
      * image column (m / gx) tw + ce - hl */
     int64_t places = place_id(e, t, false);
     for (int64_t ce = 0; ce < t->cols_e; ce++) {
-        int64_t d = ce - t->hl, lo = d >= 0 ? 0 : cdiv(-d, t->tw), hi = t->W - 1 - d >= 0 ? (t->W - 1 - d) / t->tw : -1;
+        int64_t d = ce - t->hl, lo = d >= 0 ? 0 : num_cdiv(-d, t->tw),
+                hi = t->W - 1 - d >= 0 ? (t->W - 1 - d) / t->tw : -1;
         if (lo <= 0 && hi * t->gx + t->gx - 1 >= places - 1) continue; /* every place's (a global pool sums all) */
         bool below, above;
         if (lo <= hi) outside(e, lo * t->gx, hi * t->gx + t->gx - 1, places, &below, &above);
@@ -302,7 +302,7 @@ static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
     int64_t A = GUARD, A2 = A + P * pc + GUARD, D = 32 * J;
     int64_t Cs = (D + J * P * pc + 32 * J + 63) / 64 * 64, Cr = (Cs + P * pc + 63) / 64 * 64;
     int64_t places = t->TYo * t->gyo, step = t->gyo < J ? t->gyo : J;
-    int64_t nl = cdiv(places, J) < m->n_l2b ? cdiv(places, J) : m->n_l2b;
+    int64_t nl = num_cdiv(places, J) < m->n_l2b ? num_cdiv(places, J) : m->n_l2b;
     bool multi = t->TY * t->gy > J && !(t->rep & (1u << LV_L2B)); /* tiles on several L2Bs */
     for (int64_t p0 = 0; p0 < total; p0 += pc) {
         int64_t np = total - p0 < pc ? total - p0 : pc, span = P * np;
@@ -341,7 +341,8 @@ static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
 static void rows_outside(Em *e, const MNTile *t, int64_t scr) {
     int64_t rowlw = t->cols_e * t->ecb, places = place_id(e, t, true);
     for (int64_t re = 0; re < t->rows_e; re++) {
-        int64_t d = re - t->ht, lo = d >= 0 ? 0 : cdiv(-d, t->th), hi = t->H - 1 - d >= 0 ? (t->H - 1 - d) / t->th : -1;
+        int64_t d = re - t->ht, lo = d >= 0 ? 0 : num_cdiv(-d, t->th),
+                hi = t->H - 1 - d >= 0 ? (t->H - 1 - d) / t->th : -1;
         if (lo <= 0 && hi * t->gy + t->gy - 1 >= places - 1) continue;
         int64_t a = scr + re * rowlw;
         if (lo > hi) {
@@ -371,7 +372,7 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
     int64_t items = t->tho * t->two * t->ecb, G = 32; /* groups of 4 items in flight */
     int64_t *ya = xmalloc(sizeof(int64_t) * (size_t)(items + 4)), *ea = xmalloc(sizeof(int64_t) * (size_t)(items + 4));
     for (int64_t g0 = 0; g0 < items; g0 += 4 * G) {
-        int64_t gn = cdiv(items - g0 < 4 * G ? items - g0 : 4 * G, 4);
+        int64_t gn = num_cdiv(items - g0 < 4 * G ? items - g0 : 4 * G, 4);
         for (int64_t i = 0; i < t->kh; i++)
             for (int64_t j = 0; j < t->kw; j++) {
                 for (int64_t g = 0; g < gn; g++) {
@@ -491,7 +492,8 @@ static void global_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, i
     const MNMachine *m = &e->c->machine;
     bool max = t->kind == MN_TILE_GMAX;
     const char *op = max ? "fmax" : "ffadd";
-    int64_t px = t->th * t->tw, CB = t->CB, G = cdiv(CB, 4), acc = scr + cdiv(px * CB, 4) * 4, J = m->l1b_per_l2b;
+    int64_t px = t->th * t->tw, CB = t->CB, G = num_cdiv(CB, 4), acc = scr + num_cdiv(px * CB, 4) * 4,
+            J = m->l1b_per_l2b;
     int64_t ea[4];
     for (int64_t q = 0; q < px; q++) {
         for (int64_t g = 0; g < G; g++) {
@@ -518,7 +520,7 @@ static void global_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, i
         zero(e, acc, 4 * G, "/$imr1");
     }
     buf_printf(e->b, "nop/2\n");
-    int64_t A = GUARD, D = GUARD, n16 = 16 * G, n64 = cdiv(n16, 64) * 64;
+    int64_t A = GUARD, D = GUARD, n16 = 16 * G, n64 = num_cdiv(n16, 64) * 64;
     bool mabs = t->TX * t->gx > 1 && !(t->rep & (1u << LV_MAB));
     bool l1bs = t->TY > 1 && t->gy < J && !(t->rep & (1u << LV_L1B));
     bool l2bs = t->TY * t->gy > J && !(t->rep & (1u << LV_L2B));
@@ -573,7 +575,7 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
     buf_printf(e->b, "nop\n");
     zero(e, scr, t.scratch_lw, "");
     buf_printf(e->b, "nop/2\n");
-    int64_t chunks = cdiv(t.CB, t.ecb);
+    int64_t chunks = num_cdiv(t.CB, t.ecb);
     for (int64_t it = 0; it < t.N * chunks; it++) {
         MNTile tc = t; /* image img, channel blocks from c0 */
         int64_t img = it / chunks;

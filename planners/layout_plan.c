@@ -474,7 +474,7 @@ bool plan_layout(MNCompile *c) {
         MNLayout tin, tout;
         int64_t hint[7];
         bool follows = n->nin && n->in[0] && banded[n->in[0]->id] && plan_tile_of(&L[n->in[0]->id], &c->machine, hint);
-        if ((n->op == OP_Conv || follows) && n->nout && n->out[0] && has[n->out[0]->id]) {
+        if (plan_tile_op(n->op) && (n->op == OP_Conv || follows) && n->nout && n->out[0] && has[n->out[0]->id]) {
             /* a convolution on tiles (a pool where its input is on them): the input's tiles
              * where the node can follow them, else its own (the input demanded so, step 3) */
             if (follows) ir_attr_set_ints(g, n, "tile_in", hint, 7);

@@ -96,6 +96,8 @@ typedef struct {
      * also holds its sums */
     int64_t rows_e, cols_e, c0, ecb, scratch_lw;
 } MNTile;
+/* may a node of this op run on tiles (plan_tile says whether this one does)? */
+bool plan_tile_op(int op);
 bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t);
 void plan_tile_layout(const MNTile *t, const MNMachine *m, bool out, MNLayout *l);
 /* the tiling of a tiled layout as the tile_in attribute holds it (TY gy th TX gx tw rep) */

@@ -24,15 +24,10 @@
  * the same count (no padding read, or count_include_pad with every window inside the
  * padded image), 2-D, float. */
 #include "plan.h"
+#include "num.h"
 #include "ops.h"
 #include <string.h>
 
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t pow2_at_least(int64_t x, int64_t cap) {
-    int64_t p = 1;
-    while (p < x && p < cap) p *= 2;
-    return p;
-}
 static bool pow2(int64_t x) { return x > 0 && !(x & (x - 1)); }
 
 /* the geometry for B bands; false when its scratch would be too large */
@@ -40,24 +35,24 @@ static bool with_bands(MNStencil *s, const MNMachine *m, int64_t B) {
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab;
     s->B = B;
     s->Q = P / B;
-    s->Ro = cdiv(s->OH, B);
-    if (s->Ro * s->sh * B < s->H) s->Ro = cdiv(s->H, B * s->sh);
+    s->Ro = num_cdiv(s->OH, B);
+    if (s->Ro * s->sh * B < s->H) s->Ro = num_cdiv(s->H, B * s->sh);
     s->R = s->Ro * s->sh;
-    s->Wl = cdiv(s->W, 2);
-    s->Wlo = cdiv(s->OW, 2);
+    s->Wl = num_cdiv(s->W, 2);
+    s->Wlo = num_cdiv(s->OW, 2);
     s->ht = s->pt > 0 ? s->pt : 0;
     int64_t below = (s->kh - 1) * s->dh - s->pt - s->sh + 1;
     s->hb = below > 0 ? below : 0;
-    s->fl1 = pow2_at_least(cdiv(s->C, s->Q), m->l1b_per_l2b);
-    s->fl2 = pow2_at_least(cdiv(s->C, s->Q * s->fl1), m->n_l2b);
-    s->CA = cdiv(s->C, s->Q * s->fl1 * s->fl2);
+    s->fl1 = num_pow2_at_least(num_cdiv(s->C, s->Q), m->l1b_per_l2b);
+    s->fl2 = num_pow2_at_least(num_cdiv(s->C, s->Q * s->fl1), m->n_l2b);
+    s->CA = num_cdiv(s->C, s->Q * s->fl1 * s->fl2);
     s->eo = (s->pl + 1) / 2 * 2;
-    int64_t groups = cdiv(s->OW, 4) * 4, last = s->eo - s->pl + (groups - 1) * s->sw + (s->kw - 1) * s->dw + 1;
-    int64_t width = s->eo + 8 * cdiv(s->Wl, 4); /* the padding rewrites whole steps of a row's data */
+    int64_t groups = num_cdiv(s->OW, 4) * 4, last = s->eo - s->pl + (groups - 1) * s->sw + (s->kw - 1) * s->dw + 1;
+    int64_t width = s->eo + 8 * num_cdiv(s->Wl, 4); /* the padding rewrites whole steps of a row's data */
     if (last > width) width = last;
-    s->Ew = cdiv(width, 4) * 4;
+    s->Ew = num_cdiv(width, 4) * 4;
     s->Erows = s->ht + s->R + s->hb;
-    s->scratch_lw = cdiv(s->Erows * s->Ew / 2, 4) * 4;
+    s->scratch_lw = num_cdiv(s->Erows * s->Ew / 2, 4) * 4;
     return s->scratch_lw <= m->lm0_lw / 4 && m->l1bm_lw / P >= 8; /* L1BM: a guard band each side, rows between */
 }
 
@@ -94,8 +89,8 @@ bool plan_stencil(const MNNode *n, const MNMachine *m, MNStencil *s) {
         MNStencil t = *s;
         if (!with_bands(&t, m, B)) continue;
         double planes = (double)(t.N * t.CA);
-        double work = planes * ((double)t.Ro * (double)cdiv(t.OW, 4) * (double)(t.kh * t.kw) +
-                                (double)t.Erows * (double)(2 * cdiv(t.Wl, 4) + 2));
+        double work = planes * ((double)t.Ro * (double)num_cdiv(t.OW, 4) * (double)(t.kh * t.kw) +
+                                (double)t.Erows * (double)(2 * num_cdiv(t.Wl, 4) + 2));
         if (best < 0 || work < best) {
             best = work;
             bestB = B;

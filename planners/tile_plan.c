@@ -29,15 +29,9 @@
  * (MaxPool, AveragePool with one count for every window), whose taps fold on the vector
  * unit from the same scratch. */
 #include "plan.h"
+#include "num.h"
 #include "ops.h"
 #include <string.h>
-
-static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-static int64_t pow2_at_least(int64_t x, int64_t cap) {
-    int64_t p = 1;
-    while (p < x && p < cap) p *= 2;
-    return p;
-}
 
 bool plan_window_2d(const MNNode *n, const int64_t *kernel, const MNType *x, const MNType *y, MNWindow2 *w) {
     const MNAttr *ks = ir_attr(n, "kernel_shape");
@@ -78,8 +72,8 @@ static bool side(int64_t out, int64_t in, int64_t s, int64_t h0, int64_t h1, int
     /* tiles of a power of two first: the nodes after a stride-2 one then follow its tiles */
     for (int pass = 0; pass < 2; pass++)
         for (int64_t k = 1; k <= out; k++) {
-            int64_t n = pow2_at_least(cdiv(out, k), max);
-            if ((!pass && (k & (k - 1))) || cdiv(out, k) > max || max % n) continue;
+            int64_t n = num_pow2_at_least(num_cdiv(out, k), max);
+            if ((!pass && (k & (k - 1))) || num_cdiv(out, k) > max || max % n) continue;
             if (n * k * s < in || h0 > k * s || h1 > k * s) continue;
             *tiles = n, *to = k;
             return true;
@@ -120,7 +114,7 @@ static bool follow(int64_t out, int64_t s, int64_t T, int64_t g, int64_t t, int6
         *To = T, *go = g, *to = t / s;
     } else if (s % t == 0) {
         int64_t f = s / t;
-        *to = 1, *go = g * f, *To = cdiv(T, f);
+        *to = 1, *go = g * f, *To = num_cdiv(T, f);
     } else
         return false;
     return *To * *to >= out && (*To - 1) * *go < max;
@@ -154,13 +148,18 @@ static bool global_pool(const MNNode *n, const MNMachine *m, MNTile *t) {
     t->TY = h[0], t->gy = h[1], t->th = h[2], t->TX = h[3], t->gx = h[4], t->tw = h[5], t->rep = (uint8_t)h[6];
     t->N = x->type.dims[0], t->C = t->OC = x->type.dims[1], t->H = x->type.dims[2], t->W = x->type.dims[3];
     t->OH = t->OW = 1, t->kh = t->H, t->kw = t->W, t->sh = t->sw = t->dh = t->dw = 1;
-    t->CB = t->OCB = cdiv(t->C, 8);
+    t->CB = t->OCB = num_cdiv(t->C, 8);
     if (t->TY * t->th < t->H || t->TX * t->tw < t->W) return false;
     t->TYo = t->TXo = t->gyo = t->gxo = t->tho = t->two = 1;
     t->repo = (uint8_t)(1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B);
     t->rows_e = t->th, t->cols_e = t->tw, t->ecb = t->CB;
-    t->scratch_lw = cdiv(t->rows_e * t->cols_e * t->CB, 4) * 4 + cdiv(t->CB, 4) * 4;
+    t->scratch_lw = num_cdiv(t->rows_e * t->cols_e * t->CB, 4) * 4 + num_cdiv(t->CB, 4) * 4;
     return t->scratch_lw <= m->lm0_lw / 2;
+}
+
+bool plan_tile_op(int op) {
+    return op == OP_Conv || op == OP_MaxPool || op == OP_AveragePool || op == OP_GlobalAveragePool ||
+           op == OP_GlobalMaxPool || op == OP_ReduceMean || op == OP_ReduceMax;
 }
 
 bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
@@ -191,7 +190,7 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     if (conv && (w->type.dims[0] != t->OC || w->type.dims[1] != (dw ? 1 : t->C))) return false;
     t->kind = dw ? MN_TILE_DW : t->kind;
     if (!conv && (t->OC != t->C || !pool(n, t))) return false;
-    t->CB = cdiv(t->C, 8), t->OCB = cdiv(t->OC, 8);
+    t->CB = num_cdiv(t->C, 8), t->OCB = num_cdiv(t->OC, 8);
     int64_t hb = (t->kh - 1) * t->dh - t->pt - t->sh + 1, hr = (t->kw - 1) * t->dw - t->pl - t->sw + 1;
     t->ht = t->pt, t->hl = t->pl, t->hb = hb > 0 ? hb : 0, t->hr = hr > 0 ? hr : 0;
     int64_t rows_max = (int64_t)m->l1b_per_l2b * m->n_l2b, cols_max = m->mab_per_l1b;
@@ -228,7 +227,7 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
         t->ecb = m->lm0_lw / 4 / px / 4 * 4; /* whole groups of 4 (the depthwise fold's) */
         if (t->ecb < 4) return false;
     }
-    t->scratch_lw = cdiv(px * t->ecb, 4) * 4;
+    t->scratch_lw = num_cdiv(px * t->ecb, 4) * 4;
     return t->scratch_lw <= m->lm0_lw / 2;
 }
 
@@ -324,7 +323,7 @@ void plan_tile_weights(const MNTile *t, MNLayout *l) {
     }
     l->rank = 4;
     l->shape[0] = t->OC, l->shape[1] = t->C, l->shape[2] = t->kh, l->shape[3] = t->kw;
-    sub(l, 0, cdiv(t->OC, 16), 16 * KB, LV_ADDR);
+    sub(l, 0, num_cdiv(t->OC, 16), 16 * KB, LV_ADDR);
     sub(l, 0, 16, 1, LV_ADDR);
     sub(l, 1, t->CB, 16, LV_ADDR);
     sub(l, 1, 2, 1, LV_W);
@@ -363,7 +362,7 @@ bool plan_tile_layout_of(const int64_t *h, const MNMachine *m, const int64_t *di
     MNTile t;
     memset(&t, 0, sizeof t);
     t.TY = h[0], t.gy = h[1], t.th = h[2], t.TX = h[3], t.gx = h[4], t.tw = h[5], t.rep = (uint8_t)h[6];
-    t.N = dims[0], t.C = dims[1], t.H = dims[2], t.W = dims[3], t.CB = cdiv(t.C, 8);
+    t.N = dims[0], t.C = dims[1], t.H = dims[2], t.W = dims[3], t.CB = num_cdiv(t.C, 8);
     if (t.TY * t.th < t.H || t.TX * t.tw < t.W) return false;
     plan_tile_layout(&t, m, false, l);
     char err[200];
