@@ -92,6 +92,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         w->tile[w->pos] = true;
         return emit_tile_chan_why(c, n, w);
     }
+    if (plan_tile_op(n->op) && emit_tile_node(c, n)) { /* (a DepthToSpace on tiles moves no data between MABs) */
+        w->tile[w->pos] = true;
+        return emit_tile_why(c, n, w);
+    }
     if (mn_op_has(n->op, MN_GATHER)) return moves_why(c, n, w);
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
@@ -112,10 +116,6 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && !emit_matrix_why(c, n, w)) {
         w->mat[w->pos] = true;
         return NULL;
-    }
-    if (plan_tile_op(n->op) && emit_tile_node(c, n)) {
-        w->tile[w->pos] = true;
-        return emit_tile_why(c, n, w);
     }
     if (window_op(n) && emit_stencil_node(c, n)) {
         w->sten[w->pos] = true;

@@ -412,6 +412,19 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
     free(ea);
 }
 
+/* the accumulators of output pixels q0 .. q0 + qn - 1 (GRF0, 8 words each), channel blocks
+ * 4 g .. (below c1), into the output tile of image img */
+static void store_pixels(Em *e, const MNTile *t, const MNValue *y, int64_t img, int64_t q0, int64_t qn, int64_t g,
+                         int64_t c1) {
+    char at[40];
+    for (int64_t q = q0; q < q0 + qn; q++) {
+        int64_t r = q / t->two, c = q % t->two, ya = ((img * t->tho + r) * t->two + c) * t->CB + 4 * g;
+        buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(8 * (q - q0)), emit_bank_reg(y),
+                   emit_at(e, y, ya, at), emit_tail_mask(c1, 4 * g));
+    }
+    buf_printf(e->b, "nop/2\n"); /* the scratch (LM0) is read again 3 steps after the stores */
+}
+
 /* image img of a depthwise convolution: for each group of 4 channel blocks, its weights
  * (and bias) staged in GRF1 from LW 8, then every output pixel's 4 blocks (8 channels a
  * long word... 4 long words a step) fold their taps from the scratch with fvfma */
@@ -419,7 +432,7 @@ static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_
     const MNValue *w = n->in[1], *b = bias_of(n), *y = n->out[0];
     MNLayout wl;
     plan_tile_weights(t, &wl);
-    int64_t taps = t->kh * t->kw, px = t->tho * t->two, CB = t->CB, PB = 32, W0 = 8, B0 = W0 + 4 * taps;
+    int64_t taps = t->kh * t->kw, px = t->tho * t->two, PB = 32, W0 = 8, B0 = W0 + 4 * taps;
     int64_t c1 = t->c0 + t->ecb; /* blocks c0 .. c1 - 1, from the scratch's first */
     int64_t lo, hi, ws = scr + t->scratch_lw; /* the chunk's weights from DRAM, after the scratch */
     dw_span(t, t->c0, t->ecb, &lo, &hi);
@@ -465,13 +478,154 @@ static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_
                                (long long)(2 * B0), (long long)(8 * (q - q0)));
                 if (qn < 2) buf_printf(e->b, "nop\n");
             }
-            for (int64_t q = q0; q < q0 + qn; q++) {
-                int64_t r = q / t->two, c = q % t->two, ya = ((img * t->tho + r) * t->two + c) * CB + 4 * g;
-                buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(8 * (q - q0)), emit_bank_reg(y),
-                           emit_at(e, y, ya, at), emit_tail_mask(c1, 4 * g));
-            }
-            buf_printf(e->b, "nop/2\n"); /* the scratch (LM0) is read again 3 steps after the stores */
+            store_pixels(e, t, y, img, q0, qn, g, c1);
         }
+    }
+}
+
+/* ---- Resize ---- */
+
+/* n LM0 long words from src to dst (where mask, or everywhere), through GRF0: 4 a step,
+ * 32 steps at a time; under a mask the tail one a step (no room for a tail mask) */
+static void lm_copy(Em *e, int64_t src, int64_t dst, int64_t n, const char *mask) {
+    int64_t whole = *mask ? n / 4 * 4 : n, a = 0;
+    while (a < n) {
+        int64_t gn = 0, w[32];
+        for (; a < n && gn < 32; a += a < whole ? 4 : 1) w[gn++] = a;
+        for (int64_t g = 0; g < gn; g++)
+            buf_printf(e->b, "lpassa $lm%lld%s $lr%lldv\n", (long long)(2 * (src + w[g])), w[g] < whole ? "v" : "",
+                       (long long)(8 * g));
+        if (gn < 2) buf_printf(e->b, "nop\n");
+        for (int64_t g = 0; g < gn; g++)
+            buf_printf(e->b, "lpassa $lr%lldv $lm%lld%s%s\n", (long long)(8 * g), (long long)(2 * (dst + w[g])),
+                       w[g] < whole ? "v" : "", *mask ? mask : emit_tail_mask(n, w[g]));
+        buf_printf(e->b, "nop/2\n");
+    }
+}
+
+/* The scratch past the image repeats its edge (a Resize's terms read the edge there):
+ * the rows first, then the columns of every row, so that the corners come along. Place
+ * p holds tile p / g, whose scratch line q is image line (p / g) t + q - h. A line past
+ * the image on several tiles takes each tile's edge in turn under a mask of the tiles
+ * from that one outwards, nearest the image last. */
+static void edge_lines(Em *e, const MNTile *t, int64_t scr, bool rows) {
+    int64_t lines = rows ? t->rows_e : t->cols_e, h = rows ? t->ht : t->hl, tl = rows ? t->th : t->tw;
+    int64_t T = rows ? t->TY : t->TX, g = rows ? t->gy : t->gx, n = rows ? t->H : t->W;
+    int64_t places = place_id(e, t, rows);
+    for (int64_t q = 0; q < lines; q++) {
+        int64_t d = q - h, lo = d >= 0 ? 0 : num_cdiv(-d, tl), hi = n - 1 - d >= 0 ? (n - 1 - d) / tl : -1;
+        for (int side = 0; side < 2; side++) {
+            int64_t k0 = side ? (hi + 1 > lo ? hi + 1 : lo) : (lo - 1 < T - 1 ? lo - 1 : T - 1);
+            for (int64_t k = k0; side ? k < T : k >= 0; k += side ? 1 : -1) {
+                int64_t src = (side ? n - 1 : 0) - k * tl + h; /* tile k's edge line */
+                if (src < 0 || src >= lines) continue;
+                const char *mask = "";
+                if (places > 1) {
+                    bool below, above;
+                    outside(e, side ? 0 : (k + 1) * g, side ? k * g - 1 : places - 1, places, &below, &above);
+                    if (side ? !above : !below) continue; /* the mask would be empty */
+                    mask = side ? "/$imr2" : "/$imr1";
+                } else if (k)
+                    continue; /* one place: tile 0 */
+                if (rows)
+                    lm_copy(e, scr + src * t->cols_e * t->ecb, scr + q * t->cols_e * t->ecb, t->cols_e * t->ecb, mask);
+                else
+                    for (int64_t r = 0; r < t->rows_e; r++)
+                        lm_copy(e, scr + (r * t->cols_e + src) * t->ecb, scr + (r * t->cols_e + q) * t->ecb, t->ecb,
+                                mask);
+            }
+        }
+    }
+}
+
+/* image img of a Resize: each output pixel (r, c) of the tile is the sum of its terms, the
+ * scratch pixels (a(r), b(c)) (offsets into the tile, resize.h) times their weights, 4
+ * channel blocks a step; the weights as constants in GRF1 from long word 8 */
+static void resize_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_t scr) {
+    const MNValue *y = n->out[0];
+    ResizePlan p;
+    if (!plan_tile_resize_plan(n, &p)) die("node '%s': no Resize plan", n->name);
+    int64_t(*ra)[2] = xmalloc(sizeof *ra * (size_t)t->tho), (*ca)[2] = xmalloc(sizeof *ca * (size_t)t->two);
+    double(*rw)[2] = xmalloc(sizeof *rw * (size_t)t->tho), (*cw)[2] = xmalloc(sizeof *cw * (size_t)t->two);
+    for (int64_t r = 0; r < t->tho; r++) {
+        int64_t a[4];
+        double w[4];
+        resize_axis(&p, 2, r, false, a, w);
+        for (int k = 0; k < t->kh; k++) ra[r][k] = a[k] + t->ht, rw[r][k] = w[k];
+    }
+    for (int64_t c = 0; c < t->two; c++) {
+        int64_t a[4];
+        double w[4];
+        resize_axis(&p, 3, c, false, a, w);
+        for (int k = 0; k < t->kw; k++) ca[c][k] = a[k] + t->hl, cw[c][k] = w[k];
+    }
+    enum { W0 = 8, NW = 48 };
+    float ws[NW];
+    int nw = 0;
+    int64_t taps = t->kh * t->kw, px = t->tho * t->two, PB = 32, c1 = t->c0 + t->ecb;
+    int *slot = xmalloc(sizeof(int) * (size_t)(px * taps));
+    for (int64_t q = 0; q < px; q++)
+        for (int64_t k = 0; k < taps; k++) {
+            float w = (float)(rw[q / t->two][k / t->kw] * cw[q % t->two][k % t->kw]);
+            int j = 0;
+            while (j < nw && ws[j] != w) j++;
+            if (j == nw) {
+                if (nw == NW) die("node '%s': more than %d weights", n->name, NW);
+                ws[nw++] = w;
+                buf_printf(e->b, "imm f\"%.9g\" $ls%d\n", (double)w, 2 * (W0 + j));
+            }
+            slot[q * taps + k] = j;
+        }
+    buf_printf(e->b, "nop\n");
+    for (int64_t g = t->c0 / 4; 4 * g < c1; g++)
+        for (int64_t q0 = 0; q0 < px; q0 += PB) {
+            int64_t qn = px - q0 < PB ? px - q0 : PB;
+            for (int64_t k = 0; k < taps; k++) {
+                for (int64_t q = q0; q < q0 + qn; q++) {
+                    int64_t r = q / t->two, c = q % t->two, acc = 8 * (q - q0);
+                    int64_t ea = scr + (ra[r][k / t->kw] * t->cols_e + ca[c][k % t->kw]) * t->ecb + 4 * g - t->c0;
+                    int j = slot[q * taps + k];
+                    if (taps == 1 && ws[j] == 1.0f)
+                        buf_printf(e->b, "lpassa $lm%lldv $lr%lldv\n", (long long)(2 * ea), (long long)acc);
+                    else if (!k)
+                        buf_printf(e->b, "fvmul $lm%lldv $ls%d $lr%lldv\n", (long long)(2 * ea), 2 * (W0 + j),
+                                   (long long)acc);
+                    else
+                        buf_printf(e->b, "fvfma $lm%lldv $ls%d $lr%lldv $lr%lldv\n", (long long)(2 * ea), 2 * (W0 + j),
+                                   (long long)acc, (long long)acc);
+                }
+                if (qn < 2) buf_printf(e->b, "nop\n");
+            }
+            store_pixels(e, t, y, img, q0, qn, g, c1);
+        }
+    free(slot);
+    free(ra);
+    free(ca);
+    free(rw);
+    free(cw);
+}
+
+/* image img of a DepthToSpace: output pixel (s i + a, s j + b)'s channel blocks are input
+ * pixel (i, j)'s from block (a s + b) OCB, copied through GRF0 32 groups of 4 at a time */
+static void d2s_copy(Em *e, const MNTile *t, const MNValue *x, const MNValue *y, int64_t img) {
+    int64_t s = t->fh, items = t->tho * t->two * num_cdiv(t->OCB, 4), G = num_cdiv(t->OCB, 4);
+    char at[40];
+    for (int64_t q0 = 0; q0 < items; q0 += 32) {
+        int64_t qn = items - q0 < 32 ? items - q0 : 32;
+        for (int64_t q = q0; q < q0 + qn; q++) {
+            int64_t px = q / G, g = q % G, r = px / t->two, c = px % t->two;
+            int64_t xa = ((img * t->th + r / s) * t->tw + c / s) * t->CB + (r % s * s + c % s) * t->OCB + 4 * g;
+            buf_printf(e->b, "lpassa $%s%sv $lr%lldv\n", emit_bank_reg(x), emit_at(e, x, xa, at),
+                       (long long)(8 * (q - q0)));
+        }
+        if (qn < 2) buf_printf(e->b, "nop\n");
+        for (int64_t q = q0; q < q0 + qn; q++) {
+            int64_t px = q / G, g = q % G, r = px / t->two, c = px % t->two;
+            int64_t ya = ((img * t->tho + r) * t->two + c) * t->OCB + 4 * g;
+            buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(8 * (q - q0)), emit_bank_reg(y),
+                       emit_at(e, y, ya, at), emit_tail_mask(t->OCB, 4 * g));
+        }
+        buf_printf(e->b, "nop/2\n");
     }
 }
 
@@ -566,6 +720,10 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
     MNTile t;
     if (!geometry(e->c, n, &t)) die("node '%s' is no tiled convolution", n->name);
     int64_t scr = wk->scr[wk->pos];
+    if (t.kind == MN_TILE_D2S) { /* no halos: every MAB its own pixels */
+        for (int64_t img = 0; img < t.N; img++) d2s_copy(e, &t, n->in[0], n->out[0], img);
+        return;
+    }
     if (t.kind == MN_TILE_MAX || t.kind == MN_TILE_GMAX) /* the value outside the image */
         buf_printf(e->b, "imm f\"-inf\" $ls0\n");
     else
@@ -585,6 +743,14 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
         for (int64_t sg = fdiv(-t.ht, t.th); sg <= fdiv(t.rows_e - 1 - t.ht, t.th); sg++)
             if (sg) halo_rows(e, &tc, scr, sg);
         rows_outside(e, &tc, scr);
+        if (t.kind == MN_TILE_RESIZE) {
+            if (t.edge) {
+                edge_lines(e, &tc, scr, true);
+                edge_lines(e, &tc, scr, false);
+            }
+            resize_fold(e, &tc, n, img, scr);
+            continue;
+        }
         if (t.kind == MN_TILE_DW) {
             dw_fold(e, &tc, n, img, scr);
             continue;

@@ -295,8 +295,8 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
     }
     case OP_Resize:
     case OP_Upsample: { /* a weighted sum over the terms of resize.c: (element, weight) pairs */
-        ResizePlan *rp;
-        if ((*why = resize_plan(c, n, &rp, &w->K))) return false;
+        ResizePlan *rp = ARENA_NEW(c->arena, ResizePlan);
+        if ((*why = resize_plan(n, c->g->opset, rp, &w->K))) return false;
         if (resize_weights(rp) + 3 > pool_wide(&c->machine) - K_FIRST_INDEX) { /* and 0, 1, the extrapolation */
             *why = "more distinct weights than the constant pool";
             return false;

@@ -29,7 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool ints2(const MNNode *n, const char *name, int64_t *v, int cnt, int64_t dflt) {
+bool plan_attr_ints(const MNNode *n, const char *name, int64_t *v, int cnt, int64_t dflt) {
     const MNAttr *a = ir_attr(n, name);
     for (int i = 0; i < cnt; i++) v[i] = dflt;
     if (!a) return true;
@@ -81,7 +81,9 @@ static bool lower(MNCompile *c, MNNode *n) {
     if (b && (!b->konst || b->type.rank != 1)) return false;
     if (ir_attr_int(n, "group", 1) != 1 || strcmp(ir_attr_string(n, "auto_pad", "NOTSET"), "NOTSET")) return false;
     int64_t ks[2] = {w->type.dims[2], w->type.dims[3]}, st[2], dl[2], pd[4];
-    if (!ints2(n, "strides", st, 2, 1) || !ints2(n, "dilations", dl, 2, 1) || !ints2(n, "pads", pd, 4, 0)) return false;
+    if (!plan_attr_ints(n, "strides", st, 2, 1) || !plan_attr_ints(n, "dilations", dl, 2, 1) ||
+        !plan_attr_ints(n, "pads", pd, 4, 0))
+        return false;
     const MNAttr *ka = ir_attr(n, "kernel_shape");
     if (ka && (ka->type != MN_ATTR_INTS || ka->n != 2 || ka->ints[0] != ks[0] || ka->ints[1] != ks[1])) return false;
     int64_t N = x->type.dims[0], C = x->type.dims[1], OC = w->type.dims[0], K0 = C * ks[0] * ks[1],

@@ -383,6 +383,7 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         plan_tile_chan(n, m, th, outs) && layout_identical(outl, &outs[0]))
         return plan_tile_layout_of(th, m, t->dims, want); /* each moved input on the output's tiles */
     if (k <= 2 && plan_tile_node(n, m, &tl, &tin, &tout)) { /* a convolution or pool on tiles (tile_plan.c) */
+        if (k > 0 && tl.kind != MN_TILE_CONV && tl.kind != MN_TILE_DW) return false; /* a Resize's scales */
         if (k == 1) plan_tile_weights(&tl, want);
         if (k == 2) plan_tile_bias(&tl, want);
         if (k == 0 && outl && layout_same_placement(outl, &tout)) *want = tin;
@@ -451,7 +452,7 @@ bool plan_layout(MNCompile *c) {
             streamed++;
         }
     mn_figure(c, "products_streaming_b", streamed);
-    int tiled = 0;
+    int tiled = 0, resized = 0;
     int nv = g->nvalues;
     MNLayout *L = xcalloc((size_t)nv + 1, sizeof(MNLayout));
     bool *has = xcalloc((size_t)nv + 1, sizeof(bool));
@@ -486,6 +487,7 @@ bool plan_layout(MNCompile *c) {
             if (ok) {
                 L[n->out[0]->id] = tout;
                 banded[n->out[0]->id] = true;
+                if (tl.kind == MN_TILE_RESIZE) resized++;
                 if (tl.kind == MN_TILE_CONV || tl.kind == MN_TILE_DW) { /* its weights stream from DRAM */
                     ir_attr_set_int(g, n, "b_streamed", 1);
                     tiled++;
@@ -654,6 +656,7 @@ bool plan_layout(MNCompile *c) {
     mn_figure(c, "window_outputs_aligned", aligned);
     mn_figure(c, "stencils", stencils);
     mn_figure(c, "convolutions_on_tiles", tiled);
+    mn_figure(c, "resizes_on_tiles", resized);
     mn_figure(c, "num_lw_total", total);
     mn_figure(c, "num_lw_max", maxlw);
     mn_log(c, 0,

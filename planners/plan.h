@@ -1,6 +1,7 @@
 /* The graph planners: each a pass over the MNGraph (driver/passes.c runs them). */
 #ifndef MN_PLAN_H
 #define MN_PLAN_H
+#include "resize.h"
 #include "compile.h"
 #include "layout.h"
 
@@ -9,6 +10,7 @@ bool plan_noop_lowering(MNCompile *c); /* noop_lower.c */
 bool plan_shuffle_lowering(MNCompile *c); /* shuffle_lower.c */
 bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */
+bool plan_convt_lowering(MNCompile *c); /* convt_lower.c */
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
 bool plan_mask_lowering(MNCompile *c); /* mask_lower.c */
 bool plan_resize_split(MNCompile *c); /* resize_split.c */
@@ -18,6 +20,9 @@ bool plan_resize_split(MNCompile *c); /* resize_split.c */
 bool plan_gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *dims);
 /* Nodes take() selects that lower() replaces (appending the replacements to the graph,
  * marking the node dead) get their replacements where they stood; the count replaced. */
+/* attribute name's cnt integers into v (all dflt when it is absent); false when it is
+ * not cnt integers */
+bool plan_attr_ints(const MNNode *n, const char *name, int64_t *v, int cnt, int64_t dflt);
 /* a new value of this type (a lowering's intermediate) */
 MNValue *plan_value_new(MNGraph *g, const char *name, int32_t elem, int rank, const int64_t *dims);
 int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower)(MNCompile *c, MNNode *n));
@@ -79,7 +84,16 @@ bool plan_stencil_node(const MNNode *n, const MNMachine *m, MNStencil *s, MNLayo
 
 /* A 2-D convolution or pool on tiles (tile_plan.c): every MAB a tile of pixels with all
  * their channels packed for the matrix unit, halos from the neighbouring tiles. */
-typedef enum { MN_TILE_CONV, MN_TILE_DW, MN_TILE_MAX, MN_TILE_AVG, MN_TILE_GAP, MN_TILE_GMAX } MNTileKind;
+typedef enum {
+    MN_TILE_CONV,
+    MN_TILE_DW,
+    MN_TILE_MAX,
+    MN_TILE_AVG,
+    MN_TILE_GAP,
+    MN_TILE_GMAX,
+    MN_TILE_RESIZE,
+    MN_TILE_D2S
+} MNTileKind;
 typedef struct {
     MNTileKind kind;
     int out_rank; /* 4, or 2: a global pool's (N, C) */
@@ -95,9 +109,15 @@ typedef struct {
      * a depthwise convolution or pool, which go through them ecb at a time); a global pool's
      * also holds its sums */
     int64_t rows_e, cols_e, c0, ecb, scratch_lw;
+    /* a Resize: kh x kw terms per pixel (resize.h), rows and columns upscaled fh, fw times;
+     * edge: some term reads past the image (the scratch repeats the edge there) */
+    int64_t fh, fw;
+    bool edge;
 } MNTile;
 /* may a node of this op run on tiles (plan_tile says whether this one does)? */
 bool plan_tile_op(int op);
+/* a Resize or Upsample's terms (resize.h), as the tiles read them */
+bool plan_tile_resize_plan(const MNNode *n, ResizePlan *p);
 bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t);
 void plan_tile_layout(const MNTile *t, const MNMachine *m, bool out, MNLayout *l);
 /* the tiling of a tiled layout as the tile_in attribute holds it (TY gy th TX gx tw rep) */

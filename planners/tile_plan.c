@@ -27,10 +27,14 @@
  * is not taken. Taken: Conv with group 1, constant weights and bias, float; depthwise ones
  * (their taps fold on the vector unit, the weights in LM); and 2-D pools
  * (MaxPool, AveragePool with one count for every window), whose taps fold on the vector
- * unit from the same scratch. */
+ * unit from the same scratch; where the input is on tiles, global pools, Resizes that
+ * upscale by whole factors (their terms from the scratch too) and DepthToSpace (a copy
+ * within each MAB). */
 #include "plan.h"
 #include "num.h"
 #include "ops.h"
+#include "resize.h"
+#include <math.h>
 #include <string.h>
 
 bool plan_window_2d(const MNNode *n, const int64_t *kernel, const MNType *x, const MNType *y, MNWindow2 *w) {
@@ -157,14 +161,115 @@ static bool global_pool(const MNNode *n, const MNMachine *m, MNTile *t) {
     return t->scratch_lw <= m->lm0_lw / 2;
 }
 
+/* A Resize (or Upsample) on tiles: rows and columns upscaled by whole factors, nearest or
+ * linear, the batch and channels kept. Each output tile sits where its input tile does,
+ * fh x fw times as large, and output row r of tile k reads input rows k th + a(r) for
+ * the same offsets a(r) (and weights) in every tile, so they are read from the tile's
+ * scratch with its halos like a pool's taps; a term past the image reads the edge (the
+ * scratch repeats it there). Resize splits a linear one into one axis at a time first
+ * (resize_split.c), so a pixel has at most 2 terms. */
+static bool resize_axis_tiles(const ResizePlan *p, int d, int64_t t, int64_t T, int64_t *lo, int64_t *hi, bool *edge) {
+    int64_t f = p->out[d] / p->in[d], n = p->T[d];
+    if (p->out[d] != f * p->in[d] || n > 2) return false;
+    *lo = 0, *hi = t - 1;
+    for (int64_t k = 0; k < T; k++)
+        for (int64_t r = 0; r < f * t && k * f * t + r < p->out[d]; r++) {
+            int64_t a0[4], a[4];
+            double w0[4], w[4];
+            if (!resize_axis(p, d, r, false, a0, w0) || !resize_axis(p, d, k * f * t + r, false, a, w)) return false;
+            for (int j = 0; j < n; j++) {
+                if (a[j] - k * t != a0[j] || fabs(w[j] - w0[j]) > 1e-9) return false;
+                if (a0[j] < *lo) *lo = a0[j];
+                if (a0[j] > *hi) *hi = a0[j];
+                if (a[j] < 0 || a[j] >= p->in[d]) *edge = true;
+            }
+        }
+    return *lo >= -t && *hi < 2 * t;
+}
+
+/* the plan of a Resize or Upsample (opset 10's form has no region of interest input) */
+bool plan_tile_resize_plan(const MNNode *n, ResizePlan *p) {
+    int64_t K;
+    return !resize_plan(n, n->op == OP_Upsample || n->nin == 2 ? 10 : 11, p, &K);
+}
+
+static bool resize_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
+    const MNAttr *hint = ir_attr(n, "tile_in");
+    const MNValue *x = n->in[0], *y = n->out[0];
+    if (!hint || hint->type != MN_ATTR_INTS || hint->n != 7 || n->nout != 1 || !x || !y) return false;
+    if (x->type.rank != 4 || y->type.rank != 4 || !is_float(x) || !is_float(y)) return false;
+    ResizePlan p;
+    if (!plan_tile_resize_plan(n, &p) || p.mode == RESIZE_CUBIC || p.exclude) return false;
+    for (int d = 0; d < 2; d++) /* the batch and channels as they are */
+        for (int64_t o = 0; o < p.out[d]; o++) {
+            int64_t a[4];
+            double w[4];
+            if (p.in[d] != p.out[d] || p.T[d] != 1 || !resize_axis(&p, d, o, false, a, w) || a[0] != o) return false;
+        }
+    t->kind = MN_TILE_RESIZE;
+    const int64_t *h = hint->ints;
+    t->TY = h[0], t->gy = h[1], t->th = h[2], t->TX = h[3], t->gx = h[4], t->tw = h[5], t->rep = (uint8_t)h[6];
+    t->N = x->type.dims[0], t->C = t->OC = x->type.dims[1], t->H = x->type.dims[2], t->W = x->type.dims[3];
+    t->OH = y->type.dims[2], t->OW = y->type.dims[3];
+    if (t->TY * t->th < t->H || t->TX * t->tw < t->W) return false;
+    int64_t lo[2], hi[2];
+    if (!resize_axis_tiles(&p, 2, t->th, t->TY, &lo[0], &hi[0], &t->edge) ||
+        !resize_axis_tiles(&p, 3, t->tw, t->TX, &lo[1], &hi[1], &t->edge))
+        return false;
+    t->fh = t->OH / t->H, t->fw = t->OW / t->W;
+    t->kh = p.T[2], t->kw = p.T[3], t->sh = t->sw = t->dh = t->dw = 1;
+    t->ht = -lo[0], t->hb = hi[0] - (t->th - 1), t->hl = -lo[1], t->hr = hi[1] - (t->tw - 1);
+    t->CB = t->OCB = num_cdiv(t->C, 8);
+    t->TYo = t->TY, t->gyo = t->gy, t->tho = t->th * t->fh, t->TXo = t->TX, t->gxo = t->gx, t->two = t->tw * t->fw;
+    t->repo = t->rep;
+    t->rows_e = t->ht + t->th + t->hb, t->cols_e = t->hl + t->tw + t->hr;
+    int64_t px = t->rows_e * t->cols_e;
+    t->ecb = t->CB;
+    if (px * t->CB > m->lm0_lw / 4) { /* channel blocks a few at a time */
+        t->ecb = m->lm0_lw / 4 / px / 4 * 4;
+        if (t->ecb < 4) return false;
+    }
+    t->scratch_lw = num_cdiv(px * t->ecb, 4) * 4;
+    return t->scratch_lw <= m->lm0_lw / 2;
+}
+
+/* A DepthToSpace (DCR) on tiles: output pixel (s i + a, s j + b) is input pixel (i, j)'s
+ * channels (a s + b) C' .. + C' - 1, whole channel blocks when C' is a multiple of 8, so
+ * each output tile sits where its input tile does, s times as large along each side,
+ * and every MAB copies its own pixels' blocks (a ConvTranspose's phases, convt_lower.c). */
+static bool d2s_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
+    const MNAttr *hint = ir_attr(n, "tile_in");
+    const MNValue *x = n->in[0], *y = n->out[0];
+    if (!hint || hint->type != MN_ATTR_INTS || hint->n != 7 || n->nout != 1 || !x || !y) return false;
+    if (x->type.rank != 4 || y->type.rank != 4 || !is_float(x) || !is_float(y)) return false;
+    int64_t s = ir_attr_int(n, "blocksize", 0);
+    if (s < 1 || strcmp(ir_attr_string(n, "mode", "DCR"), "DCR") || y->type.dims[1] % 8) return false;
+    t->kind = MN_TILE_D2S;
+    const int64_t *h = hint->ints;
+    t->TY = h[0], t->gy = h[1], t->th = h[2], t->TX = h[3], t->gx = h[4], t->tw = h[5], t->rep = (uint8_t)h[6];
+    t->N = x->type.dims[0], t->C = x->type.dims[1], t->H = x->type.dims[2], t->W = x->type.dims[3];
+    t->OC = y->type.dims[1], t->OH = y->type.dims[2], t->OW = y->type.dims[3];
+    if (t->TY * t->th < t->H || t->TX * t->tw < t->W || t->OC * s * s != t->C) return false;
+    t->fh = t->fw = s, t->kh = t->kw = t->sh = t->sw = t->dh = t->dw = 1;
+    t->CB = num_cdiv(t->C, 8), t->OCB = t->OC / 8;
+    t->TYo = t->TY, t->gyo = t->gy, t->tho = t->th * s, t->TXo = t->TX, t->gxo = t->gx, t->two = t->tw * s;
+    t->repo = t->rep;
+    t->rows_e = t->th, t->cols_e = t->tw, t->ecb = t->CB; /* no scratch: the tile's own pixels */
+    (void)m;
+    return true;
+}
+
 bool plan_tile_op(int op) {
     return op == OP_Conv || op == OP_MaxPool || op == OP_AveragePool || op == OP_GlobalAveragePool ||
-           op == OP_GlobalMaxPool || op == OP_ReduceMean || op == OP_ReduceMax;
+           op == OP_GlobalMaxPool || op == OP_ReduceMean || op == OP_ReduceMax || op == OP_Resize ||
+           op == OP_Upsample || op == OP_DepthToSpace;
 }
 
 bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     memset(t, 0, sizeof *t);
     if (n->op == OP_GlobalAveragePool || n->op == OP_GlobalMaxPool || reduce_hw(n)) return global_pool(n, m, t);
+    if (n->op == OP_Resize || n->op == OP_Upsample) return resize_tile(n, m, t);
+    if (n->op == OP_DepthToSpace) return d2s_tile(n, m, t);
     bool conv = n->op == OP_Conv;
     if (!conv && n->op != OP_MaxPool && n->op != OP_AveragePool) return false;
     if (n->nin < (conv ? 2 : 1) || n->nout < 1 || !n->in[0] || (conv && !n->in[1]) || !n->out[0]) return false;

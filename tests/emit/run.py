@@ -33,7 +33,7 @@ def check(name, ok, why=""):
 
 
 def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opts=(), expect_app=True, rtol=1e-5, atol=1e-6, types=None, on_matrix=False, sliced=False,
-         opset=13, stencil=False, tiles=False):
+         opset=13, stencil=False, tiles=False, need=()):
     d = os.path.join(tmp, name)
     os.makedirs(os.path.join(d, "in"))
     ty = lambda n: (types or {}).get(n, T.FLOAT)
@@ -71,6 +71,9 @@ def case(name, nodes, inputs, outputs, feeds, ref, inits=(), machine="tiny", opt
         return check(name, False, "no stencil")
     if tiles and not figs.get("convolutions_on_tiles"):  # planners/tile_plan.c
         return check(name, False, "no convolution on tiles")
+    for f in need:  # report.json figures the case is about (a lowering that must have fired)
+        if not figs.get(f):
+            return check(name, False, "figure %s is 0" % f)
     r = subprocess.run([MNEMU, app, "--inputs", os.path.join(d, "in"), "-o", os.path.join(d, "res"), "--json"], capture_output=True, text=True)
     if r.returncode:
         return check(name, False, "mnemu: " + r.stderr.strip()[-300:])
@@ -371,6 +374,61 @@ inits = [nh.from_array(a, nm2) for a, nm2 in ((wa, "wa"), (ba, "ba"), (wb, "wb")
     i64s("one", [1]), nh.from_array(np.array(2, np.float32), "two")]
 case("tiles-channel-shuffle", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
      machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
+
+# Resize on tiles (a decoder's upsampling): each output tile where its input tile is,
+# twice as large. Nearest as PyTorch exports it (asymmetric, floor); linear half_pixel
+# (split into one axis at a time), whose terms at the image's edge read the edge row and
+# column, on a 21 x 19 image whose tiles reach past it. Numpy references.
+def up_linear(x, axis, f=2):
+    n = x.shape[axis]
+    o = (np.arange(n * f) + 0.5) / f - 0.5
+    i0 = np.floor(o).astype(int)
+    w = (o - i0).astype(np.float32)
+    a, b = np.clip(i0, 0, n - 1), np.clip(i0 + 1, 0, n - 1)
+    sh = [1] * x.ndim
+    sh[axis] = -1
+    return np.take(x, a, axis) * (1 - w).reshape(sh) + np.take(x, b, axis) * w.reshape(sh)
+
+
+for nm, mode, hw in (("nearest", "nearest", (16, 24)), ("linear", "linear", (21, 19))):
+    x = f32(1, 12, *hw)
+    wa, ba, wb, bb = f32(16, 12, 3, 3) * 0.2, f32(16), f32(8, 16, 3, 3) * 0.2, f32(8)
+    a = np.maximum(conv_nchw(x, wa, ba, 1, 1), 0)
+    u = a.repeat(2, 2).repeat(2, 3) if mode == "nearest" else up_linear(up_linear(a, 2), 3)
+    yv = conv_nchw(u, wb, bb, 1, 1)
+    attrs = dict(mode=mode, coordinate_transformation_mode="asymmetric", nearest_mode="floor") if mode == "nearest" else \
+        dict(mode=mode)
+    nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a0"], pads=[1] * 4), h.make_node("Relu", ["a0"], ["a1"]),
+             h.make_node("Resize", ["a1", "", "sc"], ["u"], **attrs), h.make_node("Conv", ["u", "wb", "bb"], ["y"], pads=[1] * 4)]
+    inits = [nh.from_array(v, k) for v, k in ((wa, "wa"), (ba, "ba"), (wb, "wb"), (bb, "bb"))] + \
+        [nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")]
+    case("tiles-resize-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
+         machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("resizes_on_tiles",))
+
+# ConvTranspose as a convolution of every phase and a DepthToSpace, both on tiles (a
+# decoder's learned upsampling): kernel 4 stride 2 pad 1 with 12 output channels (not
+# whole blocks: sliced off after the DepthToSpace), and kernel 2 stride 2 with 8
+def convt_ref(x, w, b, s, p):
+    n, c, hh, ww = x.shape
+    k, oc = w.shape[2], w.shape[1]
+    full = np.zeros((n, oc, (hh - 1) * s + k, (ww - 1) * s + k), np.float32)
+    for i in range(hh):
+        for j in range(ww):
+            full[:, :, i * s:i * s + k, j * s:j * s + k] += np.einsum("nc,cokl->nokl", x[:, :, i, j], w)
+    return full[:, :, p:full.shape[2] - p, p:full.shape[3] - p] + b[None, :, None, None]
+
+
+for nm, k, p, oc in (("k4-oc12", 4, 1, 12), ("k2-oc8", 2, 0, 8)):
+    x = f32(1, 12, 24, 20)
+    wa, ba, wt, bt, wb, bb = f32(16, 12, 3, 3) * 0.2, f32(16), f32(16, oc, k, k) * 0.2, f32(oc), f32(8, oc, 3, 3) * 0.2, f32(8)
+    a = np.maximum(conv_nchw(x, wa, ba, 1, 1), 0)
+    yv = conv_nchw(convt_ref(a, wt, bt, 2, p), wb, bb, 1, 1)
+    nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a0"], pads=[1] * 4), h.make_node("Relu", ["a0"], ["a1"]),
+             h.make_node("ConvTranspose", ["a1", "wt", "bt"], ["u"], kernel_shape=[k, k], strides=[2, 2], pads=[p] * 4),
+             h.make_node("Conv", ["u", "wb", "bb"], ["y"], pads=[1] * 4)]
+    inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wt, "wt"), (bt, "bt"), (wb, "wb"), (bb, "bb"))]
+    case("tiles-convtranspose-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
+         inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("transposed_convolutions_lowered",))
 
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)

@@ -1,4 +1,4 @@
-/* Resize and Upsample as window ops (window.c folds them): each output element is a
+/* Resize and Upsample's terms (window.c and the tiles fold them): each output element is a
  * weighted sum of input elements whose positions and weights are known at compile time.
  *
  * Along each axis an output coordinate maps to an input coordinate x by the coordinate
@@ -13,22 +13,13 @@
  * tf_crop_and_resize a coordinate outside the input gives extrapolation_value.
  * Upsample (opset 9) and Resize of opset 10 are asymmetric, nearest rounding down. */
 #include "resize.h"
-#include "ir.h"
 #include "ops.h"
 #include <math.h>
 #include <string.h>
 
 enum { CT_HALF_PIXEL, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_HALF_PIXEL_NN, CT_TF_CROP };
 enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL };
-enum { MODE_NEAREST, MODE_LINEAR, MODE_CUBIC };
-
-struct ResizePlan {
-    int rank, mode, ct, nm;
-    bool exclude;
-    double a, extrapolation;
-    int64_t in[MN_MAX_RANK], out[MN_MAX_RANK], T[MN_MAX_RANK];
-    double scale[MN_MAX_RANK], roi0[MN_MAX_RANK], roi1[MN_MAX_RANK];
-};
+enum { MODE_NEAREST = RESIZE_NEAREST, MODE_LINEAR = RESIZE_LINEAR, MODE_CUBIC = RESIZE_CUBIC };
 
 static bool attr_is(const MNNode *n, const char *name, const char *dflt, const char *want) {
     return !strcmp(ir_attr_string(n, name, dflt), want);
@@ -66,9 +57,9 @@ static void cubic(double r, double A, double *c) {
     c[3] = ((A * (s + 1) - 5 * A) * (s + 1) + 8 * A) * (s + 1) - 4 * A;
 }
 
-/* the neighbours and weights of x along axis d (T[d] of them); false when x is outside
- * the input under tf_crop_and_resize */
-static bool terms(const ResizePlan *p, int d, double x, int64_t *at, double *w) {
+/* the neighbours and weights of x along axis d (T[d] of them; past the edge unless clamp);
+ * false when x is outside the input under tf_crop_and_resize */
+static bool terms(const ResizePlan *p, int d, double x, bool clamp, int64_t *at, double *w) {
     int64_t n = p->in[d];
     if (p->ct == CT_TF_CROP && (x < 0 || x > (double)(n - 1))) return false;
     double f = ceil(x) - 1, r = x - f;
@@ -79,7 +70,7 @@ static bool terms(const ResizePlan *p, int d, double x, int64_t *at, double *w) 
                       (p->nm == NM_ROUND_PREFER_CEIL && r >= 0.5);
             i = (int64_t)f + (up ? 1 : 0);
         }
-        at[0] = i < 0 ? 0 : i >= n ? n - 1 : i;
+        at[0] = !clamp ? i : i < 0 ? 0 : i >= n ? n - 1 : i;
         w[0] = 1;
         return true;
     }
@@ -94,28 +85,27 @@ static bool terms(const ResizePlan *p, int d, double x, int64_t *at, double *w) 
         int64_t i = first + t;
         if (p->exclude && (i < 0 || i >= n)) w[t] = 0;
         sum += w[t];
-        at[t] = i < 0 ? 0 : i >= n ? n - 1 : i;
+        at[t] = !clamp ? i : i < 0 ? 0 : i >= n ? n - 1 : i;
     }
     if (p->exclude && sum != 0)
         for (int t = 0; t < p->T[d]; t++) w[t] /= sum;
     return true;
 }
 
-const char *resize_plan(MNCompile *c, const MNNode *n, ResizePlan **out, int64_t *K) {
+const char *resize_plan(const MNNode *n, int64_t opset, ResizePlan *p, int64_t *K) {
     const MNValue *x = n->in[0], *o = n->out[0];
     int r = x->type.rank;
     if (r < 1 || r > MN_MAX_RANK || o->type.rank != r) return "a rank not handled";
     if (ir_attr_int(n, "antialias", 0) || ir_attr(n, "axes") ||
         !attr_is(n, "keep_aspect_ratio_policy", "stretch", "stretch"))
         return "antialias, axes or an aspect-ratio policy";
-    ResizePlan *p = ARENA_NEW(c->arena, ResizePlan);
     memset(p, 0, sizeof *p);
     p->rank = r;
     p->mode = attr_is(n, "mode", "nearest", "linear")  ? MODE_LINEAR
               : attr_is(n, "mode", "nearest", "cubic") ? MODE_CUBIC
                                                        : MODE_NEAREST;
     if (!attr_is(n, "mode", "nearest", "nearest") && p->mode == MODE_NEAREST) return "a mode not handled";
-    bool old = n->op == OP_Upsample || c->g->opset < 11; /* scales as input 1, asymmetric, rounding down */
+    bool old = n->op == OP_Upsample || opset < 11; /* scales as input 1, asymmetric, rounding down */
     static const char *cts[] = {"half_pixel", "pytorch_half_pixel",   "align_corners",
                                 "asymmetric", "tf_half_pixel_for_nn", "tf_crop_and_resize"};
     p->ct = -1;
@@ -155,7 +145,6 @@ const char *resize_plan(MNCompile *c, const MNNode *n, ResizePlan **out, int64_t
         }
         *K *= p->T[d];
     }
-    *out = p;
     return NULL;
 }
 
@@ -170,7 +159,7 @@ int64_t resize_weights(const ResizePlan *p) {
         for (int64_t i = 0; i < p->out[d] && n < CAP; i++) {
             int64_t at[4];
             double ws[4];
-            if (!terms(p, d, coord(p, d, i), at, ws)) continue;
+            if (!terms(p, d, coord(p, d, i), true, at, ws)) continue;
             for (int t = 0; t < p->T[d] && n < CAP; t++) {
                 int j = 0;
                 while (j < n && seen[j] != ws[t]) j++;
@@ -190,10 +179,14 @@ bool resize_term(const ResizePlan *p, const int64_t *idx, int64_t k, int64_t *si
         double ws[4];
         int64_t t = k % p->T[d];
         k /= p->T[d];
-        if (!terms(p, d, coord(p, d, idx[d]), at, ws)) return false;
+        if (!terms(p, d, coord(p, d, idx[d]), true, at, ws)) return false;
         sidx[d] = at[t];
         wt *= ws[t];
     }
     *w = wt;
     return true;
+}
+
+bool resize_axis(const ResizePlan *p, int d, int64_t o, bool clamp, int64_t *at, double *w) {
+    return terms(p, d, coord(p, d, o), clamp, at, w);
 }
