@@ -99,7 +99,12 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (mn_op_has(n->op, MN_GATHER)) return moves_why(c, n, w);
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
-    case OP_MNCoreLayoutSwitch: return emit_rename_why(c, n, w);
+    case OP_MNCoreLayoutSwitch:
+        if (emit_tile_retile_node(c, n)) { /* between two grids of tiles */
+            w->tile[w->pos] = true;
+            return emit_tile_retile_why(c, n, w);
+        }
+        return emit_rename_why(c, n, w);
     case OP_MNCoreInputSplit:
     case OP_MNCoreOutputConcat: return emit_piece_why(c, n);
     case OP_MNCoreDownload:
@@ -199,6 +204,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
         else if (wk->tile[wk->pos] &&
                  (n->op == OP_Concat || n->op == OP_Split || n->op == OP_Slice || n->op == OP_Gather))
             emit_tile_chan(e, n, wk);
+        else if (wk->tile[wk->pos] && n->op == OP_MNCoreLayoutSwitch)
+            emit_tile_retile(e, n, wk);
         else if (wk->tile[wk->pos])
             emit_tile(e, n, wk);
         else if (wk->sten[wk->pos])

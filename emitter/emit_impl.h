@@ -7,6 +7,7 @@
 #include "buf.h"
 #include "layout.h"
 #include "app.h"
+#include "plan.h"
 
 typedef struct {
     MNCompile *c;
@@ -128,6 +129,19 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk);
 /* tile.c: does v have exactly layout l (addresses too)? 4 long words of v (absolute LM0
  * ones when NULL) as an address list, the last repeated past n */
 bool emit_layout_is(const MNValue *v, const MNLayout *l);
+/* tile.c's moves, for the other tile files: n LM0 long words from src to dst on the PEs d
+ * row places away; this PE's row (or column) place into GRF0 word 504, and how many there
+ * are; mask 1 where that place is not a multiple of g */
+void emit_tile_shift_rows(Em *e, const MNTile *t, int64_t src, int64_t dst, int64_t n, int64_t d);
+int64_t emit_tile_place(Em *e, const MNTile *t, bool rows);
+void emit_tile_off_grid(Em *e, int64_t g);
+/* n long words from value a's long word ao (LM0 long word ao when a is NULL) to b's bo,
+ * through GRF0, where mask (or everywhere) */
+void emit_tile_copy(Em *e, const MNValue *a, int64_t ao, const MNValue *b, int64_t bo, int64_t n, const char *mask);
+/* tile_retile.c: a tiled value onto a coarser or finer grid of row tiles */
+bool emit_tile_retile_node(const MNCompile *c, const MNNode *n);
+const char *emit_tile_retile_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_tile_retile(Em *e, const MNNode *n, const Walk *wk);
 void emit_lw_list(Em *e, const MNValue *v, const int64_t *lw, int n);
 /* tile_chan.c: channels of tiled values moved where their pixels are (Concat, Split,
  * Slice, Gather) */

@@ -181,7 +181,7 @@ static void outside(Em *e, int64_t lo, int64_t hi, int64_t count, bool *below, b
 /* The place of this PE's tile into GRF0 word 504, and how many places there are: the MAB
  * (columns), or l2bid J + l1bid (rows); a level the value is replicated on counts as
  * place 0 there (every coordinate holds the same tiles) */
-static int64_t place_id(Em *e, const MNTile *t, bool rows) {
+int64_t emit_tile_place(Em *e, const MNTile *t, bool rows) {
     const MNMachine *m = &e->c->machine;
     if (!rows) {
         if (t->rep & (1u << LV_MAB)) return 1;
@@ -237,7 +237,7 @@ static void halo_columns(Em *e, const MNTile *t, const MNValue *x, int64_t img, 
     }
     /* columns outside the image: MAB m holds input tile m / gx, whose column ce - hl is
      * image column (m / gx) tw + ce - hl */
-    int64_t places = place_id(e, t, false);
+    int64_t places = emit_tile_place(e, t, false);
     for (int64_t ce = 0; ce < t->cols_e; ce++) {
         int64_t d = ce - t->hl, lo = d >= 0 ? 0 : num_cdiv(-d, t->tw),
                 hi = t->W - 1 - d >= 0 ? (t->W - 1 - d) / t->tw : -1;
@@ -284,17 +284,24 @@ static void carry_mv(Em *e, int64_t nl, int64_t dl, int64_t Cs, int64_t Cr, int6
 }
 
 /* rows: the scratch rows of tile offset sg (the input tile sg places of gy away), from
- * that tile's scratch: through the L1BM and the L2BM (a distribute shifted by its L1Bs),
- * and from another L2B through the PDM */
+ * that tile's scratch */
 static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
-    const MNMachine *m = &e->c->machine;
     int64_t re0 = t->ht + sg * t->th, re1 = re0 + t->th;
     if (re0 < 0) re0 = 0;
     if (re1 > t->rows_e) re1 = t->rows_e;
     if (re0 >= re1) return;
+    int64_t rowlw = t->cols_e * t->ecb;
+    emit_tile_shift_rows(e, t, scr + (re0 - sg * t->th) * rowlw, scr + re0 * rowlw, (re1 - re0) * rowlw, sg * t->gy);
+}
+
+/* n LM0 long words from src on every PE to dst on the PE of the same MAB d row places
+ * away (place p = l2bid J + l1bid gets place p + d's): through the L1BM and the L2BM (a
+ * distribute shifted by d L1Bs), and from another L2B through the PDM. The places that
+ * receive are t's output grid (TYo tiles at every gyo-th place); the sources may lie on
+ * another L2B when t's input tiles span several. */
+void emit_tile_shift_rows(Em *e, const MNTile *t, int64_t src, int64_t dst, int64_t total, int64_t d) {
+    const MNMachine *m = &e->c->machine;
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = m->l1b_per_l2b;
-    int64_t rowlw = t->cols_e * t->ecb, d = sg * t->gy; /* places away */
-    int64_t src = (re0 - sg * t->th) * rowlw, dst = re0 * rowlw, total = (re1 - re0) * rowlw;
     /* L2BM: the combined rows at D, room for a shift of J - 1 L1Bs either side; the edge
      * L1B's copy at Cs, a neighbour's at Cr */
     int64_t pc = (m->l2bm_lw - 64 * J - 2 * GUARD) / (P * (J + 2)) / 4 * 4;
@@ -307,7 +314,7 @@ static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
     for (int64_t p0 = 0; p0 < total; p0 += pc) {
         int64_t np = total - p0 < pc ? total - p0 : pc, span = P * np;
         for (int64_t k = 0; k < np; k += 4)
-            buf_printf(e->b, "l1bmd $lm%lldv $lb%lld\n", (long long)(2 * (scr + src + p0 + k)), (long long)(A + P * k));
+            buf_printf(e->b, "l1bmd $lm%lldv $lb%lld\n", (long long)(2 * (src + p0 + k)), (long long)(A + P * k));
         buf_printf(e->b, "nop/2\n");
         if (d > -J && d < J) { /* within the L2B: L1B j gets L1B j + d's */
             for (int64_t u = 0; u < span / 32; u++)
@@ -330,8 +337,8 @@ static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
             buf_printf(e->b, "nop/2\n");
         }
         for (int64_t k = 0; k < np; k += 4)
-            buf_printf(e->b, "l1bmd $lb%lld $lm%lldv%s\n", (long long)(A2 + P * k),
-                       (long long)(2 * (scr + dst + p0 + k)), emit_tail_mask(np, k));
+            buf_printf(e->b, "l1bmd $lb%lld $lm%lldv%s\n", (long long)(A2 + P * k), (long long)(2 * (dst + p0 + k)),
+                       emit_tail_mask(np, k));
         buf_printf(e->b, "nop/2\n");
     }
 }
@@ -339,7 +346,7 @@ static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {
 /* rows outside the image: place p = l2bid J + l1bid holds input tile p / gy, whose row
  * re - ht is image row (p / gy) th + re - ht */
 static void rows_outside(Em *e, const MNTile *t, int64_t scr) {
-    int64_t rowlw = t->cols_e * t->ecb, places = place_id(e, t, true);
+    int64_t rowlw = t->cols_e * t->ecb, places = emit_tile_place(e, t, true);
     for (int64_t re = 0; re < t->rows_e; re++) {
         int64_t d = re - t->ht, lo = d >= 0 ? 0 : num_cdiv(-d, t->th),
                 hi = t->H - 1 - d >= 0 ? (t->H - 1 - d) / t->th : -1;
@@ -485,20 +492,32 @@ static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_
 
 /* ---- Resize ---- */
 
-/* n LM0 long words from src to dst (where mask, or everywhere), through GRF0: 4 a step,
- * 32 steps at a time; under a mask the tail one a step (no room for a tail mask) */
-static void lm_copy(Em *e, int64_t src, int64_t dst, int64_t n, const char *mask) {
-    int64_t whole = *mask ? n / 4 * 4 : n, a = 0;
-    while (a < n) {
-        int64_t gn = 0, w[32];
-        for (; a < n && gn < 32; a += a < whole ? 4 : 1) w[gn++] = a;
-        for (int64_t g = 0; g < gn; g++)
-            buf_printf(e->b, "lpassa $lm%lld%s $lr%lldv\n", (long long)(2 * (src + w[g])), w[g] < whole ? "v" : "",
-                       (long long)(8 * g));
+/* n long words from value a's long word ao (LM0 long word ao when a is NULL) to b's bo,
+ * through GRF0 32 steps of 4 at a time; under a mask the tail one a step */
+void emit_tile_copy(Em *e, const MNValue *a, int64_t ao, const MNValue *b, int64_t bo, int64_t n, const char *mask) {
+    int64_t whole = *mask ? n / 4 * 4 : n, k = 0;
+    char at[40];
+    while (k < n) {
+        int64_t gn = 0, off[32];
+        for (; k < n && gn < 32; k += k < whole ? 4 : 1) off[gn++] = k;
+        for (int64_t g = 0; g < gn; g++) {
+            const char *v = off[g] < whole ? "v" : "";
+            if (a)
+                buf_printf(e->b, "lpassa $%s%s%s $lr%lldv\n", emit_bank_reg(a), emit_at(e, a, ao + off[g], at), v,
+                           (long long)(8 * g));
+            else
+                buf_printf(e->b, "lpassa $lm%lld%s $lr%lldv\n", (long long)(2 * (ao + off[g])), v, (long long)(8 * g));
+        }
         if (gn < 2) buf_printf(e->b, "nop\n");
-        for (int64_t g = 0; g < gn; g++)
-            buf_printf(e->b, "lpassa $lr%lldv $lm%lld%s%s\n", (long long)(8 * g), (long long)(2 * (dst + w[g])),
-                       w[g] < whole ? "v" : "", *mask ? mask : emit_tail_mask(n, w[g]));
+        for (int64_t g = 0; g < gn; g++) {
+            const char *v = off[g] < whole ? "v" : "", *tail = *mask ? mask : emit_tail_mask(n, off[g]);
+            if (b)
+                buf_printf(e->b, "lpassa $lr%lldv $%s%s%s%s\n", (long long)(8 * g), emit_bank_reg(b),
+                           emit_at(e, b, bo + off[g], at), v, tail);
+            else
+                buf_printf(e->b, "lpassa $lr%lldv $lm%lld%s%s\n", (long long)(8 * g), (long long)(2 * (bo + off[g])), v,
+                           tail);
+        }
         buf_printf(e->b, "nop/2\n");
     }
 }
@@ -511,7 +530,7 @@ static void lm_copy(Em *e, int64_t src, int64_t dst, int64_t n, const char *mask
 static void edge_lines(Em *e, const MNTile *t, int64_t scr, bool rows) {
     int64_t lines = rows ? t->rows_e : t->cols_e, h = rows ? t->ht : t->hl, tl = rows ? t->th : t->tw;
     int64_t T = rows ? t->TY : t->TX, g = rows ? t->gy : t->gx, n = rows ? t->H : t->W;
-    int64_t places = place_id(e, t, rows);
+    int64_t places = emit_tile_place(e, t, rows);
     for (int64_t q = 0; q < lines; q++) {
         int64_t d = q - h, lo = d >= 0 ? 0 : num_cdiv(-d, tl), hi = n - 1 - d >= 0 ? (n - 1 - d) / tl : -1;
         for (int side = 0; side < 2; side++) {
@@ -528,11 +547,12 @@ static void edge_lines(Em *e, const MNTile *t, int64_t scr, bool rows) {
                 } else if (k)
                     continue; /* one place: tile 0 */
                 if (rows)
-                    lm_copy(e, scr + src * t->cols_e * t->ecb, scr + q * t->cols_e * t->ecb, t->cols_e * t->ecb, mask);
+                    emit_tile_copy(e, NULL, scr + src * t->cols_e * t->ecb, NULL, scr + q * t->cols_e * t->ecb,
+                                   t->cols_e * t->ecb, mask);
                 else
                     for (int64_t r = 0; r < t->rows_e; r++)
-                        lm_copy(e, scr + (r * t->cols_e + src) * t->ecb, scr + (r * t->cols_e + q) * t->ecb, t->ecb,
-                                mask);
+                        emit_tile_copy(e, NULL, scr + (r * t->cols_e + src) * t->ecb, NULL,
+                                       scr + (r * t->cols_e + q) * t->ecb, t->ecb, mask);
             }
         }
     }
@@ -630,7 +650,7 @@ static void d2s_copy(Em *e, const MNTile *t, const MNValue *x, const MNValue *y,
 }
 
 /* mask 1: where $lr504 (a place) is not a multiple of g */
-static void off_grid(Em *e, int64_t g) {
+void emit_tile_off_grid(Em *e, int64_t g) {
     konst(e, g - 1, 1);
     buf_printf(e->b, "nop\niand $lr504 $ls2 $lr504\n");
     konst(e, 1, 1);
@@ -665,12 +685,12 @@ static void global_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, i
     for (int64_t g = 0; g < G; g++)
         buf_printf(e->b, "lpassa $lr%lldv $lm%lldv\n", (long long)(8 * g), (long long)(2 * (acc + 4 * g)));
     buf_printf(e->b, "nop/2\n");
-    if (t->gx > 1 && place_id(e, t, false) > 1) { /* MABs between the tiles */
-        off_grid(e, t->gx);
+    if (t->gx > 1 && emit_tile_place(e, t, false) > 1) { /* MABs between the tiles */
+        emit_tile_off_grid(e, t->gx);
         zero(e, acc, 4 * G, "/$imr1");
     }
-    if (t->gy > 1 && place_id(e, t, true) > 1) { /* L1Bs and L2Bs between the tiles */
-        off_grid(e, t->gy);
+    if (t->gy > 1 && emit_tile_place(e, t, true) > 1) { /* L1Bs and L2Bs between the tiles */
+        emit_tile_off_grid(e, t->gy);
         zero(e, acc, 4 * G, "/$imr1");
     }
     buf_printf(e->b, "nop/2\n");

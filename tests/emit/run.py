@@ -430,6 +430,30 @@ for nm, k, p, oc in (("k4-oc12", 4, 1, 12), ("k2-oc8", 2, 0, 8)):
     case("tiles-convtranspose-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
          inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("transposed_convolutions_lowered",))
 
+# A decoder meets its skip connection on another grid of row tiles: at 64 rows the tiles
+# have one row, the pool's output sits on every other row place, the Resize's tiles there
+# are two rows tall; the Concat follows its first input's tiles and the other input is
+# switched between the grids (emitter/tile_retile.c): onto the coarser grid when the
+# upsampled value comes first, onto the finer one when the skip does
+for nm, first in (("coarser", "u"), ("finer", "a1")):
+    x = f32(1, 8, 64, 64)
+    wa, ba, wb, bb, wc, bc = f32(16, 8, 3, 3) * 0.2, f32(16), f32(16, 16, 3, 3) * 0.2, f32(16), f32(8, 32, 3, 3) * 0.2, f32(8)
+    a = np.maximum(conv_nchw(x, wa, ba, 1, 1), 0)
+    b = np.maximum(conv_nchw(pool_ref(a, "MaxPool", 2, 2, 0), wb, bb, 1, 1), 0)
+    u = b.repeat(2, 2).repeat(2, 3)
+    yv = conv_nchw(np.concatenate([u, a] if first == "u" else [a, u], 1), wc, bc, 1, 1)
+    nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a0"], pads=[1] * 4), h.make_node("Relu", ["a0"], ["a1"]),
+             h.make_node("MaxPool", ["a1"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             h.make_node("Conv", ["p", "wb", "bb"], ["b0"], pads=[1] * 4), h.make_node("Relu", ["b0"], ["b1"]),
+             h.make_node("Resize", ["b1", "", "sc"], ["u"], mode="nearest", coordinate_transformation_mode="asymmetric",
+                         nearest_mode="floor"),
+             h.make_node("Concat", ["u", "a1"] if first == "u" else ["a1", "u"], ["k"], axis=1),
+             h.make_node("Conv", ["k", "wc", "bc"], ["y"], pads=[1] * 4)]
+    inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wb, "wb"), (bb, "bb"), (wc, "wc"), (bc, "bc"))] + \
+        [nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")]
+    case("tiles-retile-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
+         machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("resizes_on_tiles",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
