@@ -393,7 +393,7 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
                 tag = emit_stream_issue(e, p->b, q[i + 1].lo, q[i + 1].hi - q[i + 1].lo, (int)((i + 1) % 2));
         } else
             emit_stream_in(e, p->b, t->lo, t->hi - t->lo, scr);
-        bool first = t->k0 == 0;
+        bool first = t->k0 == 0 && !p->acc;
         for (int64_t s0 = 0; s0 < p->nslot; s0 += G) {
             int64_t ns = p->nslot - s0 < G ? p->nslot - s0 : G;
             for (int64_t j = t->j0; j < t->j1; j++) {

@@ -14,6 +14,7 @@ typedef struct {
     int64_t *aB; /* [j * N + n]: B's long word of K block j, column n */
     int64_t *aC; /* [j]: the bias's long word of N block j */
     bool stream; /* B in DRAM, brought in panel by panel */
+    bool acc; /* streamed: y holds the sums of K blocks before these (a convolution's earlier channels) */
 } MatPlan;
 
 /* A streamed B's panel: N blocks j0..j1-1, K blocks k0..k1-1, in B's long words lo..hi-1 */

@@ -62,13 +62,14 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
     p->y = n->out[0];
     p->c = bias_of(n);
     p->stream = true;
-    int64_t taps = t->kh * t->kw;
-    p->kb = taps * t->CB;
+    int64_t taps = t->kh * t->kw, EB = t->ecb; /* channel blocks c0 .. c0 + EB - 1, from the scratch's first */
+    p->kb = taps * EB;
     p->K = 8 * p->kb;
     p->N = t->OC;
     p->nb = t->OCB;
     p->nslot = t->tho * t->two;
     p->rows = p->nslot;
+    p->acc = t->c0 > 0; /* the output holds the sums over the channels before */
     p->aA = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->kb));
     p->aY = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->nb));
     p->aB = xmalloc(sizeof(int64_t) * (size_t)(p->kb * p->N));
@@ -78,9 +79,9 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
             int64_t s = r * t->two + q;
             for (int64_t i = 0; i < t->kh; i++)
                 for (int64_t j = 0; j < t->kw; j++)
-                    for (int64_t cb = 0; cb < t->CB; cb++) {
+                    for (int64_t cb = 0; cb < EB; cb++) {
                         int64_t re = r * t->sh + i * t->dh - t->pt + t->ht, ce = q * t->sw + j * t->dw - t->pl + t->hl;
-                        p->aA[s * p->kb + (i * t->kw + j) * t->CB + cb] = scr + (re * t->cols_e + ce) * t->CB + cb;
+                        p->aA[s * p->kb + (i * t->kw + j) * EB + cb] = scr + (re * t->cols_e + ce) * EB + cb;
                     }
             for (int64_t ob = 0; ob < t->OCB; ob++)
                 p->aY[s * p->nb + ob] = ((img * t->tho + r) * t->two + q) * t->OCB + ob;
@@ -89,7 +90,7 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
     plan_tile_weights(t, &wl);
     for (int64_t k = 0; k < p->kb; k++)
         for (int64_t oc = 0; oc < t->OC; oc++) {
-            int64_t idx[4] = {oc, 8 * (k % t->CB), k / t->CB / t->kw, k / t->CB % t->kw};
+            int64_t idx[4] = {oc, 8 * (t->c0 + k % EB), k / EB / t->kw, k / EB % t->kw};
             MNPlace pl;
             layout_place(&wl, idx, &pl);
             p->aB[k * p->N + oc] = pl.c[LV_ADDR];

@@ -332,6 +332,10 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
         t->ecb = m->lm0_lw / 4 / px / 4 * 4; /* whole groups of 4 (the depthwise fold's) */
         if (t->ecb < 4) return false;
     }
+    if (t->kind == MN_TILE_CONV && px * t->CB > m->lm0_lw / 2) { /* the product over a few channel blocks at */
+        t->ecb = m->lm0_lw / 4 / px; /* a time, adding to the output's sums (a large halo: a dilated one) */
+        if (t->ecb < 1) return false;
+    }
     t->scratch_lw = num_cdiv(px * t->ecb, 4) * 4;
     return t->scratch_lw <= m->lm0_lw / 2;
 }

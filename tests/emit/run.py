@@ -454,6 +454,31 @@ for nm, first in (("coarser", "u"), ("finer", "a1")):
     case("tiles-retile-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
          machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("resizes_on_tiles",))
 
+# A dilated convolution whose tiles have one pixel and whose halo spans 4 tiles each way
+# (FCN's and DeepLab's backbones at stride 8): the tile with its halos for all 128
+# channels would not fit the scratch, so the product runs over a few channel blocks at a
+# time, each adding to the output's sums
+def conv_dil(x, w, b, d, p):
+    n, _, hh, ww = x.shape
+    k = w.shape[2]
+    xp = np.pad(x, ((0, 0), (0, 0), (p, p), (p, p)))
+    out = np.zeros((n, w.shape[0], hh + 2 * p - d * (k - 1), ww + 2 * p - d * (k - 1)), np.float32)
+    for i in range(k):
+        for j in range(k):
+            out += np.einsum("nchw,oc->nohw", xp[:, :, i * d:i * d + out.shape[2], j * d:j * d + out.shape[3]], w[:, :, i, j])
+    return out + b[None, :, None, None]
+
+
+x = f32(1, 16, 32, 32)
+wa, ba, wd, bd = f32(128, 16, 3, 3) * 0.2, f32(128), f32(32, 128, 3, 3) * 0.05, f32(32)
+a = np.maximum(conv_nchw(x, wa, ba, 2, 1), 0)
+yv = conv_dil(a, wd, bd, 4, 4)
+nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a0"], pads=[1] * 4, strides=[2, 2]), h.make_node("Relu", ["a0"], ["a1"]),
+         h.make_node("Conv", ["a1", "wd", "bd"], ["y"], pads=[4] * 4, dilations=[4, 4])]
+inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wd, "wd"), (bd, "bd"))]
+case("tiles-dilated-channel-chunks", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
+     inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
