@@ -133,6 +133,7 @@ bool emit_layout_is(const MNValue *v, const MNLayout *l);
  * row places away; this PE's row (or column) place into GRF0 word 504, and how many there
  * are; mask 1 where that place is not a multiple of g */
 void emit_tile_shift_rows(Em *e, const MNTile *t, int64_t src, int64_t dst, int64_t n, int64_t d);
+void emit_tile_shift_cols(Em *e, int64_t src, int64_t dst, int64_t n, int64_t d);
 int64_t emit_tile_place(Em *e, const MNTile *t, bool rows);
 void emit_tile_off_grid(Em *e, int64_t g);
 /* n long words from value a's long word ao (LM0 long word ao when a is NULL) to b's bo,

@@ -284,6 +284,24 @@ static void carry_mv(Em *e, int64_t nl, int64_t dl, int64_t Cs, int64_t Cr, int6
     }
 }
 
+/* n LM0 long words from src on every PE to dst on the same PE of the MAB d places away
+ * (MAB m gets MAB m + d's; none past the L1B), through the L1BM a chunk at a time */
+void emit_tile_shift_cols(Em *e, int64_t src, int64_t dst, int64_t n, int64_t d) {
+    const MNMachine *m = &e->c->machine;
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, A = P, cap = (m->l1bm_lw / P - 5) / 4 * 4, off = 4 * d;
+    if (off <= -P || off >= P) return;
+    for (int64_t p0 = 0; p0 < n; p0 += cap) {
+        int64_t np = n - p0 < cap ? n - p0 : cap;
+        for (int64_t k = 0; k < np; k += 4)
+            buf_printf(e->b, "l1bmd $lm%lldv $lb%lld\n", (long long)(2 * (src + p0 + k)), (long long)(A + P * k));
+        buf_printf(e->b, "nop/2\n");
+        for (int64_t k = 0; k < np; k += 4)
+            buf_printf(e->b, "l1bmd $lb%lld $lm%lldv%s\n", (long long)(A + P * k + off),
+                       (long long)(2 * (dst + p0 + k)), emit_tail_mask(np, k));
+        buf_printf(e->b, "nop/2\n");
+    }
+}
+
 /* rows: the scratch rows of tile offset sg (the input tile sg places of gy away), from
  * that tile's scratch */
 static void halo_rows(Em *e, const MNTile *t, int64_t scr, int64_t sg) {

@@ -420,6 +420,27 @@ bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMa
     return v && plan_layout_demand_of(n, k, &v->type, v->dtype, outl, m, want);
 }
 
+/* Which of the first nin inputs of n, laid out on tiles (and of like's shape and dtype
+ * when like is given), has the finest tiles (the most places): the one a node with several
+ * follows, the others switched to its grid (emitter/tile_retile.c), so that a decoder's
+ * upsampled values come back onto the skip connections' denser grid; its tiling into h;
+ * -1: none */
+static int finest_tiles(const MNNode *n, int nin, const MNValue *like, const bool *banded, const MNLayout *L,
+                        const MNMachine *m, int64_t *h) {
+    int best = -1;
+    int64_t size = 0, t[7];
+    for (int k = 0; k < nin && k < n->nin; k++) {
+        const MNValue *v = n->in[k];
+        if (!v || !banded[v->id] || !plan_tile_of(&L[v->id], m, t)) continue;
+        if (like && (!same_dims(&v->type, &like->type) || v->dtype != like->dtype)) continue;
+        if (best < 0 || t[2] * t[5] < size) {
+            best = k, size = t[2] * t[5];
+            memcpy(h, t, sizeof t);
+        }
+    }
+    return best;
+}
+
 /* Estimated cycles of re-laying num_lw long words per PE between two layouts: through
  * L1BM (combine then distribute), through L2BM when L1B or L2B placement changes. */
 double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw) {
@@ -474,7 +495,7 @@ bool plan_layout(MNCompile *c) {
         MNTile tl;
         MNLayout tin, tout;
         int64_t hint[7];
-        bool follows = n->nin && n->in[0] && banded[n->in[0]->id] && plan_tile_of(&L[n->in[0]->id], &c->machine, hint);
+        bool follows = finest_tiles(n, n->op == OP_Concat ? n->nin : 1, NULL, banded, L, &c->machine, hint) >= 0;
         if (plan_tile_op(n->op) && (n->op == OP_Conv || follows) && n->nout && n->out[0] && has[n->out[0]->id]) {
             /* a convolution on tiles (a pool where its input is on them): the input's tiles
              * where the node can follow them, else its own (the input demanded so, step 3) */
@@ -522,12 +543,10 @@ bool plan_layout(MNCompile *c) {
             rows[o0->id] = true;
             continue;
         }
-        int tin_k = -1; /* an elementwise op keeps the tiles of an input of its shape */
-        for (int k = 0; elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id] && k < n->nin && tin_k < 0;
-             k++)
-            if (n->in[k] && banded[n->in[k]->id] && same_dims(&n->in[k]->type, &n->out[0]->type) &&
-                n->in[k]->dtype == n->out[0]->dtype)
-                tin_k = k;
+        /* an elementwise op keeps the tiles of an input of its shape (the finest) */
+        int tin_k = elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id]
+                        ? finest_tiles(n, n->nin, n->out[0], banded, L, &c->machine, hint)
+                        : -1;
         if (tin_k >= 0) {
             L[n->out[0]->id] = L[n->in[tin_k]->id];
             banded[n->out[0]->id] = true;

@@ -430,29 +430,50 @@ for nm, k, p, oc in (("k4-oc12", 4, 1, 12), ("k2-oc8", 2, 0, 8)):
     case("tiles-convtranspose-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
          inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("transposed_convolutions_lowered",))
 
-# A decoder meets its skip connection on another grid of row tiles: at 64 rows the tiles
-# have one row, the pool's output sits on every other row place, the Resize's tiles there
-# are two rows tall; the Concat follows its first input's tiles and the other input is
-# switched between the grids (emitter/tile_retile.c): onto the coarser grid when the
-# upsampled value comes first, onto the finer one when the skip does
-for nm, first in (("coarser", "u"), ("finer", "a1")):
-    x = f32(1, 8, 64, 64)
-    wa, ba, wb, bb, wc, bc = f32(16, 8, 3, 3) * 0.2, f32(16), f32(16, 16, 3, 3) * 0.2, f32(16), f32(8, 32, 3, 3) * 0.2, f32(8)
-    a = np.maximum(conv_nchw(x, wa, ba, 1, 1), 0)
-    b = np.maximum(conv_nchw(pool_ref(a, "MaxPool", 2, 2, 0), wb, bb, 1, 1), 0)
-    u = b.repeat(2, 2).repeat(2, 3)
-    yv = conv_nchw(np.concatenate([u, a] if first == "u" else [a, u], 1), wc, bc, 1, 1)
-    nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a0"], pads=[1] * 4), h.make_node("Relu", ["a0"], ["a1"]),
-             h.make_node("MaxPool", ["a1"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
-             h.make_node("Conv", ["p", "wb", "bb"], ["b0"], pads=[1] * 4), h.make_node("Relu", ["b0"], ["b1"]),
-             h.make_node("Resize", ["b1", "", "sc"], ["u"], mode="nearest", coordinate_transformation_mode="asymmetric",
-                         nearest_mode="floor"),
-             h.make_node("Concat", ["u", "a1"] if first == "u" else ["a1", "u"], ["k"], axis=1),
-             h.make_node("Conv", ["k", "wc", "bc"], ["y"], pads=[1] * 4)]
-    inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wb, "wb"), (bb, "bb"), (wc, "wc"), (bc, "bc"))] + \
-        [nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc")]
-    case("tiles-retile-" + nm, nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv), inits=inits,
+# A decoder meets its skip connections on other grids of tiles: at 64 x 64 a tile has one
+# row and 4 columns, the pools' outputs sit on every other, 4th, 8th row place and from 8
+# columns on every other MAB, and each Resize's tiles there are twice as large; the
+# Concat follows the input with the finest tiles, the upsampled one is switched onto that
+# grid (emitter/tile_retile.c: rows between row places, columns between MABs), with the
+# upsampled value first or second
+def unet_case(name, levels, up_first):
+    ch = [8, 16, 16, 24][:levels + 1]
+    x = f32(1, 4, 64, 64)
+    ws, nodes, inits, skips = {}, [], [], []
+    v, cur, cin = x, "x", 4
+    for lv in range(levels + 1):
+        if lv:
+            v = pool_ref(v, "MaxPool", 2, 2, 0)
+            nodes.append(h.make_node("MaxPool", [cur], ["p%d" % lv], kernel_shape=[2, 2], strides=[2, 2]))
+            cur = "p%d" % lv
+        w, b = f32(ch[lv], cin, 3, 3) * 0.2, f32(ch[lv])
+        v = np.maximum(conv_nchw(v, w, b, 1, 1), 0)
+        inits += [nh.from_array(w, "we%d" % lv), nh.from_array(b, "be%d" % lv)]
+        nodes += [h.make_node("Conv", [cur, "we%d" % lv, "be%d" % lv], ["c%d" % lv], pads=[1] * 4),
+                  h.make_node("Relu", ["c%d" % lv], ["e%d" % lv])]
+        cur, cin = "e%d" % lv, ch[lv]
+        skips.append((v, cur, cin))
+    for lv in reversed(range(levels)):
+        u = v.repeat(2, 2).repeat(2, 3)
+        nodes.append(h.make_node("Resize", [cur, "", "sc"], ["u%d" % lv], mode="nearest",
+                                 coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+        sv, sn, sc = skips[lv]
+        cat = np.concatenate([u, sv] if up_first else [sv, u], 1)
+        nodes.append(h.make_node("Concat", ["u%d" % lv, sn] if up_first else [sn, "u%d" % lv], ["k%d" % lv], axis=1))
+        w, b = f32(ch[lv], cin + sc, 3, 3) * 0.15, f32(ch[lv])
+        v = np.maximum(conv_nchw(cat, w, b, 1, 1), 0)
+        inits += [nh.from_array(w, "wd%d" % lv), nh.from_array(b, "bd%d" % lv)]
+        nodes += [h.make_node("Conv", ["k%d" % lv, "wd%d" % lv, "bd%d" % lv], ["d%d" % lv], pads=[1] * 4),
+                  h.make_node("Relu", ["d%d" % lv], ["r%d" % lv])]
+        cur, cin = "r%d" % lv, ch[lv]
+    nodes[-1].output[0] = "y"
+    inits.append(nh.from_array(np.array([1, 1, 2, 2], np.float32), "sc"))
+    case(name, nodes, [("x", list(x.shape))], [("y", list(v.shape))], dict(x=x), dict(y=v), inits=inits,
          machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("resizes_on_tiles",))
+
+
+unet_case("tiles-retile-rows", 1, True)
+unet_case("tiles-retile-rows-columns", 3, False)
 
 # A dilated convolution whose tiles have one pixel and whose halo spans 4 tiles each way
 # (FCN's and DeepLab's backbones at stride 8): the tile with its halos for all 128

@@ -13,7 +13,11 @@ import sys
 # (torchvision builder, batch, opset)
 NETS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
         "squeezenet1_1", "shufflenet_v2_x1_0", "regnet_x_400mf", "densenet121", "googlenet"]
-ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")]
+# segmentation (torchvision.models.segmentation, 21 classes, the "out" map): a decoder's
+# upsampling (Resize, its skip connection on another grid of tiles), dilated convolutions
+SEG = ["lraspp_mobilenet_v3_large"]
+ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
+    [(n, 1, 17) for n in SEG]
 
 
 def name_of(net, batch, opset):
@@ -24,6 +28,18 @@ def build(tv, net):
     kw = {"weights": None}
     if net == "googlenet":
         kw.update(aux_logits=False, init_weights=True)  # eval mode returns the logits only
+    if net in SEG:
+        import torch
+
+        class Out(torch.nn.Module):  # the class map only (the model returns a dict)
+            def __init__(self, m):
+                super().__init__()
+                self.m = m
+
+            def forward(self, x):
+                return self.m(x)["out"]
+
+        return Out(getattr(tv.models.segmentation, net)(weights=None, weights_backbone=None, num_classes=21)).eval()
     return getattr(tv.models, net)(**kw).eval()
 
 
