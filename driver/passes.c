@@ -86,6 +86,7 @@ static const MNPass pipeline[] = {
     {"bn_lowering", plan_bn_lowering, 1},
     {"group_expand", plan_group_expand, 1},
     {"convt_lowering", plan_convt_lowering, 1},
+    {"d2s_lowering", plan_d2s_lowering, 1},
     {"conv_lowering", plan_conv_lowering, 1},
     {"mask_lowering", plan_mask_lowering, 1},
     {"resize_split", plan_resize_split, 1},

@@ -50,6 +50,23 @@ MNValue *plan_value_new(MNGraph *g, const char *name, int32_t elem, int rank, co
     return v;
 }
 
+MNValue *plan_ints_konst(MNGraph *g, const char *name, int64_t n, const int64_t *v) {
+    MNValue *x = plan_value_new(g, name, ONNX_INT64, 1, &n);
+    x->konst = ir_tensor_new(g->arena, ONNX_INT64, 1, &n);
+    x->is_initializer = true;
+    for (int64_t i = 0; i < n; i++) ir_tensor_set_i(x->konst, i, v[i]);
+    return x;
+}
+
+MNNode *plan_node_new(MNGraph *g, const char *op, const char *name, int nin, MNValue *out) {
+    MNNode *r = ir_node_new(g, op, nin, 1);
+    r->name = name;
+    r->out[0] = out;
+    out->producer = r;
+    out->producer_out = 0;
+    return r;
+}
+
 /* Would a float value of these dims, laid out canonically, be read by a gather: on one
  * L2B (or alike on all; data does not cross L2Bs), the long words of every PE of the
  * L1Bs it spans in half of LM0 (the gather's scratch)? The lowering's Reshape and

@@ -51,24 +51,6 @@ static MNValue *konst_f(MNGraph *g, const char *name, int rank, const int64_t *d
     return v;
 }
 
-static MNValue *konst_i(MNGraph *g, const char *name, int64_t v) {
-    int64_t one = 1;
-    MNValue *x = plan_value_new(g, name, ONNX_INT64, 1, &one);
-    x->konst = ir_tensor_new(g->arena, ONNX_INT64, 1, &one);
-    x->is_initializer = true;
-    ir_tensor_set_i(x->konst, 0, v);
-    return x;
-}
-
-static MNNode *node(MNGraph *g, const char *op, const char *name, int nin, MNValue *out) {
-    MNNode *r = ir_node_new(g, op, nin, 1);
-    r->name = name;
-    r->out[0] = out;
-    out->producer = r;
-    out->producer_out = 0;
-    return r;
-}
-
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
     if (n->nin < 2 || n->nout != 1 || !n->in[0] || !n->in[1] || !n->out[0] || !n->in[1]->konst) return false;
@@ -121,22 +103,23 @@ static bool lower(MNCompile *c, MNNode *n) {
     ir_attr_set_ints(g, &cv, "pads", cpads, 4);
     MNTile t;
     if (!plan_tile(&cv, &c->machine, &t)) return false; /* (the new values, unused, are dropped) */
-    MNNode *conv = node(g, "Conv", arena_printf(g->arena, "%s_phases", n->name), 3, z);
+    MNNode *conv = plan_node_new(g, "Conv", arena_printf(g->arena, "%s_phases", n->name), 3, z);
     conv->in[0] = x, conv->in[1] = wz, conv->in[2] = bz;
     conv->attrs = cv.attrs, conv->nattr = cv.nattr;
     /* each phase's channels onto its pixels, the extra channels sliced off */
     int64_t dd[4] = {yd[0], OCp, yd[2], yd[3]};
     MNValue *d = OCp == OC ? y : plan_value_new(g, arena_printf(g->arena, "%s_blocks", y->name), ONNX_FLOAT32, 4, dd);
-    MNNode *ds = node(g, "DepthToSpace", arena_printf(g->arena, "%s_pixels", n->name), 1, d);
+    MNNode *ds = plan_node_new(g, "DepthToSpace", arena_printf(g->arena, "%s_pixels", n->name), 1, d);
     ds->in[0] = z;
     ir_attr_set_int(g, ds, "blocksize", s);
     /* mode: DCR, the default */
     if (OCp != OC) {
-        MNNode *sl = node(g, "Slice", arena_printf(g->arena, "%s_channels", n->name), 4, y);
+        MNNode *sl = plan_node_new(g, "Slice", arena_printf(g->arena, "%s_channels", n->name), 4, y);
         sl->in[0] = d;
-        sl->in[1] = konst_i(g, arena_printf(g->arena, "%s_from", n->name), 0);
-        sl->in[2] = konst_i(g, arena_printf(g->arena, "%s_to", n->name), OC);
-        sl->in[3] = konst_i(g, arena_printf(g->arena, "%s_axis", n->name), 1);
+        int64_t zero = 0, axis = 1;
+        sl->in[1] = plan_ints_konst(g, arena_printf(g->arena, "%s_from", n->name), 1, &zero);
+        sl->in[2] = plan_ints_konst(g, arena_printf(g->arena, "%s_to", n->name), 1, &OC);
+        sl->in[3] = plan_ints_konst(g, arena_printf(g->arena, "%s_axis", n->name), 1, &axis);
     }
     n->dead = true;
     return true;

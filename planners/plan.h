@@ -11,6 +11,7 @@ bool plan_shuffle_lowering(MNCompile *c); /* shuffle_lower.c */
 bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */
 bool plan_convt_lowering(MNCompile *c); /* convt_lower.c */
+bool plan_d2s_lowering(MNCompile *c); /* d2s_lower.c */
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
 bool plan_mask_lowering(MNCompile *c); /* mask_lower.c */
 bool plan_resize_split(MNCompile *c); /* resize_split.c */
@@ -25,6 +26,10 @@ bool plan_gather_fits(MNGraph *g, const MNMachine *m, int rank, const int64_t *d
 bool plan_attr_ints(const MNNode *n, const char *name, int64_t *v, int cnt, int64_t dflt);
 /* a new value of this type (a lowering's intermediate) */
 MNValue *plan_value_new(MNGraph *g, const char *name, int32_t elem, int rank, const int64_t *dims);
+/* a constant int64 list of n values (a lowering's indices, starts, axes) */
+MNValue *plan_ints_konst(MNGraph *g, const char *name, int64_t n, const int64_t *v);
+/* a new node of nin inputs (to be set) whose one output is out */
+MNNode *plan_node_new(MNGraph *g, const char *op, const char *name, int nin, MNValue *out);
 int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower)(MNCompile *c, MNNode *n));
 bool plan_location_initial(MNCompile *c);
 bool plan_layout(MNCompile *c);

@@ -479,9 +479,15 @@ bool plan_tile_layout_of(const int64_t *h, const MNMachine *m, const int64_t *di
 }
 
 /* the constant integer j of input k (a list), or dflt */
-static int64_t kint(const MNNode *n, int k, int64_t j, int64_t dflt) {
+static const MNValue *konst_in(const MNNode *n, int k) {
     const MNValue *v = k < n->nin ? n->in[k] : NULL;
-    return v && v->konst && j < v->konst->numel ? (int64_t)ir_tensor_get_f(v->konst, j) : dflt;
+    if (v && !v->konst && v->producer && v->producer->op == OP_MNCoreDownload) v = v->producer->in[0]; /* into LM */
+    return v && v->konst ? v : NULL;
+}
+
+static int64_t kint(const MNNode *n, int k, int64_t j, int64_t dflt) {
+    const MNValue *v = konst_in(n, k);
+    return v && j < v->konst->numel ? (int64_t)ir_tensor_get_f(v->konst, j) : dflt;
 }
 
 bool plan_tile_chan_source(const MNNode *n, int o, int64_t j, int *k, int64_t *s) {
@@ -525,7 +531,7 @@ bool plan_tile_chan(const MNNode *n, const MNMachine *m, const int64_t *h, MNLay
         ax = n->nin > 3 && n->in[3] ? 1 : (ir_attr(n, "starts") ? -9 : 0); /* no axes: from axis 0 */
     }
     if (ax != 1 && ax != -3) return false;
-    if (n->op == OP_Gather && (!n->in[1] || !n->in[1]->konst || n->in[1]->type.rank != 1)) return false;
+    if (n->op == OP_Gather && (!konst_in(n, 1) || n->in[1]->type.rank != 1)) return false;
     int nd = n->op == OP_Concat ? n->nin : 1;
     const MNValue *x = n->in[0];
     for (int k = 0; k < nd; k++) {

@@ -475,6 +475,19 @@ def unet_case(name, levels, up_first):
 unet_case("tiles-retile-rows", 1, True)
 unet_case("tiles-retile-rows-columns", 3, False)
 
+# PixelShuffle as PyTorch exports it (DepthToSpace, CRD) with 3 output channels: a channel
+# Gather into the DCR order (8 channels a phase), a DCR DepthToSpace on tiles, the extra
+# channels sliced off
+x = f32(1, 8, 48, 40)
+wa, ba = f32(12, 8, 3, 3) * 0.2, f32(12)
+a = conv_nchw(x, wa, ba, 1, 1)
+yv = a.reshape(1, 3, 2, 2, 48, 40).transpose(0, 1, 4, 2, 5, 3).reshape(1, 3, 96, 80)
+nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a"], pads=[1] * 4),
+         h.make_node("DepthToSpace", ["a"], ["y"], blocksize=2, mode="CRD")]
+case("tiles-pixel-shuffle", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
+     inits=[nh.from_array(wa, "wa"), nh.from_array(ba, "ba")], machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True,
+     need=("depth_to_space_lowered",))
+
 # A dilated convolution whose tiles have one pixel and whose halo spans 4 tiles each way
 # (FCN's and DeepLab's backbones at stride 8): the tile with its halos for all 128
 # channels would not fit the scratch, so the product runs over a few channel blocks at a
