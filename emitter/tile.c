@@ -62,14 +62,16 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
     p->y = n->out[0];
     p->c = bias_of(n);
     p->stream = true;
-    int64_t taps = t->kh * t->kw, EB = t->ecb; /* channel blocks c0 .. c0 + EB - 1, from the scratch's first */
+    /* kernel rows kr0 .. kr0 + kr - 1 (all of them but in a row pass); channel blocks c0 .. c0 + EB - 1, from
+     * the scratch's first */
+    int64_t kr = t->krows ? t->krows : t->kh, taps = kr * t->kw, EB = t->ecb;
     p->kb = taps * EB;
     p->K = 8 * p->kb;
     p->N = t->OC;
     p->nb = t->OCB;
     p->nslot = t->tho * t->two;
     p->rows = p->nslot;
-    p->acc = t->c0 > 0; /* the output holds the sums over the channels before */
+    p->acc = t->c0 > 0 || t->kr0 > 0; /* the output holds the sums over the channels (kernel rows) before */
     p->aA = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->kb));
     p->aY = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->nb));
     p->aB = xmalloc(sizeof(int64_t) * (size_t)(p->kb * p->N));
@@ -77,7 +79,7 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
     for (int64_t r = 0; r < t->tho; r++)
         for (int64_t q = 0; q < t->two; q++) {
             int64_t s = r * t->two + q;
-            for (int64_t i = 0; i < t->kh; i++)
+            for (int64_t i = 0; i < kr; i++)
                 for (int64_t j = 0; j < t->kw; j++)
                     for (int64_t cb = 0; cb < EB; cb++) {
                         int64_t re = r * t->sh + i * t->dh - t->pt + t->ht, ce = q * t->sw + j * t->dw - t->pl + t->hl;
@@ -90,7 +92,7 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
     plan_tile_weights(t, &wl);
     for (int64_t k = 0; k < p->kb; k++)
         for (int64_t oc = 0; oc < t->OC; oc++) {
-            int64_t idx[4] = {oc, 8 * (t->c0 + k % EB), k / EB / t->kw, k / EB % t->kw};
+            int64_t idx[4] = {oc, 8 * (t->c0 + k % EB), t->kr0 + k / EB / t->kw, k / EB % t->kw};
             MNPlace pl;
             layout_place(&wl, idx, &pl);
             p->aB[k * p->N + oc] = pl.c[LV_ADDR];
@@ -755,6 +757,38 @@ static void global_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, i
     buf_printf(e->b, "nop/2\n");
 }
 
+/* A convolution one kernel row at a time (tile_plan.c's rowpass): the tile's own rows with
+ * their column halos at own (after the band); for kernel row i, the band of input rows
+ * its output rows read, each from the own rows of the tile it lies in (moved as a halo),
+ * past the image zero; then the product of that row's taps, adding to the output */
+static void row_passes(Em *e, const MNNode *n, const MNTile *t, int64_t img, int64_t scr) {
+    MNTile own = *t;
+    int64_t band = (t->tho - 1) * t->sh + 1, rowlw = t->cols_e * t->ecb, at = scr + t->scratch_lw - t->own_lw;
+    own.ht = own.hb = 0, own.rows_e = t->th;
+    halo_columns(e, &own, n->in[0], img, at);
+    for (int64_t i = 0; i < t->kh; i++) {
+        int64_t b0 = i * t->dh - t->pt; /* the band's first row, from the tile's */
+        for (int64_t q = 0; q < band;) { /* runs of rows from one tile */
+            int64_t y = b0 + q, sg = fdiv(y, t->th), nq = (sg + 1) * t->th - y;
+            if (nq > band - q) nq = band - q;
+            int64_t from = at + (y - sg * t->th) * rowlw, to = scr + q * rowlw;
+            if (sg)
+                emit_tile_shift_rows(e, t, from, to, nq * rowlw, sg * t->gy);
+            else
+                emit_tile_copy(e, NULL, from, NULL, to, nq * rowlw, "");
+            q += nq;
+        }
+        MNTile bt = *t; /* the band as a scratch of its own: rows b0 .. of the tile, one kernel row */
+        bt.ht = -b0, bt.rows_e = band;
+        rows_outside(e, &bt, scr);
+        bt.krows = 1, bt.kr0 = i, bt.pt = bt.ht = 0;
+        MatPlan p;
+        product_plan(e->c, n, &bt, img, scr, &p);
+        emit_matrix_streamed(e, &p, scr + t->scratch_lw);
+        emit_matrix_plan_free(&p);
+    }
+}
+
 void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
     MNTile t;
     if (!geometry(e->c, n, &t)) die("node '%s' is no tiled convolution", n->name);
@@ -778,6 +812,10 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
         int64_t img = it / chunks;
         tc.c0 = it % chunks * t.ecb;
         tc.ecb = t.CB - tc.c0 < t.ecb ? t.CB - tc.c0 : t.ecb;
+        if (t.rowpass) {
+            row_passes(e, n, &tc, img, scr);
+            continue;
+        }
         halo_columns(e, &tc, n->in[0], img, scr);
         for (int64_t sg = fdiv(-t.ht, t.th); sg <= fdiv(t.rows_e - 1 - t.ht, t.th); sg++)
             if (sg) halo_rows(e, &tc, scr, sg);

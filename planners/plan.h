@@ -118,6 +118,11 @@ typedef struct {
      * edge: some term reads past the image (the scratch repeats the edge there) */
     int64_t fh, fw;
     bool edge;
+    /* a convolution whose halos are too tall for the scratch (a large dilation): one kernel
+     * row at a time (krows from kr0 in the product of a pass; 0: all), its band of input rows
+     * from the tiles' own rows (own_lw of the scratch after the band) */
+    bool rowpass;
+    int64_t kr0, krows, own_lw;
 } MNTile;
 /* may a node of this op run on tiles (plan_tile says whether this one does)? */
 bool plan_tile_op(int op);

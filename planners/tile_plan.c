@@ -334,9 +334,17 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     }
     if (t->kind == MN_TILE_CONV && px * t->CB > m->lm0_lw / 2) { /* the product over a few channel blocks at */
         t->ecb = m->lm0_lw / 4 / px; /* a time, adding to the output's sums (a large halo: a dilated one) */
-        if (t->ecb < 1) return false;
+        if (t->ecb < 1) { /* and one kernel row at a time: its band of rows, and the tile's own rows */
+            int64_t band = (t->tho - 1) * t->sh + 1;
+            t->rowpass = true;
+            t->ecb = m->lm0_lw / 4 / ((band + t->th) * t->cols_e);
+            if (t->ecb > t->CB) t->ecb = t->CB;
+            if (t->ecb < 1) return false;
+            t->own_lw = num_cdiv(t->th * t->cols_e * t->ecb, 4) * 4;
+            px = band * t->cols_e;
+        }
     }
-    t->scratch_lw = num_cdiv(px * t->ecb, 4) * 4;
+    t->scratch_lw = num_cdiv(px * t->ecb, 4) * 4 + t->own_lw;
     return t->scratch_lw <= m->lm0_lw / 2;
 }
 

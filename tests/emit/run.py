@@ -513,6 +513,20 @@ inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wd, "wd"), 
 case("tiles-dilated-channel-chunks", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
      inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
+# An atrous convolution of rate 12 on a 14 x 14 image (DeepLab's ASPP): tiles of one pixel
+# whose halos reach 12 tiles each way would need a scratch of 25 x 25 pixels, so the
+# product runs one kernel row at a time, each reading the band of rows it needs from the
+# tiles' own rows (and a few channel blocks at a time)
+x = f32(1, 16, 14, 14)
+wa, ba, wd, bd = f32(64, 16, 3, 3) * 0.2, f32(64), f32(16, 64, 3, 3) * 0.1, f32(16)
+a = np.maximum(conv_nchw(x, wa, ba, 1, 1), 0)
+yv = conv_dil(a, wd, bd, 12, 12)
+nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a0"], pads=[1] * 4), h.make_node("Relu", ["a0"], ["a1"]),
+         h.make_node("Conv", ["a1", "wd", "bd"], ["y"], pads=[12] * 4, dilations=[12, 12])]
+inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wd, "wd"), (bd, "bd"))]
+case("tiles-atrous-row-passes", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
+     inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
