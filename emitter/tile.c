@@ -670,6 +670,22 @@ static void d2s_copy(Em *e, const MNTile *t, const MNValue *x, const MNValue *y,
     }
 }
 
+/* image img of a broadcast: every pixel of the output tile is the input's one pixel, its
+ * channel blocks copied through GRF0 once and stored 32 pixels a step group */
+static void bcast_fill(Em *e, const MNTile *t, const MNValue *x, const MNValue *y, int64_t img) {
+    int64_t G = num_cdiv(t->CB, 4), px = t->tho * t->two;
+    char at[40];
+    for (int64_t g = 0; g < G; g++)
+        buf_printf(e->b, "lpassa $%s%sv $lr%lldv\n", emit_bank_reg(x), emit_at(e, x, img * t->CB + 4 * g, at),
+                   (long long)(8 * g));
+    buf_printf(e->b, "nop\n");
+    for (int64_t q = 0; q < px; q++)
+        for (int64_t g = 0; g < G; g++)
+            buf_printf(e->b, "lpassa $lr%lldv $%s%sv%s\n", (long long)(8 * g), emit_bank_reg(y),
+                       emit_at(e, y, (img * px + q) * t->CB + 4 * g, at), emit_tail_mask(t->CB, 4 * g));
+    buf_printf(e->b, "nop/2\n");
+}
+
 /* mask 1: where $lr504 (a place) is not a multiple of g */
 void emit_tile_off_grid(Em *e, int64_t g) {
     konst(e, g - 1, 1);
@@ -793,8 +809,12 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
     MNTile t;
     if (!geometry(e->c, n, &t)) die("node '%s' is no tiled convolution", n->name);
     int64_t scr = wk->scr[wk->pos];
-    if (t.kind == MN_TILE_D2S) { /* no halos: every MAB its own pixels */
-        for (int64_t img = 0; img < t.N; img++) d2s_copy(e, &t, n->in[0], n->out[0], img);
+    if (t.kind == MN_TILE_D2S || t.kind == MN_TILE_BCAST) { /* no halos: every MAB its own pixels */
+        for (int64_t img = 0; img < t.N; img++)
+            if (t.kind == MN_TILE_D2S)
+                d2s_copy(e, &t, n->in[0], n->out[0], img);
+            else
+                bcast_fill(e, &t, n->in[0], n->out[0], img);
         return;
     }
     if (t.kind == MN_TILE_MAX || t.kind == MN_TILE_GMAX) /* the value outside the image */

@@ -441,6 +441,29 @@ static int finest_tiles(const MNNode *n, int nin, const MNValue *like, const boo
     return best;
 }
 
+/* The finest tiles of a value that y meets at a node after node i (another input of a
+ * node that reads y, of y's batch and image size, laid out on tiles already), into h */
+static bool sibling_tiles(const MNGraph *g, int i, const MNValue *y, const bool *banded, const MNLayout *L,
+                          const MNMachine *m, int64_t *h) {
+    bool found = false;
+    int64_t t[7];
+    for (int j = i + 1; j < g->nnodes; j++) {
+        const MNNode *c = g->nodes[j];
+        bool reads = false;
+        for (int k = 0; k < c->nin; k++) reads |= c->in[k] == y;
+        for (int k = 0; reads && k < c->nin; k++) {
+            const MNValue *v = c->in[k];
+            if (!v || v == y || !banded[v->id] || v->type.rank != 4 || v->type.dims[0] != y->type.dims[0] ||
+                v->type.dims[2] != y->type.dims[2] || v->type.dims[3] != y->type.dims[3] ||
+                !plan_tile_of(&L[v->id], m, t))
+                continue;
+            if (!found || t[2] * t[5] < h[2] * h[5]) memcpy(h, t, sizeof t);
+            found = true;
+        }
+    }
+    return found;
+}
+
 /* Estimated cycles of re-laying num_lw long words per PE between two layouts: through
  * L1BM (combine then distribute), through L2BM when L1B or L2B placement changes. */
 double plan_switch_cycles(const MNMachine *m, const MNLayout *from, const MNLayout *to, int64_t num_lw) {
@@ -496,6 +519,10 @@ bool plan_layout(MNCompile *c) {
         MNLayout tin, tout;
         int64_t hint[7];
         bool follows = finest_tiles(n, n->op == OP_Concat ? n->nin : 1, NULL, banded, L, &c->machine, hint) >= 0;
+        int64_t sib[7];
+        if ((n->op == OP_Resize || n->op == OP_Upsample) && follows && n->nout == 1 && n->out[0] &&
+            sibling_tiles(g, i, n->out[0], banded, L, &c->machine, sib))
+            ir_attr_set_ints(g, n, "tile_out", sib, 7); /* a broadcast of one pixel may land on them */
         if (plan_tile_op(n->op) && (n->op == OP_Conv || follows) && n->nout && n->out[0] && has[n->out[0]->id]) {
             /* a convolution on tiles (a pool where its input is on them): the input's tiles
              * where the node can follow them, else its own (the input demanded so, step 3) */
@@ -508,7 +535,7 @@ bool plan_layout(MNCompile *c) {
             if (ok) {
                 L[n->out[0]->id] = tout;
                 banded[n->out[0]->id] = true;
-                if (tl.kind == MN_TILE_RESIZE) resized++;
+                if (tl.kind == MN_TILE_RESIZE || tl.kind == MN_TILE_BCAST) resized++;
                 if (tl.kind == MN_TILE_CONV || tl.kind == MN_TILE_DW) { /* its weights stream from DRAM */
                     ir_attr_set_int(g, n, "b_streamed", 1);
                     tiled++;

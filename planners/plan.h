@@ -97,7 +97,8 @@ typedef enum {
     MN_TILE_GAP,
     MN_TILE_GMAX,
     MN_TILE_RESIZE,
-    MN_TILE_D2S
+    MN_TILE_D2S,
+    MN_TILE_BCAST
 } MNTileKind;
 typedef struct {
     MNTileKind kind;

@@ -17,7 +17,6 @@
 #include <math.h>
 #include <string.h>
 
-enum { CT_HALF_PIXEL, CT_PYTORCH_HALF_PIXEL, CT_ALIGN_CORNERS, CT_ASYMMETRIC, CT_TF_HALF_PIXEL_NN, CT_TF_CROP };
 enum { NM_ROUND_PREFER_FLOOR, NM_ROUND_PREFER_CEIL, NM_FLOOR, NM_CEIL };
 enum { MODE_NEAREST = RESIZE_NEAREST, MODE_LINEAR = RESIZE_LINEAR, MODE_CUBIC = RESIZE_CUBIC };
 
@@ -38,11 +37,11 @@ static int floats_of(const MNNode *n, int k, double *v, int cap) {
 static double coord(const ResizePlan *p, int d, int64_t o) {
     double s = p->scale[d], lo = (double)p->out[d], li = (double)p->in[d];
     switch (p->ct) {
-    case CT_HALF_PIXEL: return ((double)o + 0.5) / s - 0.5;
-    case CT_PYTORCH_HALF_PIXEL: return p->out[d] > 1 ? ((double)o + 0.5) / s - 0.5 : -0.5;
-    case CT_ALIGN_CORNERS: return lo == 1 ? 0 : (double)o * (li - 1) / (s * li - 1);
-    case CT_TF_HALF_PIXEL_NN: return ((double)o + 0.5) / s;
-    case CT_TF_CROP:
+    case RESIZE_CT_HALF_PIXEL: return ((double)o + 0.5) / s - 0.5;
+    case RESIZE_CT_PYTORCH_HALF_PIXEL: return p->out[d] > 1 ? ((double)o + 0.5) / s - 0.5 : -0.5;
+    case RESIZE_CT_ALIGN_CORNERS: return lo == 1 ? 0 : (double)o * (li - 1) / (s * li - 1);
+    case RESIZE_CT_TF_HALF_PIXEL_NN: return ((double)o + 0.5) / s;
+    case RESIZE_CT_TF_CROP:
         return p->out[d] > 1 ? p->roi0[d] * (li - 1) + (double)o * (p->roi1[d] - p->roi0[d]) * (li - 1) / (lo - 1)
                              : 0.5 * (p->roi0[d] + p->roi1[d]) * (li - 1);
     default: return (double)o / s;
@@ -61,7 +60,7 @@ static void cubic(double r, double A, double *c) {
  * false when x is outside the input under tf_crop_and_resize */
 static bool terms(const ResizePlan *p, int d, double x, bool clamp, int64_t *at, double *w) {
     int64_t n = p->in[d];
-    if (p->ct == CT_TF_CROP && (x < 0 || x > (double)(n - 1))) return false;
+    if (p->ct == RESIZE_CT_TF_CROP && (x < 0 || x > (double)(n - 1))) return false;
     double f = ceil(x) - 1, r = x - f;
     if (p->T[d] == 1) {
         int64_t i = (int64_t)f + 1; /* x itself when it lands on an element */
@@ -111,7 +110,7 @@ const char *resize_plan(const MNNode *n, int64_t opset, ResizePlan *p, int64_t *
     p->ct = -1;
     for (int i = 0; i < 6; i++)
         if (attr_is(n, "coordinate_transformation_mode", "half_pixel", cts[i])) p->ct = i;
-    if (old) p->ct = CT_ASYMMETRIC;
+    if (old) p->ct = RESIZE_CT_ASYMMETRIC;
     if (p->ct < 0) return "a coordinate transformation not handled";
     static const char *nms[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
     p->nm = -1;
@@ -126,7 +125,7 @@ const char *resize_plan(const MNNode *n, int64_t opset, ResizePlan *p, int64_t *
     int ns = floats_of(n, old ? 1 : 2, sc, MN_MAX_RANK), nz = old ? 0 : floats_of(n, 3, sz, MN_MAX_RANK);
     int nr = old ? 0 : floats_of(n, 1, roi, 2 * MN_MAX_RANK);
     if (ns < 0 || nz < 0 || nr < 0 || (ns != r && nz != r)) return "scales or sizes computed at run time";
-    if (p->ct == CT_TF_CROP && nr != 2 * r) return "a region of interest computed at run time";
+    if (p->ct == RESIZE_CT_TF_CROP && nr != 2 * r) return "a region of interest computed at run time";
     *K = 1;
     for (int d = 0; d < r; d++) {
         p->in[d] = x->type.dims[d];
@@ -140,7 +139,7 @@ const char *resize_plan(const MNNode *n, int64_t opset, ResizePlan *p, int64_t *
         p->T[d] = 1;
         for (int64_t i = 0; i < p->out[d] && p->T[d] == 1 && p->mode != MODE_NEAREST; i++) {
             double xc = coord(p, d, i);
-            if (xc != floor(xc) && !(p->ct == CT_TF_CROP && (xc < 0 || xc > (double)(p->in[d] - 1))))
+            if (xc != floor(xc) && !(p->ct == RESIZE_CT_TF_CROP && (xc < 0 || xc > (double)(p->in[d] - 1))))
                 p->T[d] = p->mode == MODE_LINEAR ? 2 : 4;
         }
         *K *= p->T[d];

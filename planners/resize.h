@@ -14,6 +14,15 @@ typedef struct {
 } ResizePlan;
 
 enum { RESIZE_NEAREST, RESIZE_LINEAR, RESIZE_CUBIC };
+/* the coordinate transformation modes (ct) */
+enum {
+    RESIZE_CT_HALF_PIXEL,
+    RESIZE_CT_PYTORCH_HALF_PIXEL,
+    RESIZE_CT_ALIGN_CORNERS,
+    RESIZE_CT_ASYMMETRIC,
+    RESIZE_CT_TF_HALF_PIXEL_NN,
+    RESIZE_CT_TF_CROP
+};
 
 /* node n's plan into *p (opset: the model's) and the terms of every output element, *K;
  * NULL, or why the node is not handled */

@@ -9,7 +9,8 @@
  * axis at a time, 4 terms and a dozen weights. Each link keeps the node's attributes and
  * its per-axis scale (scales or sizes, as the node was given them), with the identity
  * (scale 1, region of interest [0, 1]) on the other axes; nearest keeps one term and is
- * left whole. */
+ * left whole, and so is one from a single element on every axis it moves (a broadcast:
+ * its terms all read that element). */
 #include "plan.h"
 #include "ops.h"
 #include <string.h>
@@ -49,8 +50,10 @@ static bool is_split(const MNNode *n) {
     int r = n->in[0]->type.rank, ax[MN_MAX_RANK];
     double v[MN_MAX_RANK], roi[2 * MN_MAX_RANK];
     char kind;
-    return r > 1 && r <= MN_MAX_RANK && n->out[0]->type.rank == r && params(n, &kind, v, roi, r) &&
-           moved_axes(n, roi, ax) > 1;
+    if (r <= 1 || r > MN_MAX_RANK || n->out[0]->type.rank != r || !params(n, &kind, v, roi, r)) return false;
+    int m = moved_axes(n, roi, ax), ones = 0;
+    for (int i = 0; i < m; i++) ones += n->in[0]->type.dims[ax[i]] == 1;
+    return m > 1 && ones < m; /* from one element on every axis: every term reads it (a broadcast) */
 }
 
 static MNValue *const_floats(MNGraph *g, const char *name, int32_t elem, const double *v, int64_t n) {

@@ -193,13 +193,39 @@ bool plan_tile_resize_plan(const MNNode *n, ResizePlan *p) {
     return !resize_plan(n, n->op == OP_Upsample || n->nin == 2 ? 10 : 11, p, &K);
 }
 
+/* A Resize of an image of one pixel held on every MAB (a global pool's, as DeepLab's ASPP
+ * pools) to an image on the tiles tile_out names (the layout planner takes them from a
+ * value the output meets): every output pixel is that pixel (its terms' weights sum to
+ * 1), so each MAB fills its output tile with it. */
+static bool bcast_tile(const MNNode *n, const MNMachine *m, const ResizePlan *p, const int64_t *h, MNTile *t) {
+    const MNAttr *o = ir_attr(n, "tile_out");
+    const MNValue *x = n->in[0], *y = n->out[0];
+    const uint8_t all = (uint8_t)(1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B);
+    if (!o || o->type != MN_ATTR_INTS || o->n != 7 || x->type.dims[2] != 1 || x->type.dims[3] != 1 || h[0] != 1 ||
+        h[2] != 1 || h[3] != 1 || h[5] != 1 || (h[6] & all) != all || p->mode == RESIZE_CUBIC ||
+        p->ct == RESIZE_CT_TF_CROP /* extrapolated pixels */)
+        return false;
+    const int64_t *q = o->ints;
+    t->kind = MN_TILE_BCAST;
+    t->TY = t->TX = t->th = t->tw = t->gy = t->gx = 1, t->rep = (uint8_t)h[6];
+    t->N = x->type.dims[0], t->C = t->OC = x->type.dims[1], t->H = t->W = 1;
+    t->OH = y->type.dims[2], t->OW = y->type.dims[3];
+    t->TYo = q[0], t->gyo = q[1], t->tho = q[2], t->TXo = q[3], t->gxo = q[4], t->two = q[5], t->repo = (uint8_t)q[6];
+    t->CB = t->OCB = num_cdiv(t->C, 8), t->kh = t->kw = t->sh = t->sw = t->dh = t->dw = 1;
+    t->rows_e = t->cols_e = 1, t->ecb = t->CB;
+    (void)m;
+    return t->TYo * t->tho >= t->OH && t->TXo * t->two >= t->OW;
+}
+
 static bool resize_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     const MNAttr *hint = ir_attr(n, "tile_in");
     const MNValue *x = n->in[0], *y = n->out[0];
     if (!hint || hint->type != MN_ATTR_INTS || hint->n != 7 || n->nout != 1 || !x || !y) return false;
     if (x->type.rank != 4 || y->type.rank != 4 || !is_float(x) || !is_float(y)) return false;
     ResizePlan p;
-    if (!plan_tile_resize_plan(n, &p) || p.mode == RESIZE_CUBIC || p.exclude) return false;
+    if (!plan_tile_resize_plan(n, &p) || p.exclude) return false;
+    if (p.in[0] == p.out[0] && p.in[1] == p.out[1] && bcast_tile(n, m, &p, hint->ints, t)) return true;
+    if (p.mode == RESIZE_CUBIC) return false;
     for (int d = 0; d < 2; d++) /* the batch and channels as they are */
         for (int64_t o = 0; o < p.out[d]; o++) {
             int64_t a[4];

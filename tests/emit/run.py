@@ -527,6 +527,24 @@ inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wd, "wd"), 
 case("tiles-atrous-row-passes", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
      inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True)
 
+# DeepLab's ASPP pooling branch: a global pool, a 1x1 convolution on its one pixel (held
+# on every MAB), and a bilinear Resize back to the image size, which lands on the tiles of
+# the branch it is concatenated with (every output pixel is the one pixel)
+x = f32(1, 16, 20, 24)
+wa, ba, wp, bp, wc, bc = f32(32, 16, 3, 3) * 0.2, f32(32), f32(8, 32, 1, 1) * 0.3, f32(8), f32(8, 40, 1, 1) * 0.3, f32(8)
+a = np.maximum(conv_nchw(x, wa, ba, 1, 1), 0)
+pv = np.maximum(conv_nchw(a.mean(axis=(2, 3), keepdims=True), wp, bp, 1, 0), 0)
+yv = conv_nchw(np.concatenate([a, np.broadcast_to(pv, (1, 8, 20, 24))], 1), wc, bc, 1, 0)
+nodes = [h.make_node("Conv", ["x", "wa", "ba"], ["a0"], pads=[1] * 4), h.make_node("Relu", ["a0"], ["a1"]),
+         h.make_node("GlobalAveragePool", ["a1"], ["g"]), h.make_node("Conv", ["g", "wp", "bp"], ["p0"]),
+         h.make_node("Relu", ["p0"], ["p1"]),
+         h.make_node("Resize", ["p1", "", "", "sz"], ["u"], mode="linear"),
+         h.make_node("Concat", ["a1", "u"], ["k"], axis=1), h.make_node("Conv", ["k", "wc", "bc"], ["y"])]
+inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wp, "wp"), (bp, "bp"), (wc, "wc"), (bc, "bc"))] + \
+    [nh.from_array(np.array([1, 8, 20, 24], np.int64), "sz")]
+case("tiles-aspp-pooling-broadcast", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
+     inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("resizes_on_tiles",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
