@@ -15,7 +15,7 @@ NETS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet
         "squeezenet1_1", "shufflenet_v2_x1_0", "regnet_x_400mf", "densenet121", "googlenet"]
 # segmentation (torchvision.models.segmentation, 21 classes, the "out" map): a decoder's
 # upsampling (Resize, its skip connection on another grid of tiles), dilated convolutions
-SEG = ["lraspp_mobilenet_v3_large", "fcn_resnet50"]
+SEG = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50"]
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
     [(n, 1, 17) for n in SEG]
 
