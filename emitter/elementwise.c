@@ -35,7 +35,7 @@ typedef enum {
 } Kind;
 
 /* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
- * temporaries (4 long words each), K0..K3 constants (one long word, read in every
+ * temporaries (4 long words each), K0..K7 constants (one long word, read in every
  * cycle), set before the loop from attributes or immediate inputs; T1 is in GRF0, T2 and
  * the constants in GRF1. Each line is a
  * step; a nop follows each but the last (a GRF result is read 2 steps later). No step
@@ -44,7 +44,7 @@ typedef enum {
 typedef struct {
     const char *steps;
     int nk;
-    double k[4];
+    double k[8];
     char buf[16384]; /* steps built for the node's dtype */
 } Seq;
 
@@ -158,6 +158,25 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         q->k[0] = 1.7014118346046923e38;
         q->k[1] = -1;
         q->k[2] = 1;
+        return true;
+    case OP_Erf: { /* sign(x) (1 - t (a1 + t (a2 + ... + t a5)) e^-x^2), t = 1 / (1 + p |x|): Abramowitz and
+                    * Stegun 7.1.26, within 1.5e-7 of erf; the sign: the part where x > 0 (a relu-select)
+                    * less the rest */
+        static const double c[7] = {0.3275911, 1, 1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+        memcpy(q->k, c, sizeof c);
+        q->nk = 7;
+        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvmul T1 K0 T1\nfvadd T1 K1 T1\nfrcp T1 T2\nfvpassa K2 T1\n"
+                   "fvmul T1 T2 T1\nfvadd T1 K3 T1\nfvmul T1 T2 T1\nfvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\n"
+                   "fvmul T1 T2 T1\nfvadd T1 K6 T1\nfvmul T1 T2 T1\nfvmul X X T2\nfvpassa -T2 T2\nfexp T2 T2\n"
+                   "fvmul T1 T2 T1\nfvadd -T1 K1 T1\nfrelu X T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 O";
+        return true;
+    }
+    case OP_Sinh: /* (e^x - e^-x) / 2 */
+    case OP_Cosh: /* (e^x + e^-x) / 2 */
+        q->steps = n->op == OP_Sinh ? "fexp X T1\nfvpassa -X T2\nfexp T2 T2\nfvadd T1 -T2 T1\nfvmul T1 K0 O"
+                                    : "fexp X T1\nfvpassa -X T2\nfexp T2 T2\nfvadd T1 T2 T1\nfvmul T1 K0 O";
+        q->nk = 1;
+        q->k[0] = 0.5;
         return true;
     case OP_Softsign: /* x / (1 + |x|) */
         q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T1\nfrcp T1 T1\nfvmul T1 X O";
@@ -307,7 +326,7 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const ch
             else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) {
                 buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v");
                 i++;
-            } else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '3') {
+            } else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '7') {
                 buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0'));
                 i++;
             } else
