@@ -35,16 +35,16 @@ typedef enum {
 } Kind;
 
 /* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
- * temporaries (4 long words each), K0..K7 constants (one long word, read in every
- * cycle), set before the loop from attributes or immediate inputs; T1 is in GRF0, T2 and
- * the constants in GRF1. Each line is a
+ * temporaries (4 long words each), K0..K9 constants (one long word, read in every
+ * cycle), set before the loop from attributes or immediate inputs; T1 and T3 are in GRF0,
+ * T2 and the constants in GRF1. Each line is a
  * step; a nop follows each but the last (a GRF result is read 2 steps later). No step
- * reads two temporaries or two constants: each of GRF0 (temporaries) and GRF1
- * (constants) has one read port. */
+ * reads two temporaries of one GRF or two constants: each of GRF0 (T1, T3) and GRF1 (T2,
+ * the constants) has one read port. */
 typedef struct {
     const char *steps;
     int nk;
-    double k[8];
+    double k[10];
     char buf[16384]; /* steps built for the node's dtype */
 } Seq;
 
@@ -169,6 +169,25 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
                    "fvmul T1 T2 T1\nfvadd T1 K3 T1\nfvmul T1 T2 T1\nfvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\n"
                    "fvmul T1 T2 T1\nfvadd T1 K6 T1\nfvmul T1 T2 T1\nfvmul X X T2\nfvpassa -T2 T2\nfexp T2 T2\n"
                    "fvmul T1 T2 T1\nfvadd -T1 K1 T1\nfrelu X T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 O";
+        return true;
+    }
+    case OP_Sin: /* r = x - 2 pi floor(x / 2 pi + 1/2) in [-pi, pi), then r p(r^2): an odd polynomial of degree */
+    case OP_Cos: { /* 11 within 1e-7 of sin there (fitted); cos x = sin(x + pi/2) */
+        static const double c[10] = {0.15915494309189535,     0.5,
+                                     6.283185307179586,       0.9999996039200858,
+                                     -0.16666553446099303,    0.008332407590639593,
+                                     -0.00019808739947133232, 2.699822668431745e-06,
+                                     -2.0366225650381153e-08, 1.5707963267948966};
+        memcpy(q->k, c, sizeof c);
+        q->nk = 10;
+        q->steps = n->op == OP_Sin ? "fvmul X K0 T1\nfvadd T1 K1 T1\nffloor T1 T1\nfvmul T1 K2 T2\nfvadd X -T2 T3\n"
+                                     "fvmul T3 T3 T2\nfvpassa K8 T1\nfvmul T1 T2 T1\nfvadd T1 K7 T1\nfvmul T1 T2 T1\n"
+                                     "fvadd T1 K6 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\nfvmul T1 T2 T1\nfvadd T1 K4 T1\n"
+                                     "fvmul T1 T2 T1\nfvadd T1 K3 T1\nfvpassa T3 T2\nfvmul T1 T2 O"
+                                   : "fvadd X K9 T3\nfvmul T3 K0 T1\nfvadd T1 K1 T1\nffloor T1 T1\nfvmul T1 K2 T2\n"
+                                     "fvadd T3 -T2 T3\nfvmul T3 T3 T2\nfvpassa K8 T1\nfvmul T1 T2 T1\nfvadd T1 K7 T1\n"
+                                     "fvmul T1 T2 T1\nfvadd T1 K6 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\nfvmul T1 T2 T1\n"
+                                     "fvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K3 T1\nfvpassa T3 T2\nfvmul T1 T2 O";
         return true;
     }
     case OP_Sinh: /* (e^x - e^-x) / 2 */
@@ -323,10 +342,10 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const ch
                 buf_printf(e->b, "%s", Y);
             else if (s[i] == 'O' && i + 1 == len)
                 buf_printf(e->b, "%s", O);
-            else if (s[i] == 'T' && i + 1 < len && (s[i + 1] == '1' || s[i + 1] == '2')) {
-                buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : "$ls32v");
+            else if (s[i] == 'T' && i + 1 < len && s[i + 1] >= '1' && s[i + 1] <= '3') {
+                buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : s[i + 1] == '2' ? "$ls32v" : "$lr32v");
                 i++;
-            } else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '7') {
+            } else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9') {
                 buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0'));
                 i++;
             } else
