@@ -190,6 +190,32 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
                                      "fvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K3 T1\nfvpassa T3 T2\nfvmul T1 T2 O";
         return true;
     }
+    case OP_Celu: /* relu(x) + alpha (e^min(x / alpha, 0) - 1) */
+        q->k[0] = 1 / ir_attr_float(n, "alpha", 1.0);
+        q->k[1] = -1;
+        q->k[2] = 0;
+        q->k[3] = ir_attr_float(n, "alpha", 1.0);
+        q->nk = 4;
+        q->steps = "fvmul X K0 T1\nfmin T1 K2 T1\nfexp T1 T1\nfvadd T1 K1 T1\nfvmul T1 K3 T1\nfrelu X X T2\n"
+                   "fvadd T1 T2 O";
+        return true;
+    case OP_Asinh: /* sign(x) log(|x| + sqrt(x^2 + 1)), the sign as Erf's; sqrt(v) = 1 / rsqrt(v) */
+        q->k[0] = 1;
+        q->nk = 1;
+        q->steps = "fvmul X X T1\nfvadd T1 K0 T1\nfrsqrt T1 T1\nfrcp T1 T1\nfvpassa -X T2\nfmax X T2 T2\n"
+                   "fvadd T1 T2 T1\nflog T1 T1\nfrelu X T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 O";
+        return true;
+    case OP_Acosh: /* log(x + sqrt(x^2 - 1)); 1 / rsqrt(0) is 0 */
+        q->k[0] = -1;
+        q->nk = 1;
+        q->steps = "fvmul X X T1\nfvadd T1 K0 T1\nfrsqrt T1 T1\nfrcp T1 T1\nfvadd T1 X T1\nflog T1 O";
+        return true;
+    case OP_Atanh: /* log((1 + x) / (1 - x)) / 2 */
+        q->k[0] = 1;
+        q->k[1] = 0.5;
+        q->nk = 2;
+        q->steps = "fvadd X K0 T1\nfvadd -X K0 T2\nfrcp T2 T2\nfvmul T1 T2 T1\nflog T1 T1\nfvmul T1 K1 O";
+        return true;
     case OP_Sinh: /* (e^x - e^-x) / 2 */
     case OP_Cosh: /* (e^x + e^-x) / 2 */
         q->steps = n->op == OP_Sinh ? "fexp X T1\nfvpassa -X T2\nfexp T2 T2\nfvadd T1 -T2 T1\nfvmul T1 K0 O"
