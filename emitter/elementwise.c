@@ -216,6 +216,17 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         q->nk = 2;
         q->steps = "fvadd X K0 T1\nfvadd -X K0 T2\nfrcp T2 T2\nfvmul T1 T2 T1\nflog T1 T1\nfvmul T1 K1 O";
         return true;
+    case OP_Shrink: { /* x - bias where x > lambd, x + bias where x < -lambd, else 0: each side v - relu-select(c,
+                       * v), c's sign bit clear (v taken, then cancelled) exactly where x is not past it */
+        double l = ir_attr_float(n, "lambd", 0.5), b = ir_attr_float(n, "bias", 0.0);
+        q->k[0] = l;
+        q->k[1] = b;
+        q->k[2] = -b;
+        q->nk = 3;
+        q->steps = "fvadd X K2 T2\nfvadd -X K0 T1\nfrelu T1 T2 T1\nfvadd T2 -T1 T3\nfvadd X K1 T2\nfvadd X K0 T1\n"
+                   "frelu T1 T2 T1\nfvadd T2 -T1 T2\nfvadd T3 T2 O";
+        return true;
+    }
     case OP_Sinh: /* (e^x - e^-x) / 2 */
     case OP_Cosh: /* (e^x + e^-x) / 2 */
         q->steps = n->op == OP_Sinh ? "fexp X T1\nfvpassa -X T2\nfexp T2 T2\nfvadd T1 -T2 T1\nfvmul T1 K0 O"

@@ -554,6 +554,11 @@ for op, ref in (("Sin", np.sin(xs)), ("Cos", np.cos(xs)), ("Erf", erf_ref), ("As
     case("seq-" + op.lower() + "-wide", [h.make_node(op, ["x"], ["y"])], [("x", [len(xs)])], [("y", [len(xs)])], dict(x=xs),
          dict(y=ref.astype(np.float32)), rtol=1e-4, atol=2e-5)
 
+# Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
+xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
+case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
+     dict(y=np.where(xk > 1.5, xk - 0.5, np.where(xk < -1.5, xk + 0.5, 0)).astype(np.float32)), atol=0, rtol=0)
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
