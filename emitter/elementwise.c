@@ -227,6 +227,24 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
                    "frelu T1 T2 T1\nfvadd T2 -T1 T2\nfvadd T3 T2 O";
         return true;
     }
+    case OP_Atan: { /* a = |x| + 0 (not -0), t = min(a, 1 / a), p = t q(t^2) (an odd polynomial of degree 13
+                     * fitted within 3e-7 of atan on [0, 1]); |atan x| = p, or pi/2 - p where a >= 1; the sign
+                     * as Erf's */
+        static const double c[10] = {0.9999961115440325,   -0.3331736802549678,
+                                     0.19807815253147515,  -0.13233340800442048,
+                                     0.07962364735327294,  -0.03360419797299538,
+                                     0.006811785577068102, 0,
+                                     1.5707963267948966,   -1};
+        memcpy(q->k, c, sizeof c);
+        q->nk = 10;
+        q->steps = "fvpassa -X T1\nfmax X T1 T3\nfvadd T3 K7 T3\nfrcp T3 T2\nfmin T3 T2 T1\nfvmul T1 T1 T2\n"
+                   "fvpassa K6 T3\nfvmul T3 T2 T3\nfvadd T3 K5 T3\nfvmul T3 T2 T3\nfvadd T3 K4 T3\n"
+                   "fvmul T3 T2 T3\nfvadd T3 K3 T3\nfvmul T3 T2 T3\nfvadd T3 K2 T3\nfvmul T3 T2 T3\nfvadd T3 K1 T3\n"
+                   "fvmul T3 T2 T3\nfvadd T3 K0 T3\nfvpassa T3 T2\nfvmul T1 T2 T1\nfvpassa -X T2\nfmax X T2 T3\n"
+                   "fvadd T3 K9 T3\nfvadd -T1 K8 T2\nfvadd T2 -T1 T2\nfrelu T3 T2 T2\nfvadd T1 T2 T1\n"
+                   "frelu X T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 O";
+        return true;
+    }
     case OP_Sinh: /* (e^x - e^-x) / 2 */
     case OP_Cosh: /* (e^x + e^-x) / 2 */
         q->steps = n->op == OP_Sinh ? "fexp X T1\nfvpassa -X T2\nfexp T2 T2\nfvadd T1 -T2 T1\nfvmul T1 K0 O"

@@ -546,11 +546,12 @@ inits = [nh.from_array(v, kn) for v, kn in ((wa, "wa"), (ba, "ba"), (wp, "wp"), 
 case("tiles-aspp-pooling-broadcast", nodes, [("x", list(x.shape))], [("y", list(yv.shape))], dict(x=x), dict(y=yv),
      inits=inits, machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True, need=("resizes_on_tiles",))
 
-# Sin, Cos, Erf and Asinh as sequences, over a wide range (Sin and Cos reduce x to [-pi, pi)
+# Sin, Cos, Erf, Asinh and Atan as sequences, over a wide range (Sin and Cos reduce x to [-pi, pi)
 # by multiples of 2 pi first) and through 0; a math.erf reference
 xs = np.concatenate([np.linspace(-60, 60, 241), np.linspace(-4, 4, 81), [0.0, -0.0, 1e-8, -1e-8]]).astype(np.float32)
 erf_ref = np.array([math.erf(float(v)) for v in xs], np.float32)
-for op, ref in (("Sin", np.sin(xs)), ("Cos", np.cos(xs)), ("Erf", erf_ref), ("Asinh", np.arcsinh(xs))):
+for op, ref in (("Sin", np.sin(xs)), ("Cos", np.cos(xs)), ("Erf", erf_ref), ("Asinh", np.arcsinh(xs)),
+                ("Atan", np.arctan(xs))):
     case("seq-" + op.lower() + "-wide", [h.make_node(op, ["x"], ["y"])], [("x", [len(xs)])], [("y", [len(xs)])], dict(x=xs),
          dict(y=ref.astype(np.float32)), rtol=1e-4, atol=2e-5)
 
