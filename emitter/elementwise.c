@@ -37,10 +37,10 @@ typedef enum {
 /* Unary ops as short sequences over GRF temporaries: X the input, O the output, T1 T2
  * temporaries (4 long words each), K0..K9 constants (one long word, read in every
  * cycle), set before the loop from attributes or immediate inputs; T1 and T3 are in GRF0,
- * T2 and the constants in GRF1. Each line is a
+ * T2, T4 and the constants in GRF1. Each line is a
  * step; a nop follows each but the last (a GRF result is read 2 steps later). No step
  * reads two temporaries of one GRF or two constants: each of GRF0 (T1, T3) and GRF1 (T2,
- * the constants) has one read port. */
+ * T4, the constants) has one read port. */
 typedef struct {
     const char *steps;
     int nk;
@@ -54,6 +54,14 @@ static double konst_in(const MNNode *n, int k, const char *attr, double dflt) {
         return ir_tensor_get_f(n->in[k]->konst, 0);
     return attr ? ir_attr_float(n, attr, dflt) : dflt;
 }
+
+/* Atan's constants (Asin and Acos run its steps): an odd polynomial of degree 13 fitted
+ * within 3e-7 of atan on [0, 1] (t, t^3, ..., t^13), 0, pi/2, -1 */
+static const double atan_k[10] = {0.9999961115440325,   -0.3331736802549678,
+                                  0.19807815253147515,  -0.13233340800442048,
+                                  0.07962364735327294,  -0.03360419797299538,
+                                  0.006811785577068102, 0,
+                                  1.5707963267948966,   -1};
 
 /* the sequence of n, or NULL (then why says why) */
 static bool seq_of(const MNNode *n, Seq *q, const char **why) {
@@ -230,12 +238,7 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
     case OP_Atan: { /* a = |x| + 0 (not -0), t = min(a, 1 / a), p = t q(t^2) (an odd polynomial of degree 13
                      * fitted within 3e-7 of atan on [0, 1]); |atan x| = p, or pi/2 - p where a >= 1; the sign
                      * as Erf's */
-        static const double c[10] = {0.9999961115440325,   -0.3331736802549678,
-                                     0.19807815253147515,  -0.13233340800442048,
-                                     0.07962364735327294,  -0.03360419797299538,
-                                     0.006811785577068102, 0,
-                                     1.5707963267948966,   -1};
-        memcpy(q->k, c, sizeof c);
+        memcpy(q->k, atan_k, sizeof atan_k);
         q->nk = 10;
         q->steps = "fvpassa -X T1\nfmax X T1 T3\nfvadd T3 K7 T3\nfrcp T3 T2\nfmin T3 T2 T1\nfvmul T1 T1 T2\n"
                    "fvpassa K6 T3\nfvmul T3 T2 T3\nfvadd T3 K5 T3\nfvmul T3 T2 T3\nfvadd T3 K4 T3\n"
@@ -243,6 +246,21 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
                    "fvmul T3 T2 T3\nfvadd T3 K0 T3\nfvpassa T3 T2\nfvmul T1 T2 T1\nfvpassa -X T2\nfmax X T2 T3\n"
                    "fvadd T3 K9 T3\nfvadd -T1 K8 T2\nfvadd T2 -T1 T2\nfrelu T3 T2 T2\nfvadd T1 T2 T1\n"
                    "frelu X T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 O";
+        return true;
+    }
+    case OP_Asin: /* atan(x / sqrt(1 - x^2)) (Atan's steps on T4); acos x = pi/2 - asin x */
+    case OP_Acos: {
+        memcpy(q->k, atan_k, sizeof atan_k);
+        q->nk = 10;
+        snprintf(q->buf, sizeof q->buf, "%s%s",
+                 "fvmul X X T1\nfvadd T1 K9 T1\nfvpassa -T1 T1\nfrsqrt T1 T1\nfvmul X T1 T4\nfvpassa -T4 T1\n"
+                 "fmax T4 T1 T3\nfvadd T3 K7 T3\nfrcp T3 T2\nfmin T3 T2 T1\nfvmul T1 T1 T2\nfvpassa K6 T3\n"
+                 "fvmul T3 T2 T3\nfvadd T3 K5 T3\nfvmul T3 T2 T3\nfvadd T3 K4 T3\nfvmul T3 T2 T3\nfvadd T3 K3 T3\n"
+                 "fvmul T3 T2 T3\nfvadd T3 K2 T3\nfvmul T3 T2 T3\nfvadd T3 K1 T3\nfvmul T3 T2 T3\nfvadd T3 K0 T3\n"
+                 "fvpassa T3 T2\nfvmul T1 T2 T1\nfvpassa -T4 T3\nfmax T4 T3 T3\nfvadd T3 K9 T3\nfvadd -T1 K8 T2\n"
+                 "fvadd T2 -T1 T2\nfrelu T3 T2 T2\nfvadd T1 T2 T1\nfrelu T4 T1 T2\nfvadd T1 -T2 T1\n",
+                 n->op == OP_Asin ? "fvadd T2 -T1 O" : "fvadd T2 -T1 T1\nfvadd -T1 K8 O");
+        q->steps = q->buf;
         return true;
     }
     case OP_Sinh: /* (e^x - e^-x) / 2 */
@@ -397,8 +415,9 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const ch
                 buf_printf(e->b, "%s", Y);
             else if (s[i] == 'O' && i + 1 == len)
                 buf_printf(e->b, "%s", O);
-            else if (s[i] == 'T' && i + 1 < len && s[i + 1] >= '1' && s[i + 1] <= '3') {
-                buf_printf(e->b, "%s", s[i + 1] == '1' ? "$lr16v" : s[i + 1] == '2' ? "$ls32v" : "$lr32v");
+            else if (s[i] == 'T' && i + 1 < len && s[i + 1] >= '1' && s[i + 1] <= '4') {
+                static const char *const tmp[4] = {"$lr16v", "$ls32v", "$lr32v", "$ls40v"};
+                buf_printf(e->b, "%s", tmp[s[i + 1] - '1']);
                 i++;
             } else if (s[i] == 'K' && i + 1 < len && s[i + 1] >= '0' && s[i + 1] <= '9') {
                 buf_printf(e->b, "$ls%d", 64 + 2 * (s[i + 1] - '0'));

@@ -555,6 +555,12 @@ for op, ref in (("Sin", np.sin(xs)), ("Cos", np.cos(xs)), ("Erf", erf_ref), ("As
     case("seq-" + op.lower() + "-wide", [h.make_node(op, ["x"], ["y"])], [("x", [len(xs)])], [("y", [len(xs)])], dict(x=xs),
          dict(y=ref.astype(np.float32)), rtol=1e-4, atol=2e-5)
 
+xa = np.concatenate([np.linspace(-1, 1, 201), [-0.0, 0.9999999, -0.9999999]]).astype(np.float32)
+for op, ref in (("Asin", np.arcsin(xa)), ("Acos", np.arccos(xa))):
+    case("seq-" + op.lower() + "-range", [h.make_node(op, ["x"], ["y"])], [("x", [len(xa)])], [("y", [len(xa)])],
+         dict(x=xa), dict(y=ref.astype(np.float32)), rtol=1e-4, atol=2e-5)
+
+
 # Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
 xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
