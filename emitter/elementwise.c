@@ -63,6 +63,31 @@ static const double atan_k[10] = {0.9999961115440325,   -0.3331736802549678,
                                   0.006811785577068102, 0,
                                   1.5707963267948966,   -1};
 
+/* Horner's steps appended at b (o used of cap): A = K[hi]; then A = A S + K[k] for k = hi - 1
+ * down to lo (A in GRF0, S in GRF1) */
+static size_t horner(char *b, size_t o, size_t cap, const char *a, const char *sq, int hi, int lo) {
+    o += (size_t)snprintf(b + o, cap - o, "fvpassa K%d %s\n", hi, a);
+    for (int k = hi - 1; k >= lo; k--)
+        o += (size_t)snprintf(b + o, cap - o, "fvmul %s %s %s\nfvadd %s K%d %s\n", a, sq, a, a, k, a);
+    return o;
+}
+
+/* atan of u (X, or T4 set by steps before): a = |u| + 0 (not -0), t = min(a, 1 / a), p = t q(t^2)
+ * (atan_k's polynomial); |atan u| = p, or pi/2 - p where a >= 1; the sign: the part where u
+ * > 0 (a relu-select) less the rest; left as that part in T2 and the rest in T1 */
+static size_t atan_steps(char *b, size_t o, size_t cap, const char *u) {
+    o += (size_t)snprintf(b + o, cap - o,
+                          "fvpassa -%s T1\nfmax %s T1 T3\nfvadd T3 K7 T3\nfrcp T3 T2\nfmin T3 T2 T1\n"
+                          "fvmul T1 T1 T2\n",
+                          u, u);
+    o = horner(b, o, cap, "T3", "T2", 6, 0);
+    return o + (size_t)snprintf(b + o, cap - o,
+                                "fvpassa T3 T2\nfvmul T1 T2 T1\nfvpassa -%s T3\nfmax %s T3 T3\nfvadd T3 K9 T3\n"
+                                "fvadd -T1 K8 T2\nfvadd T2 -T1 T2\nfrelu T3 T2 T2\nfvadd T1 T2 T1\nfrelu %s T1 T2\n"
+                                "fvadd T1 -T2 T1\n",
+                                u, u, u);
+}
+
 /* the sequence of n, or NULL (then why says why) */
 static bool seq_of(const MNNode *n, Seq *q, const char **why) {
     memset(q, 0, sizeof *q);
@@ -188,14 +213,14 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
                                      -2.0366225650381153e-08, 1.5707963267948966};
         memcpy(q->k, c, sizeof c);
         q->nk = 10;
-        q->steps = n->op == OP_Sin ? "fvmul X K0 T1\nfvadd T1 K1 T1\nffloor T1 T1\nfvmul T1 K2 T2\nfvadd X -T2 T3\n"
-                                     "fvmul T3 T3 T2\nfvpassa K8 T1\nfvmul T1 T2 T1\nfvadd T1 K7 T1\nfvmul T1 T2 T1\n"
-                                     "fvadd T1 K6 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\nfvmul T1 T2 T1\nfvadd T1 K4 T1\n"
-                                     "fvmul T1 T2 T1\nfvadd T1 K3 T1\nfvpassa T3 T2\nfvmul T1 T2 O"
-                                   : "fvadd X K9 T3\nfvmul T3 K0 T1\nfvadd T1 K1 T1\nffloor T1 T1\nfvmul T1 K2 T2\n"
-                                     "fvadd T3 -T2 T3\nfvmul T3 T3 T2\nfvpassa K8 T1\nfvmul T1 T2 T1\nfvadd T1 K7 T1\n"
-                                     "fvmul T1 T2 T1\nfvadd T1 K6 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\nfvmul T1 T2 T1\n"
-                                     "fvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K3 T1\nfvpassa T3 T2\nfvmul T1 T2 O";
+        const char *x = n->op == OP_Sin ? "X" : "T3";
+        size_t o = (size_t)snprintf(q->buf, sizeof q->buf,
+                                    "%sfvmul %s K0 T1\nfvadd T1 K1 T1\nffloor T1 T1\nfvmul T1 K2 T2\nfvadd %s -T2 T3\n"
+                                    "fvmul T3 T3 T2\n",
+                                    n->op == OP_Sin ? "" : "fvadd X K9 T3\n", x, x);
+        o = horner(q->buf, o, sizeof q->buf, "T1", "T2", 8, 3);
+        snprintf(q->buf + o, sizeof q->buf - o, "fvpassa T3 T2\nfvmul T1 T2 O");
+        q->steps = q->buf;
         return true;
     }
     case OP_Celu: /* relu(x) + alpha (e^min(x / alpha, 0) - 1) */
@@ -235,31 +260,18 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
                    "frelu T1 T2 T1\nfvadd T2 -T1 T2\nfvadd T3 T2 O";
         return true;
     }
-    case OP_Atan: { /* a = |x| + 0 (not -0), t = min(a, 1 / a), p = t q(t^2) (an odd polynomial of degree 13
-                     * fitted within 3e-7 of atan on [0, 1]); |atan x| = p, or pi/2 - p where a >= 1; the sign
-                     * as Erf's */
+    case OP_Atan: /* atan_steps on x */
+    case OP_Asin: /* atan(x / sqrt(1 - x^2)): atan_steps on T4 */
+    case OP_Acos: { /* pi/2 - asin x */
         memcpy(q->k, atan_k, sizeof atan_k);
         q->nk = 10;
-        q->steps = "fvpassa -X T1\nfmax X T1 T3\nfvadd T3 K7 T3\nfrcp T3 T2\nfmin T3 T2 T1\nfvmul T1 T1 T2\n"
-                   "fvpassa K6 T3\nfvmul T3 T2 T3\nfvadd T3 K5 T3\nfvmul T3 T2 T3\nfvadd T3 K4 T3\n"
-                   "fvmul T3 T2 T3\nfvadd T3 K3 T3\nfvmul T3 T2 T3\nfvadd T3 K2 T3\nfvmul T3 T2 T3\nfvadd T3 K1 T3\n"
-                   "fvmul T3 T2 T3\nfvadd T3 K0 T3\nfvpassa T3 T2\nfvmul T1 T2 T1\nfvpassa -X T2\nfmax X T2 T3\n"
-                   "fvadd T3 K9 T3\nfvadd -T1 K8 T2\nfvadd T2 -T1 T2\nfrelu T3 T2 T2\nfvadd T1 T2 T1\n"
-                   "frelu X T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 O";
-        return true;
-    }
-    case OP_Asin: /* atan(x / sqrt(1 - x^2)) (Atan's steps on T4); acos x = pi/2 - asin x */
-    case OP_Acos: {
-        memcpy(q->k, atan_k, sizeof atan_k);
-        q->nk = 10;
-        snprintf(q->buf, sizeof q->buf, "%s%s",
-                 "fvmul X X T1\nfvadd T1 K9 T1\nfvpassa -T1 T1\nfrsqrt T1 T1\nfvmul X T1 T4\nfvpassa -T4 T1\n"
-                 "fmax T4 T1 T3\nfvadd T3 K7 T3\nfrcp T3 T2\nfmin T3 T2 T1\nfvmul T1 T1 T2\nfvpassa K6 T3\n"
-                 "fvmul T3 T2 T3\nfvadd T3 K5 T3\nfvmul T3 T2 T3\nfvadd T3 K4 T3\nfvmul T3 T2 T3\nfvadd T3 K3 T3\n"
-                 "fvmul T3 T2 T3\nfvadd T3 K2 T3\nfvmul T3 T2 T3\nfvadd T3 K1 T3\nfvmul T3 T2 T3\nfvadd T3 K0 T3\n"
-                 "fvpassa T3 T2\nfvmul T1 T2 T1\nfvpassa -T4 T3\nfmax T4 T3 T3\nfvadd T3 K9 T3\nfvadd -T1 K8 T2\n"
-                 "fvadd T2 -T1 T2\nfrelu T3 T2 T2\nfvadd T1 T2 T1\nfrelu T4 T1 T2\nfvadd T1 -T2 T1\n",
-                 n->op == OP_Asin ? "fvadd T2 -T1 O" : "fvadd T2 -T1 T1\nfvadd -T1 K8 O");
+        size_t o = n->op == OP_Atan ? 0
+                                    : (size_t)snprintf(q->buf, sizeof q->buf,
+                                                       "fvmul X X T1\nfvadd T1 K9 T1\nfvpassa -T1 T1\nfrsqrt T1 T1\n"
+                                                       "fvmul X T1 T4\n");
+        o = atan_steps(q->buf, o, sizeof q->buf, n->op == OP_Atan ? "X" : "T4");
+        snprintf(q->buf + o, sizeof q->buf - o, "%s",
+                 n->op == OP_Acos ? "fvadd T2 -T1 T1\nfvadd -T1 K8 O" : "fvadd T2 -T1 O");
         q->steps = q->buf;
         return true;
     }
@@ -274,12 +286,14 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
                                      2.476016137242798e-05,   -2.6051495255474677e-07};
         memcpy(q->k, c, sizeof c);
         q->nk = 14;
-        q->steps = "fvmul X K0 T1\nfvadd T1 K1 T1\nffloor T1 T1\nfvmul T1 K2 T2\nfvadd X -T2 T3\nfvpassa T3 T4\n"
-                   "fvmul T3 T3 T2\nfvpassa K7 T1\nfvmul T1 T2 T1\nfvadd T1 K6 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\n"
-                   "fvmul T1 T2 T1\nfvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K3 T1\nfvmul T1 T4 T1\n"
-                   "fvpassa K13 T3\nfvmul T3 T2 T3\nfvadd T3 K12 T3\nfvmul T3 T2 T3\nfvadd T3 K11 T3\n"
-                   "fvmul T3 T2 T3\nfvadd T3 K10 T3\nfvmul T3 T2 T3\nfvadd T3 K9 T3\nfvmul T3 T2 T3\n"
-                   "fvadd T3 K8 T3\nfrcp T3 T4\nfvmul T1 T4 O";
+        size_t o = (size_t)snprintf(q->buf, sizeof q->buf,
+                                    "fvmul X K0 T1\nfvadd T1 K1 T1\nffloor T1 T1\nfvmul T1 K2 T2\nfvadd X -T2 T3\n"
+                                    "fvpassa T3 T4\nfvmul T3 T3 T2\n");
+        o = horner(q->buf, o, sizeof q->buf, "T1", "T2", 7, 3);
+        o += (size_t)snprintf(q->buf + o, sizeof q->buf - o, "fvmul T1 T4 T1\n");
+        o = horner(q->buf, o, sizeof q->buf, "T3", "T2", 13, 8);
+        snprintf(q->buf + o, sizeof q->buf - o, "frcp T3 T4\nfvmul T1 T4 O");
+        q->steps = q->buf;
         return true;
     }
     case OP_Sinh: /* (e^x - e^-x) / 2 */
