@@ -106,21 +106,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     MNNode *conv = plan_node_new(g, "Conv", arena_printf(g->arena, "%s_phases", n->name), 3, z);
     conv->in[0] = x, conv->in[1] = wz, conv->in[2] = bz;
     conv->attrs = cv.attrs, conv->nattr = cv.nattr;
-    /* each phase's channels onto its pixels, the extra channels sliced off */
-    int64_t dd[4] = {yd[0], OCp, yd[2], yd[3]};
-    MNValue *d = OCp == OC ? y : plan_value_new(g, arena_printf(g->arena, "%s_blocks", y->name), ONNX_FLOAT32, 4, dd);
-    MNNode *ds = plan_node_new(g, "DepthToSpace", arena_printf(g->arena, "%s_pixels", n->name), 1, d);
-    ds->in[0] = z;
-    ir_attr_set_int(g, ds, "blocksize", s);
-    /* mode: DCR, the default */
-    if (OCp != OC) {
-        MNNode *sl = plan_node_new(g, "Slice", arena_printf(g->arena, "%s_channels", n->name), 4, y);
-        sl->in[0] = d;
-        int64_t zero = 0, axis = 1;
-        sl->in[1] = plan_ints_konst(g, arena_printf(g->arena, "%s_from", n->name), 1, &zero);
-        sl->in[2] = plan_ints_konst(g, arena_printf(g->arena, "%s_to", n->name), 1, &OC);
-        sl->in[3] = plan_ints_konst(g, arena_printf(g->arena, "%s_axis", n->name), 1, &axis);
-    }
+    plan_dcr_pixels(g, n->name, z, s, y); /* each phase's channels onto its pixels */
     n->dead = true;
     return true;
 }

@@ -17,6 +17,21 @@
 
 static bool is_d2s(const MNNode *n) { return n->op == OP_DepthToSpace; }
 
+void plan_dcr_pixels(MNGraph *g, const char *name, MNValue *z, int64_t s, MNValue *y) {
+    int64_t C = y->type.dims[1], Cp = (C + 7) / 8 * 8, dd[4] = {y->type.dims[0], Cp, y->type.dims[2], y->type.dims[3]};
+    MNValue *d = Cp == C ? y : plan_value_new(g, arena_printf(g->arena, "%s_blocks", y->name), ONNX_FLOAT32, 4, dd);
+    MNNode *ds = plan_node_new(g, "DepthToSpace", arena_printf(g->arena, "%s_pixels", name), 1, d);
+    ds->in[0] = z;
+    ir_attr_set_int(g, ds, "blocksize", s); /* mode: DCR, the default */
+    if (Cp == C) return;
+    int64_t zero = 0, axis = 1;
+    MNNode *sl = plan_node_new(g, "Slice", arena_printf(g->arena, "%s_channels", name), 4, y);
+    sl->in[0] = d;
+    sl->in[1] = plan_ints_konst(g, arena_printf(g->arena, "%s_from", name), 1, &zero);
+    sl->in[2] = plan_ints_konst(g, arena_printf(g->arena, "%s_to", name), 1, &C);
+    sl->in[3] = plan_ints_konst(g, arena_printf(g->arena, "%s_axis", name), 1, &axis);
+}
+
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
     MNValue *x = n->in[0], *y = n->out[0];
@@ -36,19 +51,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     ga->in[0] = x;
     ga->in[1] = plan_ints_konst(g, arena_printf(g->arena, "%s_order", n->name), Z, idx);
     ir_attr_set_int(g, ga, "axis", 1);
-    int64_t dd[4] = {y->type.dims[0], Cp, y->type.dims[2], y->type.dims[3]};
-    MNValue *d = Cp == C ? y : plan_value_new(g, arena_printf(g->arena, "%s_blocks", y->name), ONNX_FLOAT32, 4, dd);
-    MNNode *ds = plan_node_new(g, "DepthToSpace", arena_printf(g->arena, "%s_dcr", n->name), 1, d);
-    ds->in[0] = gx;
-    ir_attr_set_int(g, ds, "blocksize", s); /* mode: DCR, the default */
-    if (Cp != C) {
-        int64_t zero = 0, axis = 1;
-        MNNode *sl = plan_node_new(g, "Slice", arena_printf(g->arena, "%s_channels_kept", n->name), 4, y);
-        sl->in[0] = d;
-        sl->in[1] = plan_ints_konst(g, arena_printf(g->arena, "%s_from", n->name), 1, &zero);
-        sl->in[2] = plan_ints_konst(g, arena_printf(g->arena, "%s_to", n->name), 1, &C);
-        sl->in[3] = plan_ints_konst(g, arena_printf(g->arena, "%s_axis", n->name), 1, &axis);
-    }
+    plan_dcr_pixels(g, n->name, gx, s, y);
     n->dead = true;
     return true;
 }

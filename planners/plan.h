@@ -12,6 +12,9 @@ bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */
 bool plan_convt_lowering(MNCompile *c); /* convt_lower.c */
 bool plan_d2s_lowering(MNCompile *c); /* d2s_lower.c */
+/* y = DepthToSpace(z, s, DCR) with y's channels rounded up to 8 (whole blocks on tiles),
+ * the extra ones sliced off: new nodes named after name */
+void plan_dcr_pixels(MNGraph *g, const char *name, MNValue *z, int64_t s, MNValue *y);
 bool plan_conv_lowering(MNCompile *c); /* conv_lower.c */
 bool plan_mask_lowering(MNCompile *c); /* mask_lower.c */
 bool plan_resize_split(MNCompile *c); /* resize_split.c */
