@@ -122,6 +122,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         w->mat[w->pos] = true;
         return NULL;
     }
+    if (emit_rows_node(c, n) && !emit_rows_why(c, n, w)) { /* else the window path's tables */
+        w->rows[w->pos] = true;
+        return NULL;
+    }
     if (window_op(n) && emit_stencil_node(c, n)) {
         w->sten[w->pos] = true;
         return emit_stencil_why(c, n, w);
@@ -137,6 +141,7 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->win[w->pos] = false;
     w->scopy[w->pos] = false;
     w->sten[w->pos] = false;
+    w->rows[w->pos] = false;
     w->tile[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
@@ -208,6 +213,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_tile_retile(e, n, wk);
         else if (wk->tile[wk->pos])
             emit_tile(e, n, wk);
+        else if (wk->rows[wk->pos])
+            emit_rows(e, n);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos])
@@ -274,7 +281,7 @@ static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
-    int missing = 0;
+    int missing = 0, on_rows = 0;
     int seen[OP_COUNT] = {0}, first[OP_COUNT];
     const char *first_why[OP_COUNT];
     Walk wk;
@@ -284,6 +291,7 @@ static bool emit_all(MNCompile *c) {
         emit_walk_before(g, &wk, g->nodes[i]);
         const char *w = emit_why_not(c, g->nodes[i], &wk);
         emit_walk_after(g, &wk, g->nodes[i]);
+        on_rows += !w && wk.rows[i];
         if (!w) continue;
         missing++;
         int op = g->nodes[i]->op;
@@ -310,6 +318,7 @@ static bool emit_all(MNCompile *c) {
         return true;
     }
     mn_figure(c, "nodes_without_emitter", missing);
+    mn_figure(c, "row_reductions_on_mabs", on_rows);
     if (missing) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);

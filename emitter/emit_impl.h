@@ -35,6 +35,7 @@ typedef struct {
     bool *mat; /* a product on the MAB matrix unit (matmul.c) */
     bool *scopy; /* a Slice that copies long words (every element keeps its PE and slot) */
     bool *sten; /* a pool as a stencil (stencil.c) */
+    bool *rows; /* Softmax or a normalisation along rows on one MAB each (rows.c) */
     bool *tile; /* a convolution on tiles (tile.c) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
     bool dry; /* no placing: each scratch's need is only noted (measure.c) */
@@ -121,6 +122,11 @@ void emit_table_load(Em *e, MNValue *tv, const Walk *w);
 bool emit_stencil_node(const MNCompile *c, const MNNode *n);
 const char *emit_stencil_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_stencil(Em *e, const MNNode *n, const Walk *wk);
+/* rows.c: is n a Softmax, LogSoftmax or LayerNormalization whose rows each lie on one MAB?
+ * Why it cannot be emitted; its code */
+bool emit_rows_node(const MNCompile *c, const MNNode *n);
+const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_rows(Em *e, const MNNode *n);
 /* tile.c: is Conv n laid out on tiles (planners/tile_plan.c)? Why it cannot be emitted
  * here (its scratch placed in the walk), and its code */
 bool emit_tile_node(const MNCompile *c, const MNNode *n);

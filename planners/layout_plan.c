@@ -370,6 +370,10 @@ static bool streams_b(const MNNode *n, const MNMachine *m) {
 bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,
                            const MNMachine *m, MNLayout *want) {
     if (t->rank < 0 || !mn_dtype_bytes(dt)) return false;
+    if (n->op == OP_LayerNormalization && k >= 1 && outl && t->rank >= 1) {
+        broadcast_layout(outl, t, want); /* scale and bias beside every row (emitter/rows.c) */
+        return true;
+    }
     if (elementwise(n) && outl) {
         if (n->op == OP_Clip && k > 0) return false; /* scalar bounds: immediates */
         broadcast_layout(outl, t, want);

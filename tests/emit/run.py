@@ -567,6 +567,35 @@ xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
      dict(y=np.where(xk > 1.5, xk - 0.5, np.where(xk < -1.5, xk + 0.5, 0)).astype(np.float32)), atol=0, rtol=0)
 
+# Rows on one MAB each (emitter/rows.c): Softmax over 5 long words a row (a whole chunk of
+# 4 and one alone), rows of very different sizes so that a wrong max or sum shows; several
+# rows per MAB on mncore2 (their bases one after another)
+def softmax(x, log=False):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    s = e.sum(-1, keepdims=True)
+    return (x - x.max(-1, keepdims=True) - np.log(s)) if log else e / s
+rr = np.random.default_rng(11)  # its own: the cases after keep their data
+f32r = lambda *s: rr.standard_normal(s).astype(np.float32)
+xr = f32r(3, 5, 40) * np.array([0.1, 3, 30], np.float32)[:, None, None]
+case("rows-softmax", [h.make_node("Softmax", ["x"], ["y"], axis=-1)], [("x", [3, 5, 40])], [("y", [3, 5, 40])], dict(x=xr),
+     dict(y=softmax(xr)), machine="mncore2", need=("row_reductions_on_mabs",))
+xq = f32r(2, 700, 64) * 4
+case("rows-logsoftmax-many-rows", [h.make_node("LogSoftmax", ["x"], ["y"], axis=2)], [("x", [2, 700, 64])], [("y", [2, 700, 64])],
+     dict(x=xq), dict(y=softmax(xq, True)), machine="mncore2", rtol=1e-5, atol=1e-5, opset=11, need=("row_reductions_on_mabs",))
+# LayerNormalization (opset 17) with scale and bias beside every row, rows offset far from 0
+# (a one-pass variance would lose them), and without a bias on one L1B
+def layernorm(x, s, b, eps):
+    c = x - x.mean(-1, keepdims=True)
+    return c / np.sqrt((c * c).mean(-1, keepdims=True) + eps) * s + (0 if b is None else b)
+xl, sl, bl = f32r(16, 96) + 100, f32r(96), f32r(96)
+case("rows-layernorm", [h.make_node("LayerNormalization", ["x", "s", "b"], ["y"], epsilon=1e-3)], [("x", [16, 96])],
+     [("y", [16, 96])], dict(x=xl), dict(y=layernorm(xl, sl, bl, 1e-3)), inits=[nh.from_array(sl, "s"), nh.from_array(bl, "b")],
+     machine="mncore2", opset=17, rtol=1e-4, atol=1e-4, need=("row_reductions_on_mabs",))
+xn, sn = f32r(2, 3, 24), f32r(24)
+case("rows-layernorm-no-bias", [h.make_node("LayerNormalization", ["x", "s"], ["y"])], [("x", [2, 3, 24])], [("y", [2, 3, 24])],
+     dict(x=xn), dict(y=layernorm(xn, sn, None, 1e-5)), inits=[nh.from_array(sn, "s")], machine="l1b", opset=17, rtol=1e-4,
+     atol=1e-5, need=("row_reductions_on_mabs",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
