@@ -1,4 +1,5 @@
-/* Code Emit: Softmax, LogSoftmax and LayerNormalization along rows that each lie on one MAB.
+/* Code Emit: Softmax, LogSoftmax, LayerNormalization and reductions (ReduceMean, ReduceSum,
+ * ReduceMax, ReduceMin, ReduceSumSquare) along rows that each lie on one MAB.
  *
  * A value whose last axis is packed like a product's K (element d on PE d % 4, word
  * (d / 4) % 2 of long word base + d / 8, for D = 8 A elements) holds each row on one MAB,
@@ -22,11 +23,15 @@
  * same sum of e^(x - max) (y as its scratch), then map x - max - log sum.
  * LayerNormalization: sum fold of x, map x - mean into y, sum-of-squares fold of y, map
  * y rsqrt(var + eps) scale + bias, scale and bias packed like the row and held by every
- * MAB (the layout planner demands them so).
+ * MAB (the layout planner demands them so). A reduction writes the folded long word, the
+ * result in every word of it on every PE, where its output puts the row's element: the
+ * layout planner gives it the one an elementwise op beside the rows reads (broadcast over
+ * the PEs and words), so Sub(x, ReduceMean(x)) needs no switch.
  *
  * Cost per row base: about A / 4 steps a fold, 26 to finish it, 3 A / 4 + 8 a map (a
  * step per 4 long words each way and per vector step, nops between phases). */
 #include "emit_impl.h"
+#include "infer.h"
 #include "ops.h"
 #include <math.h>
 #include <stdio.h>
@@ -40,29 +45,26 @@ typedef struct {
     int64_t nbase, *base; /* the distinct row bases, ascending */
 } Rows;
 
+/* a reduction the rows fold (its fold, and whether it scales by 1 / D) */
+static bool reduce_op(const MNNode *n) {
+    return n->op == OP_ReduceMean || n->op == OP_ReduceSum || n->op == OP_ReduceMax || n->op == OP_ReduceMin ||
+           n->op == OP_ReduceSumSquare;
+}
+
 /* The normalized axis n works along, and whether it is the last */
 static bool last_axis(const MNCompile *c, const MNNode *n) {
     int r = n->in[0]->type.rank;
+    if (reduce_op(n)) { /* exactly the last axis */
+        bool mask[MN_MAX_RANK];
+        if (r < 1 || !infer_reduce_mask(c->g, (MNNode *)n, mask)) return false;
+        for (int i = 0; i < r; i++)
+            if (mask[i] != (i == r - 1)) return false;
+        return true;
+    }
     int64_t ax = n->op == OP_LayerNormalization ? ir_attr_int(n, "axis", -1)
                                                 : ir_attr_int(n, "axis", c->g->opset >= 13 ? -1 : 1);
     if (ax < 0) ax += r;
     return r >= 1 && ax == r - 1;
-}
-
-/* the last axis of l packed 8 to a long word over W and the 4 PEs, its long words
- * consecutive, nothing else on W or the PEs, not cut over time */
-static bool packed_last(const MNLayout *l, int64_t D) {
-    int r = l->rank;
-    if (r < 1 || D % 8 || l->nsub[r - 1] != 3) return false;
-    const MNSubaxis *s = l->sub[r - 1];
-    if (s[0].level != LV_ADDR || s[0].size != D / 8 || s[0].stride != 1 || s[1].level != LV_W || s[1].size != 2 ||
-        s[1].stride != 1 || s[2].level != LV_PE || s[2].size != 4 || s[2].stride != 1)
-        return false;
-    for (int d = 0; d < r - 1; d++)
-        for (int k = 0; k < l->nsub[d]; k++)
-            if (l->sub[d][k].level == LV_W || l->sub[d][k].level == LV_PE || l->sub[d][k].level == LV_TIME)
-                return false;
-    return true;
 }
 
 static int cmp64(const void *a, const void *b) {
@@ -76,7 +78,7 @@ static bool rows_of(const MNValue *v, Rows *rw) {
     if (!layout_get(v, &l) || l.rank != v->type.rank) return false;
     int r = l.rank;
     int64_t D = v->type.dims[r - 1], R = D ? ir_shape_numel(&v->type) / D : 0;
-    if (R < 1 || !packed_last(&l, D)) return false;
+    if (R < 1 || !plan_layout_rows(&l, D)) return false;
     if (!rw) return true;
     rw->A = D / 8;
     rw->base = xmalloc(sizeof(int64_t) * (size_t)R);
@@ -96,13 +98,58 @@ static bool rows_of(const MNValue *v, Rows *rw) {
     return rw->base[n - 1] + rw->A <= v->num_lw;
 }
 
+/* A reduction's output element of each row: on the row's MAB, L1B and L2B (or on every
+ * one of a level it is broadcast over), at an address alike for every row of one base;
+ * those addresses per base into out (NULL: only whether) */
+static bool reduced_at(const MNValue *x, const MNValue *y, const Rows *rw, int64_t *out) {
+    MNLayout lx, ly;
+    if (!layout_get(x, &lx) || !layout_get(y, &ly) || ly.rank != y->type.rank || layout_extent(&ly, LV_TIME) > 1)
+        return false;
+    int r = x->type.rank;
+    bool keep = y->type.rank == r;
+    if (!keep && y->type.rank != r - 1) return false;
+    int64_t D = x->type.dims[r - 1], R = ir_shape_numel(&x->type) / D;
+    int64_t *got = xmalloc(sizeof(int64_t) * (size_t)rw->nbase);
+    for (int64_t i = 0; i < rw->nbase; i++) got[i] = -1;
+    int64_t idx[LAYOUT_MAX_RANK] = {0};
+    bool ok = true;
+    const MNLevel tree[3] = {LV_MAB, LV_L1B, LV_L2B};
+    for (int64_t q = 0; q < R && ok; q++) {
+        int64_t t = q;
+        for (int d = r - 2; d >= 0; d--) idx[d] = t % x->type.dims[d], t /= x->type.dims[d];
+        idx[r - 1] = 0;
+        MNPlace px, py;
+        layout_place(&lx, idx, &px);
+        layout_place(&ly, idx, &py); /* (without keepdims, the same leading indices) */
+        for (int k = 0; k < 3; k++)
+            if (!(ly.bcast & (1u << tree[k])) && px.c[tree[k]] != py.c[tree[k]]) ok = false;
+        int64_t lo = 0, hi = rw->nbase; /* the row's base */
+        while (hi - lo > 1) {
+            int64_t mid = (lo + hi) / 2;
+            if (rw->base[mid] <= px.c[LV_ADDR])
+                lo = mid;
+            else
+                hi = mid;
+        }
+        if (got[lo] >= 0 && got[lo] != py.c[LV_ADDR]) ok = false;
+        got[lo] = py.c[LV_ADDR];
+        if (py.c[LV_ADDR] >= y->num_lw) ok = false;
+    }
+    for (int64_t i = 0; i < rw->nbase && ok; i++) /* each base's long word its own (a whole one is written) */
+        for (int64_t j = 0; j < i && ok; j++)
+            if (got[i] >= 0 && got[i] == got[j]) ok = false;
+    if (ok && out) memcpy(out, got, sizeof(int64_t) * (size_t)rw->nbase);
+    free(got);
+    return ok;
+}
+
 /* a LayerNormalization's scale or bias: (D) packed like the rows, at long word 0, on every
  * MAB, L1B and L2B */
 static bool param_ok(const MNMachine *m, const MNValue *p, int64_t D) {
     MNLayout l;
     if (!p || !emit_in_lm(p) || p->dtype != MN_DT_Float || !layout_get(p, &l)) return false;
     if (p->type.rank < 1 || ir_shape_numel(&p->type) != D || p->type.dims[p->type.rank - 1] != D) return false;
-    if (!packed_last(&l, D)) return false;
+    if (!plan_layout_rows(&l, D)) return false;
     for (int d = 0; d < l.rank - 1; d++)
         if (l.nsub[d] && l.sub[d][0].size > 1) return false;
     const MNLevel tree[3] = {LV_MAB, LV_L1B, LV_L2B};
@@ -113,12 +160,12 @@ static bool param_ok(const MNMachine *m, const MNValue *p, int64_t D) {
 }
 
 bool emit_rows_node(const MNCompile *c, const MNNode *n) {
-    if (n->op != OP_Softmax && n->op != OP_LogSoftmax && n->op != OP_LayerNormalization) return false;
+    if (n->op != OP_Softmax && n->op != OP_LogSoftmax && n->op != OP_LayerNormalization && !reduce_op(n)) return false;
     if (n->nin < 1 || !n->in[0] || n->nout < 1 || !n->out[0] || !last_axis(c, n)) return false;
     for (int k = 1; k < n->nout; k++)
         if (n->out[k] && n->out[k]->nuses) return false; /* LayerNormalization's Mean, InvStdDev */
     const MNValue *x = n->in[0], *y = n->out[0];
-    if (x->dtype != MN_DT_Float || y->dtype != MN_DT_Float || !layout_equal(x, y)) return false;
+    if (x->dtype != MN_DT_Float || y->dtype != MN_DT_Float || (!reduce_op(n) && !layout_equal(x, y))) return false;
     return rows_of(x, NULL);
 }
 
@@ -134,8 +181,9 @@ const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w) {
     }
     Rows rw;
     if (!rows_of(x, &rw)) return "rows past the value";
+    bool ok = !reduce_op(n) || reduced_at(x, n->out[0], &rw, NULL);
     free(rw.base);
-    return NULL;
+    return ok ? NULL : "a reduced row's output off its MAB";
 }
 
 /* ---- code ---- */
@@ -147,11 +195,11 @@ static const char *at(const Em *e, const MNValue *v, int64_t lw, bool four, char
     return buf;
 }
 
-typedef enum { F_MAX, F_SUM, F_SUMSQ } Fold;
+typedef enum { F_MAX, F_MIN, F_SUM, F_SUMSQ } Fold;
 
 /* fold row base b of v (A long words) into GRF0 long word 0, both words, every PE */
 static void fold(Em *e, const MNValue *v, int64_t b, int64_t A, Fold f) {
-    const char *op = f == F_MAX ? "fmax" : "fvadd";
+    const char *op = f == F_MAX ? "fmax" : f == F_MIN ? "fmin" : "fvadd";
     const char *grp[2] = {"$lr0v", "$ls0v"};
     int64_t G = A / 4;
     char X[64];
@@ -162,7 +210,7 @@ static void fold(Em *e, const MNValue *v, int64_t b, int64_t A, Fold f) {
                 buf_printf(e->b, "fvmul %s %s %s\n", X, X, grp[j]);
             else
                 buf_printf(e->b, "lpassa %s %s\n", X, grp[j]);
-        } else if (f == F_MAX) /* max is idempotent: the row's first long word */
+        } else if (f == F_MAX || f == F_MIN) /* idempotent: the row's first long word */
             buf_printf(e->b, "lpassa %s %s\n", at(e, v, b, false, X), grp[j]);
         else
             buf_printf(e->b, "zero %s\n", grp[j]);
@@ -234,9 +282,26 @@ void emit_rows(Em *e, const MNNode *n) {
     if (n->op == OP_LayerNormalization)
         buf_printf(e->b, "imm f\"%.9g\" $ls16\nnop\nimm f\"%.9g\" $ls18\nnop\n", 1.0 / (double)D,
                    ir_attr_float(n, "epsilon", 1e-5));
+    int64_t *oat = NULL;
+    if (reduce_op(n)) {
+        oat = xmalloc(sizeof(int64_t) * (size_t)rw.nbase);
+        if (!reduced_at(x, y, &rw, oat)) die("node '%s' has no reduced rows", n->name);
+        if (n->op == OP_ReduceMean) buf_printf(e->b, "imm f\"%.9g\" $ls16\nnop\n", 1.0 / (double)D);
+    }
     for (int64_t i = 0; i < rw.nbase; i++) {
         int64_t b = rw.base[i];
         buf_printf(e->b, "nop/2\n");
+        if (oat) { /* the whole long word: every word of it on every PE is the row's result */
+            char O[64];
+            Fold f = n->op == OP_ReduceMax         ? F_MAX
+                     : n->op == OP_ReduceMin       ? F_MIN
+                     : n->op == OP_ReduceSumSquare ? F_SUMSQ
+                                                   : F_SUM;
+            fold(e, x, b, A, f);
+            if (n->op == OP_ReduceMean) buf_printf(e->b, "fvmul $lr0 $ls16 $lr0\nnop\n");
+            buf_printf(e->b, "lpassa $lr0 %s\n", at(e, y, oat[i], false, O));
+            continue;
+        }
         if (n->op == OP_LayerNormalization) {
             fold(e, x, b, A, F_SUM);
             buf_printf(e->b, "fvmul $lr0 $ls16 $ls20\nnop\n"); /* the mean */
@@ -265,5 +330,7 @@ void emit_rows(Em *e, const MNNode *n) {
             map(e, x, y, NULL, NULL, b, A, logs, 2);
         }
     }
+    if (oat) buf_printf(e->b, "nop/2\n");
+    free(oat);
     free(rw.base);
 }

@@ -254,6 +254,20 @@ static void rows_layout(const MNType *t, MNDtype dt, MNLayout *l) {
     l->bcast = (uint8_t)(1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B);
 }
 
+bool plan_layout_rows(const MNLayout *l, int64_t D) {
+    int r = l->rank;
+    if (r < 1 || D % 8 || l->nsub[r - 1] != 3) return false;
+    const MNSubaxis *s = l->sub[r - 1];
+    if (s[0].level != LV_ADDR || s[0].size != D / 8 || s[0].stride != 1 || s[1].level != LV_W || s[1].size != 2 ||
+        s[1].stride != 1 || s[2].level != LV_PE || s[2].size != 4 || s[2].stride != 1)
+        return false;
+    for (int d = 0; d < r - 1; d++)
+        for (int k = 0; k < l->nsub[d]; k++)
+            if (l->sub[d][k].level == LV_W || l->sub[d][k].level == LV_PE || l->sub[d][k].level == LV_TIME)
+                return false;
+    return true;
+}
+
 static bool same_dims(const MNType *a, const MNType *b) {
     if (a->rank != b->rank) return false;
     for (int i = 0; i < a->rank; i++)
@@ -595,6 +609,15 @@ bool plan_layout(MNCompile *c) {
         MNLayout ref;
         if (!x || !(has[x->id] ? (ref = L[x->id], true) : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref)))
             continue;
+        MNValue *ro = n->out[0];
+        if (mn_op_has(n->op, MN_REDUCE) && nl == x->type.rank - 1 && ro && has[ro->id] &&
+            ro->type.rank == x->type.rank && plan_layout_rows(&ref, x->type.dims[nl])) {
+            /* a row's result in every word of its row's MAB, as an elementwise op reading it
+             * beside the rows wants it (emitter/rows.c writes it so) */
+            broadcast_layout(&ref, &ro->type, &L[ro->id]);
+            aligned++;
+            continue;
+        }
         for (int k = 0; k < n->nout; k++) {
             MNValue *o = n->out[k];
             MNLayout al;

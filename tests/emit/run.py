@@ -596,6 +596,21 @@ case("rows-layernorm-no-bias", [h.make_node("LayerNormalization", ["x", "s"], ["
      dict(x=xn), dict(y=layernorm(xn, sn, None, 1e-5)), inits=[nh.from_array(sn, "s")], machine="l1b", opset=17, rtol=1e-4,
      atol=1e-5, need=("row_reductions_on_mabs",))
 
+# LayerNormalization as older exporters write it: the means are row reductions whose result
+# lands in every word of the row's MAB, where the Sub and Div beside the rows read it
+xd = f32r(32, 64) * 3 + 5
+nodes = [h.make_node("ReduceMean", ["x"], ["m"], axes=[-1]), h.make_node("Sub", ["x", "m"], ["c"]),
+         h.make_node("Mul", ["c", "c"], ["q"]), h.make_node("ReduceMean", ["q"], ["v"], axes=[-1]),
+         h.make_node("Add", ["v", "eps"], ["ve"]), h.make_node("Sqrt", ["ve"], ["sd"]), h.make_node("Div", ["c", "sd"], ["y"])]
+case("rows-layernorm-decomposed", nodes, [("x", [32, 64])], [("y", [32, 64])], dict(x=xd), dict(y=layernorm(xd, 1, None, 1e-5)),
+     inits=[nh.from_array(np.array(1e-5, np.float32), "eps")], machine="mncore2", rtol=1e-4, atol=1e-4, need=("row_reductions_on_mabs",))
+xm = f32r(4, 6, 48)
+nodes = [h.make_node("ReduceMax", ["x"], ["a"], axes=[2]), h.make_node("ReduceMin", ["x"], ["b"], axes=[2]),
+         h.make_node("ReduceSumSquare", ["x"], ["c"], axes=[2])]
+case("rows-reduce-max-min-sumsquare", nodes, [("x", [4, 6, 48])], [("a", [4, 6, 1]), ("b", [4, 6, 1]), ("c", [4, 6, 1])], dict(x=xm),
+     dict(a=xm.max(2, keepdims=True), b=xm.min(2, keepdims=True), c=(xm * xm).sum(2, keepdims=True)), machine="mncore2",
+     rtol=1e-5, atol=1e-5, need=("row_reductions_on_mabs",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
