@@ -268,6 +268,28 @@ bool plan_layout_rows(const MNLayout *l, int64_t D) {
     return true;
 }
 
+/* A product's output on the rows of its A (their MAB, L1B, L2B and addresses, the
+ * addresses scaled from K's long words per row to N's), N packed as A packs K: each MAB
+ * computes its own rows of A (emitter/matmul.c). False unless A's K is packed so. */
+static bool product_rows(const MNLayout *a, const MNType *y, MNLayout *l) {
+    int r = a->rank;
+    if (r < 2 || y->rank != r || !plan_layout_rows(a, a->shape[r - 1]) || y->dims[r - 1] % 8) return false;
+    int64_t KB = a->shape[r - 1] / 8, NB = y->dims[r - 1] / 8;
+    *l = *a;
+    for (int d = 0; d < r - 1; d++) {
+        if (y->dims[d] != a->shape[d]) return false;
+        for (int k = 0; k < l->nsub[d]; k++) {
+            MNSubaxis *s = &l->sub[d][k];
+            if (s->level != LV_ADDR) continue;
+            if (s->stride % KB || (int64_t)s->stride / KB * NB > INT32_MAX) return false;
+            s->stride = (int32_t)(s->stride / KB * NB);
+        }
+    }
+    l->shape[r - 1] = y->dims[r - 1];
+    l->sub[r - 1][0] = (MNSubaxis){NB, 1, LV_ADDR};
+    return true;
+}
+
 static bool same_dims(const MNType *a, const MNType *b) {
     if (a->rank != b->rank) return false;
     for (int i = 0; i < a->rank; i++)
@@ -610,6 +632,11 @@ bool plan_layout(MNCompile *c) {
         if (!x || !(has[x->id] ? (ref = L[x->id], true) : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref)))
             continue;
         MNValue *ro = n->out[0];
+        if ((n->op == OP_MatMul || (n->op == OP_Gemm && !ir_attr_int(n, "transA", 0))) && ro && has[ro->id] &&
+            product_rows(&ref, &ro->type, &L[ro->id])) { /* on A's rows, however few places they take */
+            aligned++;
+            continue;
+        }
         if (mn_op_has(n->op, MN_REDUCE) && nl == x->type.rank - 1 && ro && has[ro->id] &&
             ro->type.rank == x->type.rank && plan_layout_rows(&ref, x->type.dims[nl])) {
             /* a row's result in every word of its row's MAB, as an elementwise op reading it
