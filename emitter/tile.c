@@ -395,8 +395,9 @@ void emit_lw_list(Em *e, const MNValue *v, const int64_t *lw, int n) {
 }
 
 /* image img of a pool: every (pixel, channel block) of the output tile folds its taps
- * from the scratch, 4 long words (8 channels) a step; the accumulators in GRF0 */
-static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int64_t scr) {
+ * from the scratch (a direct one: from the input tile x), 4 long words (8 channels) a
+ * step; the accumulators in GRF0 */
+static void pool_fold(Em *e, const MNTile *t, const MNValue *x, const MNValue *y, int64_t img, int64_t scr) {
     int64_t items = t->tho * t->two * t->ecb, G = 32; /* groups of 4 items in flight */
     int64_t *ya = xmalloc(sizeof(int64_t) * (size_t)(items + 4)), *ea = xmalloc(sizeof(int64_t) * (size_t)(items + 4));
     for (int64_t g0 = 0; g0 < items; g0 += 4 * G) {
@@ -408,13 +409,14 @@ static void pool_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, int
                     for (int64_t q = g0 + 4 * g; q < g0 + 4 * g + 4 && q < items; q++, n4++) {
                         int64_t cb = q % t->ecb, px = q / t->ecb, r = px / t->two, c = px % t->two;
                         int64_t re = r * t->sh + i * t->dh - t->pt + t->ht, ce = c * t->sw + j * t->dw - t->pl + t->hl;
-                        ea[n4] = scr + (re * t->cols_e + ce) * t->ecb + cb;
+                        ea[n4] = t->direct ? ((img * t->th + re) * t->tw + ce) * t->CB + cb
+                                           : scr + (re * t->cols_e + ce) * t->ecb + cb;
                     }
                     if (i == 0 && j == 0)
                         buf_printf(e->b, "lpassa ");
                     else
                         buf_printf(e->b, "%s $lr%lldv ", t->kind == MN_TILE_MAX ? "fmax" : "fvadd", (long long)(8 * g));
-                    emit_lw_list(e, NULL, ea, (int)n4);
+                    emit_lw_list(e, t->direct ? x : NULL, ea, (int)n4);
                     buf_printf(e->b, " $lr%lldv\n", (long long)(8 * g));
                 }
                 if (gn < 2) buf_printf(e->b, "nop\n");
@@ -817,6 +819,11 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
                 bcast_fill(e, &t, n->in[0], n->out[0], img);
         return;
     }
+    if (t.direct) { /* a pick from each MAB's own tile */
+        if (t.kind == MN_TILE_AVG) buf_printf(e->b, "imm f\"%.9g\" $ls6\nnop\n", 1.0 / (double)(t.kh * t.kw));
+        for (int64_t img = 0; img < t.N; img++) pool_fold(e, &t, n->in[0], n->out[0], img, 0);
+        return;
+    }
     if (t.kind == MN_TILE_MAX || t.kind == MN_TILE_GMAX) /* the value outside the image */
         buf_printf(e->b, "imm f\"-inf\" $ls0\n");
     else
@@ -857,7 +864,7 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
             continue;
         }
         if (t.kind != MN_TILE_CONV) {
-            pool_fold(e, &tc, n->out[0], img, scr);
+            pool_fold(e, &tc, n->in[0], n->out[0], img, scr);
             continue;
         }
         MatPlan p;

@@ -563,9 +563,14 @@ bool plan_layout(MNCompile *c) {
         if ((n->op == OP_Resize || n->op == OP_Upsample) && follows && n->nout == 1 && n->out[0] &&
             sibling_tiles(g, i, n->out[0], banded, L, &c->machine, sib))
             ir_attr_set_ints(g, n, "tile_out", sib, 7); /* a broadcast of one pixel may land on them */
-        if (plan_tile_op(n->op) && (n->op == OP_Conv || follows) && n->nout && n->out[0] && has[n->out[0]->id]) {
-            /* a convolution on tiles (a pool where its input is on them): the input's tiles
-             * where the node can follow them, else its own (the input demanded so, step 3) */
+        MNStencil pst;
+        bool lone_pool = (n->op == OP_MaxPool || n->op == OP_AveragePool) && c->machine.n_l2b > 1 &&
+                         !plan_stencil(n, &c->machine, &pst); /* (one L2B: a gather holds what a stencil cannot) */
+        if (plan_tile_op(n->op) && (n->op == OP_Conv || follows || lone_pool) && n->nout && n->out[0] &&
+            has[n->out[0]->id]) {
+            /* a convolution on tiles (a pool where its input is on them, or where it cannot be
+             * a stencil): the input's tiles where the node can follow them, else its own (the
+             * input demanded so, step 3) */
             if (follows) ir_attr_set_ints(g, n, "tile_in", hint, 7);
             bool ok = plan_tile_node(n, &c->machine, &tl, &tin, &tout);
             if (!ok && follows) {

@@ -352,6 +352,11 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     if (t->TYo * t->gyo > 1) t->repo &= (uint8_t) ~(1u << LV_L1B);
     if (t->TYo * t->gyo > m->l1b_per_l2b) t->repo &= (uint8_t) ~(1u << LV_L2B);
     t->rows_e = t->ht + t->tho * t->sh + t->hb, t->cols_e = t->hl + t->two * t->sw + t->hr;
+    if ((t->kind == MN_TILE_MAX || t->kind == MN_TILE_AVG) && !t->ht && !t->hb && !t->hl && !t->hr &&
+        (t->tho - 1) * t->sh + (t->kh - 1) * t->dh < t->th && (t->two - 1) * t->sw + (t->kw - 1) * t->dw < t->tw) {
+        t->direct = true, t->ecb = t->CB, t->scratch_lw = 0;
+        return true;
+    }
     int64_t px = t->rows_e * t->cols_e;
     t->ecb = t->CB;
     if (t->kind != MN_TILE_CONV && px * t->CB > m->lm0_lw / 4) { /* channel blocks a few at a time */

@@ -611,6 +611,23 @@ case("rows-reduce-max-min-sumsquare", nodes, [("x", [4, 6, 48])], [("a", [4, 6, 
      dict(a=xm.max(2, keepdims=True), b=xm.min(2, keepdims=True), c=(xm * xm).sum(2, keepdims=True)), machine="mncore2",
      rtol=1e-5, atol=1e-5, need=("row_reductions_on_mabs",))
 
+# A MaxPool whose dilation is its stride (PyTorch's MaxPool2d_stride_padding_dilation at a
+# tenth of its size): the pixels on the grid picked from each tile, then chains of 2-tap
+# pools along the rows and the columns, all on tiles
+def box_pool(x, k, d, pads, oh, ow):
+    xp = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2] + k[0] * d[0]), (pads[1], pads[3] + k[1] * d[1])), constant_values=-np.inf)
+    y = np.full(x.shape[:2] + (oh, ow), -np.inf, np.float32)
+    for i in range(k[0]):
+        for j in range(k[1]):
+            y = np.maximum(y, xp[:, :, i * d[0]:i * d[0] + oh * d[0]:d[0], j * d[1]:j * d[1] + ow * d[1]:d[1]])
+    return y
+xb = f32r(1, 16, 100, 120)
+yb = box_pool(xb, (6, 5), (10, 4), (10, 8, 10, 8), 7, 30)
+case("tiles-maxpool-dilation-as-stride", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[6, 5], strides=[10, 4], dilations=[10, 4],
+                                                     pads=[10, 8, 10, 8])],
+     [("x", [1, 16, 100, 120])], [("y", [1, 16, 7, 30])], dict(x=xb), dict(y=yb), machine="mncore2", tiles=False,
+     need=("dilated_pools_lowered",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
