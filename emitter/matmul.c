@@ -21,6 +21,12 @@
  * bias over N (beta 1), packed like the output and on every MAB, is added to the sums
  * before they are stored.
  *
+ * A batched B (MatMul of rank 3 or more, attention's K and V) gives one table of addresses
+ * per batch: a slot of rows (one address on every MAB) takes the table of its rows'
+ * batch, which must lie at the same addresses on each of their MABs (the layout planner
+ * puts B's batches on the levels the output's batches are on, replicated over the rest),
+ * and the slots of one table run together after its blocks are loaded.
+ *
  * A B too large to replicate in LM stays in DRAM (the layout planner marks the product
  * b_streamed and lays B out in groups of 16 columns whose K blocks lie together) and is
  * streamed: panel by panel (a group of N blocks and a run of K blocks, one range of B's
@@ -39,7 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-void emit_matrix_plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC); }
+void emit_matrix_plan_free(MatPlan *p) { free(p->aA), free(p->aY), free(p->aB), free(p->aC), free(p->sB); }
 
 static bool parse(const MNValue *v, MNLayout *l) { return layout_get(v, l) && layout_extent(l, LV_TIME) <= 1; }
 
@@ -90,7 +96,7 @@ static void value_key(MNBuf *k, const MNValue *v) {
 
 typedef struct {
     const char *why; /* a string literal */
-    int64_t nslot;
+    int64_t nslot, nbt;
 } PlanHead;
 
 static const char *plan_memo(const MNCompile *c, MatPlan *p) {
@@ -104,20 +110,22 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
     if (p->c) value_key(&k, p->c);
     size_t len;
     const char *got = memo_get(mm, k.data, &len);
-    size_t nB = (size_t)(p->kb * p->N), nC = p->c ? (size_t)p->nb : 0;
+    size_t nC = p->c ? (size_t)p->nb : 0;
     if (got) {
         PlanHead h;
         memcpy(&h, got, sizeof h);
-        size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb);
-        if (len != sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC))
+        size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb), nS = h.nbt > 1 ? (size_t)h.nslot : 0;
+        size_t nB = (size_t)(p->kb * p->N * (h.nbt > 1 ? h.nbt : 1));
+        if (len != sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC + nS))
             die("matrix plan memo of %zu bytes", len);
         buf_free(&k);
         if (h.why) return h.why;
         p->nslot = h.nslot;
+        p->nbt = h.nbt;
         const int64_t *q = (const int64_t *)(got + sizeof h);
-        int64_t **dst[4] = {&p->aA, &p->aY, &p->aB, &p->aC};
-        size_t cnt[4] = {nA, nY, nB, nC};
-        for (int i = 0; i < 4; i++) {
+        int64_t **dst[5] = {&p->aA, &p->aY, &p->aB, &p->aC, &p->sB};
+        size_t cnt[5] = {nA, nY, nB, nC, nS};
+        for (int i = 0; i < 5; i++) {
             if (!cnt[i]) continue;
             *dst[i] = xmalloc(sizeof(int64_t) * cnt[i]);
             memcpy(*dst[i], q, sizeof(int64_t) * cnt[i]);
@@ -125,16 +133,17 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
         }
         return NULL;
     }
-    PlanHead h = {plan_layouts(p), p->nslot};
-    size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb);
-    size_t n = sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC);
+    PlanHead h = {plan_layouts(p), p->nslot, p->nbt};
+    size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb), nS = h.nbt > 1 ? (size_t)h.nslot : 0;
+    size_t nB = (size_t)(p->kb * p->N * (h.nbt > 1 ? h.nbt : 1));
+    size_t n = sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC + nS);
     char *val = xmalloc(n);
     memcpy(val, &h, sizeof h);
     if (!h.why) {
         int64_t *q = (int64_t *)(val + sizeof h);
-        const int64_t *src[4] = {p->aA, p->aY, p->aB, p->aC};
-        size_t cnt[4] = {nA, nY, nB, nC};
-        for (int i = 0; i < 4; i++)
+        const int64_t *src[5] = {p->aA, p->aY, p->aB, p->aC, p->sB};
+        size_t cnt[5] = {nA, nY, nB, nC, nS};
+        for (int i = 0; i < 5; i++)
             if (cnt[i]) {
                 memcpy(q, src[i], sizeof(int64_t) * cnt[i]);
                 q += cnt[i];
@@ -166,8 +175,11 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     p->stream = p->b->loc == MN_LOC_DRAM; /* the location planner left it there: streamed */
     for (int i = 0; i < 3; i++)
         if (!(emit_in_lm(vs[i]) || (i == 1 && p->stream)) || vs[i]->dtype != MN_DT_Float) return "not float LM values";
-    int ra = p->a->type.rank, ry = p->y->type.rank;
-    if (p->b->type.rank != 2 || ra < 2 || ry != ra) return "a B of rank other than 2";
+    int ra = p->a->type.rank, ry = p->y->type.rank, rb = p->b->type.rank;
+    if (rb < 2 || ra < 2 || ry != ra || rb > ra || (rb > 2 && (p->transb || p->stream)))
+        return "a B of rank other than 2 (or a batched one laid out otherwise)";
+    for (int i = 0; i < rb - 2; i++) /* a batched B: its batch axes broadcast to the output's */
+        if (p->b->type.dims[i] != 1 && p->b->type.dims[i] != p->y->type.dims[ry - rb + i]) return "a B batch";
     p->K = p->a->type.dims[ra - 1];
     p->N = p->y->type.dims[ry - 1];
     if (p->K % 8 || p->K == 0 || p->N == 0) return "K not a multiple of 8";
@@ -183,21 +195,37 @@ static const char *plan_layouts(MatPlan *p) {
     int ra = p->a->type.rank;
     MNLayout la, lb, ly;
     if (!parse(p->a, &la) || !parse(p->b, &lb) || !parse(p->y, &ly)) return "sliced or unparsed layouts";
-    if ((lb.bcast & TREE) != TREE) return "B not on every MAB";
+    int rb = p->b->type.rank;
+    int64_t nbt = ir_shape_numel(&p->b->type) / (p->K * p->N), KN = p->kb * p->N;
+    if (rb == 2 && (lb.bcast & TREE) != TREE) return "B not on every MAB";
     if ((la.bcast & TREE) != (ly.bcast & TREE)) return "A and the output replicated differently";
-    /* B: K packed, one long word per (K block, column) */
-    p->aB = xmalloc(sizeof(int64_t) * (size_t)(p->kb * p->N));
+    /* B: K packed, one long word per (K block, column) of each batch (a table), each batch
+     * on one MAB, L1B and L2B (or replicated over them: tb) */
+    p->aB = xmalloc(sizeof(int64_t) * (size_t)(KN * nbt));
+    MNPlace *tb = xmalloc(sizeof(MNPlace) * (size_t)nbt);
     MNPlaceWalk wb; /* B in its own row-major order: K ascending within each block either way */
     place_walk_start(&wb, &lb);
-    for (int64_t e = 0; e < p->K * p->N; e++, place_walk_next(&wb)) {
-        int64_t k = wb.idx[p->transb ? 1 : 0], col = wb.idx[p->transb ? 0 : 1];
-        int64_t *s = &p->aB[k / 8 * p->N + col];
-        if (!packed(&wb.p, k)) return "B's K not packed";
+    for (int64_t e = 0; e < p->K * p->N * nbt; e++, place_walk_next(&wb)) {
+        int64_t k = wb.idx[rb - (p->transb ? 1 : 2)], col = wb.idx[rb - (p->transb ? 2 : 1)], t = e / (p->K * p->N);
+        int64_t *s = &p->aB[t * KN + k / 8 * p->N + col];
+        if (!packed(&wb.p, k)) return free(tb), "B's K not packed";
+        if (e % (p->K * p->N) == 0)
+            tb[t] = wb.p;
+        else if (!same_tree(&wb.p, &tb[t]))
+            return free(tb), "a B batch spread over MABs";
         if (k % 8 == 0)
             *s = wb.p.c[LV_ADDR];
         else if (*s != wb.p.c[LV_ADDR])
-            return "B's K not packed";
+            return free(tb), "B's K not packed";
     }
+    /* batches with the same addresses share one table */
+    int64_t *canon = xmalloc(sizeof(int64_t) * (size_t)nbt);
+    for (int64_t t = 0; t < nbt; t++) {
+        canon[t] = t;
+        for (int64_t u = 0; u < t && canon[t] == t; u++)
+            if (canon[u] == u && !memcmp(&p->aB[t * KN], &p->aB[u * KN], sizeof(int64_t) * (size_t)KN)) canon[t] = u;
+    }
+    p->nbt = nbt;
     /* a bias over N: packed like the output's N, on every MAB, L1B and L2B */
     if (p->c) {
         MNLayout lc;
@@ -224,6 +252,7 @@ static const char *plan_layouts(MatPlan *p) {
     const char *why = NULL;
     int64_t cap = 0;
     MNPlace *pa = axis_part(&la, ra - 1, p->K), *py = axis_part(&ly, ra - 1, p->N);
+    int64_t *sB = xmalloc(sizeof(int64_t) * (size_t)(nY + 1));
     for (int64_t r = 0; r < p->rows && !why; r++) {
         int64_t idx[LAYOUT_MAX_RANK], rem = r;
         for (int d = ra - 2; d >= 0; d--) idx[d] = rem % p->a->type.dims[d], rem /= p->a->type.dims[d];
@@ -231,6 +260,14 @@ static const char *plan_layouts(MatPlan *p) {
         idx[ra - 1] = 0;
         layout_place(&la, idx, &t0);
         layout_place(&ly, idx, &y0);
+        int64_t bt = 0; /* the row's B batch: B's batch axes aligned right, broadcast where 1 */
+        for (int i = 0; i < rb - 2; i++) {
+            int64_t dim = p->b->type.dims[i];
+            bt = bt * dim + (dim == 1 ? 0 : idx[ra - rb + i]);
+        }
+        for (int lv = LV_MAB; lv <= LV_L2B && !why; lv++)
+            if (!(lb.bcast & (1u << lv)) && tb[bt].c[lv] != t0.c[lv]) why = "a B batch off its rows' MAB";
+        bt = canon[bt];
         if (!row_blocks(&t0, pa, p->K, &t0, nA, ta))
             why = "A's K not packed";
         else if (!row_blocks(&y0, py, p->N, &t0, nY, ty))
@@ -244,6 +281,7 @@ static const char *plan_layouts(MatPlan *p) {
                 p->aY = xrealloc(p->aY, sizeof(int64_t) * (size_t)(cap * p->nb));
             }
             s = p->nslot++;
+            sB[s] = bt;
             memcpy(&p->aA[s * p->kb], ta, sizeof(int64_t) * (size_t)p->kb);
             memcpy(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb);
             for (int64_t j = 0; j < p->nb && !why; j++) {
@@ -253,7 +291,29 @@ static const char *plan_layouts(MatPlan *p) {
         } else if (memcmp(&p->aA[s * p->kb], ta, sizeof(int64_t) * (size_t)p->kb) ||
                    memcmp(&p->aY[s * p->nb], ty, sizeof(int64_t) * (size_t)p->nb))
             why = "rows whose A and output addresses differ between MABs";
+        else if (sB[s] != bt)
+            why = "rows of one address whose B batches lie at different addresses";
     }
+    if (!why && nbt > 1) { /* the slots of one B table together, in order of their tables */
+        int64_t *ord = xmalloc(sizeof(int64_t) * (size_t)(p->nslot + 1)), n = 0;
+        for (int64_t t = 0; t < nbt; t++)
+            for (int64_t s = 0; s < p->nslot; s++)
+                if (sB[s] == t) ord[n++] = s;
+        int64_t *aA = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->kb + 1)),
+                *aY = xmalloc(sizeof(int64_t) * (size_t)(p->nslot * p->nb + 1));
+        p->sB = xmalloc(sizeof(int64_t) * (size_t)(p->nslot + 1));
+        for (int64_t i = 0; i < p->nslot; i++) {
+            memcpy(&aA[i * p->kb], &p->aA[ord[i] * p->kb], sizeof(int64_t) * (size_t)p->kb);
+            memcpy(&aY[i * p->nb], &p->aY[ord[i] * p->nb], sizeof(int64_t) * (size_t)p->nb);
+            p->sB[i] = sB[ord[i]];
+        }
+        free(p->aA), free(p->aY), free(ord);
+        p->aA = aA, p->aY = aY;
+    }
+    if (nbt <= 1) p->nbt = 1;
+    free(sB);
+    free(canon);
+    free(tb);
     free(slot_of);
     free(ta);
     free(ty);
@@ -453,15 +513,18 @@ void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
     int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
     if (G > 256) G = 256;
     bool lm_shared = p.y->loc == p.a->loc || p.y->loc == p.b->loc || (p.c && p.y->loc == p.c->loc);
-    for (int64_t s0 = 0; s0 < p.nslot; s0 += G) {
-        int64_t ns = p.nslot - s0 < G ? p.nslot - s0 : G;
+    for (int64_t s0 = 0, s1 = 0; s0 < p.nslot; s0 = s1) {
+        s1 = s0 + 1; /* slots s0..s1-1: at most G, of one B table */
+        while (s1 < p.nslot && s1 - s0 < G && (!p.sB || p.sB[s1] == p.sB[s0])) s1++;
+        int64_t ns = s1 - s0;
+        const int64_t *aB = p.aB + (p.sB ? p.sB[s0] : 0) * p.kb * p.N;
         for (int64_t j = 0; j < p.nb; j++) {
             for (int64_t kb = 0; kb < p.kb; kb++) {
                 for (int R = 0; R < 8; R += 4) { /* register rows R..R+3: columns 8j + 4 (i % 2) + i / 2 */
                     int64_t a4[4];
                     for (int cy = 0; cy < 4; cy++) {
                         int64_t i = R + cy, col = 8 * j + 4 * (i % 2) + i / 2;
-                        a4[cy] = p.aB[kb * p.N + (col < p.N ? col : p.N - 1)];
+                        a4[cy] = aB[kb * p.N + (col < p.N ? col : p.N - 1)];
                     }
                     buf_printf(e->b, "fmwrite ");
                     flat(e->b, p.b, a4, 4, 1);

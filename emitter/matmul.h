@@ -11,7 +11,9 @@ typedef struct {
     int64_t nslot;
     int64_t *aA; /* [slot * kb + j]: A's long word of K block j for the slot's rows */
     int64_t *aY; /* [slot * nb + j] */
-    int64_t *aB; /* [j * N + n]: B's long word of K block j, column n */
+    int64_t *aB; /* [t * kb N + j * N + n]: B's long word of K block j, column n, in B table t */
+    int64_t nbt; /* B tables: one per batch of a batched B (0 or 1: one B for every row) */
+    int64_t *sB; /* [slot]: the B table of the slot's rows (NULL: table 0); slots of one table adjoin */
     int64_t *aC; /* [j]: the bias's long word of N block j */
     bool stream; /* B in DRAM, brought in panel by panel */
     bool acc; /* streamed: y holds the sums of K blocks before these (a convolution's earlier channels) */

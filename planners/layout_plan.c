@@ -350,6 +350,45 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
     return true;
 }
 
+/* A batched B (rank 3 or more) beside the rows that use it: each batch K-packed as one
+ * table of T long words, its batch axes on the MABs, L1Bs and L2Bs the output puts the
+ * same batch axes on (and as addresses, T apart, where the output has them as addresses),
+ * replicated over the other levels: a MAB holds the tables of its own rows' batches only
+ * (attention's heads on their L1Bs each hold their own K), which emitter/matmul.c reads
+ * per slot of rows. */
+static bool batched_b(const MNLayout *out, const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
+    int rb = t->rank, ry = out->rank;
+    if (rb < 3 || ry < rb || !plan_layout_kpacked(t, dt, kdim, l)) return false;
+    int64_t T = 1;
+    for (int d = rb - 2; d < rb; d++)
+        for (int k = 0; k < l->nsub[d]; k++)
+            if (l->sub[d][k].level == LV_ADDR) T *= l->sub[d][k].size;
+    const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
+    unsigned used = 0;
+    int64_t stride = T;
+    for (int i = rb - 3; i >= 0; i--) { /* innermost batch axis first: its addresses T apart */
+        int j = ry - rb + i;
+        l->nsub[i] = 0;
+        if (t->dims[i] == 1) continue; /* broadcast: every batch of the output reads the one */
+        if (out->shape[j] != t->dims[i]) return false;
+        for (int k = out->nsub[j] - 1; k >= 0; k--) {
+            const MNSubaxis *s = &out->sub[j][k];
+            if (s->level == LV_ADDR) {
+                if (stride > INT32_MAX) return false;
+                l->sub[i][k] = (MNSubaxis){s->size, (int32_t)stride, LV_ADDR};
+                stride *= s->size;
+            } else if ((1u << s->level) & TREE) {
+                l->sub[i][k] = *s;
+                used |= 1u << s->level;
+            } else
+                return false; /* batches on the PEs or cut over time */
+        }
+        l->nsub[i] = out->nsub[j];
+    }
+    l->bcast = (uint8_t)((l->bcast & ~TREE) | (TREE & ~used));
+    return true;
+}
+
 /* A matrix-unit operand is replicated on every MAB; one that would take more than a
  * quarter of LM0 per PE is not demanded (it keeps its spread canonical layout, which
  * the vector path reads through the tree, or from its index tables as a constant),
@@ -443,6 +482,10 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
         if (k == 0 && !(n->op == OP_Gemm && ir_attr_int(n, "transA", 0)))
             return false; /* rows of A stream through; canonical A has K last */
+        char err[200];
+        if (k == 1 && n->op == OP_MatMul && t->rank >= 3 && outl &&
+            batched_b(outl, t, dt, matrix_kdim(n, k, t->rank), want) && layout_valid(want, m, 4, err, sizeof err))
+            return kpacked_fits(want, m);
         return plan_layout_kpacked(t, dt, matrix_kdim(n, k, t->rank), want) && kpacked_fits(want, m);
     }
     return false;

@@ -628,6 +628,16 @@ case("tiles-maxpool-dilation-as-stride", [h.make_node("MaxPool", ["x"], ["y"], k
      [("x", [1, 16, 100, 120])], [("y", [1, 16, 7, 30])], dict(x=xb), dict(y=yb), machine="mncore2", tiles=False,
      need=("dilated_pools_lowered",))
 
+# Batched products with a run-time B on the matrix unit: one B table per batch, each slot
+# of rows multiplied by its batch's table; B broadcast over a batch axis; attention's
+# scores (4 heads on their own L1Bs, each holding its own K)
+for nm, sa, sb, mach in (("batched", (3, 16, 24), (3, 24, 16), "mncore2"), ("batched-broadcast", (2, 3, 16, 16), (3, 16, 8), "l1b"),
+                         ("batched-heads", (4, 64, 32), (4, 32, 64), "mncore2")):
+    xa, xb2 = f32r(*sa), f32r(*sb)
+    yab = np.matmul(xa, xb2)
+    case("matrix-" + nm, [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", list(sa)), ("b", list(sb))], [("y", list(yab.shape))],
+         dict(a=xa, b=xb2), dict(y=yab), machine=mach, rtol=1e-4, atol=1e-4, on_matrix=True)
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
