@@ -662,7 +662,12 @@ const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if ((x->loc != MN_LOC_LM0 && x->loc != MN_LOC_LM1) || (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1) ||
         x->dtype != o->dtype)
         return "not in LM";
-    return emit_is_copy(c, n) ? NULL : emit_gather_why(c, n, w);
+    if (emit_is_copy(c, n)) return NULL;
+    if (emit_rowmove_node(c, n)) { /* whole rows between L1Bs */
+        w->rmove[w->pos] = true;
+        return NULL;
+    }
+    return emit_gather_why(c, n, w);
 }
 
 /* why elementwise node n cannot be emitted on the vector path (NULL: it can) */

@@ -83,6 +83,10 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
             if (j < -dim || j >= dim) return "an index out of range";
         }
     }
+    if (emit_rowmove_node(c, n)) { /* whole rows between L1Bs */
+        w->rmove[w->pos] = true;
+        return NULL;
+    }
     return emit_moves_why(c, n, w);
 }
 
@@ -142,6 +146,7 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->scopy[w->pos] = false;
     w->sten[w->pos] = false;
     w->rows[w->pos] = false;
+    w->rmove[w->pos] = false;
     w->tile[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
@@ -215,6 +220,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_tile(e, n, wk);
         else if (wk->rows[wk->pos])
             emit_rows(e, n);
+        else if (wk->rmove[wk->pos])
+            emit_rowmove(e, n);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos])
@@ -281,7 +288,7 @@ static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
-    int missing = 0, on_rows = 0;
+    int missing = 0, on_rows = 0, row_moves = 0;
     int seen[OP_COUNT] = {0}, first[OP_COUNT];
     const char *first_why[OP_COUNT];
     Walk wk;
@@ -292,6 +299,7 @@ static bool emit_all(MNCompile *c) {
         const char *w = emit_why_not(c, g->nodes[i], &wk);
         emit_walk_after(g, &wk, g->nodes[i]);
         on_rows += !w && wk.rows[i];
+        row_moves += !w && wk.rmove[i];
         if (!w) continue;
         missing++;
         int op = g->nodes[i]->op;
@@ -319,6 +327,7 @@ static bool emit_all(MNCompile *c) {
     }
     mn_figure(c, "nodes_without_emitter", missing);
     mn_figure(c, "row_reductions_on_mabs", on_rows);
+    mn_figure(c, "rows_moved_between_l1bs", row_moves);
     if (missing) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);

@@ -36,6 +36,7 @@ typedef struct {
     bool *scopy; /* a Slice that copies long words (every element keeps its PE and slot) */
     bool *sten; /* a pool as a stencil (stencil.c) */
     bool *rows; /* Softmax or a normalisation along rows on one MAB each (rows.c) */
+    bool *rmove; /* data movement of whole rows between L1Bs (rowmove.c) */
     bool *tile; /* a convolution on tiles (tile.c) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
     bool dry; /* no placing: each scratch's need is only noted (measure.c) */
@@ -78,6 +79,9 @@ typedef struct {
     int64_t sidx[LAYOUT_MAX_RANK];
     double k;
 } EmEntry;
+/* Every element of n's output 0 with its element of input 0 (source_index's), in
+ * row-major order, to visit; false when one has none or visit says false */
+bool emit_move_sources(const MNNode *n, bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en), void *ctx);
 /* entry row of output element idx; false: none (the entry reads scratch word 0) */
 typedef bool (*EmEntryFn)(const void *ctx, const int64_t *idx, int row, EmEntry *en);
 /* an output that reads a scratch, through fn with ctx */
@@ -125,6 +129,10 @@ void emit_stencil(Em *e, const MNNode *n, const Walk *wk);
 /* rows.c: is n a Softmax, LogSoftmax or LayerNormalization whose rows each lie on one MAB?
  * Why it cannot be emitted; its code */
 bool emit_rows_node(const MNCompile *c, const MNNode *n);
+/* rowmove.c: does movement node n move whole rows between the L1Bs of an L2B (every
+ * element on its MAB, PE and word)? Its code */
+bool emit_rowmove_node(const MNCompile *c, const MNNode *n);
+void emit_rowmove(Em *e, const MNNode *n);
 const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_rows(Em *e, const MNNode *n);
 /* tile.c: is Conv n laid out on tiles (planners/tile_plan.c)? Why it cannot be emitted

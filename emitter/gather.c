@@ -883,6 +883,21 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
     }
 }
 
+bool emit_move_sources(const MNNode *n, bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en), void *ctx) {
+    const MNValue *o = n->out[0];
+    SrcPrep sp;
+    src_prep(n, &sp);
+    int r = o->type.rank;
+    int64_t idx[LAYOUT_MAX_RANK] = {0}, ne = ir_shape_numel(&o->type);
+    for (int64_t e = 0; e < ne; e++) {
+        int64_t q = e;
+        for (int d = r - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
+        EmEntry en;
+        if (!source_index(n, &sp, 0, idx, &en) || en.src != 0 || !visit(ctx, idx, &en)) return false;
+    }
+    return true;
+}
+
 /* a node that only moves data, emitted as a gather */
 bool emit_moves_data(const MNNode *n) { return mn_op_has(n->op, MN_GATHER); }
 

@@ -22,6 +22,7 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->sten = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->rows = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->rmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->tile = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->dry = false;
     w->dry_need = 0;
@@ -44,6 +45,7 @@ void emit_walk_free(Walk *w) {
     free(w->scopy);
     free(w->sten);
     free(w->rows);
+    free(w->rmove);
     free(w->tile);
     free(w->ord[0]);
     free(w->ord[1]);

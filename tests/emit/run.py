@@ -638,6 +638,18 @@ for nm, sa, sb, mach in (("batched", (3, 16, 24), (3, 24, 16), "mncore2"), ("bat
     case("matrix-" + nm, [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", list(sa)), ("b", list(sb))], [("y", list(yab.shape))],
          dict(a=xa, b=xb2), dict(y=yab), machine=mach, rtol=1e-4, atol=1e-4, on_matrix=True)
 
+# Attention's head split: (S, H*D) -> (S, H, D) -> (H, S, D) with S over the L1Bs and MABs
+# and then H over the L1Bs: every row (an address on every PE of an L1B) goes from one
+# L1B to another through the L2BM, and back (the heads merged again)
+xh = f32r(64, 128)
+nodes = [h.make_node("Reshape", ["x", "s1"], ["r"]), h.make_node("Transpose", ["r"], ["t"], perm=[1, 0, 2]),
+         h.make_node("Relu", ["t"], ["u"]), h.make_node("Transpose", ["u"], ["v"], perm=[1, 0, 2]),
+         h.make_node("Reshape", ["v", "s2"], ["y"])]
+case("rows-head-split", nodes, [("x", [64, 128])], [("t", [4, 64, 32]), ("y", [64, 128])], dict(x=xh),
+     dict(t=xh.reshape(64, 4, 32).transpose(1, 0, 2), y=np.maximum(xh, 0)),
+     inits=[nh.from_array(np.array([64, 4, 32], np.int64), "s1"), nh.from_array(np.array([64, 128], np.int64), "s2")],
+     machine="mncore2", atol=0, rtol=0, need=("rows_moved_between_l1bs",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),

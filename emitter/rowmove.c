@@ -1,0 +1,146 @@
+/* Code Emit: data movement that moves whole rows between the L1Bs of an L2B.
+ *
+ * A row is one long-word address on every PE of an L1B (64 LW on mncore2). When a
+ * Transpose, Reshape or layout switch leaves every element on its MAB, PE and word and
+ * only changes its L1B and address (attention's head split: (S, H, D) with S over the
+ * L1Bs and MABs and H as addresses, to (H, S, D) with H over the L1Bs and S as addresses
+ * on the same MABs), each output row is one input row. The gather path would broadcast
+ * the whole input into every PE and pick words by index tables; here each row crosses
+ * the tree once, as a block:
+ *
+ *   combine   every L1B's rows into its L1BM (4 rows a step, l1bmd);
+ *   up        each input row that some output row takes, from its L1B's L1BM to a slot of
+ *             the L2BM (64 LW a step, l2bm@j);
+ *   down      each output row from its slot into its L1B's L1BM (l2bm@j, or l2bmb to
+ *             every L1B where the output is replicated over them);
+ *   distribute every L1B's L1BM rows into the output (4 rows a step).
+ *
+ * Every L2B does the same at once (the rows stay on their L2B). Rows pass in batches that
+ * fit the L1BM and the L2BM. Cost: A_in / 4 + rows moved x 2 + A_out / 4 steps a batch,
+ * against the gather's broadcast of the whole input into every PE. */
+#include "emit_impl.h"
+#include "ops.h"
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    MNLayout li, lo;
+    const MNMachine *m;
+    int64_t J, ain, aout;
+    int64_t *src; /* [L1B j of the output row * aout + address]: input row l * ain + a, -1: none */
+    bool ok;
+} RowMap;
+
+static bool visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
+    RowMap *rm = ctx;
+    MNPlace pi, po;
+    layout_place(&rm->li, en->sidx, &pi);
+    layout_place(&rm->lo, oidx, &po);
+    if (pi.c[LV_MAB] != po.c[LV_MAB] || pi.c[LV_PE] != po.c[LV_PE] || pi.c[LV_W] != po.c[LV_W] ||
+        pi.c[LV_L2B] != po.c[LV_L2B] || pi.c[LV_TIME] || po.c[LV_TIME])
+        return false;
+    int64_t *s = &rm->src[po.c[LV_L1B] * rm->aout + po.c[LV_ADDR]], want = pi.c[LV_L1B] * rm->ain + pi.c[LV_ADDR];
+    if (*s >= 0 && *s != want) return false; /* an output row from two input rows */
+    *s = want;
+    return true;
+}
+
+/* the row map of n (rm->src malloc'd on success) */
+static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
+    const MNValue *x = n->in[0], *y = n->out[0];
+    const unsigned MAB = 1u << LV_MAB, L2B = 1u << LV_L2B;
+    memset(rm, 0, sizeof *rm);
+    if (n->nin < 1 || !x || !y || n->nout < 1 || x->dtype != y->dtype || !layout_get(x, &rm->li) ||
+        !layout_get(y, &rm->lo) || (rm->li.bcast & MAB) != (rm->lo.bcast & MAB) ||
+        (rm->li.bcast & L2B) != (rm->lo.bcast & L2B) || c->machine.pe_per_mab != 4)
+        return false;
+    rm->m = &c->machine;
+    rm->J = c->machine.l1b_per_l2b;
+    rm->ain = x->num_lw, rm->aout = y->num_lw;
+    if (rm->J < 2 || rm->ain < 1 || rm->aout < 1) return false;
+    rm->src = xmalloc(sizeof(int64_t) * (size_t)(rm->J * rm->aout));
+    for (int64_t i = 0; i < rm->J * rm->aout; i++) rm->src[i] = -1;
+    if (!emit_move_sources(n, visit, rm)) {
+        free(rm->src);
+        return false;
+    }
+    return true;
+}
+
+static bool movable(const MNNode *n) {
+    return n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
+           n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
+}
+
+bool emit_rowmove_node(const MNCompile *c, const MNNode *n) {
+    RowMap rm;
+    if (!movable(n) || !emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0]) || !row_map(c, n, &rm)) return false;
+    free(rm.src);
+    return true;
+}
+
+enum { ROW = 64 }; /* a row's long words in the L1BM and the L2BM (P, the PEs of an L1B) */
+
+void emit_rowmove(Em *e, const MNNode *n) {
+    RowMap rm;
+    if (!row_map(e->c, n, &rm)) die("node '%s' moves no rows", n->name);
+    const MNValue *x = n->in[0], *y = n->out[0];
+    const MNMachine *m = &e->c->machine;
+    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = rm.J;
+    if (P != ROW) die("row moves assume %d PEs an L1B", ROW);
+    bool everywhere = rm.lo.bcast & (1u << LV_L1B); /* the output alike on every L1B: row j = 0 */
+    int64_t lb_rows = m->l1bm_lw / ROW, lc_rows = m->l2bm_lw / ROW;
+    /* batches of output addresses: their input rows fit the L2BM, and inputs and outputs
+     * the L1BM (the input's rows first, then the output's) */
+    int64_t in_rows = (rm.ain + 3) / 4 * 4;
+    if (in_rows + 4 > lb_rows) die("node '%s': %lld input rows past the L1BM", n->name, (long long)rm.ain);
+    int64_t *slot = xmalloc(sizeof(int64_t) * (size_t)(J * rm.ain));
+    char X[48], Y[48];
+    for (int64_t y0 = 0; y0 < rm.aout;) {
+        int64_t y1 = y0, used = 0;
+        for (int64_t i = 0; i < J * rm.ain; i++) slot[i] = -1;
+        while (y1 < rm.aout && y1 - y0 < lb_rows - in_rows - 4) { /* grow the batch while its rows fit */
+            int64_t add = 0;
+            for (int64_t j = 0; j < J; j++) {
+                int64_t s = rm.src[j * rm.aout + y1];
+                if (s >= 0 && slot[s] < 0) add++;
+            }
+            if (used + add > lc_rows) break;
+            for (int64_t j = 0; j < J; j++) {
+                int64_t s = rm.src[j * rm.aout + y1];
+                if (s >= 0 && slot[s] < 0) slot[s] = used++;
+            }
+            y1++;
+        }
+        if (y1 == y0) die("node '%s': a row past the L2BM", n->name);
+        for (int64_t a = 0; a < rm.ain; a += 4) /* combine: row a at L1BM 64 a */
+            buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, a, X), (long long)(ROW * a));
+        buf_printf(e->b, "nop/2\n");
+        for (int64_t s = 0; s < J * rm.ain; s++) /* up: the rows taken, into their slots */
+            if (slot[s] >= 0)
+                buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)(s / rm.ain),
+                           (long long)(ROW * (s % rm.ain)), (long long)(ROW * slot[s]));
+        buf_printf(e->b, "nop/3\n");
+        int64_t base = in_rows; /* the output rows after the input's in the L1BM */
+        for (int64_t ya = y0; ya < y1; ya++)
+            for (int64_t j = 0; j < (everywhere ? 1 : J); j++) { /* down */
+                int64_t s = rm.src[j * rm.aout + ya];
+                if (s < 0) continue;
+                if (everywhere)
+                    buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(ROW * slot[s]),
+                               (long long)(ROW * (base + ya - y0)));
+                else
+                    buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(ROW * slot[s]),
+                               (long long)(ROW * (base + ya - y0)));
+            }
+        buf_printf(e->b, "nop/2\n");
+        for (int64_t ya = y0; ya < y1; ya += 4) /* distribute: 4 rows a step (past y1, rows the next */
+            buf_printf(e->b, "l1bmd $lb%lld $%s%sv%s\n", (long long)(ROW * (base + ya - y0)), /* batch rewrites) */
+                       emit_bank_reg(y), emit_at(e, y, ya, Y), emit_tail_mask(y->num_lw, ya));
+        buf_printf(e->b, "nop/2\n");
+        y0 = y1;
+    }
+    free(slot);
+    free(rm.src);
+}
