@@ -16,7 +16,12 @@
  *   distribute every L1B's L1BM rows into the output (4 rows a step).
  *
  * Every L2B does the same at once (the rows stay on their L2B). Rows pass in batches that
- * fit the L1BM and the L2BM. Cost: A_in / 4 + rows moved x 2 + A_out / 4 steps a batch,
+ * fit the L1BM and the L2BM.
+ *
+ * An output alike on every MAB (a batched product's B, attention's Kᵀ) from an input
+ * spread over them takes each address from one MAB of an input row: when a row's 16 MAB
+ * blocks (4 LW each, one per PE) go to 16 consecutive addresses, the row lands in the
+ * output L1B's L1BM at 4 LW per address and l1bmm hands 4 addresses a step to every MAB. Cost: A_in / 4 + rows moved x 2 + A_out / 4 steps a batch,
  * against the gather's broadcast of the whole input into every PE. */
 #include "emit_impl.h"
 #include "ops.h"
@@ -24,12 +29,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { ROW = 64 }; /* a row's long words in the L1BM and the L2BM (P, the PEs of an L1B) */
+#define NONE INT64_MIN
+
 typedef struct {
     MNLayout li, lo;
     const MNMachine *m;
     int64_t J, ain, aout;
     int64_t *src; /* [L1B j of the output row * aout + address]: input row l * ain + a, -1: none */
-    bool ok;
+    int64_t *mab; /* broadcast: [the same]: the input MAB whose block it takes (NULL: its own) */
+    int64_t *yb; /* broadcast: [L1B j * J ain + row]: the address of the row's MAB 0 block, NONE */
 } RowMap;
 
 static bool visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
@@ -37,12 +46,14 @@ static bool visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
     MNPlace pi, po;
     layout_place(&rm->li, en->sidx, &pi);
     layout_place(&rm->lo, oidx, &po);
-    if (pi.c[LV_MAB] != po.c[LV_MAB] || pi.c[LV_PE] != po.c[LV_PE] || pi.c[LV_W] != po.c[LV_W] ||
+    if ((!rm->mab && pi.c[LV_MAB] != po.c[LV_MAB]) || pi.c[LV_PE] != po.c[LV_PE] || pi.c[LV_W] != po.c[LV_W] ||
         pi.c[LV_L2B] != po.c[LV_L2B] || pi.c[LV_TIME] || po.c[LV_TIME])
         return false;
-    int64_t *s = &rm->src[po.c[LV_L1B] * rm->aout + po.c[LV_ADDR]], want = pi.c[LV_L1B] * rm->ain + pi.c[LV_ADDR];
-    if (*s >= 0 && *s != want) return false; /* an output row from two input rows */
-    *s = want;
+    int64_t at = po.c[LV_L1B] * rm->aout + po.c[LV_ADDR], want = pi.c[LV_L1B] * rm->ain + pi.c[LV_ADDR];
+    if (rm->src[at] >= 0 && (rm->src[at] != want || (rm->mab && rm->mab[at] != pi.c[LV_MAB])))
+        return false; /* an output row (or block) from two places */
+    rm->src[at] = want;
+    if (rm->mab) rm->mab[at] = pi.c[LV_MAB];
     return true;
 }
 
@@ -52,20 +63,48 @@ static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
     const unsigned MAB = 1u << LV_MAB, L2B = 1u << LV_L2B;
     memset(rm, 0, sizeof *rm);
     if (n->nin < 1 || !x || !y || n->nout < 1 || x->dtype != y->dtype || !layout_get(x, &rm->li) ||
-        !layout_get(y, &rm->lo) || (rm->li.bcast & MAB) != (rm->lo.bcast & MAB) ||
+        !layout_get(y, &rm->lo) || ((rm->li.bcast & MAB) && !(rm->lo.bcast & MAB)) ||
         (rm->li.bcast & L2B) != (rm->lo.bcast & L2B) || c->machine.pe_per_mab != 4)
         return false;
     rm->m = &c->machine;
     rm->J = c->machine.l1b_per_l2b;
     rm->ain = x->num_lw, rm->aout = y->num_lw;
     if (rm->J < 2 || rm->ain < 1 || rm->aout < 1) return false;
-    rm->src = xmalloc(sizeof(int64_t) * (size_t)(rm->J * rm->aout));
-    for (int64_t i = 0; i < rm->J * rm->aout; i++) rm->src[i] = -1;
-    if (!emit_move_sources(n, visit, rm)) {
-        free(rm->src);
-        return false;
+    int64_t JA = rm->J * rm->aout, M = c->machine.mab_per_l1b;
+    bool bc = (rm->lo.bcast & MAB) && !(rm->li.bcast & MAB);
+    rm->src = xmalloc(sizeof(int64_t) * (size_t)JA);
+    rm->mab = bc ? xmalloc(sizeof(int64_t) * (size_t)JA) : NULL;
+    for (int64_t i = 0; i < JA; i++) rm->src[i] = -1;
+    bool ok = emit_move_sources(n, visit, rm);
+    if (ok && bc) { /* each row's blocks at consecutive addresses of one output L1B, rows apart */
+        int64_t JR = rm->J * rm->J * rm->ain;
+        rm->yb = xmalloc(sizeof(int64_t) * (size_t)JR);
+        for (int64_t i = 0; i < JR; i++) rm->yb[i] = NONE;
+        int64_t *owner = xmalloc(sizeof(int64_t) * (size_t)JA);
+        for (int64_t i = 0; i < JA; i++) owner[i] = -1;
+        for (int64_t i = 0; i < JA && ok; i++) {
+            if (rm->src[i] < 0) continue;
+            int64_t j = i / rm->aout, y = i % rm->aout, *b = &rm->yb[j * rm->J * rm->ain + rm->src[i]];
+            if (*b != NONE && *b != y - rm->mab[i]) ok = false;
+            *b = y - rm->mab[i];
+        }
+        for (int64_t i = 0; i < JR && ok; i++) { /* the rows' ranges in an L1B apart */
+            int64_t j = i / (rm->J * rm->ain);
+            for (int64_t y = rm->yb[i]; rm->yb[i] != NONE && y < rm->yb[i] + M && ok; y++) {
+                if (y < 0 || y >= rm->aout) continue;
+                if (owner[j * rm->aout + y] >= 0) ok = false;
+                owner[j * rm->aout + y] = i;
+            }
+        }
+        free(owner);
+        /* one batch: the input rows and 4 LW per output address (and a row's overhang) */
+        ok = ok && ((rm->ain + 3) / 4 * 4 + 4) * ROW + 4 * rm->aout + ROW <= c->machine.l1bm_lw;
     }
-    return true;
+    if (!ok) {
+        free(rm->src), free(rm->mab), free(rm->yb);
+        rm->src = rm->mab = rm->yb = NULL;
+    }
+    return ok;
 }
 
 static bool movable(const MNNode *n) {
@@ -73,19 +112,60 @@ static bool movable(const MNNode *n) {
            n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
 }
 
+static void map_free(RowMap *rm) { free(rm->src), free(rm->mab), free(rm->yb); }
+
 bool emit_rowmove_node(const MNCompile *c, const MNNode *n) {
     RowMap rm;
     if (!movable(n) || !emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0]) || !row_map(c, n, &rm)) return false;
-    free(rm.src);
+    map_free(&rm);
     return true;
 }
 
-enum { ROW = 64 }; /* a row's long words in the L1BM and the L2BM (P, the PEs of an L1B) */
+/* the broadcast form: the used rows into the L2BM, each into its output L1B's L1BM at 4 LW
+ * per address from its MAB 0 block's, then 4 addresses a step to every MAB */
+static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y) {
+    int64_t J = rm->J, in_rows = (rm->ain + 3) / 4 * 4, D = (in_rows + 4) * ROW, nslot = 0;
+    bool everywhere = rm->lo.bcast & (1u << LV_L1B);
+    int64_t *slot = xmalloc(sizeof(int64_t) * (size_t)(J * rm->ain));
+    char X[48], Y[48];
+    for (int64_t i = 0; i < J * rm->ain; i++) slot[i] = -1;
+    for (int64_t i = 0; i < J * J * rm->ain; i++)
+        if (rm->yb[i] != NONE && slot[i % (J * rm->ain)] < 0) slot[i % (J * rm->ain)] = nslot++;
+    if (nslot * ROW > e->c->machine.l2bm_lw) die("row moves past the L2BM");
+    for (int64_t a = 0; a < rm->ain; a += 4)
+        buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, a, X), (long long)(ROW * a));
+    buf_printf(e->b, "nop/2\n");
+    for (int64_t s = 0; s < J * rm->ain; s++)
+        if (slot[s] >= 0)
+            buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)(s / rm->ain), (long long)(ROW * (s % rm->ain)),
+                       (long long)(ROW * slot[s]));
+    buf_printf(e->b, "nop/3\n");
+    for (int64_t i = 0; i < J * J * rm->ain; i++) {
+        int64_t j = i / (J * rm->ain), s = i % (J * rm->ain), at = D + 4 * rm->yb[i];
+        if (rm->yb[i] == NONE || (everywhere && j)) continue;
+        if (at < 0) die("a row placed before the L1BM");
+        if (everywhere)
+            buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(ROW * slot[s]), (long long)at);
+        else
+            buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(ROW * slot[s]), (long long)at);
+    }
+    buf_printf(e->b, "nop/2\n");
+    for (int64_t ya = 0; ya < rm->aout; ya += 4)
+        buf_printf(e->b, "l1bmm $lb%lld $%s%sv%s\n", (long long)(D + 4 * ya), emit_bank_reg(y), emit_at(e, y, ya, Y),
+                   emit_tail_mask(y->num_lw, ya));
+    buf_printf(e->b, "nop/2\n");
+    free(slot);
+}
 
 void emit_rowmove(Em *e, const MNNode *n) {
     RowMap rm;
     if (!row_map(e->c, n, &rm)) die("node '%s' moves no rows", n->name);
     const MNValue *x = n->in[0], *y = n->out[0];
+    if (rm.mab) {
+        broadcast_rows(e, &rm, x, y);
+        map_free(&rm);
+        return;
+    }
     const MNMachine *m = &e->c->machine;
     int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = rm.J;
     if (P != ROW) die("row moves assume %d PEs an L1B", ROW);
@@ -142,5 +222,5 @@ void emit_rowmove(Em *e, const MNNode *n) {
         y0 = y1;
     }
     free(slot);
-    free(rm.src);
+    map_free(&rm);
 }

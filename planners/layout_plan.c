@@ -351,7 +351,9 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
 }
 
 /* A batched B (rank 3 or more) beside the rows that use it: each batch K-packed as one
- * table of T long words, its batch axes on the MABs, L1Bs and L2Bs the output puts the
+ * table of T long words, its columns consecutive within a K block (block kb of column n
+ * at kb N + n: a row of K with K packed, spread over the MABs, becomes consecutive
+ * addresses, rowmove.c's broadcast), its batch axes on the MABs, L1Bs and L2Bs the output puts the
  * same batch axes on (and as addresses, T apart, where the output has them as addresses),
  * replicated over the other levels: a MAB holds the tables of its own rows' batches only
  * (attention's heads on their L1Bs each hold their own K), which emitter/matmul.c reads
@@ -359,6 +361,12 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
 static bool batched_b(const MNLayout *out, const MNType *t, MNDtype dt, int kdim, MNLayout *l) {
     int rb = t->rank, ry = out->rank;
     if (rb < 3 || ry < rb || !plan_layout_kpacked(t, dt, kdim, l)) return false;
+    int ndim = kdim == rb - 1 ? rb - 2 : rb - 1;
+    if (l->nsub[kdim] < 1 || l->nsub[ndim] != 1 || l->sub[kdim][0].level != LV_ADDR ||
+        l->sub[ndim][0].level != LV_ADDR || t->dims[ndim] > INT32_MAX)
+        return false;
+    l->sub[ndim][0].stride = 1; /* columns inside a K block, K blocks N apart */
+    l->sub[kdim][0].stride = (int32_t)t->dims[ndim];
     int64_t T = 1;
     for (int d = rb - 2; d < rb; d++)
         for (int k = 0; k < l->nsub[d]; k++)
@@ -387,6 +395,19 @@ static bool batched_b(const MNLayout *out, const MNType *t, MNDtype dt, int kdim
     }
     l->bcast = (uint8_t)((l->bcast & ~TREE) | (TREE & ~used));
     return true;
+}
+
+/* Is v, input k of n, a batched MatMul's B made by a Transpose (of nothing else) from
+ * an input whose last axis is B's K? The Transpose then writes B's layout itself: its
+ * rows keep their packed K and only spread (attention's Kᵀ: emitter/rowmove.c). */
+static bool transposed_b(const MNNode *n, int k, const MNValue *v) {
+    const MNNode *t = v->producer;
+    if (n->op != OP_MatMul || k != 1 || v->type.rank < 3 || !t || t->op != OP_Transpose || v->nuses != 1 ||
+        v->is_output || !t->in[0])
+        return false;
+    const MNAttr *perm = ir_attr(t, "perm");
+    int r = v->type.rank;
+    return perm && perm->type == MN_ATTR_INTS && perm->n == r && perm->ints[r - 2] == t->in[0]->type.rank - 1;
 }
 
 /* A matrix-unit operand is replicated on every MAB; one that would take more than a
@@ -744,6 +765,10 @@ bool plan_layout(MNCompile *c) {
                 continue;
             }
             if (layout_same_placement(&L[v->id], &want)) continue;
+            if (transposed_b(n, k, v)) { /* the Transpose moves its data straight into B's layout */
+                L[v->id] = want;
+                continue;
+            }
             MNNode *sw = ir_node_new(g, "MNCoreLayoutSwitch", 1, 1);
             sw->name = arena_printf(g->arena, "%s_switch_%d", v->name, switches);
             sw->domain = "mncore";

@@ -650,6 +650,18 @@ case("rows-head-split", nodes, [("x", [64, 128])], [("t", [4, 64, 32]), ("y", [6
      inits=[nh.from_array(np.array([64, 4, 32], np.int64), "s1"), nh.from_array(np.array([64, 128], np.int64), "s2")],
      machine="mncore2", atol=0, rtol=0, need=("rows_moved_between_l1bs",))
 
+# Attention's scores Q Kᵀ with K's head split and transpose as one Transpose (perm 1, 2, 0)
+# straight into the product's B: each head's K rows gathered from every L1B onto every MAB
+# of the head's L1B, 16 MAB blocks of a row to 16 addresses at once
+xq, xk = f32r(64, 128), f32r(64, 128)
+nodes = [h.make_node("Reshape", ["q", "s1"], ["qr"]), h.make_node("Transpose", ["qr"], ["qt"], perm=[1, 0, 2]),
+         h.make_node("Reshape", ["k", "s1"], ["kr"]), h.make_node("Transpose", ["kr"], ["kt"], perm=[1, 2, 0]),
+         h.make_node("MatMul", ["qt", "kt"], ["y"])]
+yqk = np.matmul(xq.reshape(64, 4, 32).transpose(1, 0, 2), xk.reshape(64, 4, 32).transpose(1, 2, 0))
+case("rows-attention-scores", nodes, [("q", [64, 128]), ("k", [64, 128])], [("y", [4, 64, 64])], dict(q=xq, k=xk), dict(y=yqk),
+     inits=[nh.from_array(np.array([64, 4, 32], np.int64), "s1")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
+     need=("rows_moved_between_l1bs",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
