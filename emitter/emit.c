@@ -85,7 +85,7 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
     }
     if (emit_rowmove_node(c, n)) { /* whole rows between L1Bs */
         w->rmove[w->pos] = true;
-        return NULL;
+        return emit_lm0_room(c, w, emit_rowmove_scratch(c, n), &w->scr[w->pos]) ? NULL : "no LM0 room for its rows";
     }
     return emit_moves_why(c, n, w);
 }
@@ -221,7 +221,7 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
         else if (wk->rows[wk->pos])
             emit_rows(e, n);
         else if (wk->rmove[wk->pos])
-            emit_rowmove(e, n);
+            emit_rowmove(e, n, wk->scr[wk->pos]);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos])

@@ -132,7 +132,9 @@ bool emit_rows_node(const MNCompile *c, const MNNode *n);
 /* rowmove.c: does movement node n move whole rows between the L1Bs of an L2B (every
  * element on its MAB, PE and word)? Its code */
 bool emit_rowmove_node(const MNCompile *c, const MNNode *n);
-void emit_rowmove(Em *e, const MNNode *n);
+/* the LM0 scratch its code needs (the transposing form's rows before they turn), or 0 */
+int64_t emit_rowmove_scratch(const MNCompile *c, const MNNode *n);
+void emit_rowmove(Em *e, const MNNode *n, int64_t scr);
 const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_rows(Em *e, const MNNode *n);
 /* tile.c: is Conv n laid out on tiles (planners/tile_plan.c)? Why it cannot be emitted

@@ -21,7 +21,13 @@
  * An output alike on every MAB (a batched product's B, attention's Kᵀ) from an input
  * spread over them takes each address from one MAB of an input row: when a row's 16 MAB
  * blocks (4 LW each, one per PE) go to 16 consecutive addresses, the row lands in the
- * output L1B's L1BM at 4 LW per address and l1bmm hands 4 addresses a step to every MAB. Cost: A_in / 4 + rows moved x 2 + A_out / 4 steps a batch,
+ * output L1B's L1BM at 4 LW per address and l1bmm hands 4 addresses a step to every MAB.
+ *
+ * A layout switch to such a B whose packed axis is the input's second-last (attention's
+ * V for P V: keys packed, the input packs the head's features) first broadcasts the rows
+ * into an LM0 scratch laid out as that B with its last two axes' roles swapped (the
+ * input's packed axis still packed), then turns each 8 x 8 block around on every MAB
+ * through the matrix register: two fmwrite of 4 rows, two fmread of 4 columns. Cost: A_in / 4 + rows moved x 2 + A_out / 4 steps a batch,
  * against the gather's broadcast of the whole input into every PE. */
 #include "emit_impl.h"
 #include "ops.h"
@@ -33,7 +39,7 @@ enum { ROW = 64 }; /* a row's long words in the L1BM and the L2BM (P, the PEs of
 #define NONE INT64_MIN
 
 typedef struct {
-    MNLayout li, lo;
+    MNLayout li, lo, lo_final; /* lo_final: the output's (the transposing form's lo is the scratch's) */
     const MNMachine *m;
     int64_t J, ain, aout;
     int64_t *src; /* [L1B j of the output row * aout + address]: input row l * ain + a, -1: none */
@@ -57,18 +63,20 @@ static bool visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
     return true;
 }
 
-/* the row map of n (rm->src malloc'd on success) */
-static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
+/* the row map of n into layout lo of aout long words a PE (rm->src malloc'd on success) */
+static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, int64_t aout, RowMap *rm) {
     const MNValue *x = n->in[0], *y = n->out[0];
     const unsigned MAB = 1u << LV_MAB, L2B = 1u << LV_L2B;
     memset(rm, 0, sizeof *rm);
+    rm->lo = *lo;
     if (n->nin < 1 || !x || !y || n->nout < 1 || x->dtype != y->dtype || !layout_get(x, &rm->li) ||
-        !layout_get(y, &rm->lo) || ((rm->li.bcast & MAB) && !(rm->lo.bcast & MAB)) ||
-        (rm->li.bcast & L2B) != (rm->lo.bcast & L2B) || c->machine.pe_per_mab != 4)
+        ((rm->li.bcast & MAB) && !(rm->lo.bcast & MAB)) || (rm->li.bcast & L2B) != (rm->lo.bcast & L2B) ||
+        (rm->lo.bcast & ~rm->li.bcast & (1u << LV_PE | 1u << LV_W)) || /* (copies a row has not) */
+        c->machine.pe_per_mab != 4)
         return false;
     rm->m = &c->machine;
     rm->J = c->machine.l1b_per_l2b;
-    rm->ain = x->num_lw, rm->aout = y->num_lw;
+    rm->ain = x->num_lw, rm->aout = aout;
     if (rm->J < 2 || rm->ain < 1 || rm->aout < 1) return false;
     int64_t JA = rm->J * rm->aout, M = c->machine.mab_per_l1b;
     bool bc = (rm->lo.bcast & MAB) && !(rm->li.bcast & MAB);
@@ -107,6 +115,12 @@ static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
     return ok;
 }
 
+static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
+    MNLayout lo;
+    memset(rm, 0, sizeof *rm);
+    return n->nout >= 1 && n->out[0] && layout_get(n->out[0], &lo) && row_map_to(c, n, &lo, n->out[0]->num_lw, rm);
+}
+
 static bool movable(const MNNode *n) {
     return n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
            n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
@@ -114,16 +128,103 @@ static bool movable(const MNNode *n) {
 
 static void map_free(RowMap *rm) { free(rm->src), free(rm->mab), free(rm->yb); }
 
+/* The scratch layout of the transposing form: lo with axis r-2 (packed in lo) as
+ * addresses, one apart, and axis r-1 packed, its blocks S apart (false: lo is no such B) */
+static bool swapped(const MNValue *y, const MNLayout *lo, MNLayout *l) {
+    int r = lo->rank;
+    if (r < 2 || !(lo->bcast & (1u << LV_MAB))) return false;
+    int64_t S = y->type.dims[r - 2], D = y->type.dims[r - 1];
+    const MNSubaxis *k = lo->sub[r - 2], *nd = lo->sub[r - 1];
+    if (S % 8 || D % 8 || S > INT32_MAX || lo->nsub[r - 2] != 3 || k[0].level != LV_ADDR || k[1].level != LV_W ||
+        k[2].level != LV_PE || lo->nsub[r - 1] != 1 || nd[0].level != LV_ADDR || k[0].stride != D || nd[0].stride != 1)
+        return false;
+    *l = *lo;
+    l->nsub[r - 2] = 1;
+    l->sub[r - 2][0] = (MNSubaxis){S, 1, LV_ADDR};
+    l->nsub[r - 1] = 3;
+    l->sub[r - 1][0] = (MNSubaxis){D / 8, (int32_t)S, LV_ADDR};
+    l->sub[r - 1][1] = k[1];
+    l->sub[r - 1][2] = k[2];
+    return true;
+}
+
+/* n as the transposing form: its row map into the scratch layout (rm), or false */
+static bool transposing(const MNCompile *c, const MNNode *n, RowMap *rm) {
+    MNLayout lo, ls;
+    memset(rm, 0, sizeof *rm);
+    if (n->op != OP_MNCoreLayoutSwitch || !n->out[0] || !layout_get(n->out[0], &lo) || !swapped(n->out[0], &lo, &ls))
+        return false;
+    return row_map_to(c, n, &ls, n->out[0]->num_lw, rm) && rm->mab;
+}
+
+/* the long word of element (b..., s, d) of v in layout l */
+static int64_t lw_of(const MNLayout *l, const MNValue *v, int64_t b, int64_t s, int64_t d) {
+    int64_t idx[LAYOUT_MAX_RANK] = {0};
+    int r = v->type.rank;
+    for (int a = r - 3; a >= 0; a--) idx[a] = b % v->type.dims[a], b /= v->type.dims[a];
+    idx[r - 2] = s, idx[r - 1] = d;
+    MNPlace p;
+    layout_place(l, idx, &p);
+    return p.c[LV_ADDR];
+}
+
+/* every 8 x 8 block (keys 8 kb.., features 8 kd..) of every batch from the scratch at scr
+ * to y, turned around in the matrix register; blocks alike on every L1B once */
+static void turn_blocks(Em *e, const RowMap *rm, const MNValue *y, int64_t scr) {
+    int r = y->type.rank;
+    int64_t S = y->type.dims[r - 2], D = y->type.dims[r - 1], B = ir_shape_numel(&y->type) / (S * D);
+    int64_t n = 0, cap = 64, (*done)[16] = xmalloc(sizeof *done * (size_t)cap);
+    bool lm0 = y->loc == MN_LOC_LM0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t kb = 0; kb < S / 8; kb++)
+            for (int64_t kd = 0; kd < D / 8; kd++) {
+                int64_t a[16]; /* register row i: key 4 (i % 2) + i / 2; column i: feature the same */
+                for (int i = 0; i < 8; i++) {
+                    int64_t k = 4 * (i % 2) + i / 2;
+                    a[i] = scr + lw_of(&rm->lo, y, b, 8 * kb + k, 8 * kd);
+                    a[8 + i] = lw_of(&rm->lo_final, y, b, 8 * kb, 8 * kd + k);
+                }
+                bool seen = false;
+                for (int64_t q = 0; q < n && !seen; q++) seen = !memcmp(done[q], a, sizeof a);
+                if (seen) continue;
+                if (n == cap) done = xrealloc(done, sizeof *done * (size_t)(cap *= 2));
+                memcpy(done[n++], a, sizeof a);
+                for (int R = 0; R < 8; R += 4)
+                    buf_printf(e->b, "fmwrite $lm[%lld,%lld,%lld,%lld] $lx%d\n", (long long)(2 * a[R]),
+                               (long long)(2 * a[R + 1]), (long long)(2 * a[R + 2]), (long long)(2 * a[R + 3]), R);
+                for (int C = 0; C < 8; C += 4) {
+                    buf_printf(e->b, "fmread $lx%d ", C);
+                    emit_lw_list(e, y, &a[8 + C], 4);
+                    buf_printf(e->b, "\n");
+                }
+                if (lm0) buf_printf(e->b, "nop/2\n"); /* the scratch is read again 3 steps after */
+            }
+    buf_printf(e->b, "nop/2\n");
+    free(done);
+}
+
 bool emit_rowmove_node(const MNCompile *c, const MNNode *n) {
     RowMap rm;
-    if (!movable(n) || !emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0]) || !row_map(c, n, &rm)) return false;
+    if (!movable(n) || !emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0])) return false;
+    if (!row_map(c, n, &rm) && !transposing(c, n, &rm)) return false;
     map_free(&rm);
     return true;
 }
 
+int64_t emit_rowmove_scratch(const MNCompile *c, const MNNode *n) {
+    RowMap rm;
+    if (row_map(c, n, &rm)) {
+        map_free(&rm);
+        return 0;
+    }
+    if (!transposing(c, n, &rm)) return 0;
+    map_free(&rm);
+    return (n->out[0]->num_lw + 3) / 4 * 4;
+}
+
 /* the broadcast form: the used rows into the L2BM, each into its output L1B's L1BM at 4 LW
  * per address from its MAB 0 block's, then 4 addresses a step to every MAB */
-static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y) {
+static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y, int64_t scr) {
     int64_t J = rm->J, in_rows = (rm->ain + 3) / 4 * 4, D = (in_rows + 4) * ROW, nslot = 0;
     bool everywhere = rm->lo.bcast & (1u << LV_L1B);
     int64_t *slot = xmalloc(sizeof(int64_t) * (size_t)(J * rm->ain));
@@ -150,19 +251,30 @@ static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNVa
             buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(ROW * slot[s]), (long long)at);
     }
     buf_printf(e->b, "nop/2\n");
-    for (int64_t ya = 0; ya < rm->aout; ya += 4)
-        buf_printf(e->b, "l1bmm $lb%lld $%s%sv%s\n", (long long)(D + 4 * ya), emit_bank_reg(y), emit_at(e, y, ya, Y),
-                   emit_tail_mask(y->num_lw, ya));
+    for (int64_t ya = 0; ya < rm->aout; ya += 4) /* (into LM0 long word scr without y) */
+        if (y)
+            buf_printf(e->b, "l1bmm $lb%lld $%s%sv%s\n", (long long)(D + 4 * ya), emit_bank_reg(y),
+                       emit_at(e, y, ya, Y), emit_tail_mask(y->num_lw, ya));
+        else
+            buf_printf(e->b, "l1bmm $lb%lld $lm%lldv%s\n", (long long)(D + 4 * ya), (long long)(2 * (scr + ya)),
+                       emit_tail_mask(rm->aout, ya));
     buf_printf(e->b, "nop/2\n");
     free(slot);
 }
 
-void emit_rowmove(Em *e, const MNNode *n) {
+void emit_rowmove(Em *e, const MNNode *n, int64_t scr) {
     RowMap rm;
-    if (!row_map(e->c, n, &rm)) die("node '%s' moves no rows", n->name);
     const MNValue *x = n->in[0], *y = n->out[0];
+    if (!row_map(e->c, n, &rm)) {
+        if (!transposing(e->c, n, &rm)) die("node '%s' moves no rows", n->name);
+        layout_get(y, &rm.lo_final);
+        broadcast_rows(e, &rm, x, NULL, scr);
+        turn_blocks(e, &rm, y, scr);
+        map_free(&rm);
+        return;
+    }
     if (rm.mab) {
-        broadcast_rows(e, &rm, x, y);
+        broadcast_rows(e, &rm, x, y, 0);
         map_free(&rm);
         return;
     }

@@ -688,12 +688,39 @@ bool plan_layout(MNCompile *c) {
             banded[n->out[0]->id] = true;
             continue;
         }
+        /* an elementwise op keeps the layout of an input of its shape that is not canonical
+         * (a product's rows, heads on their L1Bs): its operands are then read where they are */
+        if (elementwise(n) && n->nout == 1 && o0 && has[o0->id]) {
+            bool kept = false;
+            for (int k = 0; k < n->nin && !kept; k++) {
+                MNValue *v = n->in[k];
+                if (!v || !has[v->id] || v->konst || !same_dims(&v->type, &o0->type) || v->dtype != o0->dtype) continue;
+                if (!layout_same_placement(&L[v->id], &L[o0->id])) L[o0->id] = L[v->id], kept = true;
+                break;
+            }
+            if (kept) continue;
+        }
         MNStencil st;
         MNLayout sin, sout;
         if (plan_stencil_node(n, &c->machine, &st, &sin, &sout) && has[n->out[0]->id]) {
             L[n->out[0]->id] = sout; /* its input is demanded in bands too (step 3) */
             stencils++;
             continue;
+        }
+        if ((n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
+             n->op == OP_Unsqueeze) &&
+            x0 && o0 && has[x0->id] && has[o0->id] && (L[x0->id].bcast & (1u << LV_L2B)) &&
+            layout_extent(&L[o0->id], LV_L2B) > 1) {
+            /* data alike on every L2B stays so: moved within each L2B (emitter/rowmove.c)
+             * rather than spread over the L2Bs, which would cross groups */
+            MNMachine one = c->machine;
+            one.n_l2b = one.l2b_per_group = one.groups = 1;
+            MNLayout l;
+            char err[200];
+            if (plan_layout_canonical(&o0->type, o0->dtype, &one, &l)) {
+                l.bcast |= (uint8_t)(1u << LV_L2B);
+                if (layout_valid(&l, &c->machine, mn_dtype_bytes(o0->dtype), err, sizeof err)) L[o0->id] = l;
+            }
         }
         int nl = window_leading(g, n);
         MNValue *x = nl ? n->in[0] : NULL;

@@ -662,6 +662,17 @@ case("rows-attention-scores", nodes, [("q", [64, 128]), ("k", [64, 128])], [("y"
      inits=[nh.from_array(np.array([64, 4, 32], np.int64), "s1")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
      need=("rows_moved_between_l1bs",))
 
+# Attention's P V: V's heads to their L1Bs (a row move), then to the product's B with the
+# keys packed: the rows broadcast to every MAB of the head's L1B and each 8 x 8 block
+# turned around in the matrix register (fmwrite rows, fmread columns)
+xp, xv = f32r(4, 64, 64), f32r(64, 128)
+nodes = [h.make_node("Reshape", ["v", "s1"], ["vr"]), h.make_node("Transpose", ["vr"], ["vt"], perm=[1, 0, 2]),
+         h.make_node("MatMul", ["p", "vt"], ["y"])]
+ypv = np.matmul(xp, xv.reshape(64, 4, 32).transpose(1, 0, 2))
+case("rows-attention-values", nodes, [("p", [4, 64, 64]), ("v", [64, 128])], [("y", [4, 64, 32])], dict(p=xp, v=xv), dict(y=ypv),
+     inits=[nh.from_array(np.array([64, 4, 32], np.int64), "s1")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
+     need=("rows_moved_between_l1bs",))
+
 # ThresholdedRelu keeps x only above alpha: at alpha itself it gives 0
 xt = np.array([-3, -0.0, 0.5, 2.0, 2.0000002, 7], np.float32)
 case("thresholdedrelu-at-alpha", [h.make_node("ThresholdedRelu", ["x"], ["y"], alpha=2.0)], [("x", [6])], [("y", [6])], dict(x=xt),
