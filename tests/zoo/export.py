@@ -16,8 +16,11 @@ NETS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet
 # segmentation (torchvision.models.segmentation, 21 classes, the "out" map): a decoder's
 # upsampling (Resize, its skip connection on another grid of tiles), dilated convolutions
 SEG = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50"]
+# transformer encoders (torch.nn.TransformerEncoder, batch first, no dropout, feed-forward
+# 4 d): name -> (d_model, heads, sequence, layers); the input is (batch, sequence, d_model)
+ENC = {"transformer_encoder_d512_h8_s64_l6": (512, 8, 64, 6)}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
-    [(n, 1, 17) for n in SEG]
+    [(n, 1, 17) for n in SEG] + [(n, 1, 17) for n in ENC]
 
 
 def name_of(net, batch, opset):
@@ -25,6 +28,11 @@ def name_of(net, batch, opset):
 
 
 def build(tv, net):
+    if net in ENC:
+        import torch
+        d, heads, _, layers = ENC[net]
+        layer = torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=4 * d, dropout=0.0, batch_first=True)
+        return torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).eval()
     kw = {"weights": None}
     if net == "googlenet":
         kw.update(aux_logits=False, init_weights=True)  # eval mode returns the logits only
@@ -54,9 +62,10 @@ def main():
             torch.manual_seed(0)
             m = build(tv, net)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
+            x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else torch.randn(batch, 3, 224, 224)
             with torch.no_grad():
-                torch.onnx.export(m, torch.randn(batch, 3, 224, 224), path + ".tmp", opset_version=opset,
-                                  input_names=["input"], output_names=["logits"])
+                torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=["input"],
+                                  output_names=["logits"])
             os.replace(path + ".tmp", path)
     for z in ZOO:
         print(name_of(*z))
