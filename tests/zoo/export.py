@@ -7,6 +7,7 @@ usage: export.py OUT_DIR        writes OUT_DIR/<name>.onnx for every model of ZO
 Random weights (torch.manual_seed(0) before each model is built), eval mode, a static
 input of the listed shape, at the listed opset. The exports are cached: a model is
 exported again only when its file is missing (make zoo keeps them under build/zoo)."""
+import contextlib
 import os
 import sys
 
@@ -32,7 +33,12 @@ def build(tv, net):
         import torch
         d, heads, _, layers = ENC[net]
         layer = torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=4 * d, dropout=0.0, batch_first=True)
-        return torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False).eval()
+        m = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        for mod in m.modules():  # the layers are copies of one: each its own weights
+            for reset in ("reset_parameters", "_reset_parameters"):
+                if mod is not m and hasattr(mod, reset):
+                    getattr(mod, reset)()
+        return m.eval()
     kw = {"weights": None}
     if net == "googlenet":
         kw.update(aux_logits=False, init_weights=True)  # eval mode returns the logits only
@@ -63,7 +69,8 @@ def main():
             m = build(tv, net)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
             x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else torch.randn(batch, 3, 224, 224)
-            with torch.no_grad():
+            # (under no_grad an encoder layer takes its fused kernel, which has no ONNX form)
+            with contextlib.nullcontext() if net in ENC else torch.no_grad():
                 torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=["input"],
                                   output_names=["logits"])
             os.replace(path + ".tmp", path)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""make zoo: torchvision's CNNs (tests/zoo/export.py) through mncc and mnemu on mncore2,
+"""make zoo: torchvision's CNNs and a transformer encoder (tests/zoo/export.py) through mncc and mnemu on mncore2,
 against onnxruntime's outputs for the same inputs.
 
 usage: run.py MNCC MNEMU NODE_DIR MODEL_DIR [NAME...]   (NODE_DIR holds node_modules;
