@@ -101,19 +101,26 @@ def one(name, path):
 names = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "export.py"), MODELS], capture_output=True, text=True,
                        check=True).stdout.split()
 names = [n for n in names if not only or any(n.startswith(o) for o in only)]
-for n in names:
+f = lambda v, fmt: fmt % v if v is not None else "-"
+
+
+def table_row(r):
+    ratio = r["cycles"] / r["bound"] if r.get("cycles") else None
+    return "| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+        r["name"], r["nodes"], f(r.get("compile_ms"), "%.0f"), f(r.get("ort_ms"), "%.0f"), f(r.get("app_mb"), "%.1f"),
+        f(r.get("cycles"), "%d"), f(r.get("bound"), "%.0f"), f(ratio, "%.1f"), f(r.get("err"), "%.2g"))
+
+
+for n in names:  # each model's row as it finishes too (a run of all of them takes hours)
     one(n, os.path.join(MODELS, n + ".onnx"))
     r = rows[-1]
-    print("%s %s%s" % ("FAIL" if r.get("why") else "ok", n, ": " + r["why"] if r.get("why") else ""), flush=True)
+    print("%s %s%s   %s" % ("FAIL" if r.get("why") else "ok", n, ": " + r["why"] if r.get("why") else "", table_row(r)),
+          flush=True)
 
-f = lambda v, fmt: fmt % v if v is not None else "-"
 print("\n| model | nodes | compile ms | ort session ms | model.app MB | cycles | roofline | ratio | max error |")
 print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
-    ratio = r["cycles"] / r["bound"] if r.get("cycles") else None
-    print("| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
-        r["name"], r["nodes"], f(r.get("compile_ms"), "%.0f"), f(r.get("ort_ms"), "%.0f"), f(r.get("app_mb"), "%.1f"),
-        f(r.get("cycles"), "%d"), f(r.get("bound"), "%.0f"), f(ratio, "%.1f"), f(r.get("err"), "%.2g")))
+    print(table_row(r))
 passed = sum(1 for r in rows if not r.get("why"))
 subprocess.run(["rm", "-rf", tmp])
 print("zoo: %d passed, %d failed" % (passed, len(rows) - passed))
