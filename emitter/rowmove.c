@@ -83,7 +83,8 @@ static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, 
     rm->src = xmalloc(sizeof(int64_t) * (size_t)JA);
     rm->mab = bc ? xmalloc(sizeof(int64_t) * (size_t)JA) : NULL;
     for (int64_t i = 0; i < JA; i++) rm->src[i] = -1;
-    bool ok = emit_move_sources(n, visit, rm);
+    /* the input's rows and a few output rows in the L1BM at once (the output's in batches) */
+    bool ok = ((rm->ain + 3) / 4 * 4 + 8) * ROW <= c->machine.l1bm_lw && emit_move_sources(n, visit, rm);
     if (ok && bc) { /* each row's blocks at consecutive addresses of one output L1B, rows apart */
         int64_t JR = rm->J * rm->J * rm->ain;
         rm->yb = xmalloc(sizeof(int64_t) * (size_t)JR);

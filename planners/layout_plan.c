@@ -410,6 +410,31 @@ static bool transposed_b(const MNNode *n, int k, const MNValue *v) {
     return perm && perm->type == MN_ATTR_INTS && perm->n == r && perm->ints[r - 2] == t->in[0]->type.rank - 1;
 }
 
+/* A batched product with a run-time B (attention's Q Kᵀ and P V) wants the batches of
+ * its A (the heads) on the L1Bs and its rows on the MABs, alike on every L2B: each L1B
+ * then holds the B tables of its own heads only (batched_b). */
+static bool heads_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
+    const MNValue *b = n->nin > 1 ? n->in[1] : NULL;
+    if (t->rank < 3 || !b || b->konst || b->type.rank != t->rank || t->dims[0] < 2 || m->l1b_per_l2b < 2) return false;
+    int64_t f = m->l1b_per_l2b; /* the smallest factor of the L1B count that takes all heads, or all L1Bs */
+    for (int64_t g = 1; g <= m->l1b_per_l2b; g++)
+        if (m->l1b_per_l2b % g == 0 && g >= t->dims[0]) {
+            f = g;
+            break;
+        }
+    int fdim[3] = {t->rank - 2, 0, -1};
+    int64_t ff[3] = {m->mab_per_l1b, f, 1};
+    for (int64_t g = 1; g <= m->mab_per_l1b; g++) /* the rows over as many MABs as they fill */
+        if (m->mab_per_l1b % g == 0 && g >= t->dims[t->rank - 2]) {
+            ff[0] = g;
+            break;
+        }
+    char err[200];
+    if (!canonical(t, dt, m, fdim, ff, ~0u, l)) return false;
+    l->bcast |= (uint8_t)(1u << LV_L2B);
+    return layout_valid(l, m, mn_dtype_bytes(dt), err, sizeof err);
+}
+
 /* A matrix-unit operand is replicated on every MAB; one that would take more than a
  * quarter of LM0 per PE is not demanded (it keeps its spread canonical layout, which
  * the vector path reads through the tree, or from its index tables as a constant),
@@ -501,12 +526,13 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         return plan_layout_kpacked(t, dt, 1, want) &&
                kpacked_fits(want, m); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
+        if (k == 0 && n->op == OP_MatMul && heads_a(n, t, dt, m, want)) return true;
         if (k == 0 && !(n->op == OP_Gemm && ir_attr_int(n, "transA", 0)))
             return false; /* rows of A stream through; canonical A has K last */
         char err[200];
         if (k == 1 && n->op == OP_MatMul && t->rank >= 3 && outl &&
             batched_b(outl, t, dt, matrix_kdim(n, k, t->rank), want) && layout_valid(want, m, 4, err, sizeof err))
-            return kpacked_fits(want, m);
+            return layout_num_lw(want, m->address_alignment_lw) <= m->lm0_lw / 2; /* (its A and output are small) */
         return plan_layout_kpacked(t, dt, matrix_kdim(n, k, t->rank), want) && kpacked_fits(want, m);
     }
     return false;
@@ -728,6 +754,11 @@ bool plan_layout(MNCompile *c) {
         if (!x || !(has[x->id] ? (ref = L[x->id], true) : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref)))
             continue;
         MNValue *ro = n->out[0];
+        MNLayout heads;
+        if (n->op == OP_MatMul && !x->konst && heads_a(n, &x->type, x->dtype, &c->machine, &heads)) {
+            L[x->id] = ref = heads; /* attention's heads on the L1Bs, from A's producer (or the host) on */
+            has[x->id] = true;
+        }
         if ((n->op == OP_MatMul || (n->op == OP_Gemm && !ir_attr_int(n, "transA", 0))) && ro && has[ro->id] &&
             product_rows(&ref, &ro->type, &L[ro->id])) { /* on A's rows, however few places they take */
             aligned++;
