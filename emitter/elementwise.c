@@ -663,10 +663,8 @@ const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
         x->dtype != o->dtype)
         return "not in LM";
     if (emit_is_copy(c, n)) return NULL;
-    if (emit_rowmove_node(c, n)) { /* whole rows between L1Bs */
-        w->rmove[w->pos] = true;
-        return emit_lm0_room(c, w, emit_rowmove_scratch(c, n), &w->scr[w->pos]) ? NULL : "no LM0 room for its rows";
-    }
+    const char *why;
+    if (emit_rowmove_take(c, n, w, &why)) return why; /* whole rows between L1Bs */
     return emit_gather_why(c, n, w);
 }
 

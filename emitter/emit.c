@@ -83,10 +83,8 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
             if (j < -dim || j >= dim) return "an index out of range";
         }
     }
-    if (emit_rowmove_node(c, n)) { /* whole rows between L1Bs */
-        w->rmove[w->pos] = true;
-        return emit_lm0_room(c, w, emit_rowmove_scratch(c, n), &w->scr[w->pos]) ? NULL : "no LM0 room for its rows";
-    }
+    const char *why;
+    if (emit_rowmove_take(c, n, w, &why)) return why; /* whole rows between L1Bs */
     return emit_moves_why(c, n, w);
 }
 

@@ -130,10 +130,9 @@ void emit_stencil(Em *e, const MNNode *n, const Walk *wk);
  * Why it cannot be emitted; its code */
 bool emit_rows_node(const MNCompile *c, const MNNode *n);
 /* rowmove.c: does movement node n move whole rows between the L1Bs of an L2B (every
- * element on its MAB, PE and word)? Its code */
-bool emit_rowmove_node(const MNCompile *c, const MNNode *n);
-/* the LM0 scratch its code needs (the transposing form's rows before they turn), or 0 */
-int64_t emit_rowmove_scratch(const MNCompile *c, const MNNode *n);
+ * element on its MAB, PE and word)? If so the walk takes it (and its scratch), *why NULL
+ * or why it cannot be emitted here. Its code */
+bool emit_rowmove_take(const MNCompile *c, const MNNode *n, Walk *w, const char **why);
 void emit_rowmove(Em *e, const MNNode *n, int64_t scr);
 const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_rows(Em *e, const MNNode *n);

@@ -27,8 +27,10 @@
  * V for P V: keys packed, the input packs the head's features) first broadcasts the rows
  * into an LM0 scratch laid out as that B with its last two axes' roles swapped (the
  * input's packed axis still packed), then turns each 8 x 8 block around on every MAB
- * through the matrix register: two fmwrite of 4 rows, two fmread of 4 columns. Cost: A_in / 4 + rows moved x 2 + A_out / 4 steps a batch,
- * against the gather's broadcast of the whole input into every PE. */
+ * through the matrix register: two fmwrite of 4 rows, two fmread of 4 columns.
+ *
+ * Cost: A_in / 4 steps to combine, 2 a row moved, A_out / 4 to distribute (4 a block
+ * turned), against the gather's broadcast of the whole input into every PE. */
 #include "emit_impl.h"
 #include "ops.h"
 #include <stdio.h>
@@ -39,8 +41,7 @@ enum { ROW = 64 }; /* a row's long words in the L1BM and the L2BM (P, the PEs of
 #define NONE INT64_MIN
 
 typedef struct {
-    MNLayout li, lo, lo_final; /* lo_final: the output's (the transposing form's lo is the scratch's) */
-    const MNMachine *m;
+    MNLayout li, lo; /* (the transposing form's lo is its scratch's) */
     int64_t J, ain, aout;
     int64_t *src; /* [L1B j of the output row * aout + address]: input row l * ain + a, -1: none */
     int64_t *mab; /* broadcast: [the same]: the input MAB whose block it takes (NULL: its own) */
@@ -72,9 +73,8 @@ static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, 
     if (n->nin < 1 || !x || !y || n->nout < 1 || x->dtype != y->dtype || !layout_get(x, &rm->li) ||
         ((rm->li.bcast & MAB) && !(rm->lo.bcast & MAB)) || (rm->li.bcast & L2B) != (rm->lo.bcast & L2B) ||
         (rm->lo.bcast & ~rm->li.bcast & (1u << LV_PE | 1u << LV_W)) || /* (copies a row has not) */
-        c->machine.pe_per_mab != 4)
+        c->machine.pe_per_mab != 4 || c->machine.mab_per_l1b * c->machine.pe_per_mab != ROW)
         return false;
-    rm->m = &c->machine;
     rm->J = c->machine.l1b_per_l2b;
     rm->ain = x->num_lw, rm->aout = aout;
     if (rm->J < 2 || rm->ain < 1 || rm->aout < 1) return false;
@@ -172,6 +172,8 @@ static int64_t lw_of(const MNLayout *l, const MNValue *v, int64_t b, int64_t s, 
 /* every 8 x 8 block (keys 8 kb.., features 8 kd..) of every batch from the scratch at scr
  * to y, turned around in the matrix register; blocks alike on every L1B once */
 static void turn_blocks(Em *e, const RowMap *rm, const MNValue *y, int64_t scr) {
+    MNLayout ly;
+    if (!layout_get(y, &ly)) die("'%s' has no layout", y->name);
     int r = y->type.rank;
     int64_t S = y->type.dims[r - 2], D = y->type.dims[r - 1], B = ir_shape_numel(&y->type) / (S * D);
     int64_t n = 0, cap = 64, (*done)[16] = xmalloc(sizeof *done * (size_t)cap);
@@ -183,16 +185,18 @@ static void turn_blocks(Em *e, const RowMap *rm, const MNValue *y, int64_t scr) 
                 for (int i = 0; i < 8; i++) {
                     int64_t k = 4 * (i % 2) + i / 2;
                     a[i] = scr + lw_of(&rm->lo, y, b, 8 * kb + k, 8 * kd);
-                    a[8 + i] = lw_of(&rm->lo_final, y, b, 8 * kb, 8 * kd + k);
+                    a[8 + i] = lw_of(&ly, y, b, 8 * kb, 8 * kd + k);
                 }
                 bool seen = false;
                 for (int64_t q = 0; q < n && !seen; q++) seen = !memcmp(done[q], a, sizeof a);
                 if (seen) continue;
                 if (n == cap) done = xrealloc(done, sizeof *done * (size_t)(cap *= 2));
                 memcpy(done[n++], a, sizeof a);
-                for (int R = 0; R < 8; R += 4)
-                    buf_printf(e->b, "fmwrite $lm[%lld,%lld,%lld,%lld] $lx%d\n", (long long)(2 * a[R]),
-                               (long long)(2 * a[R + 1]), (long long)(2 * a[R + 2]), (long long)(2 * a[R + 3]), R);
+                for (int R = 0; R < 8; R += 4) { /* (the scratch: absolute LM0 long words) */
+                    buf_printf(e->b, "fmwrite ");
+                    emit_lw_list(e, NULL, &a[R], 4);
+                    buf_printf(e->b, " $lx%d\n", R);
+                }
                 for (int C = 0; C < 8; C += 4) {
                     buf_printf(e->b, "fmread $lx%d ", C);
                     emit_lw_list(e, y, &a[8 + C], 4);
@@ -204,55 +208,67 @@ static void turn_blocks(Em *e, const RowMap *rm, const MNValue *y, int64_t scr) 
     free(done);
 }
 
-bool emit_rowmove_node(const MNCompile *c, const MNNode *n) {
+bool emit_rowmove_take(const MNCompile *c, const MNNode *n, Walk *w, const char **why) {
     RowMap rm;
     if (!movable(n) || !emit_in_lm(n->in[0]) || !emit_in_lm(n->out[0])) return false;
-    if (!row_map(c, n, &rm) && !transposing(c, n, &rm)) return false;
+    int64_t scratch = 0; /* the transposing form's rows before they turn */
+    if (!row_map(c, n, &rm)) {
+        if (!transposing(c, n, &rm)) return false;
+        scratch = (n->out[0]->num_lw + 3) / 4 * 4;
+    }
     map_free(&rm);
+    w->rmove[w->pos] = true;
+    *why = emit_lm0_room(c, w, scratch, &w->scr[w->pos]) ? NULL : "no LM0 room for its rows";
     return true;
 }
 
-int64_t emit_rowmove_scratch(const MNCompile *c, const MNNode *n) {
-    RowMap rm;
-    if (row_map(c, n, &rm)) {
-        map_free(&rm);
-        return 0;
-    }
-    if (!transposing(c, n, &rm)) return 0;
-    map_free(&rm);
-    return (n->out[0]->num_lw + 3) / 4 * 4;
+/* combine: every L1B's rows of x into its L1BM, row a at 64 a */
+static void combine(Em *e, const MNValue *x, int64_t ain) {
+    char X[48];
+    for (int64_t a = 0; a < ain; a += 4)
+        buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, a, X), (long long)(ROW * a));
+    buf_printf(e->b, "nop/2\n");
+}
+
+/* up: each input row s (L1B s / ain, address s % ain) with a slot into it in the L2BM */
+static void up(Em *e, const int64_t *slot, int64_t nrows, int64_t ain) {
+    for (int64_t s = 0; s < nrows; s++)
+        if (slot[s] >= 0)
+            buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)(s / ain), (long long)(ROW * (s % ain)),
+                       (long long)(ROW * slot[s]));
+    buf_printf(e->b, "nop/3\n");
+}
+
+/* down: L2BM slot into L1BM long word at of L1B j, or of every L1B */
+static void down(Em *e, bool everywhere, int64_t j, int64_t slot, int64_t at) {
+    if (everywhere)
+        buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(ROW * slot), (long long)at);
+    else
+        buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(ROW * slot), (long long)at);
 }
 
 /* the broadcast form: the used rows into the L2BM, each into its output L1B's L1BM at 4 LW
- * per address from its MAB 0 block's, then 4 addresses a step to every MAB */
+ * per address from its MAB 0 block's, then 4 addresses a step to every MAB (into LM0
+ * long word scr without y) */
 static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y, int64_t scr) {
-    int64_t J = rm->J, in_rows = (rm->ain + 3) / 4 * 4, D = (in_rows + 4) * ROW, nslot = 0;
+    int64_t J = rm->J, D = ((rm->ain + 3) / 4 * 4 + 4) * ROW, nslot = 0;
     bool everywhere = rm->lo.bcast & (1u << LV_L1B);
     int64_t *slot = xmalloc(sizeof(int64_t) * (size_t)(J * rm->ain));
-    char X[48], Y[48];
+    char Y[48];
     for (int64_t i = 0; i < J * rm->ain; i++) slot[i] = -1;
     for (int64_t i = 0; i < J * J * rm->ain; i++)
         if (rm->yb[i] != NONE && slot[i % (J * rm->ain)] < 0) slot[i % (J * rm->ain)] = nslot++;
     if (nslot * ROW > e->c->machine.l2bm_lw) die("row moves past the L2BM");
-    for (int64_t a = 0; a < rm->ain; a += 4)
-        buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, a, X), (long long)(ROW * a));
-    buf_printf(e->b, "nop/2\n");
-    for (int64_t s = 0; s < J * rm->ain; s++)
-        if (slot[s] >= 0)
-            buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)(s / rm->ain), (long long)(ROW * (s % rm->ain)),
-                       (long long)(ROW * slot[s]));
-    buf_printf(e->b, "nop/3\n");
+    combine(e, x, rm->ain);
+    up(e, slot, J * rm->ain, rm->ain);
     for (int64_t i = 0; i < J * J * rm->ain; i++) {
-        int64_t j = i / (J * rm->ain), s = i % (J * rm->ain), at = D + 4 * rm->yb[i];
+        int64_t j = i / (J * rm->ain), at = D + 4 * rm->yb[i];
         if (rm->yb[i] == NONE || (everywhere && j)) continue;
         if (at < 0) die("a row placed before the L1BM");
-        if (everywhere)
-            buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(ROW * slot[s]), (long long)at);
-        else
-            buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(ROW * slot[s]), (long long)at);
+        down(e, everywhere, j, slot[i % (J * rm->ain)], at);
     }
     buf_printf(e->b, "nop/2\n");
-    for (int64_t ya = 0; ya < rm->aout; ya += 4) /* (into LM0 long word scr without y) */
+    for (int64_t ya = 0; ya < rm->aout; ya += 4)
         if (y)
             buf_printf(e->b, "l1bmm $lb%lld $%s%sv%s\n", (long long)(D + 4 * ya), emit_bank_reg(y),
                        emit_at(e, y, ya, Y), emit_tail_mask(y->num_lw, ya));
@@ -268,7 +284,6 @@ void emit_rowmove(Em *e, const MNNode *n, int64_t scr) {
     const MNValue *x = n->in[0], *y = n->out[0];
     if (!row_map(e->c, n, &rm)) {
         if (!transposing(e->c, n, &rm)) die("node '%s' moves no rows", n->name);
-        layout_get(y, &rm.lo_final);
         broadcast_rows(e, &rm, x, NULL, scr);
         turn_blocks(e, &rm, y, scr);
         map_free(&rm);
@@ -280,16 +295,13 @@ void emit_rowmove(Em *e, const MNNode *n, int64_t scr) {
         return;
     }
     const MNMachine *m = &e->c->machine;
-    int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, J = rm.J;
-    if (P != ROW) die("row moves assume %d PEs an L1B", ROW);
+    int64_t J = rm.J, lb_rows = m->l1bm_lw / ROW, lc_rows = m->l2bm_lw / ROW;
     bool everywhere = rm.lo.bcast & (1u << LV_L1B); /* the output alike on every L1B: row j = 0 */
-    int64_t lb_rows = m->l1bm_lw / ROW, lc_rows = m->l2bm_lw / ROW;
-    /* batches of output addresses: their input rows fit the L2BM, and inputs and outputs
-     * the L1BM (the input's rows first, then the output's) */
-    int64_t in_rows = (rm.ain + 3) / 4 * 4;
-    if (in_rows + 4 > lb_rows) die("node '%s': %lld input rows past the L1BM", n->name, (long long)rm.ain);
-    int64_t *slot = xmalloc(sizeof(int64_t) * (size_t)(J * rm.ain));
-    char X[48], Y[48];
+    /* the input's rows in the L1BM once (row_map_to made sure they fit), then batches of
+     * output addresses whose input rows fit the L2BM and whose rows fit the L1BM after them */
+    int64_t in_rows = (rm.ain + 3) / 4 * 4, *slot = xmalloc(sizeof(int64_t) * (size_t)(J * rm.ain));
+    char Y[48];
+    combine(e, x, rm.ain);
     for (int64_t y0 = 0; y0 < rm.aout;) {
         int64_t y1 = y0, used = 0;
         for (int64_t i = 0; i < J * rm.ain; i++) slot[i] = -1;
@@ -307,29 +319,14 @@ void emit_rowmove(Em *e, const MNNode *n, int64_t scr) {
             y1++;
         }
         if (y1 == y0) die("node '%s': a row past the L2BM", n->name);
-        for (int64_t a = 0; a < rm.ain; a += 4) /* combine: row a at L1BM 64 a */
-            buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, a, X), (long long)(ROW * a));
-        buf_printf(e->b, "nop/2\n");
-        for (int64_t s = 0; s < J * rm.ain; s++) /* up: the rows taken, into their slots */
-            if (slot[s] >= 0)
-                buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)(s / rm.ain),
-                           (long long)(ROW * (s % rm.ain)), (long long)(ROW * slot[s]));
-        buf_printf(e->b, "nop/3\n");
-        int64_t base = in_rows; /* the output rows after the input's in the L1BM */
-        for (int64_t ya = y0; ya < y1; ya++)
-            for (int64_t j = 0; j < (everywhere ? 1 : J); j++) { /* down */
-                int64_t s = rm.src[j * rm.aout + ya];
-                if (s < 0) continue;
-                if (everywhere)
-                    buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(ROW * slot[s]),
-                               (long long)(ROW * (base + ya - y0)));
-                else
-                    buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(ROW * slot[s]),
-                               (long long)(ROW * (base + ya - y0)));
-            }
+        up(e, slot, J * rm.ain, rm.ain);
+        for (int64_t ya = y0; ya < y1; ya++) /* the output rows after the input's in the L1BM */
+            for (int64_t j = 0; j < (everywhere ? 1 : J); j++)
+                if (rm.src[j * rm.aout + ya] >= 0)
+                    down(e, everywhere, j, slot[rm.src[j * rm.aout + ya]], ROW * (in_rows + ya - y0));
         buf_printf(e->b, "nop/2\n");
         for (int64_t ya = y0; ya < y1; ya += 4) /* distribute: 4 rows a step (past y1, rows the next */
-            buf_printf(e->b, "l1bmd $lb%lld $%s%sv%s\n", (long long)(ROW * (base + ya - y0)), /* batch rewrites) */
+            buf_printf(e->b, "l1bmd $lb%lld $%s%sv%s\n", (long long)(ROW * (in_rows + ya - y0)), /* batch rewrites) */
                        emit_bank_reg(y), emit_at(e, y, ya, Y), emit_tail_mask(y->num_lw, ya));
         buf_printf(e->b, "nop/2\n");
         y0 = y1;

@@ -135,10 +135,10 @@ static bool reduced_at(const MNValue *x, const MNValue *y, const Rows *rw, int64
         got[lo] = py.c[LV_ADDR];
         if (py.c[LV_ADDR] >= y->num_lw) ok = false;
     }
-    for (int64_t i = 0; i < rw->nbase && ok; i++) /* each base's long word its own (a whole one is written) */
-        for (int64_t j = 0; j < i && ok; j++)
-            if (got[i] >= 0 && got[i] == got[j]) ok = false;
     if (ok && out) memcpy(out, got, sizeof(int64_t) * (size_t)rw->nbase);
+    qsort(got, (size_t)rw->nbase, sizeof(int64_t), cmp64); /* each base's long word its own (a whole one is */
+    for (int64_t i = 1; i < rw->nbase && ok; i++) /* written) */
+        if (got[i] >= 0 && got[i] == got[i - 1]) ok = false;
     free(got);
     return ok;
 }

@@ -58,6 +58,13 @@ enum { SPREAD_MIN_LW = 16 };
 
 /* fdim[s] for the levels MAB, L1B, L2B: -2 the canonical choice (among the dimensions
  * in allow), -1 unused, else that dimension by factor ff[s] */
+/* the smallest factor of a level of count places that takes r indices, or all of them */
+static int64_t level_factor(int64_t count, int64_t r) {
+    for (int64_t g = 1; g <= count; g++)
+        if (count % g == 0 && g >= r) return g;
+    return count;
+}
+
 static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int *fdim, const int64_t *ff,
                       uint32_t allow, MNLayout *l) {
     memset(l, 0, sizeof *l);
@@ -106,12 +113,7 @@ static bool canonical(const MNType *t, MNDtype dt, const MNMachine *m, const int
         for (int i = 0; i < last; i++) {
             if (!(allow >> i & 1)) continue;
             int64_t d = t->dims[i] ? t->dims[i] : 1, r = (d + F[i] - 1) / F[i];
-            int64_t f = count[s]; /* the smallest factor that takes the rest down as far as it goes */
-            for (int64_t g2 = 1; g2 <= count[s]; g2++)
-                if (count[s] % g2 == 0 && g2 >= r) {
-                    f = g2;
-                    break;
-                }
+            int64_t f = level_factor(count[s], r); /* takes the rest down as far as it goes */
             double gi = (double)r / (double)((r + f - 1) / f);
             if (gi > gain) {
                 best = i;
@@ -416,19 +418,9 @@ static bool transposed_b(const MNNode *n, int k, const MNValue *v) {
 static bool heads_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
     const MNValue *b = n->nin > 1 ? n->in[1] : NULL;
     if (t->rank < 3 || !b || b->konst || b->type.rank != t->rank || t->dims[0] < 2 || m->l1b_per_l2b < 2) return false;
-    int64_t f = m->l1b_per_l2b; /* the smallest factor of the L1B count that takes all heads, or all L1Bs */
-    for (int64_t g = 1; g <= m->l1b_per_l2b; g++)
-        if (m->l1b_per_l2b % g == 0 && g >= t->dims[0]) {
-            f = g;
-            break;
-        }
+    /* the heads over as many L1Bs as they fill, the rows over as many MABs */
     int fdim[3] = {t->rank - 2, 0, -1};
-    int64_t ff[3] = {m->mab_per_l1b, f, 1};
-    for (int64_t g = 1; g <= m->mab_per_l1b; g++) /* the rows over as many MABs as they fill */
-        if (m->mab_per_l1b % g == 0 && g >= t->dims[t->rank - 2]) {
-            ff[0] = g;
-            break;
-        }
+    int64_t ff[3] = {level_factor(m->mab_per_l1b, t->dims[t->rank - 2]), level_factor(m->l1b_per_l2b, t->dims[0]), 1};
     char err[200];
     if (!canonical(t, dt, m, fdim, ff, ~0u, l)) return false;
     l->bcast |= (uint8_t)(1u << LV_L2B);

@@ -20,15 +20,15 @@
 
 static bool is_maxpool(const MNNode *n) { return n->op == OP_MaxPool; }
 
-/* the chain's next pool, from value *x: kernel k, dilation e along axis ax (0: rows), pads
- * pb, pe there; its output of the given dims */
-static MNValue *two_tap(MNGraph *g, const MNNode *n, MNValue *x, int ax, int64_t k, int64_t e, int64_t pb, int64_t pe,
+/* the chain's next pool, from value x: two taps e apart along axis ax (0: rows), pads pb,
+ * pe there; its output of the given dims (y when given) */
+static MNValue *two_tap(MNGraph *g, const MNNode *n, MNValue *x, int ax, int64_t e, int64_t pb, int64_t pe,
                         const int64_t *dims, MNValue *y, int *step) {
     MNValue *o = y ? y : plan_value_new(g, arena_printf(g->arena, "%s_box%d", n->name, *step), ONNX_FLOAT32, 4, dims);
     MNNode *p = plan_node_new(g, "MaxPool", arena_printf(g->arena, "%s_box%d", n->name, (*step)++), 1, o);
     p->in[0] = x;
     int64_t ks[2] = {1, 1}, ds[2] = {1, 1}, pads[4] = {0, 0, 0, 0};
-    ks[ax] = k, ds[ax] = e, pads[ax] = pb, pads[2 + ax] = pe;
+    ks[ax] = 2, ds[ax] = e, pads[ax] = pb, pads[2 + ax] = pe;
     ir_attr_set_ints(g, p, "kernel_shape", ks, 2);
     ir_attr_set_ints(g, p, "dilations", ds, 2);
     ir_attr_set_ints(g, p, "pads", pads, 4);
@@ -46,29 +46,25 @@ static bool lower(MNCompile *c, MNNode *n) {
         !plan_attr_ints(n, "dilations", d, 2, 1) || !plan_attr_ints(n, "pads", pads, 4, 0))
         return false;
     bool dilated = false;
-    int64_t gd[4] = {x->type.dims[0], x->type.dims[1], 0, 0}, pb[2], pe[2];
+    int64_t gd[4] = {x->type.dims[0], x->type.dims[1], 0, 0}, pb[2];
     for (int a = 0; a < 2; a++) {
         int64_t H = x->type.dims[2 + a], OH = y->type.dims[2 + a];
         if (k[a] < 1 || s[a] != d[a] || pads[a] < 0 || pads[a] % d[a]) return false;
         dilated |= d[a] > 1;
         gd[2 + a] = (H + d[a] - 1) / d[a]; /* the grid's pixels */
         pb[a] = pads[a] / d[a];
-        pe[a] = OH - 1 + k[a] - gd[2 + a] - pb[a]; /* the end padding that gives OH */
-        if (pe[a] < 0 || (k[a] == 1 && (pb[a] || pe[a]))) return false;
+        int64_t pe = OH - 1 + k[a] - gd[2 + a] - pb[a]; /* the end padding that gives OH */
+        if (pe < 0 || (k[a] == 1 && (pb[a] || pe))) return false;
     }
     if (!dilated) return false;
-    int step = 0;
-    MNValue *cur = x;
-    if (d[0] > 1 || d[1] > 1) { /* the grid */
-        bool last = k[0] == 1 && k[1] == 1;
-        MNValue *o = last ? y : plan_value_new(g, arena_printf(g->arena, "%s_grid", n->name), ONNX_FLOAT32, 4, gd);
-        MNNode *p = plan_node_new(g, "MaxPool", arena_printf(g->arena, "%s_grid", n->name), 1, o);
-        p->in[0] = x;
-        int64_t one[2] = {1, 1};
-        ir_attr_set_ints(g, p, "kernel_shape", one, 2);
-        ir_attr_set_ints(g, p, "strides", d, 2);
-        cur = o;
-    }
+    int step = 0; /* the grid (some axis is dilated) */
+    MNValue *cur =
+        k[0] == 1 && k[1] == 1 ? y : plan_value_new(g, arena_printf(g->arena, "%s_grid", n->name), ONNX_FLOAT32, 4, gd);
+    MNNode *p = plan_node_new(g, "MaxPool", arena_printf(g->arena, "%s_grid", n->name), 1, cur);
+    p->in[0] = x;
+    int64_t one[2] = {1, 1};
+    ir_attr_set_ints(g, p, "kernel_shape", one, 2);
+    ir_attr_set_ints(g, p, "strides", d, 2);
     int64_t dims[4] = {gd[0], gd[1], gd[2], gd[3]};
     for (int a = 0; a < 2; a++) {
         if (k[a] == 1) continue;
@@ -83,7 +79,7 @@ static bool lower(MNCompile *c, MNNode *n) {
             int64_t from = j ? in : in + pb[a]; /* the input's length, with the start padding */
             dims[2 + a] = out;
             bool last = j == nt - 1 && (a == 1 || k[1] == 1);
-            cur = two_tap(g, n, cur, a, 2, ts[j], j ? 0 : pb[a], out - from + ts[j], dims, last ? y : NULL, &step);
+            cur = two_tap(g, n, cur, a, ts[j], j ? 0 : pb[a], out - from + ts[j], dims, last ? y : NULL, &step);
             in = out;
         }
     }
