@@ -67,25 +67,25 @@ typedef enum {
     OP(Reciprocal, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                                         \
     OP(Floor, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                     \
     OP(Ceil, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
-    OP(Round, 11, 21, unary, unary, EW | INPLACE, NULL)                                                    \
+    OP(Round, 11, 21, unary, unary, EW | INPLACE, TY_F)                                                    \
     OP(Sign, 9, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
-    OP(Sin, 7, 21, unary, unary, EW, NULL)                                                                 \
-    OP(Cos, 7, 21, unary, unary, EW, NULL)                                                                 \
-    OP(Tan, 7, 21, unary, unary, EW, NULL)                                                                 \
-    OP(Asin, 7, 21, unary, unary, EW, NULL)                                                                \
-    OP(Acos, 7, 21, unary, unary, EW, NULL)                                                                \
-    OP(Atan, 7, 21, unary, unary, EW, NULL)                                                                \
-    OP(Sinh, 9, 21, unary, unary, EW, NULL)                                                                \
-    OP(Cosh, 9, 21, unary, unary, EW, NULL)                                                                \
-    OP(Asinh, 9, 21, unary, unary, EW, NULL)                                                               \
-    OP(Acosh, 9, 21, unary, unary, EW, NULL)                                                               \
-    OP(Atanh, 9, 21, unary, unary, EW, NULL)                                                               \
-    OP(Erf, 9, 21, unary, unary, EW | INPLACE | PREC, NULL)                                                \
+    OP(Sin, 7, 21, unary, unary, EW, TY_F)                                                                 \
+    OP(Cos, 7, 21, unary, unary, EW, TY_F)                                                                 \
+    OP(Tan, 7, 21, unary, unary, EW, TY_F)                                                                 \
+    OP(Asin, 7, 21, unary, unary, EW, TY_F)                                                                \
+    OP(Acos, 7, 21, unary, unary, EW, TY_F)                                                                \
+    OP(Atan, 7, 21, unary, unary, EW, TY_F)                                                                \
+    OP(Sinh, 9, 21, unary, unary, EW, TY_F)                                                                \
+    OP(Cosh, 9, 21, unary, unary, EW, TY_F)                                                                \
+    OP(Asinh, 9, 21, unary, unary, EW, TY_F)                                                               \
+    OP(Acosh, 9, 21, unary, unary, EW, TY_F)                                                               \
+    OP(Atanh, 9, 21, unary, unary, EW, TY_F)                                                               \
+    OP(Erf, 9, 21, unary, unary, EW | INPLACE | PREC, TY_F)                                                \
     OP(Relu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
     OP(LeakyRelu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                 \
     OP(Elu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                       \
     OP(Selu, 6, 21, unary, unary, EW, TY_F)                                                                \
-    OP(Celu, 12, 21, unary, unary, EW, NULL)                                                               \
+    OP(Celu, 12, 21, unary, unary, EW, TY_F)                                                               \
     OP(ThresholdedRelu, 10, 21, unary, unary, EW, TY_F)                                                    \
     OP(Sigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                   \
     OP(HardSigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                                               \
@@ -93,9 +93,9 @@ typedef enum {
     OP(Tanh, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
     OP(Softplus, 1, 21, unary, unary, EW | INPLACE, TY_F)                                                  \
     OP(Softsign, 1, 21, unary, unary, EW, TY_F)                                                            \
-    OP(Mish, 18, 21, unary, unary, EW, NULL)                                                               \
-    OP(Gelu, 20, 21, unary, unary, EW | INPLACE, NULL)                                                     \
-    OP(Shrink, 9, 21, unary, unary, EW, NULL)                                                              \
+    OP(Mish, 18, 21, unary, unary, EW, TY_F)                                                               \
+    OP(Gelu, 20, 21, unary, unary, EW | INPLACE, TY_F)                                                     \
+    OP(Shrink, 9, 21, unary, unary, EW, TY_F)                                                              \
     OP(Not, 1, 21, unary, unary, EW, "bool")                                                               \
     OP(IsNaN, 9, 21, predicate, unary, EW, NULL)                                                           \
     OP(IsInf, 10, 21, predicate, unary, EW, NULL)                                                          \

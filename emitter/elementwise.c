@@ -192,16 +192,59 @@ static bool seq_of(const MNNode *n, Seq *q, const char **why) {
         q->k[1] = -1;
         q->k[2] = 1;
         return true;
+    case OP_Round: /* to nearest, ties to even: |x| + 2^23 - 2^23 rounds so below 2^23 (float adds round to even);
+                    * from 2^23 on |x| is whole already. The two sides as relu-selects (2^23 - 1/2 - |x| >= 0 and
+                    * |x| - 2^23 >= 0 hold apart), then the sign: the part where x's sign bit is clear less the part where
+                    * -x's is (-0 stays -0, an infinity stays one) */
+        q->k[0] = 8388608;
+        q->k[1] = -8388608;
+        q->k[2] = 8388607.5;
+        q->nk = 3;
+        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvadd T1 K0 T3\nfvadd T3 K1 T3\nfvadd T1 K1 T2\nfvadd -T1 K2 T4\n"
+                   "frelu T2 T1 T1\nfrelu T4 T3 T3\nfvpassa T3 T2\nfvadd T1 T2 T3\nfrelu X T3 T2\nfvpassa -X T4\n"
+                   "frelu T4 T3 T1\nfvadd T2 -T1 O";
+        return true;
+    case OP_Mish: /* x tanh(softplus x) = x u (u + 2) / (u (u + 2) + 2), u = e^x: no cancellation for small u; x
+                   * clipped at 20 first (the fraction is 1 in float from there, and u (u + 2) stays finite) */
+        q->k[0] = 20;
+        q->k[1] = 2;
+        q->nk = 2;
+        q->steps = "fmin X K0 T1\nfexp T1 T1\nfvadd T1 K1 T2\nfvmul T1 T2 T1\nfvadd T1 K1 T2\nfrcp T2 T2\n"
+                   "fvmul T1 T2 T1\nfvmul T1 X O";
+        return true;
+    case OP_Gelu: /* x/2 (1 + erf(x / sqrt 2)), Erf's steps on T4 = x / sqrt 2; the tanh form:
+                   * x/2 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), Tanh's steps on T4 */
+        if (!strcmp(ir_attr_string(n, "approximate", "none"), "tanh")) {
+            static const double c[6] = {2, 1, -2, 0.044715, 0.7978845608028654, 0.5};
+            memcpy(q->k, c, sizeof c);
+            q->nk = 6;
+            q->steps = "fvmul X X T1\nfvmul T1 K3 T1\nfvmul T1 X T1\nfvadd T1 X T1\nfvmul T1 K4 T1\nfvmul T1 K0 T1\n"
+                       "fexp T1 T1\nfvadd T1 K1 T1\nfrcp T1 T1\nfvmul T1 K2 T1\nfvadd T1 K1 T1\nfvadd T1 K1 T1\n"
+                       "fvmul T1 K5 T1\nfvmul T1 X O";
+            return true;
+        }
+        if (strcmp(ir_attr_string(n, "approximate", "none"), "none")) {
+            *why = "an approximation other than none or tanh";
+            return false;
+        }
+        /* fall through */ /* Erf's steps on T4 */
     case OP_Erf: { /* sign(x) (1 - t (a1 + t (a2 + ... + t a5)) e^-x^2), t = 1 / (1 + p |x|): Abramowitz and
                     * Stegun 7.1.26, within 1.5e-7 of erf; the sign: the part where x > 0 (a relu-select)
                     * less the rest */
-        static const double c[7] = {0.3275911, 1, 1.061405429, -1.453152027, 1.421413741, -0.284496736, 0.254829592};
+        static const double c[9] = {0.3275911,    1,           1.061405429, -1.453152027,      1.421413741,
+                                    -0.284496736, 0.254829592, 0.5,         0.7071067811865476};
         memcpy(q->k, c, sizeof c);
-        q->nk = 7;
-        q->steps = "fvpassa -X T1\nfmax X T1 T1\nfvmul T1 K0 T1\nfvadd T1 K1 T1\nfrcp T1 T2\nfvpassa K2 T1\n"
-                   "fvmul T1 T2 T1\nfvadd T1 K3 T1\nfvmul T1 T2 T1\nfvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\n"
-                   "fvmul T1 T2 T1\nfvadd T1 K6 T1\nfvmul T1 T2 T1\nfvmul X X T2\nfvpassa -T2 T2\nfexp T2 T2\n"
-                   "fvmul T1 T2 T1\nfvadd -T1 K1 T1\nfrelu X T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 O";
+        bool gelu = n->op == OP_Gelu;
+        q->nk = gelu ? 9 : 7;
+        const char *x = gelu ? "T4" : "X";
+        snprintf(q->buf, sizeof q->buf,
+                 "%sfvpassa -%s T1\nfmax %s T1 T1\nfvmul T1 K0 T1\nfvadd T1 K1 T1\nfrcp T1 T2\nfvpassa K2 T1\n"
+                 "fvmul T1 T2 T1\nfvadd T1 K3 T1\nfvmul T1 T2 T1\nfvadd T1 K4 T1\nfvmul T1 T2 T1\nfvadd T1 K5 T1\n"
+                 "fvmul T1 T2 T1\nfvadd T1 K6 T1\nfvmul T1 T2 T1\nfvmul %s %s T2\nfvpassa -T2 T2\nfexp T2 T2\n"
+                 "fvmul T1 T2 T1\nfvadd -T1 K1 T1\nfrelu %s T1 T2\nfvadd T1 -T2 T1\nfvadd T2 -T1 %s",
+                 gelu ? "fvmul X K8 T4\n" : "", x, x, x, x, x,
+                 gelu ? "T3\nfvadd T3 K1 T3\nfvmul T3 K7 T3\nfvmul T3 X O" : "O");
+        q->steps = q->buf;
         return true;
     }
     case OP_Sin: /* r = x - 2 pi floor(x / 2 pi + 1/2) in [-pi, pi), then r p(r^2): an odd polynomial of degree */

@@ -562,6 +562,22 @@ for op, ref in (("Asin", np.arcsin(xa)), ("Acos", np.arccos(xa)), ("Tan", np.tan
          dict(x=xv.astype(np.float32)), dict(y=ref.astype(np.float32)), rtol=1e-4, atol=2e-5)
 
 
+# Round: ties to even, -0 kept, and from 2^23 on (where every float is whole) x itself; Mish over a wide
+# range (x clipped at 20 inside); Gelu (opset 20) in both its forms, against math.erf and the tanh formula
+xr = np.concatenate([np.arange(-6, 6.01, 0.25), [0.5, 1.5, 2.5, -0.5, -2.5, -0.0, 0.49999997, 4194304.5, 8388607.5,
+                     8388609, 16777215, 3e9, -3e9, np.inf, -np.inf]]).astype(np.float32)
+case("seq-round-ties-even", [h.make_node("Round", ["x"], ["y"])], [("x", [len(xr)])], [("y", [len(xr)])], dict(x=xr),
+     dict(y=np.round(xr)), atol=0, rtol=0, opset=11)
+xm = np.concatenate([np.linspace(-40, 40, 161), np.linspace(-3, 3, 61), [0.0, 25, 90]]).astype(np.float32)
+xm64 = xm.astype(np.float64)
+case("seq-mish-wide", [h.make_node("Mish", ["x"], ["y"])], [("x", [len(xm)])], [("y", [len(xm)])], dict(x=xm),
+     dict(y=(xm64 * np.tanh(np.log1p(np.exp(np.minimum(xm64, 60))))).astype(np.float32)), rtol=1e-4, atol=2e-5, opset=18)
+gelu_erf = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in xm64], np.float32)
+gelu_tanh = (0.5 * xm64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (xm64 + 0.044715 * xm64 ** 3)))).astype(np.float32)
+for form, ref in (("none", gelu_erf), ("tanh", gelu_tanh)):
+    case("seq-gelu-" + form, [h.make_node("Gelu", ["x"], ["y"], approximate=form)], [("x", [len(xm)])], [("y", [len(xm)])],
+         dict(x=xm), dict(y=ref), rtol=1e-4, atol=2e-5, opset=20)
+
 # Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
 xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
