@@ -97,8 +97,8 @@ typedef enum {
     OP(Gelu, 20, 21, unary, unary, EW | INPLACE, TY_F)                                                     \
     OP(Shrink, 9, 21, unary, unary, EW, TY_F)                                                              \
     OP(Not, 1, 21, unary, unary, EW, "bool")                                                               \
-    OP(IsNaN, 9, 21, predicate, unary, EW, NULL)                                                           \
-    OP(IsInf, 10, 21, predicate, unary, EW, NULL)                                                          \
+    OP(IsNaN, 9, 21, predicate, unary, EW | WEW, TY_F)                                                     \
+    OP(IsInf, 10, 21, predicate, unary, EW | WEW, TY_F)                                                    \
     OP(Identity, 1, 21, unary, identity, EW, TY_WIDE)                                                      \
     OP(Dropout, 7, 21, dropout, none, EW, "float double (inference)")                                      \
     OP(Clip, 6, 21, clip, clip, EW | INPLACE | WEW, TY_F)                                                  \

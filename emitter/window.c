@@ -352,6 +352,18 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         norm_param(w, 1, n->in[1], 0);
         w->K = 1;
         return true;
+    case OP_IsNaN: /* x compared with itself: not x >= x */
+    case OP_IsInf: /* x >= +inf, plus x <= -inf (a NaN bound where a side is not asked for: never) */
+        w->kind = WK_CMP;
+        norm_param(w, 0, n->in[0], 0);
+        if (n->op == OP_IsNaN)
+            norm_param(w, 1, n->in[0], 0);
+        else {
+            norm_param(w, 1, NULL, ir_attr_int(n, "detect_positive", 1) ? INFINITY : NAN);
+            norm_param(w, 2, NULL, ir_attr_int(n, "detect_negative", 1) ? -INFINITY : NAN);
+        }
+        w->K = 1;
+        return true;
     case OP_Gather:
     case OP_GatherElements: {
         /* indices computed at run time: of the axis's K rows of data, the one whose index matches */
@@ -962,6 +974,18 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 fetch(&b, w.prow[0], w0, false);
                 fetch(&b, w.prow[1], w0, true);
                 switch (w.n->op) {
+                case OP_IsNaN:
+                    flag_pass(&b, "fmax", 'M');
+                    each(&b, "fpassa M X");
+                    each(&b, "fvadd K7 -X A");
+                    break;
+                case OP_IsInf:
+                    flag_pass(&b, "fmax", 'A');
+                    fetch(&b, w.prow[2], w0, true);
+                    flag_pass(&b, "fmin", 'M');
+                    each(&b, "fpassa M X");
+                    each(&b, "fvadd X A A");
+                    break;
                 case OP_GreaterOrEqual: flag_pass(&b, "fmax", 'A'); break;
                 case OP_LessOrEqual: flag_pass(&b, "fmin", 'A'); break;
                 case OP_Greater:

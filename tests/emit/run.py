@@ -578,6 +578,15 @@ for form, ref in (("none", gelu_erf), ("tanh", gelu_tanh)):
     case("seq-gelu-" + form, [h.make_node("Gelu", ["x"], ["y"], approximate=form)], [("x", [len(xm)])], [("y", [len(xm)])],
          dict(x=xm), dict(y=ref), rtol=1e-4, atol=2e-5, opset=20)
 
+# IsNaN and IsInf (each side alone too): bools from floats on the window path
+xi = np.array([np.nan, np.inf, -np.inf, 0, -0.0, 3.4e38, -3.4e38, 1, -1, np.nan, np.inf, 2], np.float32)
+case("win-isnan", [h.make_node("IsNaN", ["x"], ["y"])], [("x", [12])], [("y", [12])], dict(x=xi), dict(y=np.isnan(xi)),
+     types={"y": T.BOOL}, atol=0, rtol=0)
+for pos, neg in ((1, 1), (1, 0), (0, 1)):
+    ref = (np.isposinf(xi) & bool(pos)) | (np.isneginf(xi) & bool(neg))
+    case("win-isinf-%d%d" % (pos, neg), [h.make_node("IsInf", ["x"], ["y"], detect_positive=pos, detect_negative=neg)], [("x", [12])],
+         [("y", [12])], dict(x=xi), dict(y=ref), types={"y": T.BOOL}, atol=0, rtol=0, opset=10)
+
 # Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
 xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
