@@ -125,7 +125,7 @@ typedef enum {
     OP(And, 6, 21, compare, binary, EW, "bool")                                                            \
     OP(Or, 6, 21, compare, binary, EW, "bool")                                                             \
     OP(Xor, 6, 21, compare, binary, EW, "bool")                                                            \
-    OP(Where, 9, 21, where, where, EW, NULL)                                                               \
+    OP(Where, 9, 21, where, where, EW | WEW, TY_F)                                                         \
     OP(Trilu, 14, 21, trilu, trilu, 0, TY_TRILU)                                                           \
     /* linear algebra, convolution, normalisation, pooling */                                              \
     OP(MatMul, 1, 21, matmul, none, WIN, TY_F)                                                             \

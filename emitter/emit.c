@@ -149,7 +149,7 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
     const char *wwhy = window_why((MNCompile *)c, (MNNode *)n, w);
-    if (wwhy) return why;
+    if (wwhy) return strcmp(why, "no emitter") ? why : wwhy; /* the window path's reason where it is the only one */
     w->win[w->pos] = true;
     return NULL;
 }

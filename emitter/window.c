@@ -64,6 +64,7 @@ typedef enum {
     WK_PRELU,
     WK_CLIP,
     WK_CMP,
+    WK_WHERE,
     WK_POW /* elementwise over broadcast operands */
 } WKind;
 
@@ -351,6 +352,13 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         norm_param(w, 0, n->in[0], 0);
         norm_param(w, 1, n->in[1], 0);
         w->K = 1;
+        return true;
+    case OP_Where: /* the condition's word as an integer, to 0 or 1: x where c - 1/2 >= 0, plus y where 1/2 - c >= 0 */
+        w->kind = WK_WHERE;
+        for (int i = 0; i < 3; i++) norm_param(w, i, n->in[i], 0);
+        w->K = 1;
+        w->alpha = -0.5;
+        w->beta = 0.5;
         return true;
     case OP_IsNaN: /* x compared with itself: not x >= x */
     case OP_IsInf: /* x >= +inf, plus x <= -inf (a NaN bound where a side is not asked for: never) */
@@ -765,7 +773,8 @@ const char *window_why(MNCompile *c, MNNode *n, Walk *wk) {
     if (entries > ((int64_t)1 << 25)) return "a window op of more than 2^25 index entries";
     for (int k = 0; k < w.nsrc; k++)
         if (w.src[k]->dtype != MN_DT_Float &&
-            !(w.kind == WK_GATHER && k == 1 && (w.src[k]->dtype == MN_DT_Int || w.src[k]->dtype == MN_DT_Long)))
+            !(w.kind == WK_GATHER && k == 1 && (w.src[k]->dtype == MN_DT_Int || w.src[k]->dtype == MN_DT_Long)) &&
+            !(w.kind == WK_WHERE && w.src[k] == w.n->in[0] && w.src[k]->dtype == MN_DT_LongBool))
             return "not a float value in LM";
     int64_t tlw = 0;
     Win wo[3];
@@ -1007,6 +1016,17 @@ static void fold(Win *wp, Batch *bp, const MNValue *o) {
                 }
                 each(&b, "fftoi A A");
                 each(&b, "zero A/1010");
+            } else if (w.kind == WK_WHERE) { /* the bool's low word (its value) as an integer */
+                fetch(&b, w.prow[0], w0, false);
+                each(&b, "fitof X X");
+                each(&b, "fvadd X K3 A");
+                each(&b, "fvadd -X K4 M");
+                fetch(&b, w.prow[1], w0, false);
+                each(&b, "frelu A X A");
+                fetch(&b, w.prow[2], w0, false);
+                each(&b, "frelu M X M");
+                each(&b, "fpassa M X");
+                each(&b, "fvadd X A A");
             } else if (w.kind == WK_POW) {
                 /* N = x's sign bit (its bits >= 0 as an integer clear it: -0 counts as
                  * negative, as IEEE's pow has it, +0 does not), I = y is an integer

@@ -587,6 +587,19 @@ for pos, neg in ((1, 1), (1, 0), (0, 1)):
     case("win-isinf-%d%d" % (pos, neg), [h.make_node("IsInf", ["x"], ["y"], detect_positive=pos, detect_negative=neg)], [("x", [12])],
          [("y", [12])], dict(x=xi), dict(y=ref), types={"y": T.BOOL}, atol=0, rtol=0, opset=10)
 
+# Where on floats (the window path: the bool read as an integer): a broadcast condition, a -inf
+# constant (masked_fill's form), infinities and -0 passed through exactly
+cw = rng.random([3, 1, 6]) < 0.5
+xw = f32(3, 4, 6)
+xw.flat[:4] = [np.inf, -np.inf, -0.0, np.nan]
+yw = f32(4, 6)
+case("win-where-broadcast", [h.make_node("Where", ["c", "x", "y"], ["z"])], [("c", [3, 1, 6]), ("x", [3, 4, 6]), ("y", [4, 6])],
+     [("z", [3, 4, 6])], dict(c=cw, x=xw, y=yw), dict(z=np.where(cw, xw, yw)), types={"c": T.BOOL}, atol=0, rtol=0, machine="l1b")
+case("win-where-masked-fill", [h.make_node("Where", ["c", "ninf", "y"], ["z"])], [("c", [4, 6]), ("y", [3, 4, 6])],
+     [("z", [3, 4, 6])], dict(c=cw[0, 0] | np.eye(4, 6, dtype=bool), y=xw),
+     dict(z=np.where(cw[0, 0] | np.eye(4, 6, dtype=bool), np.float32(-np.inf), xw)),
+     inits=[nh.from_array(np.array(-np.inf, np.float32), "ninf")], types={"c": T.BOOL}, atol=0, rtol=0, machine="l1b")
+
 # Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
 xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
