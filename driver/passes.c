@@ -84,6 +84,7 @@ static const MNPass pipeline[] = {
     {"noop_lowering", plan_noop_lowering, 1},
     {"shuffle_lowering", plan_shuffle_lowering, 1},
     {"bn_lowering", plan_bn_lowering, 1},
+    {"lrn_lowering", plan_lrn_lowering, 1},
     {"group_expand", plan_group_expand, 1},
     {"convt_lowering", plan_convt_lowering, 1},
     {"d2s_lowering", plan_d2s_lowering, 1},

@@ -9,6 +9,7 @@ bool plan_dtype(MNCompile *c);
 bool plan_noop_lowering(MNCompile *c); /* noop_lower.c */
 bool plan_shuffle_lowering(MNCompile *c); /* shuffle_lower.c */
 bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
+bool plan_lrn_lowering(MNCompile *c); /* lrn_lower.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */
 bool plan_convt_lowering(MNCompile *c); /* convt_lower.c */
 bool plan_d2s_lowering(MNCompile *c); /* d2s_lower.c */

@@ -600,6 +600,15 @@ case("win-where-masked-fill", [h.make_node("Where", ["c", "ninf", "y"], ["z"])],
      dict(z=np.where(cw[0, 0] | np.eye(4, 6, dtype=bool), np.float32(-np.inf), xw)),
      inits=[nh.from_array(np.array(-np.inf, np.float32), "ninf")], types={"c": T.BOOL}, atol=0, rtol=0, machine="l1b")
 
+# LRN as AlexNet has it (size 5 over 64 channels of a 27x27 image): the window's squares summed by a 1x1
+# convolution on tiles, the power by beta through Log and Exp; a float64 reference
+xl5 = f32(1, 64, 27, 27) * 4
+sq = np.pad(xl5.astype(np.float64) ** 2, ((0, 0), (2, 2), (0, 0), (0, 0)))
+lrn_ref = xl5 / (2.0 + 1e-4 / 5 * sum(sq[:, i:i + 64] for i in range(5))) ** 0.75
+case("lrn-alexnet", [h.make_node("LRN", ["x"], ["y"], size=5, alpha=1e-4, beta=0.75, bias=2.0)], [("x", list(xl5.shape))],
+     [("y", list(xl5.shape))], dict(x=xl5), dict(y=lrn_ref.astype(np.float32)), machine="mncore2", rtol=1e-4, atol=1e-5,
+     tiles=True)
+
 # Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
 xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
