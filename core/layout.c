@@ -535,3 +535,19 @@ int64_t xla_linear(const MNXlaShape *x, const int64_t *idx) {
     }
     return outer * tile_elems + inner;
 }
+
+bool layout_permute(const MNLayout *in, const int64_t *perm, int rank, MNLayout *out) {
+    if (rank != in->rank || rank > LAYOUT_MAX_RANK) return false;
+    bool seen[LAYOUT_MAX_RANK] = {false};
+    MNLayout l = *in;
+    for (int d = 0; d < rank; d++) {
+        int64_t p = perm ? perm[d] : rank - 1 - d;
+        if (p < 0 || p >= rank || seen[p]) return false;
+        seen[p] = true;
+        l.shape[d] = in->shape[p];
+        l.nsub[d] = in->nsub[p];
+        memcpy(l.sub[d], in->sub[p], sizeof l.sub[d]);
+    }
+    *out = l;
+    return true;
+}

@@ -90,6 +90,10 @@ bool layout_index(const MNLayout *l, const MNPlace *p, int64_t *idx, bool *paddi
 /* Same placement: every element on the same PE, MAB, L1B, L2B, word slot and time
  * slice in both layouts (address strides may differ). */
 bool layout_same_placement(const MNLayout *a, const MNLayout *b);
+/* A Transpose's output laid out as its input: output axis d takes input axis perm[d]'s
+ * subaxes, so every element keeps its place, address included (the LM image is the
+ * same); perm NULL reverses the axes. False when the ranks differ or perm is not one. */
+bool layout_permute(const MNLayout *in, const int64_t *perm, int rank, MNLayout *out);
 /* the same subaxes, addresses included (an emitter that computes addresses from a layout) */
 bool layout_identical(const MNLayout *a, const MNLayout *b);
 

@@ -89,6 +89,7 @@ static const MNPass pipeline[] = {
     {"convt_lowering", plan_convt_lowering, 1},
     {"d2s_lowering", plan_d2s_lowering, 1},
     {"pool_lowering", plan_pool_lowering, 1},
+    {"fc_lowering", plan_fc_lowering, 1},
     {"conv_lowering", plan_conv_lowering, 1},
     {"mask_lowering", plan_mask_lowering, 1},
     {"resize_split", plan_resize_split, 1},

@@ -534,6 +534,7 @@ static Kind kind_of(const MNNode *n, const char **mn) {
     case OP_Identity:
     case OP_Dropout: *mn = "fpassa"; return EW_COPY;
     case OP_Slice: *mn = "slice"; return EW_COPY; /* only when every element keeps its PE and slot (vector_why) */
+    case OP_Transpose: *mn = "transpose"; return EW_COPY; /* only when laid out as its input permuted (moves_why) */
     case OP_Cast:
     case OP_CastLike: /* between ONNX types the machine keeps alike (a float16 kept as float) */
         if (n->in[0] && n->out[0] && n->in[0]->dtype == n->out[0]->dtype) {
@@ -698,6 +699,20 @@ bool emit_slice_copy(const MNCompile *c, const MNNode *n) {
            x->type.rank == o->type.rank && slice_shift(n, shift) && lines_up(c, x, o, false, shift);
 }
 
+/* is Transpose n laid out as its input permuted (every element where it was, its LM image
+ * the same): then a copy of its long words */
+bool emit_transpose_copy(const MNCompile *c, const MNNode *n) {
+    (void)c;
+    const MNValue *x = n->in[0], *o = n->out[0];
+    const MNAttr *pa = ir_attr(n, "perm");
+    MNLayout li, lo, lp;
+    int r = x->type.rank;
+    return n->op == OP_Transpose && o && x->dtype == o->dtype && emit_in_lm(x) && emit_in_lm(o) && layout_get(x, &li) &&
+           layout_get(o, &lo) && !layout_timed(x) && !layout_timed(o) &&
+           (!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) && layout_permute(&li, pa ? pa->ints : NULL, r, &lp) &&
+           layout_identical(&lp, &lo) && lp.bcast == lo.bcast && x->num_lw == o->num_lw;
+}
+
 /* A node that only renames positions (a reshape, or a layout switch) is a copy when
  * every element keeps its PE and slot, only its address changing; else a gather. */
 const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
@@ -802,7 +817,7 @@ void emit_elementwise(Em *e, const MNNode *n) {
                   n->op == OP_MNCoreLayoutSwitch;
     int64_t shift[MN_MAX_RANK];
     bool sliced = n->op == OP_Slice && slice_shift(n, shift);
-    if (!xi && (rename || sliced || !layout_equal(x, o))) {
+    if (!xi && n->op != OP_Transpose && (rename || sliced || !layout_equal(x, o))) {
         xm = xmalloc(sizeof(int64_t) * (size_t)im.n4);
         element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
     }

@@ -63,8 +63,8 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) ||
         (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1))
         return "not in LM";
-    if (n->op == OP_Slice &&
-        emit_slice_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
+    if ((n->op == OP_Slice && emit_slice_copy(c, n)) ||
+        emit_transpose_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
         w->scopy[w->pos] = true;
         return NULL;
     }

@@ -197,6 +197,7 @@ bool emit_machine_ok(const MNMachine *m, char *why, size_t n);
 const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w);
 bool emit_is_copy(const MNCompile *c, const MNNode *n);
 bool emit_slice_copy(const MNCompile *c, const MNNode *n);
+bool emit_transpose_copy(const MNCompile *c, const MNNode *n);
 const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_elementwise(Em *e, const MNNode *n);
 void emit_bank_move(Em *e, const MNNode *n);

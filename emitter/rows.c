@@ -144,8 +144,10 @@ static bool reduced_at(const MNValue *x, const MNValue *y, const Rows *rw, int64
 }
 
 /* a LayerNormalization's scale or bias: (D) packed like the rows, at long word 0, on every
- * MAB, L1B and L2B */
-static bool param_ok(const MNMachine *m, const MNValue *p, int64_t D) {
+ * MAB, L1B and L2B the rows of x reach (x on level 0 alone of one, held there only: there) */
+static bool param_ok(const MNMachine *m, const MNValue *p, int64_t D, const MNValue *x) {
+    MNLayout lx;
+    if (!layout_get(x, &lx)) return false;
     MNLayout l;
     if (!p || !emit_in_lm(p) || p->dtype != MN_DT_Float || !layout_get(p, &l)) return false;
     if (p->type.rank < 1 || ir_shape_numel(&p->type) != D || p->type.dims[p->type.rank - 1] != D) return false;
@@ -155,7 +157,9 @@ static bool param_ok(const MNMachine *m, const MNValue *p, int64_t D) {
     const MNLevel tree[3] = {LV_MAB, LV_L1B, LV_L2B};
     const int64_t count[3] = {m->mab_per_l1b, m->l1b_per_l2b, m->n_l2b};
     for (int k = 0; k < 3; k++)
-        if (count[k] > 1 && !(l.bcast & (1u << tree[k]))) return false;
+        if (count[k] > 1 && !(l.bcast & (1u << tree[k])) &&
+            ((lx.bcast & (1u << tree[k])) || layout_extent(&lx, tree[k]) > 1))
+            return false;
     return true;
 }
 
@@ -175,8 +179,8 @@ const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (!emit_in_lm(x) || !emit_in_lm(n->out[0])) return "not in LM";
     if (n->op == OP_LayerNormalization) {
         int64_t D = x->type.dims[x->type.rank - 1];
-        if (n->nin < 2 || !param_ok(&c->machine, n->in[1], D) ||
-            (n->nin > 2 && n->in[2] && !param_ok(&c->machine, n->in[2], D)))
+        if (n->nin < 2 || !param_ok(&c->machine, n->in[1], D, x) ||
+            (n->nin > 2 && n->in[2] && !param_ok(&c->machine, n->in[2], D, x)))
             return "a scale or bias not packed like the rows on every MAB";
     }
     Rows rw;

@@ -696,6 +696,39 @@ void emit_tile_off_grid(Em *e, int64_t g) {
     buf_printf(e->b, "nop\nisub $lr504 $ls2 $nowrite $omr1\nnop\n");
 }
 
+/* The tree's way up and back down for G groups of 4 long words a PE (lm[g] the operand of
+ * group g, down[g] where it comes back): over the MABs (a reduction, or MAB 0's), over the
+ * L1Bs (the same, or L1B 0's), over the L2Bs (l2: 2 a reduction into the PDM, 1 L2B 0's
+ * copied there, 0 none) and from the PDM to every L2BM, then down to every L1BM and every
+ * MAB */
+static void tree_round(Em *e, int64_t G, char (*lm)[80], char (*down)[80], const char *op, bool mabs, bool l1bs,
+                       int l2) {
+    int64_t A = GUARD, D = GUARD, n64 = num_cdiv(16 * G, 64) * 64;
+    for (int64_t g = 0; g < G; g++)
+        buf_printf(e->b, "%s%s %s $lb%lld\n", mabs ? "l1bmr" : "l1bmm@0", mabs ? op : "", lm[g],
+                   (long long)(A + 16 * g));
+    buf_printf(e->b, "nop/2\n");
+    for (int64_t u = 0; u < n64; u += 64)
+        buf_printf(e->b, "%s%s $lb%lld $lc%lld\n", l1bs ? "l2bmr" : "l2bm@0", l1bs ? op : "", (long long)(A + u),
+                   (long long)(D + u));
+    buf_printf(e->b, "nop/3\n");
+    if (l2) {
+        int tag = e->tag = e->tag % 63 + 1;
+        if (l2 == 2)
+            buf_printf(e->b, "mvr%s/n%lldi%02x $lc%lld $p0@0\n", op, (long long)n64, tag, (long long)D);
+        else
+            buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@0.0 $p0@0\n", (long long)n64, tag, (long long)D);
+        buf_printf(e->b, "nop; wait i%02x\n", tag);
+        tag = e->tag = e->tag % 63 + 1;
+        buf_printf(e->b, "mvb/n%lldi%02x $p0@0 $lc%lld\nnop; wait i%02x\n", (long long)n64, tag, (long long)D, tag);
+    }
+    for (int64_t u = 0; u < n64; u += 64)
+        buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(D + u), (long long)(A + u));
+    buf_printf(e->b, "nop/3\n");
+    for (int64_t g = 0; g < G; g++) buf_printf(e->b, "l1bmm $lb%lld %s\n", (long long)(A + 16 * g), down[g]);
+    buf_printf(e->b, "nop/2\n");
+}
+
 /* image img of a global pool: each MAB folds its tile (the scratch, outside the image
  * the fold's identity) per channel block; places off the tiles' grid take the identity;
  * the tree folds over the levels the tiles spread on (l1bmr over the MABs, l2bmr over
@@ -733,34 +766,13 @@ static void global_fold(Em *e, const MNTile *t, const MNValue *y, int64_t img, i
         zero(e, acc, 4 * G, "/$imr1");
     }
     buf_printf(e->b, "nop/2\n");
-    int64_t A = GUARD, D = GUARD, n16 = 16 * G, n64 = num_cdiv(n16, 64) * 64;
     bool mabs = t->TX * t->gx > 1 && !(t->rep & (1u << LV_MAB));
     bool l1bs = t->TY > 1 && t->gy < J && !(t->rep & (1u << LV_L1B));
     bool l2bs = t->TY * t->gy > J && !(t->rep & (1u << LV_L2B));
-    for (int64_t g = 0; g < G; g++) /* over the MABs, or MAB 0's */
-        buf_printf(e->b, "%s%s $lm%lldv $lb%lld\n", mabs ? "l1bmr" : "l1bmm@0", mabs ? op : "",
-                   (long long)(2 * (acc + 4 * g)), (long long)(A + 16 * g));
-    buf_printf(e->b, "nop/2\n");
-    for (int64_t u = 0; u < n64; u += 64) /* over the L1Bs, or L1B 0's */
-        buf_printf(e->b, "%s%s $lb%lld $lc%lld\n", l1bs ? "l2bmr" : "l2bm@0", l1bs ? op : "", (long long)(A + u),
-                   (long long)(D + u));
-    buf_printf(e->b, "nop/3\n");
-    if (l2bs || !(t->rep & (1u << LV_L2B))) { /* over the L2Bs, or L2B 0's, to every L2BM */
-        int tag = e->tag = e->tag % 63 + 1;
-        if (l2bs)
-            buf_printf(e->b, "mvr%s/n%lldi%02x $lc%lld $p0@0\n", op, (long long)n64, tag, (long long)D);
-        else
-            buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@0.0 $p0@0\n", (long long)n64, tag, (long long)D);
-        buf_printf(e->b, "nop; wait i%02x\n", tag);
-        tag = e->tag = e->tag % 63 + 1;
-        buf_printf(e->b, "mvb/n%lldi%02x $p0@0 $lc%lld\nnop; wait i%02x\n", (long long)n64, tag, (long long)D, tag);
-    }
-    for (int64_t u = 0; u < n64; u += 64)
-        buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(D + u), (long long)(A + u));
-    buf_printf(e->b, "nop/3\n");
-    for (int64_t g = 0; g < G; g++)
-        buf_printf(e->b, "l1bmm $lb%lld $lm%lldv\n", (long long)(A + 16 * g), (long long)(2 * (acc + 4 * g)));
-    buf_printf(e->b, "nop/2\n");
+    char(*lm)[80] = xmalloc(sizeof *lm * (size_t)G);
+    for (int64_t g = 0; g < G; g++) snprintf(lm[g], sizeof lm[g], "$lm%lldv", (long long)(2 * (acc + 4 * g)));
+    tree_round(e, G, lm, lm, op, mabs, l1bs, l2bs ? 2 : !(t->rep & (1u << LV_L2B)));
+    free(lm);
     char at[40];
     for (int64_t g = 0; g < G; g++) {
         if (max)
@@ -805,6 +817,21 @@ static void row_passes(Em *e, const MNNode *n, const MNTile *t, int64_t img, int
         emit_matrix_streamed(e, &p, scr + t->scratch_lw);
         emit_matrix_plan_free(&p);
     }
+}
+
+/* The one output pixel of image img, computed on tile 0's place (MAB 0, L1B 0, L2B 0 of
+ * group 0), to every MAB: up through its L1BM and L2BM into the PDM, broadcast into every
+ * L2BM, down to every L1BM and from there over the MABs (the global fold's way back down) */
+static void pixel_bcast(Em *e, const MNTile *t, const MNValue *y, int64_t img) {
+    int64_t G = num_cdiv(t->OCB, 4);
+    char(*lm)[80] = xmalloc(sizeof *lm * (size_t)G), (*down)[80] = xmalloc(sizeof *down * (size_t)G), at[40];
+    for (int64_t g = 0; g < G; g++) {
+        snprintf(lm[g], sizeof lm[g], "$%s%sv", emit_bank_reg(y), emit_at(e, y, img * t->OCB + 4 * g, at));
+        snprintf(down[g], sizeof down[g], "%s%s", lm[g], emit_tail_mask(t->OCB, 4 * g));
+    }
+    tree_round(e, G, lm, down, "", false, false, e->c->machine.n_l2b > 1);
+    free(lm);
+    free(down);
 }
 
 void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
@@ -871,5 +898,6 @@ void emit_tile(Em *e, const MNNode *n, const Walk *wk) {
         product_plan(e->c, n, &tc, img, scr, &p);
         emit_matrix_streamed(e, &p, scr + t.scratch_lw);
         emit_matrix_plan_free(&p);
+        if (t.bcast_out && tc.c0 + tc.ecb == t.CB) pixel_bcast(e, &t, n->out[0], img);
     }
 }

@@ -697,6 +697,25 @@ bool plan_layout(MNCompile *c) {
             rows[o0->id] = true;
             continue;
         }
+        /* a Transpose of an image on tiles (NCHW to NHWC: ConvNeXt's LayerNorm and MLP over the
+         * channels), or back onto tiles, keeps every element where it is: a pixel's channels are
+         * packed in its long words as a row's elements are, its pixels on the tiles either way
+         * (emitter: a copy of the long words) */
+        if (n->op == OP_Transpose && x0 && o0 && has[x0->id] && has[o0->id] && x0->dtype == o0->dtype) {
+            const MNAttr *pa = ir_attr(n, "perm");
+            int r = x0->type.rank;
+            MNLayout pl;
+            int64_t th[7];
+            if ((!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) &&
+                layout_permute(&L[x0->id], pa ? pa->ints : NULL, r, &pl)) {
+                bool tiles = r == 4 && plan_tile_of(&pl, &c->machine, th);
+                if (banded[x0->id] || tiles) {
+                    L[o0->id] = pl;
+                    banded[o0->id] = tiles;
+                    continue;
+                }
+            }
+        }
         /* an elementwise op keeps the tiles of an input of its shape (the finest) */
         int tin_k = elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id]
                         ? finest_tiles(n, n->nin, n->out[0], banded, L, &c->machine, hint)
@@ -753,6 +772,13 @@ bool plan_layout(MNCompile *c) {
         }
         if ((n->op == OP_MatMul || (n->op == OP_Gemm && !ir_attr_int(n, "transA", 0))) && ro && has[ro->id] &&
             product_rows(&ref, &ro->type, &L[ro->id])) { /* on A's rows, however few places they take */
+            aligned++;
+            continue;
+        }
+        if ((n->op == OP_Softmax || n->op == OP_LogSoftmax || n->op == OP_LayerNormalization) &&
+            nl == x->type.rank - 1 && ro && has[ro->id] && same_dims(&ro->type, &x->type) && ro->dtype == x->dtype &&
+            plan_layout_rows(&ref, x->type.dims[nl])) {
+            L[ro->id] = ref; /* each row folded on its MAB, written where it was read (emitter/rows.c) */
             aligned++;
             continue;
         }

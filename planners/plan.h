@@ -14,6 +14,7 @@ bool plan_group_expand(MNCompile *c); /* group_expand.c */
 bool plan_convt_lowering(MNCompile *c); /* convt_lower.c */
 bool plan_d2s_lowering(MNCompile *c); /* d2s_lower.c */
 bool plan_pool_lowering(MNCompile *c); /* pool_lower.c */
+bool plan_fc_lowering(MNCompile *c); /* fc_lower.c */
 /* y = DepthToSpace(z, s, DCR) with y's channels rounded up to 8 (whole blocks on tiles),
  * the extra ones sliced off: new nodes named after name */
 void plan_dcr_pixels(MNGraph *g, const char *name, MNValue *z, int64_t s, MNValue *y);
@@ -136,6 +137,9 @@ typedef struct {
     /* a pool whose windows lie inside each input tile (no halo, no padding: a strided
      * pick): its taps read the input tile itself, with no scratch */
     bool direct;
+    /* a convolution of one output pixel whose input spreads over the tiles (a flattened
+     * image's product, fc_lower.c): computed on tile 0's place, then sent to every MAB */
+    bool bcast_out;
 } MNTile;
 /* may a node of this op run on tiles (plan_tile says whether this one does)? */
 bool plan_tile_op(int op);

@@ -348,6 +348,12 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     }
     /* replicated where the input is and the output's tiles do not reach */
     t->repo = t->rep;
+    const uint8_t tree = (uint8_t)(1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B);
+    if (t->kind == MN_TILE_CONV && t->OH == 1 && t->OW == 1 && (t->rep & tree) != tree) {
+        t->bcast_out = true; /* one pixel, tile 0's, then on every MAB (emitter/tile.c) */
+        t->TYo = t->TXo = t->gyo = t->gxo = t->tho = t->two = 1;
+        t->repo = tree;
+    }
     if (t->TXo * t->gxo > 1) t->repo &= (uint8_t) ~(1u << LV_MAB);
     if (t->TYo * t->gyo > 1) t->repo &= (uint8_t) ~(1u << LV_L1B);
     if (t->TYo * t->gyo > m->l1b_per_l2b) t->repo &= (uint8_t) ~(1u << LV_L2B);
