@@ -82,6 +82,7 @@ static const MNPass pipeline[] = {
     {"static_shapes", pass_static_shapes, 1},
     {"dce", pass_dce, 1, OUT_ONNX},
     {"noop_lowering", plan_noop_lowering, 1},
+    {"pad_folding", plan_pad_folding, 1},
     {"shuffle_lowering", plan_shuffle_lowering, 1},
     {"bn_lowering", plan_bn_lowering, 1},
     {"lrn_lowering", plan_lrn_lowering, 1},

@@ -7,6 +7,7 @@
 
 bool plan_dtype(MNCompile *c);
 bool plan_noop_lowering(MNCompile *c); /* noop_lower.c */
+bool plan_pad_folding(MNCompile *c); /* pad_fold.c */
 bool plan_shuffle_lowering(MNCompile *c); /* shuffle_lower.c */
 bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
 bool plan_lrn_lowering(MNCompile *c); /* lrn_lower.c */

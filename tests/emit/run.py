@@ -609,6 +609,22 @@ case("lrn-alexnet", [h.make_node("LRN", ["x"], ["y"], size=5, alpha=1e-4, beta=0
      [("y", list(xl5.shape))], dict(x=xl5), dict(y=lrn_ref.astype(np.float32)), machine="mncore2", rtol=1e-4, atol=1e-5,
      tiles=True)
 
+# A zero Pad before an AveragePool (Inception's pooling branch) and before a Conv: the node's own padding,
+# on tiles (the pool then counts the padded zeros, as the explicit Pad made it)
+xp = f32(1, 16, 20, 20)
+xpp = np.pad(xp, ((0, 0), (0, 0), (1, 1), (1, 1)))
+avg_ref = sum(xpp[:, :, i:i + 20, j:j + 20] for i in range(3) for j in range(3)) / 9
+wp3 = f32(8, 16, 3, 3) * 0.2
+xpc = np.pad(xp, ((0, 0), (0, 0), (2, 0), (1, 1)))
+conv_ref = sum(np.einsum("nchw,oc->nohw", xpc[:, :, i:i + 20, j:j + 20], wp3[:, :, i, j]) for i in range(3) for j in range(3))
+case("pad-folded-into-pool", [h.make_node("Pad", ["x", "pa"], ["xa"]), h.make_node("AveragePool", ["xa"], ["ya"], kernel_shape=[3, 3])],
+     [("x", [1, 16, 20, 20])], [("ya", [1, 16, 20, 20])], dict(x=xp), dict(ya=avg_ref.astype(np.float32)),
+     inits=[i64s("pa", [0, 0, 1, 1, 0, 0, 1, 1])], machine="mncore2", rtol=1e-4, atol=1e-5, need=("pads_folded",))
+case("pad-folded-into-conv", [h.make_node("Pad", ["x", "pc"], ["xc"]), h.make_node("Conv", ["xc", "w"], ["yc"], kernel_shape=[3, 3])],
+     [("x", [1, 16, 20, 20])], [("yc", [1, 8, 20, 20])], dict(x=xp), dict(yc=conv_ref.astype(np.float32)),
+     inits=[i64s("pc", [0, 0, 2, 1, 0, 0, 0, 1]), nh.from_array(wp3, "w")], machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True,
+     need=("pads_folded",))
+
 # Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
 xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
