@@ -129,7 +129,12 @@ $(BUILD)/obj/gen/onnx.pb-c.o: $(BUILD)/gen/onnx.pb-c.c
 $(BUILD)/gen/sim_model_id.h: scheduler/sim.c planners/layout_plan.c
 	@mkdir -p $(BUILD)/gen
 	@printf '#define MN_SIM_MODEL_ID "%s"\n' "$$(cat $^ | sha256sum | cut -c1-16)" > $@.tmp && mv $@.tmp $@
-$(BUILD)/obj/scheduler/sim.o: $(BUILD)/gen/sim_model_id.h
+# and its cache of nodes timed from their emitted code names every source that code and
+# its timing come from
+$(BUILD)/gen/code_model_id.h: $(wildcard core/*.[ch] isa/*.[ch] frontend/*.[ch] planners/*.[ch] scheduler/*.[ch] emitter/*.[ch])
+	@mkdir -p $(BUILD)/gen
+	@printf '#define MN_CODE_MODEL_ID "%s"\n' "$$(cat $^ | sha256sum | cut -c1-16)" > $@.tmp && mv $@.tmp $@
+$(BUILD)/obj/scheduler/sim.o: $(BUILD)/gen/sim_model_id.h $(BUILD)/gen/code_model_id.h
 
 $(BUILD)/obj/%.o: %.c $(BUILD)/gen/onnx.pb-c.h
 	@mkdir -p $(dir $@)

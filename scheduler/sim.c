@@ -29,6 +29,7 @@
 #include "plan.h"
 #include "version.h"
 #include "sim_model_id.h" /* generated: a hash of this file and of the layout switch costs */
+#include "code_model_id.h" /* generated: a hash of every source the emitted code and its timing come from */
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -599,6 +600,34 @@ static bool time_variants(MNCompile *c, const MNNode *n, SimNode *sn) {
     return any;
 }
 
+/* A distinct node timed from its code (time_variants), through the cache: its entry is
+ * the estimate's signature under the code's own model id (every source emission and
+ * timing come from), one key for a node that could be timed and one for a node that kept
+ * its estimates; true when it was timed */
+static bool timed_cached(MNCompile *c, MNNode *n, SimCache *tc, const MNBuf *mtext, const char *sig) {
+    SimNode *sn = &c->sched->sim[n->sim];
+    MNBuf full[2] = {{0}, {0}};
+    int got = -1;
+    for (int t = 0; t < 2 && tc->dir; t++) {
+        buf_printf(&full[t], "timed from code %s: %s\n", MN_CODE_MODEL_ID, t ? "no" : "yes");
+        buf_append(&full[t], mtext->data, mtext->len);
+        buf_printf(&full[t], "%s", sig);
+        SimNode cs;
+        int64_t misses = tc->misses;
+        if (got < 0 && sim_cache_get(tc, full[t].data, sim_hash(full[t].data, full[t].len), &cs)) {
+            cs.key = sn->key;
+            *sn = cs;
+            got = t;
+        }
+        tc->misses = misses; /* (one miss a node, counted by the caller) */
+    }
+    bool timed = got >= 0 ? got == 0 : time_variants(c, n, sn);
+    if (got < 0 && tc->dir) sim_cache_put(tc, full[!timed].data, sim_hash(full[!timed].data, full[!timed].len), sn);
+    buf_free(&full[0]);
+    buf_free(&full[1]);
+    return timed;
+}
+
 bool sched_node_simulation(MNCompile *c) {
     MNGraph *g = c->g;
     split_per_piece(c);
@@ -642,7 +671,12 @@ bool sched_node_simulation(MNCompile *c) {
     run_threads(w, nt, 1);
     if (timed) { /* one thread: emission allocates in the compile's arena */
         int ntimed = 0;
-        for (int k = 0; k < nu; k++) ntimed += time_variants(c, g->nodes[uniq[k]], &st->sim[g->nodes[uniq[k]]->sim]);
+        SimCache tc = {c->cache_dir, 0, 0, 0, 0};
+        for (int k = 0; k < nu; k++) ntimed += timed_cached(c, g->nodes[uniq[k]], &tc, &mtext, sig[uniq[k]]);
+        c->cache_hits += tc.hits;
+        c->cache_misses += nu - tc.hits;
+        c->cache_corrupt += tc.corrupt;
+        c->cache_write_failures += tc.write_failures;
         mn_figure(c, "nodes_timed_from_code", ntimed);
         mn_log(c, 0, "node simulation (timed): %d of %d distinct nodes timed from their emitted code%s", ntimed, nu,
                ntimed < nu ? "; the others (not emitted alone) keep the estimates" : "");
