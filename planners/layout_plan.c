@@ -708,7 +708,9 @@ bool plan_layout(MNCompile *c) {
             int64_t th[7];
             if ((!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) &&
                 layout_permute(&L[x0->id], pa ? pa->ints : NULL, r, &pl)) {
-                bool tiles = r == 4 && plan_tile_of(&pl, &c->machine, th);
+                const MNSubaxis *ch = pl.sub[1]; /* a tile layout's: its channels on the lanes */
+                bool tiles = r == 4 && plan_tile_of(&pl, &c->machine, th) && pl.nsub[1] >= 2 &&
+                             ch[pl.nsub[1] - 2].level == LV_W && ch[pl.nsub[1] - 1].level == LV_PE;
                 if (banded[x0->id] || tiles) {
                     L[o0->id] = pl;
                     banded[o0->id] = tiles;

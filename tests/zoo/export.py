@@ -14,6 +14,10 @@ import sys
 # (torchvision builder, batch, opset)
 NETS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
         "squeezenet1_1", "shufflenet_v2_x1_0", "regnet_x_400mf", "densenet121", "googlenet"]
+# more classifiers, at opset 17 only: a flattened image's classifier (AlexNet), channel-last
+# blocks with LayerNorm (ConvNeXt), explicit Pads before pools (Inception v3, at its 299 x 299)
+MORE = ["alexnet", "convnext_tiny", "inception_v3"]
+SIZE = {"inception_v3": 299}
 # segmentation (torchvision.models.segmentation, 21 classes, the "out" map): a decoder's
 # upsampling (Resize, its skip connection on another grid of tiles), dilated convolutions
 SEG = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet50"]
@@ -21,7 +25,7 @@ SEG = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet5
 # 4 d): name -> (d_model, heads, sequence, layers); the input is (batch, sequence, d_model)
 ENC = {"transformer_encoder_d512_h8_s64_l6": (512, 8, 64, 6)}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
-    [(n, 1, 17) for n in SEG] + [(n, 1, 17) for n in ENC]
+    [(n, 1, 17) for n in SEG] + [(n, 1, 17) for n in ENC] + [(n, 1, 17) for n in MORE]
 
 
 def name_of(net, batch, opset):
@@ -40,7 +44,7 @@ def build(tv, net):
                     getattr(mod, reset)()
         return m.eval()
     kw = {"weights": None}
-    if net == "googlenet":
+    if net in ("googlenet", "inception_v3"):
         kw.update(aux_logits=False, init_weights=True)  # eval mode returns the logits only
     if net in SEG:
         import torch
@@ -68,7 +72,8 @@ def main():
             torch.manual_seed(0)
             m = build(tv, net)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
-            x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else torch.randn(batch, 3, 224, 224)
+            side = SIZE.get(net, 224)
+            x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else torch.randn(batch, 3, side, side)
             # (under no_grad an encoder layer takes its fused kernel, which has no ONNX form)
             with contextlib.nullcontext() if net in ENC else torch.no_grad():
                 torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=["input"],
