@@ -43,11 +43,18 @@ static bool lower(MNCompile *c, MNNode *n) {
     Arena *ar = g->arena;
     int64_t wd[4] = {OC, C, H, W}, bd = OC, od[4] = {N, OC, 1, 1};
     MNValue *w = plan_value_new(g, arena_printf(ar, "%s_weight", n->name), ONNX_FLOAT32, 4, wd);
-    w->konst = ir_tensor_new(ar, ONNX_FLOAT32, 4, wd);
     w->is_initializer = true;
-    for (int64_t o = 0; o < OC; o++)
-        for (int64_t k = 0; k < K; k++)
-            ir_tensor_set_f(w->konst, o * K + k, ir_tensor_get_f(b->konst, tb ? o * K + k : k * OC + o));
+    if (tb) { /* (OC, C H W) is (OC, C, H, W) already: B's data, viewed so */
+        w->konst = ARENA_NEW(ar, MNTensor);
+        *w->konst = *b->konst;
+        w->konst->rank = 4;
+        w->konst->dims = ARENA_ARRAY(ar, int64_t, 4);
+        memcpy(w->konst->dims, wd, sizeof wd);
+    } else {
+        w->konst = ir_tensor_new(ar, ONNX_FLOAT32, 4, wd);
+        for (int64_t o = 0; o < OC; o++)
+            for (int64_t k = 0; k < K; k++) ir_tensor_set_f(w->konst, o * K + k, ir_tensor_get_f(b->konst, k * OC + o));
+    }
     MNValue *cb = NULL;
     if (bias) {
         cb = plan_value_new(g, arena_printf(ar, "%s_bias", n->name), ONNX_FLOAT32, 1, &bd);

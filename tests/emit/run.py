@@ -625,6 +625,45 @@ case("pad-folded-into-conv", [h.make_node("Pad", ["x", "pc"], ["xc"]), h.make_no
      inits=[i64s("pc", [0, 0, 2, 1, 0, 0, 0, 1]), nh.from_array(wp3, "w")], machine="mncore2", rtol=1e-4, atol=1e-5, tiles=True,
      need=("pads_folded",))
 
+# A classifier over a flattened image (AlexNet's form): the product becomes a Conv whose kernel is the whole
+# image, its one pixel sent from tile 0 to every MAB; Gemm with transB and a bias, and MatMul by (K, N)
+xf = f32(1, 16, 12, 12)
+wf = f32(32, 16, 3, 3) * 0.2
+xfp = np.pad(xf, ((0, 0), (0, 0), (1, 1), (1, 1)))
+feat = np.maximum(sum(np.einsum("nchw,oc->nohw", xfp[:, :, i:i + 12, j:j + 12], wf[:, :, i, j]) for i in range(3)
+                      for j in range(3)), 0).reshape(1, -1)
+wg, bg, wm = f32(10, 32 * 144) * 0.05, f32(10), f32(32 * 144, 24) * 0.05
+conv_relu = [h.make_node("Conv", ["x", "wf"], ["c"], kernel_shape=[3, 3], pads=[1] * 4), h.make_node("Relu", ["c"], ["r"]),
+             h.make_node("Flatten", ["r"], ["fl"])]
+case("fc-flattened-gemm", conv_relu + [h.make_node("Gemm", ["fl", "wg", "bg"], ["y"], transB=1)], [("x", [1, 16, 12, 12])],
+     [("y", [1, 10])], dict(x=xf), dict(y=(feat @ wg.T + bg).astype(np.float32)),
+     inits=[nh.from_array(wf, "wf"), nh.from_array(wg, "wg"), nh.from_array(bg, "bg")], machine="mncore2", rtol=1e-4,
+     atol=1e-4, tiles=True, need=("products_of_flattened_images",))
+case("fc-flattened-matmul", conv_relu + [h.make_node("MatMul", ["fl", "wm"], ["y"])], [("x", [1, 16, 12, 12])],
+     [("y", [1, 24])], dict(x=xf), dict(y=(feat @ wm).astype(np.float32)),
+     inits=[nh.from_array(wf, "wf"), nh.from_array(wm, "wm")], machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True,
+     need=("products_of_flattened_images",))
+
+# ConvNeXt's block: a depthwise Conv on tiles, to NHWC (a relabel: the pixel's channels stay packed), a
+# LayerNorm over the channels and a product by (C, 4C) and back as rows, to NCHW again, plus the input
+xc = f32(1, 32, 16, 16)
+wdw = f32(32, 1, 3, 3) * 0.3
+g32, b32, w1, w2 = 1 + 0.1 * f32(32), 0.1 * f32(32), f32(32, 128) * 0.1, f32(128, 32) * 0.1
+xcp = np.pad(xc, ((0, 0), (0, 0), (1, 1), (1, 1)))
+dwo = sum(xcp[:, :, i:i + 16, j:j + 16] * wdw[None, :, 0, i, j, None, None] for i in range(3) for j in range(3))
+t = dwo.transpose(0, 2, 3, 1).astype(np.float64)
+ln = (t - t.mean(-1, keepdims=True)) / np.sqrt(t.var(-1, keepdims=True) + 1e-6) * g32 + b32
+cnx_ref = (np.maximum(ln @ w1, 0) @ w2).transpose(0, 3, 1, 2) + xc
+case("tiles-convnext-block",
+     [h.make_node("Conv", ["x", "wdw"], ["d"], kernel_shape=[3, 3], pads=[1] * 4, group=32),
+      h.make_node("Transpose", ["d"], ["t"], perm=[0, 2, 3, 1]),
+      h.make_node("LayerNormalization", ["t", "g", "b"], ["n"], axis=-1, epsilon=1e-6), h.make_node("MatMul", ["n", "w1"], ["m1"]),
+      h.make_node("Relu", ["m1"], ["r1"]), h.make_node("MatMul", ["r1", "w2"], ["m2"]),
+      h.make_node("Transpose", ["m2"], ["tb"], perm=[0, 3, 1, 2]), h.make_node("Add", ["tb", "x"], ["y"])],
+     [("x", [1, 32, 16, 16])], [("y", [1, 32, 16, 16])], dict(x=xc), dict(y=cnx_ref.astype(np.float32)),
+     inits=[nh.from_array(wdw, "wdw"), nh.from_array(g32.astype(np.float32), "g"), nh.from_array(b32.astype(np.float32), "b"),
+            nh.from_array(w1, "w1"), nh.from_array(w2, "w2")], machine="mncore2", rtol=1e-4, atol=1e-4, opset=17, tiles=True)
+
 # Shrink at its thresholds: exactly +-lambd gives 0 (the inequalities are strict)
 xk = np.array([-3, -1.5, -1.4999999, -0.0, 0, 1.5, 1.5000001, 3], np.float32)
 case("seq-shrink-at-lambd", [h.make_node("Shrink", ["x"], ["y"], lambd=1.5, bias=0.5)], [("x", [8])], [("y", [8])], dict(x=xk),
