@@ -15,8 +15,9 @@ import sys
 NETS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
         "squeezenet1_1", "shufflenet_v2_x1_0", "regnet_x_400mf", "densenet121", "googlenet"]
 # more classifiers, at opset 17 only: a flattened image's classifier (AlexNet), channel-last
-# blocks with LayerNorm (ConvNeXt), explicit Pads before pools (Inception v3, at its 299 x 299)
-MORE = ["alexnet", "convnext_tiny", "inception_v3"]
+# blocks with LayerNorm (ConvNeXt), explicit Pads before pools (Inception v3, at its 299 x 299), MNASNet,
+# RegNetY (squeeze-excitation)
+MORE = ["alexnet", "convnext_tiny", "inception_v3", "mnasnet0_5", "regnet_y_400mf"]
 SIZE = {"inception_v3": 299}
 # segmentation (torchvision.models.segmentation, 21 classes, the "out" map): a decoder's
 # upsampling (Resize, its skip connection on another grid of tiles), dilated convolutions
