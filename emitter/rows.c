@@ -144,7 +144,8 @@ static bool reduced_at(const MNValue *x, const MNValue *y, const Rows *rw, int64
 }
 
 /* a LayerNormalization's scale or bias: (D) packed like the rows, at long word 0, on every
- * MAB, L1B and L2B the rows of x reach (x on level 0 alone of one, held there only: there) */
+ * MAB, L1B and L2B where rows of x are (a level x neither spreads over nor is replicated
+ * on holds x at its place 0 only, where the parameter sits too) */
 static bool param_ok(const MNMachine *m, const MNValue *p, int64_t D, const MNValue *x) {
     MNLayout lx;
     if (!layout_get(x, &lx)) return false;
@@ -181,7 +182,7 @@ const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w) {
         int64_t D = x->type.dims[x->type.rank - 1];
         if (n->nin < 2 || !param_ok(&c->machine, n->in[1], D, x) ||
             (n->nin > 2 && n->in[2] && !param_ok(&c->machine, n->in[2], D, x)))
-            return "a scale or bias not packed like the rows on every MAB";
+            return "a scale or bias not packed like the rows beside every row";
     }
     Rows rw;
     if (!rows_of(x, &rw)) return "rows past the value";

@@ -29,7 +29,8 @@
  * (MaxPool, AveragePool with one count for every window), whose taps fold on the vector
  * unit from the same scratch; where the input is on tiles, global pools, Resizes that
  * upscale by whole factors (their terms from the scratch too) and DepthToSpace (a copy
- * within each MAB). */
+ * within each MAB). A Conv of one output pixel over tiles that spread (a flattened image's
+ * product, fc_lower.c) is computed at tile 0 and sent to every MAB, its output on all. */
 #include "plan.h"
 #include "num.h"
 #include "ops.h"
