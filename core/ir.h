@@ -59,6 +59,9 @@ typedef struct MNValue {
     MNTensor *konst; /* known value: an initializer or a folded result */
     bool is_input, is_output, is_initializer;
     bool inferred; /* its type was set by inference (not only declared) */
+    /* a graph input or output the host passes in this shape while the machine holds it in
+     * type's: the same elements in row-major order (planners/io_view.c); NULL: type's */
+    const MNType *host;
     int nuses; /* node inputs that read it, plus 1 per graph output slot */
 } MNValue;
 

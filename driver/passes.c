@@ -94,6 +94,7 @@ static const MNPass pipeline[] = {
     {"conv_lowering", plan_conv_lowering, 1},
     {"mask_lowering", plan_mask_lowering, 1},
     {"resize_split", plan_resize_split, 1},
+    {"io_views", plan_io_views, 1},
     {"dtype", plan_dtype, 2},
     {"location_initial", plan_location_initial, 2},
     {"layout", plan_layout, 3},

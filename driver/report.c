@@ -81,9 +81,10 @@ void *mn_report_json(MNCompile *c) {
                 cJSON *e = cJSON_CreateObject();
                 cJSON_AddStringToObject(e, "name", v->name);
                 cJSON_AddStringToObject(e, "dtype", onnx_type_name(v->type.elem));
-                cJSON *sh = v->type.rank >= 0 ? cJSON_AddArrayToObject(e, "shape") : NULL;
-                for (int k = 0; sh && k < v->type.rank; k++)
-                    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)v->type.dims[k]));
+                const MNType *t = v->host ? v->host : &v->type; /* the shape the host passes */
+                cJSON *sh = t->rank >= 0 ? cJSON_AddArrayToObject(e, "shape") : NULL;
+                for (int k = 0; sh && k < t->rank; k++)
+                    cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)t->dims[k]));
                 if (pass) cJSON_AddBoolToObject(e, "constant", v->konst != NULL);
                 cJSON_AddItemToArray(io, e);
             }

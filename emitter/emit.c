@@ -168,8 +168,8 @@ static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor
         }
         t->name = v->name;
         t->onnx_dtype = v->type.elem;
-        t->rank = v->type.rank;
-        t->shape = v->type.dims;
+        t->rank = v->host ? v->host->rank : v->type.rank;
+        t->shape = v->host ? v->host->dims : v->type.dims;
         t->mn_dtype = mn_dtype_name(v->dtype);
         t->layout = "RowMajor";
         t->location = "DRAM";
@@ -180,8 +180,8 @@ static bool host_tensor(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor
     }
     t->name = v->name;
     t->onnx_dtype = v->type.elem;
-    t->rank = v->type.rank;
-    t->shape = v->type.dims;
+    t->rank = v->host ? v->host->rank : v->type.rank; /* the host's shape; the layout's may be a view of it */
+    t->shape = v->host ? v->host->dims : v->type.dims;
     t->mn_dtype = mn_dtype_name(v->dtype);
     t->layout = v->layout;
     t->location = "DRAM";

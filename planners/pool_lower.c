@@ -35,12 +35,16 @@ static MNValue *two_tap(MNGraph *g, const MNNode *n, MNValue *x, int ax, int64_t
     return o;
 }
 
+static bool lower_1d(MNCompile *c, MNNode *n);
+
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
     MNValue *x = n->in[0], *y = n->out[0];
-    if (!x || !y || (n->nout > 1 && n->out[1] && n->out[1]->nuses) || x->type.rank != 4 || y->type.rank != 4 ||
+    if (!x || !y || (n->nout > 1 && n->out[1] && n->out[1]->nuses) || x->type.rank != y->type.rank ||
         x->type.elem != ONNX_FLOAT32 || strcmp(ir_attr_string(n, "auto_pad", "NOTSET"), "NOTSET"))
         return false;
+    if (x->type.rank == 3) return lower_1d(c, n);
+    if (x->type.rank != 4) return false;
     int64_t k[2], s[2], d[2], pads[4];
     if (!plan_attr_ints(n, "kernel_shape", k, 2, 0) || !plan_attr_ints(n, "strides", s, 2, 1) ||
         !plan_attr_ints(n, "dilations", d, 2, 1) || !plan_attr_ints(n, "pads", pads, 4, 0))
@@ -83,6 +87,42 @@ static bool lower(MNCompile *c, MNNode *n) {
             in = out;
         }
     }
+    n->dead = true;
+    return true;
+}
+
+/* A 1-D MaxPool (N, C, L) of dilation = stride d reads the samples on a grid of pitch d:
+ * seen as rows of d samples, (N, C, L / d, d) (a Reshape, free in DRAM), they are the first
+ * column, so it is the 2-D pool of kernel (k, 1) and dilation = stride (1, d) over that
+ * image, lowered as above, its (N, C, OL, 1) output reshaped back. The signal then lies on
+ * tiles by rows, one row of d samples per tile line (a 220000-sample signal is 22000 rows;
+ * as one image row it would not fit a tile). */
+static bool lower_1d(MNCompile *c, MNNode *n) {
+    MNGraph *g = c->g;
+    MNValue *x = n->in[0], *y = n->out[0];
+    int64_t k, s, d, pads[2];
+    if (!plan_attr_ints(n, "kernel_shape", &k, 1, 0) || !plan_attr_ints(n, "strides", &s, 1, 1) ||
+        !plan_attr_ints(n, "dilations", &d, 1, 1) || !plan_attr_ints(n, "pads", pads, 2, 0))
+        return false;
+    int64_t L = x->type.dims[2], OL = y->type.dims[2];
+    if (k < 1 || s != d || d < 2 || L % d || pads[0] < 0 || pads[0] % d) return false;
+    int64_t pb = pads[0] / d, pe = OL - 1 + k - L / d - pb; /* in grid rows; pe gives OL */
+    if (pe < 0 || (k == 1 && (pb || pe))) return false;
+    int64_t xd[4] = {x->type.dims[0], x->type.dims[1], L / d, d}, yd[4] = {y->type.dims[0], y->type.dims[1], OL, 1};
+    MNValue *x4 = plan_value_new(g, arena_printf(g->arena, "%s_rows", n->name), ONNX_FLOAT32, 4, xd);
+    MNValue *y4 = plan_value_new(g, arena_printf(g->arena, "%s_out_rows", n->name), ONNX_FLOAT32, 4, yd);
+    MNNode *r = plan_node_new(g, "Reshape", arena_printf(g->arena, "%s_rows", n->name), 2, x4);
+    r->in[0] = x, r->in[1] = plan_ints_konst(g, arena_printf(g->arena, "%s_rows_shape", n->name), 4, xd);
+    MNNode *p = plan_node_new(g, "MaxPool", arena_printf(g->arena, "%s_2d", n->name), 1, y4);
+    p->in[0] = x4;
+    int64_t ks[2] = {k, 1}, ds[2] = {1, d}, pp[4] = {pb, 0, pe, 0};
+    ir_attr_set_ints(g, p, "kernel_shape", ks, 2);
+    ir_attr_set_ints(g, p, "strides", ds, 2);
+    ir_attr_set_ints(g, p, "dilations", ds, 2);
+    ir_attr_set_ints(g, p, "pads", pp, 4);
+    if (!lower(c, p)) die("a 1-D pool's 2-D form was not lowered");
+    MNNode *b = plan_node_new(g, "Reshape", arena_printf(g->arena, "%s_back", n->name), 2, y);
+    b->in[0] = y4, b->in[1] = plan_ints_konst(g, arena_printf(g->arena, "%s_back_shape", n->name), 3, y->type.dims);
     n->dead = true;
     return true;
 }

@@ -125,6 +125,22 @@ static bool follow(int64_t out, int64_t s, int64_t T, int64_t g, int64_t t, int6
     return *To * *to >= out && (*To - 1) * *go < max;
 }
 
+/* A pick along one side (a window of one, stride s > 1, no padding: a dilated pool's grid,
+ * pool_lower.c) whose tiles of whole strides are too large for LM: tiles of one input line
+ * each instead, as many as the side has (a power of two, at most max), and the output on
+ * every s-th of them (follow's second form). A 1-D signal seen as rows of s samples (its
+ * 22000 x 10 grid) then has one column per MAB instead of all ten on every MAB. */
+static bool narrow_pick(int64_t in, int64_t out, int64_t k, int64_t s, int64_t pb, int64_t pe, int64_t max, int64_t *T,
+                        int64_t *t, int64_t *To, int64_t *go, int64_t *to) {
+    if (k != 1 || s < 2 || pb || pe || in > max) return false;
+    int64_t n = num_pow2_at_least(in, max);
+    if (n < in || max % n) return false;
+    int64_t To_, go_, to_;
+    if (!follow(out, s, n, 1, 1, max, &To_, &go_, &to_)) return false;
+    *T = n, *t = 1, *To = To_, *go = go_, *to = to_;
+    return true;
+}
+
 /* A global pool over a tiled input: each MAB folds its tile, the tree folds the tiles
  * (emitter/tile.c); the output is one pixel, on every MAB. */
 /* a ReduceMean or ReduceMax over the last two axes of an image, keeping them */
@@ -342,6 +358,9 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
             return false;
         t->tw = t->two * t->sw, t->th = t->tho * t->sh, t->gx = t->gy = 1;
         t->TYo = t->TY, t->TXo = t->TX, t->gyo = t->gxo = 1;
+        if (t->th * t->tw * t->CB > m->lm0_lw / 2 && /* tiles too large for LM: a pick's narrower */
+            !narrow_pick(t->W, t->OW, t->kw, t->sw, t->pl, t->hr, cols_max, &t->TX, &t->tw, &t->TXo, &t->gxo, &t->two))
+            narrow_pick(t->H, t->OH, t->kh, t->sh, t->pt, t->hb, rows_max, &t->TY, &t->th, &t->TYo, &t->gyo, &t->tho);
         t->rep = 0;
         if (t->TX == 1) t->rep |= (uint8_t)(1u << LV_MAB);
         if (t->TY <= m->l1b_per_l2b) t->rep |= (uint8_t)(1u << LV_L2B);
@@ -368,7 +387,8 @@ bool plan_tile(const MNNode *n, const MNMachine *m, MNTile *t) {
     t->ecb = t->CB;
     if (t->kind != MN_TILE_CONV && px * t->CB > m->lm0_lw / 4) { /* channel blocks a few at a time */
         t->ecb = m->lm0_lw / 4 / px / 4 * 4; /* whole groups of 4 (the depthwise fold's) */
-        if (t->ecb < 4) return false;
+        if (t->ecb < 4 && t->CB < 4) t->ecb = t->CB; /* a tall tile of few channels (a 1-D signal's rows): */
+        if (t->ecb < 4 && t->CB >= 4) return false; /* all of them, within the scratch's bound below */
     }
     if (t->kind == MN_TILE_CONV && px * t->CB > m->lm0_lw / 2) { /* the product over a few channel blocks at */
         t->ecb = m->lm0_lw / 4 / px; /* a time, adding to the output's sums (a large halo: a dilated one) */

@@ -644,6 +644,29 @@ case("fc-flattened-matmul", conv_relu + [h.make_node("MatMul", ["fl", "wm"], ["y
      inits=[nh.from_array(wf, "wf"), nh.from_array(wm, "wm")], machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True,
      need=("products_of_flattened_images",))
 
+# PyTorch's MaxPool1d(k, stride=d, dilation=d) over a long signal (the form of pytorch-converted's
+# MaxPool1d_stride_padding_dilation): the host lays the signal out as rows of d samples (an I/O view), the
+# grid's column is picked on tiles of one column per MAB, the window is a chain of 2-tap pools on the tiles,
+# and the host reads the output rows back as the signal they are
+sig = f32(1, 2, 24000)
+k1, d1, p1 = 40, 8, 16
+ol1 = (24000 + 2 * p1 - d1 * (k1 - 1) - 1) // d1 + 1
+sigp = np.pad(sig, ((0, 0), (0, 0), (p1, p1)), constant_values=-np.inf)
+pool1_ref = np.max([sigp[:, :, i * d1:i * d1 + d1 * (ol1 - 1) + 1:d1] for i in range(k1)], axis=0)
+case("io-view-maxpool1d-dilated", [h.make_node("MaxPool", ["x"], ["y"], kernel_shape=[k1], strides=[d1], dilations=[d1],
+                                               pads=[p1, p1])],
+     [("x", [1, 2, 24000])], [("y", [1, 2, ol1])], dict(x=sig), dict(y=pool1_ref), machine="mncore2", atol=0, rtol=0,
+     need=("io_views", "dilated_pools_lowered"))
+
+# An image given flat (1, C H W) and reshaped, pooled, flattened to the output: both views are the host's
+xv = f32(1, 16 * 16 * 16)
+vref = xv.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5)).reshape(1, -1)
+case("io-view-flat-image", [h.make_node("Reshape", ["x", "sh"], ["img"]),
+                            h.make_node("MaxPool", ["img"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+                            h.make_node("Flatten", ["p"], ["y"])],
+     [("x", [1, 4096])], [("y", [1, 1024])], dict(x=xv), dict(y=vref), inits=[i64s("sh", [1, 16, 16, 16])],
+     machine="mncore2", atol=0, rtol=0, need=("io_views",))
+
 # ConvNeXt's block: a depthwise Conv on tiles, to NHWC (a relabel: the pixel's channels stay packed), a
 # LayerNorm over the channels and a product by (C, 4C) and back as rows, to NCHW again, plus the input
 xc = f32(1, 32, 16, 16)
