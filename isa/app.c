@@ -593,10 +593,20 @@ bool app_encode_layout_alike(const MNTensor *t, const char *d, const char *layou
     return encode_layout(t, d, layout, m, img, false, err, errlen);
 }
 
+/* the tensor's elements are the layout's, in row-major order (its shape may be a view of the
+ * layout's: planners/io_view.c) */
+static bool same_count(const MNTensor *t, const LayoutCodec *k, char *err, size_t errlen) {
+    int64_t n = 1;
+    for (int i = 0; i < k->l.rank; i++) n *= k->l.shape[i];
+    if (n == t->numel) return true;
+    snprintf(err, errlen, "a layout of %lld elements for a tensor of %lld", (long long)n, (long long)t->numel);
+    return false;
+}
+
 static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img,
                           bool copies, char *err, size_t errlen) {
     LayoutCodec k;
-    if (!codec(layout, d, m, &k, err, errlen)) return false;
+    if (!codec(layout, d, m, &k, err, errlen) || !same_count(t, &k, err, errlen)) return false;
     /* a value alike on every L2B has one image, which every group gets a copy of: only
      * group 0's is encoded */
     bool alike = k.l.bcast & (1u << LV_L2B);
@@ -656,7 +666,7 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
 bool app_decode_layout(const uint64_t *img, const char *d, const char *layout, const MNMachine *m, MNTensor *t,
                        char *err, size_t errlen) {
     LayoutCodec k;
-    if (!codec(layout, d, m, &k, err, errlen)) return false;
+    if (!codec(layout, d, m, &k, err, errlen) || !same_count(t, &k, err, errlen)) return false;
     MNPlaceWalk pw;
     place_walk_start(&pw, &k.l);
     for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {

@@ -18,7 +18,7 @@ typedef struct {
     const char *name;
     int32_t onnx_dtype;
     int rank;
-    const int64_t *shape;
+    const int64_t *shape; /* the host's; a layout's own may be a view of it (its elements in row-major order) */
     const char *mn_dtype, *layout, *location;
     int32_t group;
     uint64_t address, num_lw;
