@@ -27,7 +27,8 @@
  * puts B's batches on the levels the output's batches are on, replicated over the rest),
  * and the slots of one table run together after its blocks are loaded.
  *
- * A B too large to replicate in LM stays in DRAM (the layout planner marks the product
+ * A B too large to replicate in LM, a constant or a graph input (the host writes either in
+ * any layout), stays in DRAM (the layout planner marks the product
  * b_streamed and lays B out in groups of 16 columns whose K blocks lie together) and is
  * streamed: panel by panel (a group of N blocks and a run of K blocks, one range of B's
  * addresses of at most a quarter of LM0) it comes down the tree into an LM0 scratch of

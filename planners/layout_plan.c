@@ -471,7 +471,8 @@ static bool streams_b(const MNNode *n, const MNMachine *m) {
     if (n->op == OP_Gemm && ir_attr_int(n, "transA", 0)) return false;
     const MNValue *a = n->in[0], *b = n->in[1];
     MNLayout want;
-    if (!b->konst || b->dtype != MN_DT_Float || b->type.rank != 2 || a->type.rank < 2) return false;
+    bool host = b->konst || (b->is_input && !b->producer); /* in DRAM, written by the host in any layout */
+    if (!host || b->dtype != MN_DT_Float || b->type.rank != 2 || a->type.rank < 2) return false;
     /* an A larger than LM is for Time-Slice to cut along K, and B with it */
     if (!plan_layout_canonical(&a->type, a->dtype, m, &want) ||
         layout_num_lw(&want, m->address_alignment_lw) > machine_lm_cap(m))

@@ -658,6 +658,13 @@ case("io-view-maxpool1d-dilated", [h.make_node("MaxPool", ["x"], ["y"], kernel_s
      [("x", [1, 2, 24000])], [("y", [1, 2, ol1])], dict(x=sig), dict(y=pool1_ref), machine="mncore2", atol=0, rtol=0,
      need=("io_views", "dilated_pools_lowered"))
 
+# A product whose B is a graph input too large to copy to every MAB: the host writes it in the streamed panels'
+# layout as it writes a constant B, and the product streams it from DRAM
+ar, br = f32(64, 512), f32(512, 256)
+case("matmul-runtime-b-streamed", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [64, 512]), ("b", [512, 256])],
+     [("y", [64, 256])], dict(a=ar, b=br), dict(y=(ar.astype(np.float64) @ br).astype(np.float32)), machine="mncore2",
+     rtol=1e-4, atol=1e-4, on_matrix=True, need=("products_streaming_b",))
+
 # An image given flat (1, C H W) and reshaped, pooled, flattened to the output: both views are the host's
 xv = f32(1, 16 * 16 * 16)
 vref = xv.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5)).reshape(1, -1)
