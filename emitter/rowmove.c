@@ -1,4 +1,5 @@
-/* Code Emit: data movement that moves whole rows between the L1Bs of an L2B.
+/* Code Emit: data movement that moves whole rows between the L1Bs of an L2B, and across
+ * L2Bs and groups (the exchange form, below).
  *
  * A row is one long-word address on every PE of an L1B (64 LW on mncore2). When a
  * Transpose, Reshape or layout switch leaves every element on its MAB, PE and word and
@@ -18,6 +19,13 @@
  * Every L2B does the same at once (the rows stay on their L2B). Rows pass in batches that
  * fit the L1BM and the L2BM.
  *
+ * Where a row changes L2B (a batch spread over the L2Bs meets a layout that spreads
+ * another axis there), or the L2Bs' maps differ (each takes its own rows of an input alike
+ * on all), the exchange form adds a step between up and down: each output row's input row
+ * goes from its L2B's L2BM slot to the output L2B's staging slot through the source
+ * group's PDM (two mvp, L2BM to PDM and PDM to L2BM; runs of consecutive slots as one), and
+ * the input's rows come up a chunk of addresses at a time, so no input is too large.
+ *
  * An output alike on every MAB (a batched product's B, attention's Kᵀ) from an input
  * spread over them takes each address from one MAB of an input row: when a row's 16 MAB
  * blocks (4 LW each, one per PE) go to 16 consecutive addresses, the row lands in the
@@ -30,7 +38,8 @@
  * through the matrix register: two fmwrite of 4 rows, two fmread of 4 columns.
  *
  * Cost: A_in / 4 steps to combine, 2 a row moved, A_out / 4 to distribute (4 a block
- * turned), against the gather's broadcast of the whole input into every PE. */
+ * turned), against the gather's broadcast of the whole input into every PE; the exchange
+ * adds two transfers a run, 64 LW a row over the PDM's port (16 LW a cycle on mncore2). */
 #include "emit_impl.h"
 #include "ops.h"
 #include <stdio.h>
@@ -42,8 +51,12 @@ enum { ROW = 64 }; /* a row's long words in the L1BM and the L2BM (P, the PEs of
 
 typedef struct {
     MNLayout li, lo; /* (the transposing form's lo is its scratch's) */
-    int64_t J, ain, aout;
+    int64_t J, NL, ain, aout;
     int64_t *src; /* [L1B j of the output row * aout + address]: input row l * ain + a, -1: none */
+    /* every L2B's own map, [(L2B of the output row * J + j) * aout + address]: the input row
+     * (L2B * J + l) * ain + a, -1: none; the exchange form when the L2Bs' maps differ */
+    int64_t *xsrc;
+    bool exch;
     int64_t *mab; /* broadcast: [the same]: the input MAB whose block it takes (NULL: its own) */
     int64_t *yb; /* broadcast: [L1B j * J ain + row]: the address of the row's MAB 0 block, NONE */
 } RowMap;
@@ -54,14 +67,40 @@ static bool visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
     layout_place(&rm->li, en->sidx, &pi);
     layout_place(&rm->lo, oidx, &po);
     if ((!rm->mab && pi.c[LV_MAB] != po.c[LV_MAB]) || pi.c[LV_PE] != po.c[LV_PE] || pi.c[LV_W] != po.c[LV_W] ||
-        pi.c[LV_L2B] != po.c[LV_L2B] || pi.c[LV_TIME] || po.c[LV_TIME])
+        (rm->mab && pi.c[LV_L2B] != po.c[LV_L2B]) || pi.c[LV_TIME] || po.c[LV_TIME])
         return false;
     int64_t at = po.c[LV_L1B] * rm->aout + po.c[LV_ADDR], want = pi.c[LV_L1B] * rm->ain + pi.c[LV_ADDR];
-    if (rm->src[at] >= 0 && (rm->src[at] != want || (rm->mab && rm->mab[at] != pi.c[LV_MAB])))
-        return false; /* an output row (or block) from two places */
-    rm->src[at] = want;
-    if (rm->mab) rm->mab[at] = pi.c[LV_MAB];
+    if (rm->mab) {
+        if (rm->src[at] >= 0 && (rm->src[at] != want || rm->mab[at] != pi.c[LV_MAB]))
+            return false; /* an output block from two places */
+        rm->src[at] = want;
+        rm->mab[at] = pi.c[LV_MAB];
+        return true;
+    }
+    /* the output row on each L2B that holds it (all where it is alike on them), from the
+     * input row on that L2B where the input is alike on them, else on its own */
+    bool oall = rm->lo.bcast & (1u << LV_L2B), iall = rm->li.bcast & (1u << LV_L2B);
+    for (int64_t l = oall ? 0 : po.c[LV_L2B]; l < (oall ? rm->NL : po.c[LV_L2B] + 1); l++) {
+        int64_t x = ((l * rm->J) * rm->aout) + at, from = (iall ? l : pi.c[LV_L2B]) * rm->J * rm->ain + want;
+        if (rm->xsrc[x] >= 0 && rm->xsrc[x] != from) return false; /* an output row from two places */
+        rm->xsrc[x] = from;
+    }
     return true;
+}
+
+/* the exchange form's or the one map of every L2B (rm->src) from rm->xsrc: the same one
+ * when each L2B's rows come from its own and alike on all */
+static void split_maps(RowMap *rm) {
+    int64_t JA = rm->J * rm->aout, JI = rm->J * rm->ain;
+    rm->exch = false;
+    for (int64_t i = 0; i < JA; i++) {
+        int64_t s0 = rm->xsrc[i];
+        rm->src[i] = s0 >= 0 ? s0 % JI : -1;
+        for (int64_t l = 0; l < rm->NL && !rm->exch; l++) {
+            int64_t s = rm->xsrc[l * JA + i];
+            if ((s < 0) != (s0 < 0) || (s >= 0 && (s / JI != l || s % JI != s0 % JI))) rm->exch = true;
+        }
+    }
 }
 
 /* the row map of n into layout lo of aout long words a PE (rm->src malloc'd on success) */
@@ -71,20 +110,27 @@ static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, 
     memset(rm, 0, sizeof *rm);
     rm->lo = *lo;
     if (n->nin < 1 || !x || !y || n->nout < 1 || x->dtype != y->dtype || !layout_get(x, &rm->li) ||
-        ((rm->li.bcast & MAB) && !(rm->lo.bcast & MAB)) || (rm->li.bcast & L2B) != (rm->lo.bcast & L2B) ||
+        ((rm->li.bcast & MAB) && !(rm->lo.bcast & MAB)) ||
         (rm->lo.bcast & ~rm->li.bcast & (1u << LV_PE | 1u << LV_W)) || /* (copies a row has not) */
         c->machine.pe_per_mab != 4 || c->machine.mab_per_l1b * c->machine.pe_per_mab != ROW)
         return false;
-    rm->J = c->machine.l1b_per_l2b;
+    rm->J = c->machine.l1b_per_l2b, rm->NL = c->machine.n_l2b;
     rm->ain = x->num_lw, rm->aout = aout;
     if (rm->J < 2 || rm->ain < 1 || rm->aout < 1) return false;
     int64_t JA = rm->J * rm->aout, M = c->machine.mab_per_l1b;
     bool bc = (rm->lo.bcast & MAB) && !(rm->li.bcast & MAB);
+    if (bc && (rm->li.bcast & L2B) != (rm->lo.bcast & L2B)) return false;
     rm->src = xmalloc(sizeof(int64_t) * (size_t)JA);
     rm->mab = bc ? xmalloc(sizeof(int64_t) * (size_t)JA) : NULL;
+    rm->xsrc = bc ? NULL : xmalloc(sizeof(int64_t) * (size_t)(JA * rm->NL));
     for (int64_t i = 0; i < JA; i++) rm->src[i] = -1;
-    /* the input's rows and a few output rows in the L1BM at once (the output's in batches) */
-    bool ok = ((rm->ain + 3) / 4 * 4 + 8) * ROW <= c->machine.l1bm_lw && emit_move_sources(n, visit, rm);
+    for (int64_t i = 0; !bc && i < JA * rm->NL; i++) rm->xsrc[i] = -1;
+    bool ok = emit_move_sources(n, visit, rm);
+    if (ok && !bc) split_maps(rm);
+    /* the input's rows and a few output rows in the L1BM at once (the output's in batches);
+     * the exchange form brings the input's rows a chunk at a time */
+    ok = ok && (rm->exch || ((rm->ain + 3) / 4 * 4 + 8) * ROW <= c->machine.l1bm_lw);
+    if (ok && !bc && !rm->exch) free(rm->xsrc), rm->xsrc = NULL;
     if (ok && bc) { /* each row's blocks at consecutive addresses of one output L1B, rows apart */
         int64_t JR = rm->J * rm->J * rm->ain;
         rm->yb = xmalloc(sizeof(int64_t) * (size_t)JR);
@@ -110,8 +156,8 @@ static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, 
         ok = ok && ((rm->ain + 3) / 4 * 4 + 4) * ROW + 4 * rm->aout + ROW <= c->machine.l1bm_lw;
     }
     if (!ok) {
-        free(rm->src), free(rm->mab), free(rm->yb);
-        rm->src = rm->mab = rm->yb = NULL;
+        free(rm->src), free(rm->mab), free(rm->yb), free(rm->xsrc);
+        rm->src = rm->mab = rm->yb = rm->xsrc = NULL;
     }
     return ok;
 }
@@ -124,10 +170,10 @@ static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
 
 static bool movable(const MNNode *n) {
     return n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
-           n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch;
+           n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch || n->op == OP_Gather || n->op == OP_Slice;
 }
 
-static void map_free(RowMap *rm) { free(rm->src), free(rm->mab), free(rm->yb); }
+static void map_free(RowMap *rm) { free(rm->src), free(rm->mab), free(rm->yb), free(rm->xsrc); }
 
 /* The scratch layout of the transposing form: lo with axis r-2 (packed in lo) as
  * addresses, one apart, and axis r-1 packed, its blocks S apart (false: lo is no such B) */
@@ -279,6 +325,151 @@ static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNVa
     free(slot);
 }
 
+/* The exchange form: rows whose L2B changes, or whose map differs between the L2Bs. A
+ * batch of output addresses at a time:
+ *   gather    the input rows the batch takes (on any L2B), a chunk of addresses at a time
+ *             combined into every L1BM and moved up to slots of the L2BM, alike on every L2B;
+ *   exchange  each output row's input row from its L2B's slot to the output L2B's staging
+ *             slot (its L1B, its address), through the source group's PDM (mvp: L2BM to
+ *             PDM, PDM to L2BM), runs of consecutive slots as one transfer;
+ *   down      every L2B's staging rows into its L1BMs (alike on every L2B), distributed. */
+static int next_tag(Em *e, bool *used) {
+    int t = e->tag = e->tag % 63 + 1;
+    if (used[t]) { /* a tag still in flight: wait for it before reusing it */
+        buf_printf(e->b, "nop; wait i%02x\n", t);
+        used[t] = false;
+    }
+    used[t] = true;
+    return t;
+}
+
+static void wait_all(Em *e, bool *used) {
+    for (int t = 1; t < 64; t++)
+        if (used[t]) buf_printf(e->b, "nop; wait i%02x\n", t), used[t] = false;
+}
+
+static void exchange(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y) {
+    const MNMachine *m = &e->c->machine;
+    int64_t J = rm->J, NL = rm->NL, L = m->l2b_per_group, JA = J * rm->aout, JI = J * rm->ain;
+    int64_t lb_rows = m->l1bm_lw / ROW, lc_rows = m->l2bm_lw / ROW;
+    bool everywhere = rm->lo.bcast & (1u << LV_L1B);
+    int64_t Jo = everywhere ? 1 : J, CH = lb_rows / 2 / 4 * 4; /* (input addresses combined at once) */
+    int64_t nbmax = lb_rows / 2 / 4 * 4; /* output addresses a batch (their rows in the L1BM) */
+    int64_t *slot = xmalloc(sizeof(int64_t) * (size_t)JI);
+    bool used[64] = {false};
+    char X[48], Y[48];
+    for (int64_t y0 = 0, y1; y0 < rm->aout; y0 = y1) {
+        int64_t nslot = 0, V, nb;
+        for (int64_t i = 0; i < JI; i++) slot[i] = -1;
+        /* the batch grows while the input rows it reads (L1B, address: a slot each) and its
+         * staging rows fit the L2BM */
+        for (y1 = y0; y1 < rm->aout && y1 - y0 < nbmax; y1++) {
+            int64_t add = 0;
+            for (int64_t l = 0; l < NL; l++)
+                for (int64_t j = 0; j < Jo; j++) {
+                    int64_t s = rm->xsrc[(l * J + j) * rm->aout + y1];
+                    if (s >= 0 && slot[s % JI] < 0) slot[s % JI] = -2 - add++; /* (numbered below) */
+                }
+            if (nslot + add + Jo * (y1 + 1 - y0) > lc_rows) {
+                for (int64_t i = 0; i < JI; i++)
+                    if (slot[i] < -1) slot[i] = -1;
+                break;
+            }
+            for (int64_t i = 0; i < JI; i++)
+                if (slot[i] < -1) slot[i] = nslot + (-2 - slot[i]);
+            nslot += add;
+        }
+        if (y1 == y0) die("row exchange: a row past the L2BM");
+        nb = y1 - y0, V = nslot;
+        /* the slots renumbered in the order the exchange reads them (output L2B, L1B, address),
+         * so that an output row's neighbours read neighbouring slots: longer runs */
+        for (int64_t i = 0; i < JI; i++)
+            if (slot[i] >= 0) slot[i] = -2; /* (in the batch, not yet numbered) */
+        nslot = 0;
+        for (int64_t l = 0; l < NL; l++)
+            for (int64_t j = 0; j < Jo; j++)
+                for (int64_t a = y0; a < y1; a++) {
+                    int64_t s = rm->xsrc[(l * J + j) * rm->aout + a];
+                    if (s >= 0 && slot[s % JI] == -2) slot[s % JI] = nslot++;
+                }
+        /* gather: chunks of CH input addresses (4 at a time) into every L1BM, the rows read up */
+        for (int64_t a0 = 0; a0 < rm->ain; a0 += CH) {
+            int64_t a1 = a0 + CH < rm->ain ? a0 + CH : rm->ain, any = 0;
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t a = a0; a < a1; a++) any += slot[j * rm->ain + a] >= 0;
+            if (!any) continue;
+            for (int64_t a = a0; a < a1; a += 4) {
+                bool want = false;
+                for (int64_t j = 0; j < J; j++)
+                    for (int64_t k = a; k < a + 4 && k < a1; k++) want |= slot[j * rm->ain + k] >= 0;
+                if (want)
+                    buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, a, X),
+                               (long long)(ROW * (a - a0)));
+            }
+            buf_printf(e->b, "nop/2\n");
+            for (int64_t j = 0; j < J; j++)
+                for (int64_t a = a0; a < a1; a++)
+                    if (slot[j * rm->ain + a] >= 0)
+                        buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)j, (long long)(ROW * (a - a0)),
+                                   (long long)(ROW * slot[j * rm->ain + a]));
+            buf_printf(e->b, "nop/3\n");
+        }
+        /* exchange: runs (an output L2B, a source L2B, consecutive slots to consecutive staging) */
+        int64_t nrun = 0, cap = 64, (*run)[5] = xmalloc(sizeof *run * (size_t)cap); /* lo li from to len */
+        for (int64_t l = 0; l < NL; l++)
+            for (int64_t j = 0; j < Jo; j++)
+                for (int64_t a = y0; a < y1; a++) {
+                    int64_t s = rm->xsrc[(l * J + j) * rm->aout + a];
+                    if (s < 0) continue;
+                    int64_t li = s / JI, from = slot[s % JI], to = V + j * nb + (a - y0);
+                    int64_t *r = nrun ? run[nrun - 1] : NULL;
+                    if (r && r[0] == l && r[1] == li && r[2] + r[4] == from && r[3] + r[4] == to) {
+                        r[4]++;
+                        continue;
+                    }
+                    if (nrun == cap) run = xrealloc(run, sizeof *run * (size_t)(cap *= 2));
+                    int64_t nr[5] = {l, li, from, to, 1};
+                    memcpy(run[nrun++], nr, sizeof nr);
+                }
+        int64_t *poff = xcalloc((size_t)nrun + 1, sizeof(int64_t)), top[64] = {0};
+        for (int64_t k = 0; k < nrun; k++) { /* each run's place in its source group's PDM */
+            int64_t g = run[k][1] / L;
+            if (g >= 64) die("row exchange: more than 64 groups");
+            poff[k] = top[g], top[g] += ROW * run[k][4];
+            if (top[g] > m->pdm_lw) die("row exchange: a batch past the PDM");
+        }
+        for (int pass = 0; pass < 2; pass++) {
+            for (int64_t k = 0; k < nrun; k++) {
+                const int64_t *r = run[k];
+                long long n64 = ROW * r[4], gi = r[1] / L, go = r[0] / L;
+                int t = next_tag(e, used);
+                if (!pass)
+                    buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@%lld.%lld $p%lld@%lld\n", n64, t, (long long)(ROW * r[2]),
+                               gi, (long long)(r[1] % L), (long long)poff[k], gi);
+                else
+                    buf_printf(e->b, "mvp/n%lldi%02x $p%lld@%lld $lc%lld@%lld.%lld\n", n64, t, (long long)poff[k], gi,
+                               (long long)(ROW * r[3]), go, (long long)(r[0] % L));
+            }
+            wait_all(e, used);
+        }
+        free(run), free(poff);
+        /* down and distribute: the staging rows of the batch, alike on every L2B */
+        for (int64_t j = 0; j < Jo; j++)
+            for (int64_t a = y0; a < y1; a++) {
+                bool any = false;
+                for (int64_t l = 0; l < NL && !any; l++) any = rm->xsrc[(l * J + j) * rm->aout + a] >= 0;
+                if (any) down(e, everywhere, j, V + j * nb + (a - y0), ROW * (a - y0));
+            }
+        buf_printf(e->b, "nop/2\n");
+        for (int64_t ya = y0; ya < y1; ya += 4)
+            buf_printf(e->b, "l1bmd $lb%lld $%s%sv%s\n", (long long)(ROW * (ya - y0)), emit_bank_reg(y),
+                       emit_at(e, y, ya, Y), emit_tail_mask(y->num_lw, ya));
+        buf_printf(e->b, "nop/2\n");
+    }
+    (void)JA;
+    free(slot);
+}
+
 void emit_rowmove(Em *e, const MNNode *n, int64_t scr) {
     RowMap rm;
     const MNValue *x = n->in[0], *y = n->out[0];
@@ -291,6 +482,11 @@ void emit_rowmove(Em *e, const MNNode *n, int64_t scr) {
     }
     if (rm.mab) {
         broadcast_rows(e, &rm, x, y, 0);
+        map_free(&rm);
+        return;
+    }
+    if (rm.exch) {
+        exchange(e, &rm, x, y);
         map_free(&rm);
         return;
     }

@@ -665,6 +665,16 @@ case("matmul-runtime-b-streamed", [h.make_node("MatMul", ["a", "b"], ["y"])], [(
      [("y", [64, 256])], dict(a=ar, b=br), dict(y=(ar.astype(np.float64) @ br).astype(np.float32)), machine="mncore2",
      rtol=1e-4, atol=1e-4, on_matrix=True, need=("products_streaming_b",))
 
+# Rows that change L2B: a batch-first (B, S, D) sequence to seq-first (S, B, D) and back, the batch spread
+# over the L2Bs one way and not the other (rowmove.c's exchange form: L2BM to PDM to L2BM by mvp)
+xs4 = f32(4, 64, 512)
+sig = lambda v: 1 / (1 + np.exp(-v.astype(np.float64)))
+case("rowmove-exchange-transpose", [h.make_node("Relu", ["x"], ["r"]), h.make_node("Transpose", ["r"], ["t"], perm=[1, 0, 2]),
+                                    h.make_node("Sigmoid", ["t"], ["s"]),
+                                    h.make_node("Transpose", ["s"], ["y"], perm=[1, 0, 2])],
+     [("x", [4, 64, 512])], [("y", [4, 64, 512])], dict(x=xs4), dict(y=sig(np.maximum(xs4, 0)).astype(np.float32)),
+     machine="mncore2", rtol=1e-6, atol=1e-6)
+
 # An image given flat (1, C H W) and reshaped, pooled, flattened to the output: both views are the host's
 xv = f32(1, 16 * 16 * 16)
 vref = xv.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5)).reshape(1, -1)
