@@ -414,16 +414,22 @@ static bool transposed_b(const MNNode *n, int k, const MNValue *v) {
 
 /* A batched product with a run-time B (attention's Q Kᵀ and P V) wants the batches of
  * its A (the heads) on the L1Bs and its rows on the MABs, alike on every L2B: each L1B
- * then holds the B tables of its own heads only (batched_b). */
+ * then holds the B tables of its own heads only (batched_b). Where an L1B's heads' tables
+ * would take more than half of LM0 (ViT's 197 tokens: 64 x 197 floats a head), the heads
+ * spread over the L2Bs too, as few a place as they go. */
 static bool heads_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
     const MNValue *b = n->nin > 1 ? n->in[1] : NULL;
     if (t->rank < 3 || !b || b->konst || b->type.rank != t->rank || t->dims[0] < 2 || m->l1b_per_l2b < 2) return false;
     /* the heads over as many L1Bs as they fill, the rows over as many MABs */
     int fdim[3] = {t->rank - 2, 0, -1};
     int64_t ff[3] = {level_factor(m->mab_per_l1b, t->dims[t->rank - 2]), level_factor(m->l1b_per_l2b, t->dims[0]), 1};
+    int64_t K = b->type.dims[b->type.rank - 2], N = b->type.dims[b->type.rank - 1];
+    int64_t per_l1b = (t->dims[0] + ff[1] - 1) / ff[1], table = (K + 7) / 8 * N; /* long words a head */
+    if (per_l1b > 1 && per_l1b * table > m->lm0_lw / 2 && m->n_l2b > 1)
+        fdim[2] = 0, ff[2] = level_factor(m->n_l2b, per_l1b);
     char err[200];
     if (!canonical(t, dt, m, fdim, ff, ~0u, l)) return false;
-    l->bcast |= (uint8_t)(1u << LV_L2B);
+    if (fdim[2] < 0) l->bcast |= (uint8_t)(1u << LV_L2B);
     return layout_valid(l, m, mn_dtype_bytes(dt), err, sizeof err);
 }
 
@@ -525,7 +531,8 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         char err[200];
         if (k == 1 && n->op == OP_MatMul && t->rank >= 3 && outl &&
             batched_b(outl, t, dt, matrix_kdim(n, k, t->rank), want) && layout_valid(want, m, 4, err, sizeof err))
-            return layout_num_lw(want, m->address_alignment_lw) <= m->lm0_lw / 2; /* (its A and output are small) */
+            /* (its A and output are small: a bank for B, the other for them) */
+            return layout_num_lw(want, m->address_alignment_lw) <= m->lm0_lw / 8 * 7;
         return plan_layout_kpacked(t, dt, matrix_kdim(n, k, t->rank), want) && kpacked_fits(want, m);
     }
     return false;
