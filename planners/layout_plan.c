@@ -399,6 +399,12 @@ static bool batched_b(const MNLayout *out, const MNType *t, MNDtype dt, int kdim
     return true;
 }
 
+/* a node that only moves data whole: its output may take any layout */
+static bool moves(const MNNode *n) {
+    return n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
+           n->op == OP_Unsqueeze;
+}
+
 /* Is v, input k of n, a batched MatMul's B made by a Transpose (of nothing else) from
  * an input whose last axis is B's K? The Transpose then writes B's layout itself: its
  * rows keep their packed K and only spread (attention's Kᵀ: emitter/rowmove.c). */
@@ -809,7 +815,11 @@ bool plan_layout(MNCompile *c) {
         }
     }
     /* 2. Gene hints (lpz): a demand on a value with one consumer whose producer is
-     * elementwise is granted at the producer, and handed on to its inputs */
+     * elementwise is granted at the producer, and handed on to its inputs; one whose
+     * producer only moves data (a Transpose, a Reshape) is granted too: the move writes the
+     * demanded layout itself, instead of a layout the switch after it moves again
+     * (attention's heads, split for a batch spread over the L2Bs, reach the product's
+     * layout in one row move) */
     int genes = 0;
     if (lpz)
         for (int i = g->nnodes - 1; i >= 0; i--) {
@@ -817,11 +827,15 @@ bool plan_layout(MNCompile *c) {
             for (int k = 0; k < n->nin; k++) {
                 MNValue *v = n->in[k];
                 MNLayout want;
-                if (!v || v->nuses != 1 || !v->producer || !elementwise(v->producer) || v->is_output) continue;
+                if (!v || v->nuses != 1 || !v->producer || !(elementwise(v->producer) || moves(v->producer)) ||
+                    v->is_output)
+                    continue;
                 if (!plan_layout_demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL,
                                         &c->machine, &want))
                     continue;
                 if (has[v->id] && layout_same_placement(&L[v->id], &want)) continue;
+                if (moves(v->producer) && (want.bcast & (1u << LV_MAB)))
+                    continue; /* (a table alike on every MAB, a product's B: its own forms, step 3) */
                 char err[200];
                 if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
                 L[v->id] = want;
