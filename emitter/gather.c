@@ -23,7 +23,9 @@
  * its destination words out of the scratch with T-indirect reads, 4 words a step, the
  * offsets coming from an index table (a parameter, one per node, different per PE).
  * The source must be replicated on every L1B and L2B (each L1B then holds all of it);
- * scratch and table need free LM at that point of the schedule. */
+ * scratch and table need free LM at that point of the schedule. A node that only moves
+ * data takes into the scratch only the blocks its outputs read (need_node): a Gather of
+ * one row reads that row's blocks, not the whole input. */
 
 /* the long-word ranges of the values resident in LM bank b, by address, into iv (room
  * for w->n of them); how many */
@@ -93,11 +95,20 @@ static int64_t block_id(const SMap *s, int k, const MNValue *x, const MNPlace *p
     return (j * emit_round4(x->num_lw) + p->c[LV_ADDR]) * s->M + p->c[LV_MAB];
 }
 
-static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, SMap *s);
+static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, const MNNode *need,
+                               SMap *s);
+
+/* The node whose outputs' sources are the only blocks a scratch needs: the node being
+ * walked when it only moves data (a Gather or Slice of a few rows reads a few blocks of
+ * its input, not the whole: ViT's class token), else NULL (a window op reads them all). */
+static const MNNode *need_node(const MNCompile *c, const Walk *w) {
+    const MNNode *n = w->pos >= 0 && w->pos < c->g->nnodes ? c->g->nodes[w->pos] : NULL;
+    return n && emit_moves_data(n) && n->op != OP_MNCoreIm2col ? n : NULL;
+}
 
 /* NULL, or why the sources cannot share a scratch */
 static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local,
-                                   uint64_t kforce, SMap *s) {
+                                   uint64_t kforce, const MNNode *need, SMap *s) {
     const MNMachine *m = &c->machine;
     memset(s, 0, sizeof *s);
     s->local = local;
@@ -115,7 +126,7 @@ static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src
     s->pk = xcalloc((size_t)nsrc + 1, sizeof(int64_t));
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
-        const char *why = k < 64 && (kforce >> k & 1) ? "carried by the table" : smap_source(c, src, k, local, s);
+        const char *why = k < 64 && (kforce >> k & 1) ? "carried by the table" : smap_source(c, src, k, local, need, s);
         if (why && emit_konst_of(x) &&
             mn_dtype_bytes(x->dtype) == 4) { /* a parameter: the host writes it into the table */
             free(s->blk[k]);
@@ -204,11 +215,12 @@ static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const 
 }
 
 static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce,
-                              SMap *s) {
+                              const MNNode *need, SMap *s) {
     EmMemo *mm = c->emit_memo;
-    if (!mm) return smap_build_walk(c, src, nsrc, local, kforce, s);
+    if (!mm) return smap_build_walk(c, src, nsrc, local, kforce, need, s);
     MNBuf key = {0};
-    buf_printf(&key, "smap %d %llx %llx", nsrc, (unsigned long long)local, (unsigned long long)kforce);
+    buf_printf(&key, "smap %d %llx %llx %s", nsrc, (unsigned long long)local, (unsigned long long)kforce,
+               need ? need->name : "-"); /* (a node's needs are its own) */
     for (int k = 0; k < nsrc; k++) {
         const MNValue *x = src[k];
         buf_printf(&key, "|%d %d %d %s %lld %d [", emit_in_lm(x), x->dtype, emit_konst_of(x) != NULL,
@@ -222,7 +234,7 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
     if (got)
         why = smap_load(got, len, src, nsrc, s);
     else {
-        why = smap_build_walk(c, src, nsrc, local, kforce, s);
+        why = smap_build_walk(c, src, nsrc, local, kforce, need, s);
         MNBuf rec = {0};
         smap_save(s, src, why, &rec);
         memo_put(mm, key.data, rec.data, rec.len);
@@ -233,7 +245,48 @@ static const char *smap_build(const MNCompile *c, const MNValue *const *src, int
 }
 
 /* source k of the scratch map: its blocks, or why it cannot be gathered by the tree */
-static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, SMap *s) {
+/* What source_index needs of a Slice, Pad or im2col's attributes and constant inputs,
+ * read once per node: a table asks for every element (millions on a conv net) */
+enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_WRAP };
+typedef struct {
+    bool ok; /* false: computed at run time, or a mode not handled */
+    int ns;
+    int64_t axis[LAYOUT_MAX_RANK], start[LAYOUT_MAX_RANK], step[LAYOUT_MAX_RANK]; /* Slice */
+    int64_t OH, OW, KH, KW, sh, sw, dh, dw, pt, pl; /* im2col */
+    int64_t pb[LAYOUT_MAX_RANK]; /* Pad */
+    int mode;
+    double value;
+} SrcPrep;
+
+static void src_prep(const MNNode *n, SrcPrep *sp);
+static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64_t *idx, EmEntry *en);
+
+/* mark, in s->blk[k], the blocks of source k that node n's outputs read; false when some
+ * element's source is not known here (then every block is marked) */
+static bool mark_needed(const MNNode *n, int k, const MNValue *x, const MNLayout *ls, SMap *s) {
+    SrcPrep sp;
+    src_prep(n, &sp);
+    for (int oi = 0; oi < n->nout; oi++) {
+        const MNValue *o = n->out[oi];
+        if (!o || (oi && !o->nuses)) continue;
+        int r = o->type.rank;
+        int64_t idx[LAYOUT_MAX_RANK] = {0}, ne = ir_shape_numel(&o->type);
+        for (int64_t e = 0; e < ne; e++) {
+            int64_t q = e;
+            for (int d = r - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
+            EmEntry en;
+            if (!source_index(n, &sp, oi, idx, &en)) return false;
+            if (en.src != k) continue;
+            MNPlace p;
+            layout_place(ls, en.sidx, &p);
+            s->blk[k][block_id(s, k, x, &p)] = 0;
+        }
+    }
+    return true;
+}
+
+static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, const MNNode *need,
+                               SMap *s) {
     const MNMachine *m = &c->machine;
     {
         const MNValue *x = src[k];
@@ -251,9 +304,11 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
         s->blk[k] = xmalloc(sizeof(int32_t) * (size_t)nid);
         for (int64_t i = 0; i < nid; i++) s->blk[k][i] = -1;
         int64_t n = ir_shape_numel(&x->type);
-        MNPlaceWalk pw; /* every element's place, in row-major order, without a division each */
-        place_walk_start(&pw, &ls);
-        for (int64_t e = 0; e < n; e++, place_walk_next(&pw)) s->blk[k][block_id(s, k, x, &pw.p)] = 0;
+        if (!need || !mark_needed(need, k, x, &ls, s)) {
+            MNPlaceWalk pw; /* every element's place, in row-major order, without a division each */
+            place_walk_start(&pw, &ls);
+            for (int64_t e = 0; e < n; e++, place_walk_next(&pw)) s->blk[k][block_id(s, k, x, &pw.p)] = 0;
+        }
         bool *segs = s->cross[k] ? xcalloc((size_t)(P * ns4 / 32 + 1), 1) : NULL;
         for (int64_t i = 0; i < nid; i++) /* scratch order: (L1B, a, m) */
             if (s->blk[k][i] >= 0) {
@@ -281,12 +336,14 @@ typedef struct {
     const MNValue **src;
     int nsrc;
     uint64_t kforce;
+    const MNNode *need;
 } SMapCache;
 
 static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, const Walk *w) {
     SMapCache *k = e->smap;
     uint64_t local = w->local[w->pos], kforce = w->kforce[w->pos];
-    if (k && k->nsrc == nsrc && k->m.local == local && k->kforce == kforce &&
+    const MNNode *need = need_node(e->c, w);
+    if (k && k->nsrc == nsrc && k->m.local == local && k->kforce == kforce && k->need == need &&
         !memcmp(k->src, src, sizeof(MNValue *) * (size_t)nsrc))
         return &k->m;
     if (k) {
@@ -295,7 +352,8 @@ static const SMap *smap_for(Em *e, const MNValue *const *src, int nsrc, const Wa
     } else
         k = e->smap = xcalloc(1, sizeof *k);
     k->kforce = kforce;
-    if (smap_build(e->c, src, nsrc, local, kforce, &k->m)) die("a scratch that was planned cannot be built");
+    k->need = need;
+    if (smap_build(e->c, src, nsrc, local, kforce, need, &k->m)) die("a scratch that was planned cannot be built");
     k->src = xmalloc(sizeof(MNValue *) * (size_t)(nsrc + 1));
     memcpy(k->src, src, sizeof(MNValue *) * (size_t)nsrc);
     k->nsrc = nsrc;
@@ -452,7 +510,7 @@ static const char *scratch_place(const MNCompile *c, Walk *w, const MNValue *con
     int *tbank = &w->tbank[w->pos];
     const MNMachine *m = &c->machine;
     SMap sm;
-    const char *why = smap_build(c, src, nsrc, w->local[w->pos], w->kforce[w->pos], &sm);
+    const char *why = smap_build(c, src, nsrc, w->local[w->pos], w->kforce[w->pos], need_node(c, w), &sm);
     int64_t need = emit_round4(pool_lw) + sm.base[nsrc];
     bool in_lm0 = false; /* a table that carries constants is read by T-indirect: LM0 */
     for (int k = 0; k < nsrc && !why; k++) in_lm0 |= sm.kimg[k];
@@ -572,22 +630,6 @@ void emit_scratch_pool(Em *e, int64_t scr, int64_t at, const double *pool, int n
 
 /* the inputs a gather reads: every input of a Concat, else input 0 */
 static int gather_sources(const MNNode *n) { return n->op == OP_Concat ? n->nin : 1; }
-
-/* What source_index needs of a Slice, Pad or im2col's attributes and constant inputs,
- * read once per node: a table asks for every element (millions on a conv net) */
-enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT, PAD_WRAP };
-typedef struct {
-    bool ok; /* false: computed at run time, or a mode not handled */
-    int ns;
-    int64_t axis[LAYOUT_MAX_RANK], start[LAYOUT_MAX_RANK], step[LAYOUT_MAX_RANK]; /* Slice */
-    int64_t OH, OW, KH, KW, sh, sw, dh, dw, pt, pl; /* im2col */
-    int64_t pb[LAYOUT_MAX_RANK]; /* Pad */
-    int mode;
-    double value;
-} SrcPrep;
-
-static void src_prep(const MNNode *n, SrcPrep *sp);
-static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64_t *idx, EmEntry *en);
 
 typedef struct {
     const MNNode *n;

@@ -675,6 +675,16 @@ case("rowmove-exchange-transpose", [h.make_node("Relu", ["x"], ["r"]), h.make_no
      [("x", [4, 64, 512])], [("y", [4, 64, 512])], dict(x=xs4), dict(y=sig(np.maximum(xs4, 0)).astype(np.float32)),
      machine="mncore2", rtol=1e-6, atol=1e-6)
 
+# ViT's class token: a Gather of token 0 from tokens spread over the L1Bs, then the head; the gather's scratch
+# takes only the blocks the token's row lies in (the whole input would not fit the L1BM)
+xt, wt, bt = f32(1, 17, 128), f32(10, 128) * 0.1, f32(10)
+case("gather-class-token", [h.make_node("Relu", ["x"], ["r"]), h.make_node("Gather", ["r", "i0"], ["c"], axis=1),
+                            h.make_node("Gemm", ["c", "w", "b"], ["y"], transB=1)],
+     [("x", [1, 17, 128])], [("y", [1, 10])], dict(x=xt),
+     dict(y=(np.maximum(xt[:, 0], 0).astype(np.float64) @ wt.T + bt).astype(np.float32)),
+     inits=[nh.from_array(np.array(0, np.int64), "i0"), nh.from_array(wt, "w"), nh.from_array(bt, "b")],
+     machine="mncore2", rtol=1e-5, atol=1e-5)
+
 # An image given flat (1, C H W) and reshaped, pooled, flattened to the output: both views are the host's
 xv = f32(1, 16 * 16 * 16)
 vref = xv.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5)).reshape(1, -1)
