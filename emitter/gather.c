@@ -261,27 +261,47 @@ typedef struct {
 static void src_prep(const MNNode *n, SrcPrep *sp);
 static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64_t *idx, EmEntry *en);
 
+/* every element of output oi of data-movement node n with its source (visit: false stops
+ * the walk); false when one's source is not known at compile time or visit stopped it */
+static bool each_source(const MNNode *n, int oi, bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en),
+                        void *ctx) {
+    const MNValue *o = n->out[oi];
+    SrcPrep sp;
+    src_prep(n, &sp);
+    int r = o->type.rank;
+    int64_t idx[LAYOUT_MAX_RANK] = {0}, ne = ir_shape_numel(&o->type);
+    for (int64_t e = 0; e < ne; e++) {
+        int64_t q = e;
+        for (int d = r - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
+        EmEntry en;
+        if (!source_index(n, &sp, oi, idx, &en) || !visit(ctx, idx, &en)) return false;
+    }
+    return true;
+}
+
+typedef struct {
+    SMap *s;
+    int k;
+    const MNValue *x;
+    const MNLayout *ls;
+} NeedCtx;
+
+static bool need_visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
+    NeedCtx *nc = ctx;
+    (void)oidx;
+    if (en->src != nc->k) return true;
+    MNPlace p;
+    layout_place(nc->ls, en->sidx, &p);
+    nc->s->blk[nc->k][block_id(nc->s, nc->k, nc->x, &p)] = 0;
+    return true;
+}
+
 /* mark, in s->blk[k], the blocks of source k that node n's outputs read; false when some
  * element's source is not known here (then every block is marked) */
 static bool mark_needed(const MNNode *n, int k, const MNValue *x, const MNLayout *ls, SMap *s) {
-    SrcPrep sp;
-    src_prep(n, &sp);
-    for (int oi = 0; oi < n->nout; oi++) {
-        const MNValue *o = n->out[oi];
-        if (!o || (oi && !o->nuses)) continue;
-        int r = o->type.rank;
-        int64_t idx[LAYOUT_MAX_RANK] = {0}, ne = ir_shape_numel(&o->type);
-        for (int64_t e = 0; e < ne; e++) {
-            int64_t q = e;
-            for (int d = r - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
-            EmEntry en;
-            if (!source_index(n, &sp, oi, idx, &en)) return false;
-            if (en.src != k) continue;
-            MNPlace p;
-            layout_place(ls, en.sidx, &p);
-            s->blk[k][block_id(s, k, x, &p)] = 0;
-        }
-    }
+    NeedCtx nc = {s, k, x, ls};
+    for (int oi = 0; oi < n->nout; oi++)
+        if (n->out[oi] && (!oi || n->out[oi]->nuses) && !each_source(n, oi, need_visit, &nc)) return false;
     return true;
 }
 
@@ -925,19 +945,19 @@ static bool source_index(const MNNode *n, const SrcPrep *sp, int oi, const int64
     }
 }
 
+typedef struct {
+    bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en);
+    void *ctx;
+} FirstCtx;
+
+static bool first_visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
+    const FirstCtx *f = ctx;
+    return en->src == 0 && f->visit(f->ctx, oidx, en);
+}
+
 bool emit_move_sources(const MNNode *n, bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en), void *ctx) {
-    const MNValue *o = n->out[0];
-    SrcPrep sp;
-    src_prep(n, &sp);
-    int r = o->type.rank;
-    int64_t idx[LAYOUT_MAX_RANK] = {0}, ne = ir_shape_numel(&o->type);
-    for (int64_t e = 0; e < ne; e++) {
-        int64_t q = e;
-        for (int d = r - 1; d >= 0; d--) idx[d] = q % o->type.dims[d], q /= o->type.dims[d];
-        EmEntry en;
-        if (!source_index(n, &sp, 0, idx, &en) || en.src != 0 || !visit(ctx, idx, &en)) return false;
-    }
-    return true;
+    FirstCtx f = {visit, ctx};
+    return each_source(n, 0, first_visit, &f);
 }
 
 /* a node that only moves data, emitted as a gather */
