@@ -25,8 +25,13 @@ SEG = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet5
 # transformer encoders (torch.nn.TransformerEncoder, batch first, no dropout, feed-forward
 # 4 d): name -> (d_model, heads, sequence, layers); the input is (batch, sequence, d_model)
 ENC = {"transformer_encoder_d512_h8_s64_l6": (512, 8, 64, 6)}
+# vision transformers (torchvision's VisionTransformer): name -> its arguments; the input is
+# (batch, 3, image_size, image_size). torchvision starts the head at zero (every logit then
+# 0, whatever the encoder computes): it is drawn at random here like the rest
+VIT = {"vit_i64_p16_l2_h4_d128": dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=128,
+                                      mlp_dim=256)}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
-    [(n, 1, 17) for n in SEG] + [(n, 1, 17) for n in ENC] + [(n, 1, 17) for n in MORE]
+    [(n, 1, 17) for n in SEG] + [(n, 1, 17) for n in ENC] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT]
 
 
 def name_of(net, batch, opset):
@@ -43,6 +48,12 @@ def build(tv, net):
             for reset in ("reset_parameters", "_reset_parameters"):
                 if mod is not m and hasattr(mod, reset):
                     getattr(mod, reset)()
+        return m.eval()
+    if net in VIT:
+        import torch
+        m = tv.models.vision_transformer.VisionTransformer(**VIT[net])
+        torch.nn.init.normal_(m.heads.head.weight, std=0.02)
+        torch.nn.init.normal_(m.heads.head.bias, std=0.02)
         return m.eval()
     kw = {"weights": None}
     if net in ("googlenet", "inception_v3"):
@@ -73,10 +84,10 @@ def main():
             torch.manual_seed(0)
             m = build(tv, net)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
-            side = SIZE.get(net, 224)
+            side = VIT[net]["image_size"] if net in VIT else SIZE.get(net, 224)
             x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else torch.randn(batch, 3, side, side)
-            # (under no_grad an encoder layer takes its fused kernel, which has no ONNX form)
-            with contextlib.nullcontext() if net in ENC else torch.no_grad():
+            # (under no_grad an encoder layer, and ViT's attention, take a fused kernel, which has no ONNX form)
+            with contextlib.nullcontext() if net in ENC or net in VIT else torch.no_grad():
                 torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=["input"],
                                   output_names=["logits"])
             os.replace(path + ".tmp", path)
