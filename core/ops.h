@@ -56,142 +56,143 @@ typedef enum {
 #define TY_SHAPE "(folded to a constant when its inputs are known, as static shapes make them)"
 #define TY_GATHER TY_WIDE " (known indices); float (indices computed at run time)"
 #define TY_TRILU TY_WIDE " (k known at compile time)"
+#define TY_CAST "between types of one width; double, float, half to narrower; half to float"
 
-#define MN_OPS(OP)                                                                                         \
-    /* elementwise unary, same type out */                                                                 \
-    OP(Abs, 6, 21, unary, unary, EW | INPLACE, "float int32 int64")                                        \
-    OP(Neg, 6, 21, unary, unary, EW | INPLACE, "float double int32 int64")                                 \
-    OP(Exp, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                                                \
-    OP(Log, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                                                \
-    OP(Sqrt, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                                               \
-    OP(Reciprocal, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                                         \
-    OP(Floor, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                     \
-    OP(Ceil, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
-    OP(Round, 11, 21, unary, unary, EW | INPLACE, TY_F)                                                    \
-    OP(Sign, 9, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
-    OP(Sin, 7, 21, unary, unary, EW, TY_F)                                                                 \
-    OP(Cos, 7, 21, unary, unary, EW, TY_F)                                                                 \
-    OP(Tan, 7, 21, unary, unary, EW, TY_F)                                                                 \
-    OP(Asin, 7, 21, unary, unary, EW, TY_F)                                                                \
-    OP(Acos, 7, 21, unary, unary, EW, TY_F)                                                                \
-    OP(Atan, 7, 21, unary, unary, EW, TY_F)                                                                \
-    OP(Sinh, 9, 21, unary, unary, EW, TY_F)                                                                \
-    OP(Cosh, 9, 21, unary, unary, EW, TY_F)                                                                \
-    OP(Asinh, 9, 21, unary, unary, EW, TY_F)                                                               \
-    OP(Acosh, 9, 21, unary, unary, EW, TY_F)                                                               \
-    OP(Atanh, 9, 21, unary, unary, EW, TY_F)                                                               \
-    OP(Erf, 9, 21, unary, unary, EW | INPLACE | PREC, TY_F)                                                \
-    OP(Relu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
-    OP(LeakyRelu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                 \
-    OP(Elu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                       \
-    OP(Selu, 6, 21, unary, unary, EW, TY_F)                                                                \
-    OP(Celu, 12, 21, unary, unary, EW, TY_F)                                                               \
-    OP(ThresholdedRelu, 10, 21, unary, unary, EW, TY_F)                                                    \
-    OP(Sigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                   \
-    OP(HardSigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                                               \
-    OP(HardSwish, 14, 21, unary, unary, EW | INPLACE, TY_F)                                                \
-    OP(Tanh, 6, 21, unary, unary, EW | INPLACE, TY_F)                                                      \
-    OP(Softplus, 1, 21, unary, unary, EW | INPLACE, TY_F)                                                  \
-    OP(Softsign, 1, 21, unary, unary, EW, TY_F)                                                            \
-    OP(Mish, 18, 21, unary, unary, EW, TY_F)                                                               \
-    OP(Gelu, 20, 21, unary, unary, EW | INPLACE, TY_F)                                                     \
-    OP(Shrink, 9, 21, unary, unary, EW, TY_F)                                                              \
-    OP(Not, 1, 21, unary, unary, EW, "bool")                                                               \
-    OP(IsNaN, 9, 21, predicate, unary, EW | WEW, TY_F)                                                     \
-    OP(IsInf, 10, 21, predicate, unary, EW | WEW, TY_F)                                                    \
-    OP(Identity, 1, 21, unary, identity, EW, TY_WIDE)                                                      \
-    OP(Dropout, 7, 21, dropout, none, EW, "float double (inference)")                                      \
-    OP(Clip, 6, 21, clip, clip, EW | INPLACE | WEW, TY_F)                                                  \
-    OP(Cast, 6, 21, cast, cast, EW, "between types kept alike on the machine (float16 as float)")          \
-    OP(CastLike, 15, 21, castlike, cast, EW, "between types kept alike on the machine (float16 as float)") \
-    /* elementwise with numpy broadcasting */                                                              \
-    OP(Add, 6, 21, binary, binary, EW | INPLACE, TY_NUM)                                                   \
-    OP(Sub, 6, 21, binary, binary, EW | INPLACE, TY_NUM)                                                   \
-    OP(Mul, 6, 21, binary, binary, EW | INPLACE, TY_NUM)                                                   \
-    OP(Div, 6, 21, binary, binary, EW | INPLACE | PREC, TY_F)                                              \
-    OP(Pow, 6, 21, binary, binary, EW | INPLACE | PREC | WEW, TY_F)                                        \
-    OP(Mod, 10, 21, binary, binary, EW, NULL)                                                              \
-    OP(PRelu, 6, 21, binary, binary, EW | INPLACE | WEW, TY_F)                                             \
-    OP(BitShift, 11, 21, binary, binary, EW, "uint32 uint64")                                              \
-    OP(Min, 6, 21, variadic, binary, EW | INPLACE | WEW, TY_NUM)                                           \
-    OP(Max, 6, 21, variadic, binary, EW | INPLACE | WEW, TY_NUM)                                           \
-    OP(Sum, 6, 21, variadic, binary, EW | WEW, TY_F)                                                       \
-    OP(Mean, 6, 21, variadic, binary, EW | WEW, TY_F)                                                      \
-    OP(Equal, 6, 21, compare, binary, EW | WEW, "float int64 uint64")                                      \
-    OP(Less, 6, 21, compare, binary, EW | WEW, "float int64 uint64")                                       \
-    OP(Greater, 6, 21, compare, binary, EW | WEW, "float int64 uint64")                                    \
-    OP(LessOrEqual, 12, 21, compare, binary, EW | WEW, "float int64 uint64")                               \
-    OP(GreaterOrEqual, 12, 21, compare, binary, EW | WEW, "float int64 uint64")                            \
-    OP(And, 6, 21, compare, binary, EW, "bool")                                                            \
-    OP(Or, 6, 21, compare, binary, EW, "bool")                                                             \
-    OP(Xor, 6, 21, compare, binary, EW, "bool")                                                            \
-    OP(Where, 9, 21, where, where, EW | WEW, TY_F)                                                         \
-    OP(Trilu, 14, 21, trilu, trilu, 0, TY_TRILU)                                                           \
-    /* linear algebra, convolution, normalisation, pooling */                                              \
-    OP(MatMul, 1, 21, matmul, none, WIN, TY_F)                                                             \
-    OP(Gemm, 6, 21, gemm, none, WIN, TY_F)                                                                 \
-    OP(Conv, 1, 21, conv, none, WIN | CHAN, TY_F)                                                          \
-    OP(ConvTranspose, 1, 21, conv_transpose, none, WIN | CHAN, TY_F)                                       \
-    OP(BatchNormalization, 6, 21, batchnorm, none, PREC | WIN | CHAN, TY_F)                                \
-    OP(InstanceNormalization, 6, 21, same_as_input0, none, PREC | WIN | CHAN, TY_F)                        \
-    OP(LayerNormalization, 17, 21, layernorm, none, PREC | WIN, TY_F)                                      \
-    OP(LRN, 1, 21, same_as_input0, none, PREC, "float (4-D)")                                              \
-    OP(MaxPool, 1, 21, pool, none, WIN | CHAN, TY_F)                                                       \
-    OP(AveragePool, 1, 21, pool, none, WIN | CHAN, TY_F)                                                   \
-    OP(LpPool, 2, 21, pool, none, WIN | CHAN, TY_F)                                                        \
-    OP(GlobalAveragePool, 1, 21, global_pool, none, WIN | CHAN, TY_F)                                      \
-    OP(GlobalMaxPool, 1, 21, global_pool, none, WIN | CHAN, TY_F)                                          \
-    OP(Softmax, 1, 21, same_as_input0, none, PREC | WIN, TY_F)                                             \
-    OP(LogSoftmax, 1, 21, same_as_input0, none, PREC | WIN, TY_F)                                          \
-    OP(Hardmax, 1, 21, same_as_input0, none, WIN, TY_F)                                                    \
-    /* reductions */                                                                                       \
-    OP(ReduceSum, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                        \
-    OP(ReduceMean, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                       \
-    OP(ReduceMax, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                        \
-    OP(ReduceMin, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                        \
-    OP(ReduceProd, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                       \
-    OP(ReduceL1, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                         \
-    OP(ReduceL2, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                         \
-    OP(ReduceSumSquare, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                  \
-    OP(ReduceLogSum, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                     \
-    OP(ReduceLogSumExp, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                                  \
-    OP(ArgMax, 1, 21, argreduce, none, WIN, TY_F)                                                          \
-    OP(ArgMin, 1, 21, argreduce, none, WIN, TY_F)                                                          \
-    /* data movement and shape computation */                                                              \
-    OP(Reshape, 5, 21, reshape, identity, 0, TY_WIDE)                                                      \
-    OP(Flatten, 1, 21, flatten, identity, 0, TY_WIDE)                                                      \
-    OP(Squeeze, 1, 21, squeeze, identity, 0, TY_WIDE)                                                      \
-    OP(Unsqueeze, 1, 21, unsqueeze, identity, 0, TY_WIDE)                                                  \
-    OP(Transpose, 1, 21, transpose, transpose, GATHER, TY_WIDE)                                            \
-    OP(Concat, 4, 21, concat, concat, GATHER, TY_WIDE)                                                     \
-    OP(Split, 2, 21, split, split, GATHER, TY_WIDE)                                                        \
-    OP(Slice, 1, 21, slice, slice, GATHER, TY_WIDE)                                                        \
-    OP(Gather, 1, 21, gather, gather, GATHER, TY_GATHER)                                                   \
-    OP(GatherElements, 11, 21, gather_elements, none, WIN, TY_F)                                           \
-    OP(Pad, 2, 21, pad, pad, GATHER, TY_WIDE)                                                              \
-    OP(Resize, 10, 21, resize, none, WIN, TY_F)                                                            \
-    OP(Upsample, 9, 9, resize, none, WIN, TY_F)                                                            \
-    OP(Expand, 8, 21, expand, expand, GATHER, TY_WIDE)                                                     \
-    OP(Tile, 6, 21, tile, tile, GATHER, TY_WIDE)                                                           \
-    OP(DepthToSpace, 1, 21, depth_to_space, none, GATHER, TY_WIDE)                                         \
-    OP(SpaceToDepth, 1, 21, space_to_depth, none, GATHER, TY_WIDE)                                         \
-    OP(Shape, 1, 21, shape, shape, 0, TY_SHAPE)                                                            \
-    OP(Size, 1, 21, size, shape, 0, TY_SHAPE)                                                              \
-    OP(ConstantOfShape, 9, 21, constant_of_shape, constant_of_shape, 0, TY_SHAPE)                          \
-    OP(Range, 11, 21, range, range, 0, TY_SHAPE)                                                           \
-    OP(Constant, 1, 21, constant, constant, 0, TY_SHAPE)                                                   \
-    /* mncc's own nodes, made by the planners (opset range 0: never in a model) */                         \
-    OP(MNCoreCast, 0, 0, same_as_input0, none, EW, NULL)                                                   \
-    OP(MNCoreDownload, 0, 0, same_as_input0, none, 0, NULL)                                                \
-    OP(MNCoreUpload, 0, 0, same_as_input0, none, 0, NULL)                                                  \
-    OP(MNCoreLayoutSwitch, 0, 0, same_as_input0, none, 0, NULL)                                            \
-    OP(MNCoreInputSplit, 0, 0, same_as_input0, none, 0, NULL)                                              \
-    OP(MNCoreOutputConcat, 0, 0, same_as_input0, none, 0, NULL)                                            \
-    OP(MNCoreOutputSum, 0, 0, same_as_input0, none, INPLACE, NULL)                                         \
-    OP(MNCoreIm2col, 0, 0, im2col, none, GATHER, NULL)                                                     \
-    OP(MNCoreBitAnd, 0, 0, bit_and, none, EW | INPLACE | PREC, NULL)                                       \
-    /* made by the scheduler: LM bookkeeping */                                                            \
-    OP(MNCoreForget, 0, 0, same_as_input0, none, 0, NULL)                                                  \
+#define MN_OPS(OP)                                                                  \
+    /* elementwise unary, same type out */                                          \
+    OP(Abs, 6, 21, unary, unary, EW | INPLACE, "float int32 int64")                 \
+    OP(Neg, 6, 21, unary, unary, EW | INPLACE, "float double int32 int64")          \
+    OP(Exp, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                         \
+    OP(Log, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                         \
+    OP(Sqrt, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                        \
+    OP(Reciprocal, 6, 21, unary, unary, EW | INPLACE | PREC, TY_F)                  \
+    OP(Floor, 6, 21, unary, unary, EW | INPLACE, TY_F)                              \
+    OP(Ceil, 6, 21, unary, unary, EW | INPLACE, TY_F)                               \
+    OP(Round, 11, 21, unary, unary, EW | INPLACE, TY_F)                             \
+    OP(Sign, 9, 21, unary, unary, EW | INPLACE, TY_F)                               \
+    OP(Sin, 7, 21, unary, unary, EW, TY_F)                                          \
+    OP(Cos, 7, 21, unary, unary, EW, TY_F)                                          \
+    OP(Tan, 7, 21, unary, unary, EW, TY_F)                                          \
+    OP(Asin, 7, 21, unary, unary, EW, TY_F)                                         \
+    OP(Acos, 7, 21, unary, unary, EW, TY_F)                                         \
+    OP(Atan, 7, 21, unary, unary, EW, TY_F)                                         \
+    OP(Sinh, 9, 21, unary, unary, EW, TY_F)                                         \
+    OP(Cosh, 9, 21, unary, unary, EW, TY_F)                                         \
+    OP(Asinh, 9, 21, unary, unary, EW, TY_F)                                        \
+    OP(Acosh, 9, 21, unary, unary, EW, TY_F)                                        \
+    OP(Atanh, 9, 21, unary, unary, EW, TY_F)                                        \
+    OP(Erf, 9, 21, unary, unary, EW | INPLACE | PREC, TY_F)                         \
+    OP(Relu, 6, 21, unary, unary, EW | INPLACE, TY_F)                               \
+    OP(LeakyRelu, 6, 21, unary, unary, EW | INPLACE, TY_F)                          \
+    OP(Elu, 6, 21, unary, unary, EW | INPLACE, TY_F)                                \
+    OP(Selu, 6, 21, unary, unary, EW, TY_F)                                         \
+    OP(Celu, 12, 21, unary, unary, EW, TY_F)                                        \
+    OP(ThresholdedRelu, 10, 21, unary, unary, EW, TY_F)                             \
+    OP(Sigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                            \
+    OP(HardSigmoid, 6, 21, unary, unary, EW | INPLACE, TY_F)                        \
+    OP(HardSwish, 14, 21, unary, unary, EW | INPLACE, TY_F)                         \
+    OP(Tanh, 6, 21, unary, unary, EW | INPLACE, TY_F)                               \
+    OP(Softplus, 1, 21, unary, unary, EW | INPLACE, TY_F)                           \
+    OP(Softsign, 1, 21, unary, unary, EW, TY_F)                                     \
+    OP(Mish, 18, 21, unary, unary, EW, TY_F)                                        \
+    OP(Gelu, 20, 21, unary, unary, EW | INPLACE, TY_F)                              \
+    OP(Shrink, 9, 21, unary, unary, EW, TY_F)                                       \
+    OP(Not, 1, 21, unary, unary, EW, "bool")                                        \
+    OP(IsNaN, 9, 21, predicate, unary, EW | WEW, TY_F)                              \
+    OP(IsInf, 10, 21, predicate, unary, EW | WEW, TY_F)                             \
+    OP(Identity, 1, 21, unary, identity, EW, TY_WIDE)                               \
+    OP(Dropout, 7, 21, dropout, none, EW, "float double (inference)")               \
+    OP(Clip, 6, 21, clip, clip, EW | INPLACE | WEW, TY_F)                           \
+    OP(Cast, 6, 21, cast, cast, EW, TY_CAST)                                        \
+    OP(CastLike, 15, 21, castlike, cast, EW, TY_CAST)                               \
+    /* elementwise with numpy broadcasting */                                       \
+    OP(Add, 6, 21, binary, binary, EW | INPLACE, TY_NUM)                            \
+    OP(Sub, 6, 21, binary, binary, EW | INPLACE, TY_NUM)                            \
+    OP(Mul, 6, 21, binary, binary, EW | INPLACE, TY_NUM)                            \
+    OP(Div, 6, 21, binary, binary, EW | INPLACE | PREC, TY_F)                       \
+    OP(Pow, 6, 21, binary, binary, EW | INPLACE | PREC | WEW, TY_F)                 \
+    OP(Mod, 10, 21, binary, binary, EW, NULL)                                       \
+    OP(PRelu, 6, 21, binary, binary, EW | INPLACE | WEW, TY_F)                      \
+    OP(BitShift, 11, 21, binary, binary, EW, "uint32 uint64")                       \
+    OP(Min, 6, 21, variadic, binary, EW | INPLACE | WEW, TY_NUM)                    \
+    OP(Max, 6, 21, variadic, binary, EW | INPLACE | WEW, TY_NUM)                    \
+    OP(Sum, 6, 21, variadic, binary, EW | WEW, TY_F)                                \
+    OP(Mean, 6, 21, variadic, binary, EW | WEW, TY_F)                               \
+    OP(Equal, 6, 21, compare, binary, EW | WEW, "float int64 uint64")               \
+    OP(Less, 6, 21, compare, binary, EW | WEW, "float int64 uint64")                \
+    OP(Greater, 6, 21, compare, binary, EW | WEW, "float int64 uint64")             \
+    OP(LessOrEqual, 12, 21, compare, binary, EW | WEW, "float int64 uint64")        \
+    OP(GreaterOrEqual, 12, 21, compare, binary, EW | WEW, "float int64 uint64")     \
+    OP(And, 6, 21, compare, binary, EW, "bool")                                     \
+    OP(Or, 6, 21, compare, binary, EW, "bool")                                      \
+    OP(Xor, 6, 21, compare, binary, EW, "bool")                                     \
+    OP(Where, 9, 21, where, where, EW | WEW, TY_F)                                  \
+    OP(Trilu, 14, 21, trilu, trilu, 0, TY_TRILU)                                    \
+    /* linear algebra, convolution, normalisation, pooling */                       \
+    OP(MatMul, 1, 21, matmul, none, WIN, TY_F)                                      \
+    OP(Gemm, 6, 21, gemm, none, WIN, TY_F)                                          \
+    OP(Conv, 1, 21, conv, none, WIN | CHAN, TY_F)                                   \
+    OP(ConvTranspose, 1, 21, conv_transpose, none, WIN | CHAN, TY_F)                \
+    OP(BatchNormalization, 6, 21, batchnorm, none, PREC | WIN | CHAN, TY_F)         \
+    OP(InstanceNormalization, 6, 21, same_as_input0, none, PREC | WIN | CHAN, TY_F) \
+    OP(LayerNormalization, 17, 21, layernorm, none, PREC | WIN, TY_F)               \
+    OP(LRN, 1, 21, same_as_input0, none, PREC, "float (4-D)")                       \
+    OP(MaxPool, 1, 21, pool, none, WIN | CHAN, TY_F)                                \
+    OP(AveragePool, 1, 21, pool, none, WIN | CHAN, TY_F)                            \
+    OP(LpPool, 2, 21, pool, none, WIN | CHAN, TY_F)                                 \
+    OP(GlobalAveragePool, 1, 21, global_pool, none, WIN | CHAN, TY_F)               \
+    OP(GlobalMaxPool, 1, 21, global_pool, none, WIN | CHAN, TY_F)                   \
+    OP(Softmax, 1, 21, same_as_input0, none, PREC | WIN, TY_F)                      \
+    OP(LogSoftmax, 1, 21, same_as_input0, none, PREC | WIN, TY_F)                   \
+    OP(Hardmax, 1, 21, same_as_input0, none, WIN, TY_F)                             \
+    /* reductions */                                                                \
+    OP(ReduceSum, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                 \
+    OP(ReduceMean, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                \
+    OP(ReduceMax, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                 \
+    OP(ReduceMin, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                 \
+    OP(ReduceProd, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                \
+    OP(ReduceL1, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                  \
+    OP(ReduceL2, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)                  \
+    OP(ReduceSumSquare, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)           \
+    OP(ReduceLogSum, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)              \
+    OP(ReduceLogSumExp, 1, 21, reduce, reduce, PREC | WIN | REDUCE, TY_F)           \
+    OP(ArgMax, 1, 21, argreduce, none, WIN, TY_F)                                   \
+    OP(ArgMin, 1, 21, argreduce, none, WIN, TY_F)                                   \
+    /* data movement and shape computation */                                       \
+    OP(Reshape, 5, 21, reshape, identity, 0, TY_WIDE)                               \
+    OP(Flatten, 1, 21, flatten, identity, 0, TY_WIDE)                               \
+    OP(Squeeze, 1, 21, squeeze, identity, 0, TY_WIDE)                               \
+    OP(Unsqueeze, 1, 21, unsqueeze, identity, 0, TY_WIDE)                           \
+    OP(Transpose, 1, 21, transpose, transpose, GATHER, TY_WIDE)                     \
+    OP(Concat, 4, 21, concat, concat, GATHER, TY_WIDE)                              \
+    OP(Split, 2, 21, split, split, GATHER, TY_WIDE)                                 \
+    OP(Slice, 1, 21, slice, slice, GATHER, TY_WIDE)                                 \
+    OP(Gather, 1, 21, gather, gather, GATHER, TY_GATHER)                            \
+    OP(GatherElements, 11, 21, gather_elements, none, WIN, TY_F)                    \
+    OP(Pad, 2, 21, pad, pad, GATHER, TY_WIDE)                                       \
+    OP(Resize, 10, 21, resize, none, WIN, TY_F)                                     \
+    OP(Upsample, 9, 9, resize, none, WIN, TY_F)                                     \
+    OP(Expand, 8, 21, expand, expand, GATHER, TY_WIDE)                              \
+    OP(Tile, 6, 21, tile, tile, GATHER, TY_WIDE)                                    \
+    OP(DepthToSpace, 1, 21, depth_to_space, none, GATHER, TY_WIDE)                  \
+    OP(SpaceToDepth, 1, 21, space_to_depth, none, GATHER, TY_WIDE)                  \
+    OP(Shape, 1, 21, shape, shape, 0, TY_SHAPE)                                     \
+    OP(Size, 1, 21, size, shape, 0, TY_SHAPE)                                       \
+    OP(ConstantOfShape, 9, 21, constant_of_shape, constant_of_shape, 0, TY_SHAPE)   \
+    OP(Range, 11, 21, range, range, 0, TY_SHAPE)                                    \
+    OP(Constant, 1, 21, constant, constant, 0, TY_SHAPE)                            \
+    /* mncc's own nodes, made by the planners (opset range 0: never in a model) */  \
+    OP(MNCoreCast, 0, 0, same_as_input0, none, EW, NULL)                            \
+    OP(MNCoreDownload, 0, 0, same_as_input0, none, 0, NULL)                         \
+    OP(MNCoreUpload, 0, 0, same_as_input0, none, 0, NULL)                           \
+    OP(MNCoreLayoutSwitch, 0, 0, same_as_input0, none, 0, NULL)                     \
+    OP(MNCoreInputSplit, 0, 0, same_as_input0, none, 0, NULL)                       \
+    OP(MNCoreOutputConcat, 0, 0, same_as_input0, none, 0, NULL)                     \
+    OP(MNCoreOutputSum, 0, 0, same_as_input0, none, INPLACE, NULL)                  \
+    OP(MNCoreIm2col, 0, 0, im2col, none, GATHER, NULL)                              \
+    OP(MNCoreBitAnd, 0, 0, bit_and, none, EW | INPLACE | PREC, NULL)                \
+    /* made by the scheduler: LM bookkeeping */                                     \
+    OP(MNCoreForget, 0, 0, same_as_input0, none, 0, NULL)                           \
     OP(MNCoreMove, 0, 0, same_as_input0, none, 0, NULL)
 
 typedef enum {

@@ -89,6 +89,7 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
 }
 
 static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
+    if (emit_cast_node(n)) return emit_cast_why(c, n, w);
     if ((n->op == OP_Concat || n->op == OP_Split || n->op == OP_Slice || n->op == OP_Gather) &&
         emit_tile_chan_node(c, n)) {
         w->tile[w->pos] = true;
@@ -207,7 +208,9 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
     case OP_MNCoreInputSplit:
     case OP_MNCoreOutputConcat: emit_pieces(e, n); break;
     default:
-        if (wk->mat[wk->pos])
+        if (emit_cast_node(n))
+            emit_cast(e, n);
+        else if (wk->mat[wk->pos])
             emit_matrix(e, n, wk);
         else if (wk->tile[wk->pos] &&
                  (n->op == OP_Concat || n->op == OP_Split || n->op == OP_Slice || n->op == OP_Gather))

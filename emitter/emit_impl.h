@@ -195,6 +195,10 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk);
 bool emit_machine_ok(const MNMachine *m, char *why, size_t n);
 /* elementwise.c: the vector path */
 const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w);
+/* a Cast between float widths (cast.c) */
+bool emit_cast_node(const MNNode *n);
+const char *emit_cast_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_cast(Em *e, const MNNode *n);
 bool emit_is_copy(const MNCompile *c, const MNNode *n);
 bool emit_slice_copy(const MNCompile *c, const MNNode *n);
 bool emit_transpose_copy(const MNCompile *c, const MNNode *n);

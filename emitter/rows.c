@@ -42,6 +42,7 @@ enum { NB = 8 }; /* chunks of 4 long words a map batch holds in GRF0 (from long 
 
 typedef struct {
     int64_t A; /* long words per row per PE */
+    int rem; /* D % 8: the elements of the row's last long word, the rest padding (0: none) */
     int64_t nbase, *base; /* the distinct row bases, ascending */
 } Rows;
 
@@ -80,7 +81,8 @@ static bool rows_of(const MNValue *v, Rows *rw) {
     int64_t D = v->type.dims[r - 1], R = D ? ir_shape_numel(&v->type) / D : 0;
     if (R < 1 || !plan_layout_rows(&l, D)) return false;
     if (!rw) return true;
-    rw->A = D / 8;
+    rw->A = (D + 7) / 8;
+    rw->rem = (int)(D % 8);
     rw->base = xmalloc(sizeof(int64_t) * (size_t)R);
     int64_t idx[LAYOUT_MAX_RANK] = {0};
     for (int64_t q = 0; q < R; q++) {
@@ -277,11 +279,34 @@ static void map(Em *e, const MNValue *src, const MNValue *dst, const MNValue *p,
     }
 }
 
+/* A row of D elements not a multiple of 8 ends in a long word whose lanes past D are
+ * padding, holding anything. Before a fold reads the row, they take the fold's neutral
+ * value (a reduction's own padding, nobody else's elements): -inf for a max (a Softmax's
+ * e^(x - max) is then 0 there, so its sum and output need nothing more), +inf for a min,
+ * 0 for a sum. Mask 3 enables exactly those lanes on every PE: lane w of PE p holds
+ * element 4 w + p of the long word, padding when 4 w + p >= rem, a flag of p - (rem - 4 w)
+ * per 32-bit lane. */
+enum { NEUTRAL_NEG = 44, NEUTRAL_POS = 46, NEUTRAL_ZERO = 48 }; /* GRF1 words of the three */
+
+static void padding_setup(Em *e, int rem) {
+    buf_printf(e->b, "imm i\"%d\" $s40\nimm i\"%d\" $s41\nimm i\"-8388608\" $ls%d\n", rem, rem - 4, NEUTRAL_NEG);
+    buf_printf(e->b, "imm i\"2139095040\" $ls%d\nzero $ls%d\nnop\n", NEUTRAL_POS, NEUTRAL_ZERO);
+    buf_printf(e->b, "isub $subpeid $ls40 $nowrite $omr3\nnop\n");
+}
+
+/* the padding lanes of row base b of v to the neutral value in GRF1 word k */
+static void pad(Em *e, const MNValue *v, int64_t b, int64_t A, int k) {
+    char O[64];
+    buf_printf(e->b, "lpassa $ls%d %s/$imr3\nnop/2\n", k, at(e, v, b + A - 1, false, O));
+}
+
 void emit_rows(Em *e, const MNNode *n) {
     const MNValue *x = n->in[0], *y = n->out[0];
     Rows rw;
     if (!rows_of(x, &rw)) die("node '%s' has no rows", n->name);
-    int64_t A = rw.A, D = 8 * A;
+    int64_t A = rw.A, D = x->type.dims[x->type.rank - 1];
+    bool padded = rw.rem != 0;
+    if (padded) padding_setup(e, rw.rem);
     const MNValue *sc = n->op == OP_LayerNormalization ? n->in[1] : NULL;
     const MNValue *bi = sc && n->nin > 2 ? n->in[2] : NULL;
     if (n->op == OP_LayerNormalization)
@@ -302,16 +327,19 @@ void emit_rows(Em *e, const MNNode *n) {
                      : n->op == OP_ReduceMin       ? F_MIN
                      : n->op == OP_ReduceSumSquare ? F_SUMSQ
                                                    : F_SUM;
+            if (padded) pad(e, x, b, A, f == F_MAX ? NEUTRAL_NEG : f == F_MIN ? NEUTRAL_POS : NEUTRAL_ZERO);
             fold(e, x, b, A, f);
             if (n->op == OP_ReduceMean) buf_printf(e->b, "fvmul $lr0 $ls16 $lr0\nnop\n");
             buf_printf(e->b, "lpassa $lr0 %s\n", at(e, y, oat[i], false, O));
             continue;
         }
         if (n->op == OP_LayerNormalization) {
+            if (padded) pad(e, x, b, A, NEUTRAL_ZERO);
             fold(e, x, b, A, F_SUM);
             buf_printf(e->b, "fvmul $lr0 $ls16 $ls20\nnop\n"); /* the mean */
             const char *center[] = {"fvadd S -$ls20 T", "lpassa T O"};
             map(e, x, y, NULL, NULL, b, A, center, 2);
+            if (padded) pad(e, y, b, A, NEUTRAL_ZERO); /* (- mean there) */
             fold(e, y, b, A, F_SUMSQ);
             buf_printf(e->b, "fvmul $lr0 $ls16 $lr0\nnop\nfvadd $lr0 $ls18 $lr0\nnop\nfrsqrt $lr0 $ls20\nnop\n");
             /* y rsqrt(var + eps), times the scale, plus the bias */
@@ -320,6 +348,7 @@ void emit_rows(Em *e, const MNNode *n) {
             map(e, y, y, sc, bi, b, A, bi ? norm : norm_nb, bi ? 4 : 3);
             continue;
         }
+        if (padded) pad(e, x, b, A, NEUTRAL_NEG);
         fold(e, x, b, A, F_MAX);
         buf_printf(e->b, "lpassa $lr0 $ls20\nnop\n"); /* the max */
         const char *expo[] = {"fvadd S -$ls20 T", "fexp T T", "lpassa T O"};

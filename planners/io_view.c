@@ -9,7 +9,8 @@
  * on every MAB, becomes 22000 rows of 10 on tiles (pool_lower.c's 1-D pools) without ever
  * being whole in a PE. The value keeps its name and takes the view's type; `host` keeps
  * the shape the host passes, which the app records (emitter/emit.c) and mnemu checks.
- * Left alone: a value that is also a graph output (or input), a view of another element
+ * A constant read only through a view (a lowering's Reshape of a frozen input) becomes the
+ * view's constant: its data as it is, the view's dims. Left alone: a value that is also a graph output (or input), a view of another element
  * type or count (none are: a view keeps both). */
 #include "plan.h"
 #include "ops.h"
@@ -49,6 +50,19 @@ static bool rewrite(MNCompile *c, MNNode *n) {
                 if (g->nodes[i]->in[k] == v) g->nodes[i]->in[k] = x;
         x->nuses = v->nuses;
         v->nuses = 0;
+        n->dead = true;
+        return true;
+    }
+    if (x->konst && !x->producer && !x->is_output && x->nuses == 1 && !v->is_output) {
+        /* a constant's view is the constant (its data in row-major order, the view's dims) */
+        MNTensor *t = ARENA_NEW(g->arena, MNTensor);
+        *t = *x->konst;
+        t->rank = v->type.rank;
+        t->dims = v->type.dims;
+        v->konst = t;
+        v->is_initializer = true;
+        v->producer = NULL;
+        x->nuses = 0;
         n->dead = true;
         return true;
     }

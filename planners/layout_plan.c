@@ -241,6 +241,37 @@ static bool canonical_aligned(const MNType *t, MNDtype dt, const MNMachine *m, c
 
 static bool elementwise(const MNNode *n) { return mn_op_has(n->op, MN_EW); }
 
+/* The input of a Cast between widths, read beside its output (emitter/cast.c): every
+ * element on its output element's PE and place; the output's slots of a long word, where
+ * the input's long word holds fewer (a float output's 2 from 1 double each, a half's 4
+ * from 2 floats), come from f consecutive long words, so the packed axis takes f times the
+ * addresses and the other axes' address strides grow by f. False where the output's
+ * packed axis is not canonical (addresses, then the slots, then the PEs). */
+static bool cast_layout(const MNLayout *out, MNDtype in, MNLayout *l) {
+    int64_t lanes = 8 / mn_dtype_bytes(in);
+    int r = out->rank;
+    *l = *out;
+    if (r < 1) return true;
+    const MNSubaxis *s = out->sub[r - 1];
+    int ns = out->nsub[r - 1], w = -1;
+    for (int i = 0; i < ns; i++)
+        if (s[i].level == LV_W) w = i;
+    if (w < 0 || s[w].size <= lanes) return true; /* the slots it uses, the input's long words hold */
+    int64_t f = s[w].size / lanes;
+    if (s[w].size % lanes || w < 1 || s[w - 1].level != LV_ADDR || s[w - 1].stride != 1) return false;
+    int64_t q = s[w - 1].size; /* the packed axis's addresses: every other address stride is a multiple */
+    for (int d = 0; d < r; d++)
+        for (int i = 0; i < l->nsub[d]; i++) {
+            MNSubaxis *t = &l->sub[d][i];
+            if (t->level != LV_ADDR || (d == r - 1 && i == w - 1) || t->size <= 1) continue;
+            if (t->stride % q || (int64_t)t->stride * f > INT32_MAX) return false;
+            t->stride = (int32_t)(t->stride * f);
+        }
+    l->sub[r - 1][w - 1].size = q * f;
+    l->sub[r - 1][w].size = lanes;
+    return true;
+}
+
 /* (rows, n): the rows as addresses, each row's n packed as a canonical last dimension, on
  * every MAB (a global pool's result on tiles, flattened) */
 static void rows_layout(const MNType *t, MNDtype dt, MNLayout *l) {
@@ -258,9 +289,9 @@ static void rows_layout(const MNType *t, MNDtype dt, MNLayout *l) {
 
 bool plan_layout_rows(const MNLayout *l, int64_t D) {
     int r = l->rank;
-    if (r < 1 || D % 8 || l->nsub[r - 1] != 3) return false;
+    if (r < 1 || D < 8 || l->nsub[r - 1] != 3) return false;
     const MNSubaxis *s = l->sub[r - 1];
-    if (s[0].level != LV_ADDR || s[0].size != D / 8 || s[0].stride != 1 || s[1].level != LV_W || s[1].size != 2 ||
+    if (s[0].level != LV_ADDR || s[0].size != (D + 7) / 8 || s[0].stride != 1 || s[1].level != LV_W || s[1].size != 2 ||
         s[1].stride != 1 || s[2].level != LV_PE || s[2].size != 4 || s[2].stride != 1)
         return false;
     for (int d = 0; d < r - 1; d++)
@@ -275,7 +306,8 @@ bool plan_layout_rows(const MNLayout *l, int64_t D) {
  * computes its own rows of A (emitter/matmul.c). False unless A's K is packed so. */
 static bool product_rows(const MNLayout *a, const MNType *y, MNLayout *l) {
     int r = a->rank;
-    if (r < 2 || y->rank != r || !plan_layout_rows(a, a->shape[r - 1]) || y->dims[r - 1] % 8) return false;
+    if (r < 2 || y->rank != r || a->shape[r - 1] % 8 || !plan_layout_rows(a, a->shape[r - 1]) || y->dims[r - 1] % 8)
+        return false;
     int64_t KB = a->shape[r - 1] / 8, NB = y->dims[r - 1] / 8;
     *l = *a;
     for (int d = 0; d < r - 1; d++) {
@@ -500,6 +532,9 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         broadcast_layout(outl, t, want); /* scale and bias beside every row (emitter/rows.c) */
         return true;
     }
+    if ((n->op == OP_Cast || n->op == OP_CastLike || n->op == OP_MNCoreCast) && k == 0 && outl &&
+        mn_dtype_bytes(dt) != mn_dtype_bytes(n->out[0]->dtype))
+        return cast_layout(outl, dt, want);
     if (elementwise(n) && outl) {
         if (n->op == OP_Clip && k > 0) return false; /* scalar bounds: immediates */
         broadcast_layout(outl, t, want);

@@ -57,9 +57,10 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
                            const MNMachine *m, MNLayout *want);
 /* The layout a matrix-unit operand must have: dimension kdim (the reduced K) packed. */
 bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
-/* Is l's last axis (D elements) packed 8 to a long word over W and the 4 PEs, its long
- * words consecutive, nothing else on W or the PEs and nothing cut over time: each row on
- * one MAB (emitter/rows.c folds such rows)? */
+/* Is l's last axis (D >= 8 elements) packed 8 to a long word over W and the 4 PEs (the
+ * last long word padded when 8 does not divide D), its long words consecutive, nothing
+ * else on W or the PEs and nothing cut over time: each row on one MAB (emitter/rows.c
+ * folds such rows)? */
 bool plan_layout_rows(const MNLayout *l, int64_t D);
 /* Is input k of n read from DRAM by n itself, panel by panel (a product's B too large to
  * replicate in LM: the layout planner marks the node b_streamed)? No Download brings it

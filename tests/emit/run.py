@@ -685,6 +685,33 @@ case("gather-class-token", [h.make_node("Relu", ["x"], ["r"]), h.make_node("Gath
      inits=[nh.from_array(np.array(0, np.int64), "i0"), nh.from_array(wt, "w"), nh.from_array(bt, "b")],
      machine="mncore2", rtol=1e-5, atol=1e-5)
 
+# Casts between float widths (cast.c): float to half and back (ll reads, fvpassar, then hvpassa into pairs),
+# double to float (exact against numpy), and double to half through float in GRF0. The machine's half is
+# MN-Core's (9 mantissa bits, not IEEE's 10): a float16 value is within 2^-10 of IEEE's rounding, relatively
+xc = (f32(64, 256) * 100).astype(np.float32)
+for m in ("mncore2", "l1b"):
+    case("cast-float-half-float-" + m, [h.make_node("Cast", ["x"], ["hx"], to=T.FLOAT16), h.make_node("Cast", ["hx"], ["y"], to=T.FLOAT)],
+         [("x", [64, 256])], [("y", [64, 256])], dict(x=xc), dict(y=xc.astype(np.float16).astype(np.float32)), machine=m,
+         atol=0, rtol=2e-3)
+xd = rng.standard_normal((32, 64)) * 1e3
+case("cast-double-float", [h.make_node("Cast", ["x"], ["y"], to=T.FLOAT)], [("x", [32, 64])], [("y", [32, 64])], dict(x=xd),
+     dict(y=xd.astype(np.float32)), types={"x": T.DOUBLE}, machine="mncore2", atol=0, rtol=0)
+case("cast-double-half", [h.make_node("Cast", ["x"], ["y"], to=T.FLOAT16)], [("x", [32, 64])], [("y", [32, 64])], dict(x=xd),
+     dict(y=xd.astype(np.float16)), types={"x": T.DOUBLE, "y": T.FLOAT16}, machine="mncore2", atol=0, rtol=2e-3)
+
+# Rows whose length 8 does not divide (ViT's 197 keys, a LayerNorm over 100): the last long word's padding lanes
+# take the fold's neutral value first (-inf for the max, 0 for the sums), masked per PE (rows.c)
+xs197 = f32(3, 197, 197) * 3
+e197 = np.exp(xs197.astype(np.float64) - xs197.max(-1, keepdims=True))
+case("rows-softmax-197", [h.make_node("Softmax", ["x"], ["y"], axis=-1)], [("x", [3, 197, 197])], [("y", [3, 197, 197])],
+     dict(x=xs197), dict(y=(e197 / e197.sum(-1, keepdims=True)).astype(np.float32)), machine="mncore2", rtol=1e-5, atol=1e-6,
+     need=("window_outputs_aligned",))
+xl100, gl, bl = f32(64, 100) * 2 + 1, f32(100), f32(100)
+ln_ref = (xl100 - xl100.mean(-1, keepdims=True)) / np.sqrt(xl100.var(-1, keepdims=True) + 1e-5) * gl + bl
+case("rows-layernorm-100", [h.make_node("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1)], [("x", [64, 100])],
+     [("y", [64, 100])], dict(x=xl100), dict(y=ln_ref.astype(np.float32)), inits=[nh.from_array(gl, "g"), nh.from_array(bl, "b")],
+     machine="mncore2", rtol=1e-4, atol=1e-5, opset=17)
+
 # An image given flat (1, C H W) and reshaped, pooled, flattened to the output: both views are the host's
 xv = f32(1, 16 * 16 * 16)
 vref = xv.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5)).reshape(1, -1)
