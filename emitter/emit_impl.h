@@ -195,6 +195,13 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk);
 bool emit_machine_ok(const MNMachine *m, char *why, size_t n);
 /* elementwise.c: the vector path */
 const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w);
+/* A packed row of D elements, 8 a long word over W and the PEs, whose last long word holds
+ * rem = D % 8 of them: emit_pad_setup sets mask 3 to that long word's padding lanes on
+ * every PE and GRF1 words EM_PAD_* to -inf, +inf and 0; emit_pad_lw writes one of them
+ * (GRF1 word k) into the padding lanes of v's long word lw (rows.c). */
+enum { EM_PAD_NEG = 44, EM_PAD_POS = 46, EM_PAD_ZERO = 48 };
+void emit_pad_setup(Em *e, int rem);
+void emit_pad_lw(Em *e, const MNValue *v, int64_t lw, int k);
 /* a Cast between float widths (cast.c) */
 bool emit_cast_node(const MNNode *n);
 const char *emit_cast_why(const MNCompile *c, const MNNode *n, Walk *w);

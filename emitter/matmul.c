@@ -16,8 +16,9 @@
  * in the output's layout directly. Partial sums over the K blocks accumulate in GRF0, a
  * chunk of rows at a time: an LM accumulator would need two idle steps between an
  * output's write and its next read (LM read-after-write is per bank), GRF's is per word.
- * K must be a multiple of 8: a packed K's padding slots hold whatever their long words
- * held (a layout never promises zeros there), and a product would add them in. A Gemm's
+ * Where 8 does not divide K, a packed K's padding slots hold whatever their long words
+ * held (a layout never promises zeros there), and a product would add them in: A's and
+ * B's are zeroed first (pad_k). A Gemm's
  * bias over N (beta 1), packed like the output and on every MAB, is added to the sums
  * before they are stored.
  *
@@ -183,8 +184,8 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
         if (p->b->type.dims[i] != 1 && p->b->type.dims[i] != p->y->type.dims[ry - rb + i]) return "a B batch";
     p->K = p->a->type.dims[ra - 1];
     p->N = p->y->type.dims[ry - 1];
-    if (p->K % 8 || p->K == 0 || p->N == 0) return "K not a multiple of 8";
-    p->kb = p->K / 8;
+    if (p->K == 0 || p->N == 0) return "an empty product";
+    p->kb = (p->K + 7) / 8; /* a last block of fewer: its padding lanes zeroed first (pad_k) */
     p->nb = (p->N + 7) / 8;
     p->rows = 1;
     for (int d = 0; d < ra - 1; d++) p->rows *= p->a->type.dims[d];
@@ -503,9 +504,23 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
     free(q);
 }
 
+/* K not a multiple of 8: the lanes past K of A's last block in every row and of B's in
+ * every column hold anything, and a product would add them in. Both get 0 there (their
+ * padding, nobody's elements): a streamed B's come from its DRAM image, which the host
+ * writes with zero padding. */
+static void pad_k(Em *e, const MatPlan *p) {
+    emit_pad_setup(e, (int)(p->K % 8));
+    for (int64_t s = 0; s < p->nslot; s++) emit_pad_lw(e, p->a, p->aA[s * p->kb + p->kb - 1], EM_PAD_ZERO);
+    for (int64_t t = 0; !p->stream && t < p->nbt; t++)
+        for (int64_t col = 0; col < p->N; col++)
+            emit_pad_lw(e, p->b, p->aB[(t * p->kb + p->kb - 1) * p->N + col], EM_PAD_ZERO);
+    buf_printf(e->b, "nop/2\n");
+}
+
 void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
     MatPlan p;
     if (plan(e->c, n, &p)) die("emit_matrix: a node the matrix unit does not take");
+    if (p.K % 8) pad_k(e, &p);
     if (p.stream) {
         emit_matrix_streamed(e, &p, w->scr[w->pos]);
         emit_matrix_plan_free(&p);

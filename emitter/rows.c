@@ -286,18 +286,25 @@ static void map(Em *e, const MNValue *src, const MNValue *dst, const MNValue *p,
  * 0 for a sum. Mask 3 enables exactly those lanes on every PE: lane w of PE p holds
  * element 4 w + p of the long word, padding when 4 w + p >= rem, a flag of p - (rem - 4 w)
  * per 32-bit lane. */
-enum { NEUTRAL_NEG = 44, NEUTRAL_POS = 46, NEUTRAL_ZERO = 48 }; /* GRF1 words of the three */
+enum { NEUTRAL_NEG = EM_PAD_NEG, NEUTRAL_POS = EM_PAD_POS, NEUTRAL_ZERO = EM_PAD_ZERO };
 
-static void padding_setup(Em *e, int rem) {
-    buf_printf(e->b, "imm i\"%d\" $s40\nimm i\"%d\" $s41\nimm i\"-8388608\" $ls%d\n", rem, rem - 4, NEUTRAL_NEG);
-    buf_printf(e->b, "imm i\"2139095040\" $ls%d\nzero $ls%d\nnop\n", NEUTRAL_POS, NEUTRAL_ZERO);
+void emit_pad_setup(Em *e, int rem) {
+    buf_printf(e->b, "imm i\"%d\" $s40\nimm i\"%d\" $s41\nimm i\"-8388608\" $ls%d\n", rem, rem - 4, EM_PAD_NEG);
+    buf_printf(e->b, "imm i\"2139095040\" $ls%d\nzero $ls%d\nnop\n", EM_PAD_POS, EM_PAD_ZERO);
     buf_printf(e->b, "isub $subpeid $ls40 $nowrite $omr3\nnop\n");
 }
 
+void emit_pad_lw(Em *e, const MNValue *v, int64_t lw, int k) {
+    char O[64];
+    buf_printf(e->b, "lpassa $ls%d %s/$imr3\n", k, at(e, v, lw, false, O));
+}
+
+static void padding_setup(Em *e, int rem) { emit_pad_setup(e, rem); }
+
 /* the padding lanes of row base b of v to the neutral value in GRF1 word k */
 static void pad(Em *e, const MNValue *v, int64_t b, int64_t A, int k) {
-    char O[64];
-    buf_printf(e->b, "lpassa $ls%d %s/$imr3\nnop/2\n", k, at(e, v, b + A - 1, false, O));
+    emit_pad_lw(e, v, b + A - 1, k);
+    buf_printf(e->b, "nop/2\n");
 }
 
 void emit_rows(Em *e, const MNNode *n) {

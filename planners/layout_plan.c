@@ -306,9 +306,8 @@ bool plan_layout_rows(const MNLayout *l, int64_t D) {
  * computes its own rows of A (emitter/matmul.c). False unless A's K is packed so. */
 static bool product_rows(const MNLayout *a, const MNType *y, MNLayout *l) {
     int r = a->rank;
-    if (r < 2 || y->rank != r || a->shape[r - 1] % 8 || !plan_layout_rows(a, a->shape[r - 1]) || y->dims[r - 1] % 8)
-        return false;
-    int64_t KB = a->shape[r - 1] / 8, NB = y->dims[r - 1] / 8;
+    if (r < 2 || y->rank != r || !plan_layout_rows(a, a->shape[r - 1]) || y->dims[r - 1] % 8) return false;
+    int64_t KB = (a->shape[r - 1] + 7) / 8, NB = y->dims[r - 1] / 8;
     *l = *a;
     for (int d = 0; d < r - 1; d++) {
         if (y->dims[d] != a->shape[d]) return false;

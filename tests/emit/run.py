@@ -712,6 +712,21 @@ case("rows-layernorm-100", [h.make_node("LayerNormalization", ["x", "g", "b"], [
      [("y", [64, 100])], dict(x=xl100), dict(y=ln_ref.astype(np.float32)), inits=[nh.from_array(gl, "g"), nh.from_array(bl, "b")],
      machine="mncore2", rtol=1e-4, atol=1e-5, opset=17)
 
+# Products whose K 8 does not divide: the padding lanes of A's last block and of B's are zeroed before the
+# products (matmul.c pad_k); a constant B of K 100, and attention's P V over 197 keys with a run-time V
+ak, bk = f32(64, 100), f32(100, 32) * 0.1
+case("matmul-k100", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [64, 100])], [("y", [64, 32])], dict(a=ak),
+     dict(y=(ak.astype(np.float64) @ bk).astype(np.float32)), inits=[nh.from_array(bk, "b")], machine="mncore2", rtol=1e-4,
+     atol=1e-5, on_matrix=True)
+qa, kta, vv = f32(3, 197, 64) * 0.3, f32(3, 64, 197) * 0.3, f32(3, 197, 64)
+sa = np.einsum("hqd,hdk->hqk", qa.astype(np.float64), kta)
+ea = np.exp(sa - sa.max(-1, keepdims=True))
+pv_ref = np.einsum("hqk,hkd->hqd", ea / ea.sum(-1, keepdims=True), vv.astype(np.float64))
+case("attention-pv-197", [h.make_node("MatMul", ["q", "kt"], ["s"]), h.make_node("Softmax", ["s"], ["p"], axis=-1),
+                          h.make_node("MatMul", ["p", "v"], ["y"])],
+     [("q", [3, 197, 64]), ("kt", [3, 64, 197]), ("v", [3, 197, 64])], [("y", [3, 197, 64])], dict(q=qa, kt=kta, v=vv),
+     dict(y=pv_ref.astype(np.float32)), machine="mncore2", rtol=1e-4, atol=1e-5, on_matrix=True)
+
 # An image given flat (1, C H W) and reshaped, pooled, flattened to the output: both views are the host's
 xv = f32(1, 16 * 16 * 16)
 vref = xv.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5)).reshape(1, -1)
