@@ -111,7 +111,7 @@ typedef enum {
     OP(Mul, 6, 21, binary, binary, EW | INPLACE, TY_NUM)                            \
     OP(Div, 6, 21, binary, binary, EW | INPLACE | PREC, TY_F)                       \
     OP(Pow, 6, 21, binary, binary, EW | INPLACE | PREC | WEW, TY_F)                 \
-    OP(Mod, 10, 21, binary, binary, EW, NULL)                                       \
+    OP(Mod, 10, 21, binary, binary, EW, "int32 int64 uint32 uint64")                \
     OP(PRelu, 6, 21, binary, binary, EW | INPLACE | WEW, TY_F)                      \
     OP(BitShift, 11, 21, binary, binary, EW, "uint32 uint64")                       \
     OP(Min, 6, 21, variadic, binary, EW | INPLACE | WEW, TY_NUM)                    \

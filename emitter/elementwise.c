@@ -45,7 +45,7 @@ typedef struct {
     const char *steps;
     int nk;
     double k[16];
-    char buf[16384]; /* steps built for the node's dtype */
+    char buf[32768]; /* steps built for the node's dtype (Mod's long division: 64 rounds of 10) */
 } Seq;
 
 /* the constant operand k of n (an immediate input, or an attribute), or dflt */
@@ -397,6 +397,45 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
         q->k[0] = 1;
         q->k[1] = 0;
         return n->out[0]->dtype == dt && !logical;
+    }
+    case OP_Mod: { /* |x| mod |y| by long division (the ALU has no integer division), then the sign */
+        int bits = l64 ? 64 : 32;
+        bool fmod = ir_attr_int(n, "fmod", 0) != 0;
+        size_t o;
+        /* A = |x| ($lr64v, shifted out bit by bit), B = |y| ($ls40v), R = 0 ($lr32v); K0 = bits - 1
+         * ($ls16), K1 = 0 ($ls24); T ($lr40v), U ($ls56v), V ($lr56v) scratch; one GRF1 operand a step */
+        if (uns)
+            o = (size_t)snprintf(q->buf, sizeof q->buf, "%1$cpassa X $lr64v\n%1$cpassa Y $ls40v\nzero $lr32v", *p);
+        else
+            o = (size_t)snprintf(
+                q->buf, sizeof q->buf,
+                "%1$cpassa X $lr40v\n%1$csub $ls24 $lr40v $lr40v\n%1$cmax X $lr40v $lr64v\n"
+                "%1$cpassa Y $lr40v\n%1$csub $ls24 $lr40v $lr40v\n%1$cmax Y $lr40v $ls40v\nzero $lr32v",
+                *p);
+        for (int i = 0; i < bits; i++) /* R = 2 R + top bit of A; A = 2 A; R -= B where R >= B */
+            o += (size_t)snprintf(q->buf + o, sizeof q->buf - o,
+                                  "\nu%1$clsr $lr64v $ls16 $ls56v\n%1$cadd $lr64v $lr64v $lr64v\n%1$cadd $lr32v $lr32v "
+                                  "$lr32v\n%1$cadd $lr32v $ls56v $lr32v\nu%1$cmin $lr32v $ls40v $lr40v\n%1$csub $lr40v "
+                                  "$ls40v $lr40v\n%1$clnot $lr40v $lr40v\n%1$csub $ls24 $lr40v $lr40v\n%1$cand $lr40v "
+                                  "$ls40v $ls56v\n%1$csub $lr32v $ls56v $lr32v",
+                                  *p);
+        if (!uns) /* x's sign: R = (R ^ s) - s, s = x >> (bits - 1) arithmetically */
+            o += (size_t)snprintf(
+                q->buf + o, sizeof q->buf - o,
+                "\n%1$clsr X $ls16 $ls56v\n%1$cxor $lr32v $ls56v $lr32v\n%1$csub $lr32v $ls56v $lr32v", *p);
+        if (!uns && !fmod) /* Python's: y's sign, y added where R is not 0 and its sign differs */
+            o += (size_t)snprintf(q->buf + o, sizeof q->buf - o,
+                                  "\n%1$cxor $lr32v Y $lr40v\n%1$clsr $lr40v $ls16 $lr40v\n%1$clnot $lr32v $lr56v\n"
+                                  "%1$clnot $lr56v $lr56v\n%1$csub $ls24 $lr56v $ls56v\n%1$cand $lr40v $ls56v $lr40v\n"
+                                  "%1$cand $lr40v Y $lr40v\n%1$cpassa $lr40v $ls56v\n%1$cadd $lr32v $ls56v $lr32v",
+                                  *p);
+        if (o + 32 >= sizeof q->buf) die("Mod's steps past their buffer");
+        snprintf(q->buf + o, sizeof q->buf - o, "\n%cpassa $lr32v O", *p);
+        q->steps = q->buf;
+        q->nk = 2;
+        q->k[0] = bits - 1;
+        q->k[1] = 0;
+        return n->nin == 2 && n->out[0]->dtype == dt && !logical;
     }
     case OP_Neg:
         if (uns) return false;

@@ -727,6 +727,20 @@ case("attention-pv-197", [h.make_node("MatMul", ["q", "kt"], ["s"]), h.make_node
      [("q", [3, 197, 64]), ("kt", [3, 64, 197]), ("v", [3, 197, 64])], [("y", [3, 197, 64])], dict(q=qa, kt=kta, v=vv),
      dict(y=pv_ref.astype(np.float32)), machine="mncore2", rtol=1e-4, atol=1e-5, on_matrix=True)
 
+# Mod of 64- and 32-bit integers by long division (the ALU has no integer divide), exact over the whole range:
+# C's fmod (x's sign) and Python's (y's sign), signed and unsigned
+for bits, ty, npt in ((64, T.INT64, np.int64), (32, T.INT32, np.int32), (64, T.UINT64, np.uint64)):
+    info = np.iinfo(npt)
+    xm = rng.integers(info.min, info.max, size=(8, 64), dtype=npt, endpoint=True)
+    ym = rng.integers(info.min >> (bits // 2), info.max >> (bits // 2), size=(8, 64), dtype=npt, endpoint=True)
+    ym[ym == 0] = 7
+    ym[0, :4] = np.array([1, 3, 2 ** (bits // 2) + 1, info.max], npt)
+    for fm in ((0, 1) if info.min < 0 else (0,)):
+        ref = np.fmod(xm, ym) if fm else np.mod(xm, ym)
+        case("mod-%s-fmod%d" % (np.dtype(npt).name, fm), [h.make_node("Mod", ["x", "y"], ["z"], fmod=fm)],
+             [("x", [8, 64]), ("y", [8, 64])], [("z", [8, 64])], dict(x=xm, y=ym), dict(z=ref), types={"x": ty, "y": ty, "z": ty},
+             machine="mncore2", atol=0, rtol=0)
+
 # An image given flat (1, C H W) and reshaped, pooled, flattened to the output: both views are the host's
 xv = f32(1, 16 * 16 * 16)
 vref = xv.reshape(1, 16, 8, 2, 8, 2).max(axis=(3, 5)).reshape(1, -1)
