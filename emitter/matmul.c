@@ -235,7 +235,7 @@ static const char *plan_layouts(MatPlan *p) {
         int rc = cv->type.rank;
         if (!emit_in_lm(cv) || cv->dtype != MN_DT_Float || rc < 1 || cv->type.dims[rc - 1] != p->N ||
             ir_shape_numel(&cv->type) != p->N || !parse(cv, &lc) || (lc.bcast & TREE) != TREE)
-            return "a bias other than one row on every MAB";
+            return free(canon), free(tb), "a bias other than one row on every MAB";
         p->aC = xmalloc(sizeof(int64_t) * (size_t)p->nb);
         int64_t idx[LAYOUT_MAX_RANK] = {0};
         MNPlace t0;
@@ -243,7 +243,7 @@ static const char *plan_layouts(MatPlan *p) {
         MNPlace *pc = axis_part(&lc, rc - 1, p->N);
         bool ok = row_blocks(&t0, pc, p->N, &t0, cv->num_lw, p->aC);
         free(pc);
-        if (!ok) return "a bias not packed like the output";
+        if (!ok) return free(canon), free(tb), "a bias not packed like the output";
     }
     /* rows: A's and the output's long words per block, on the same MAB, L1B and L2B;
      * one slot per distinct output address (every MAB runs the same addresses) */
