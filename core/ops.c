@@ -9,7 +9,8 @@ enum {
     WEW = MN_WEW,
     GATHER = MN_GATHER,
     REDUCE = MN_REDUCE,
-    CHAN = MN_CHAN
+    CHAN = MN_CHAN,
+    VIEW = MN_VIEW
 }; /* the rows' names */
 
 const MNOpInfo mn_ops[OP_COUNT] = {[OP_UNSUPPORTED] = {"<unsupported>", 0, 0, 0, NULL},

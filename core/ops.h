@@ -46,7 +46,8 @@ typedef enum {
     MN_WEW = 16,
     MN_GATHER = 32,
     MN_REDUCE = 64,
-    MN_CHAN = 128
+    MN_CHAN = 128,
+    MN_VIEW = 256 /* the same elements in row-major order, another shape: no element moves */
 } MNOpProp;
 
 /* the element type sets most rows share */
@@ -159,10 +160,10 @@ typedef enum {
     OP(ArgMax, 1, 21, argreduce, none, WIN, TY_F)                                   \
     OP(ArgMin, 1, 21, argreduce, none, WIN, TY_F)                                   \
     /* data movement and shape computation */                                       \
-    OP(Reshape, 5, 21, reshape, identity, 0, TY_WIDE)                               \
-    OP(Flatten, 1, 21, flatten, identity, 0, TY_WIDE)                               \
-    OP(Squeeze, 1, 21, squeeze, identity, 0, TY_WIDE)                               \
-    OP(Unsqueeze, 1, 21, unsqueeze, identity, 0, TY_WIDE)                           \
+    OP(Reshape, 5, 21, reshape, identity, VIEW, TY_WIDE)                            \
+    OP(Flatten, 1, 21, flatten, identity, VIEW, TY_WIDE)                            \
+    OP(Squeeze, 1, 21, squeeze, identity, VIEW, TY_WIDE)                            \
+    OP(Unsqueeze, 1, 21, unsqueeze, identity, VIEW, TY_WIDE)                        \
     OP(Transpose, 1, 21, transpose, transpose, GATHER, TY_WIDE)                     \
     OP(Concat, 4, 21, concat, concat, GATHER, TY_WIDE)                              \
     OP(Split, 2, 21, split, split, GATHER, TY_WIDE)                                 \

@@ -779,8 +779,7 @@ const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (n->op == OP_Trilu)
         return "k computed at run time, or a mask above fold_max_elems"; /* else planners/mask_lower.c made it an and */
     if (k == EW_NONE || n->nout != 1 || !n->out[0]) return "no emitter";
-    if (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze)
-        return emit_rename_why(c, n, w);
+    if (mn_op_has(n->op, MN_VIEW)) return emit_rename_why(c, n, w);
     const MNValue *o = n->out[0];
     bool dbl_ok =
         k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
@@ -852,8 +851,7 @@ void emit_elementwise(Em *e, const MNNode *n) {
     bool same_in = nin == 2 && !xi && !yi && bank_of(x) == bank_of(y) && x != y;
     bool out_shares = (!xi && bank_of(x) == bank_of(o)) || (nin == 2 && !yi && bank_of(y) == bank_of(o));
     int64_t *xm = NULL, *ym = NULL; /* operands laid out otherwise (broadcast): their long words */
-    bool rename = n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze ||
-                  n->op == OP_MNCoreLayoutSwitch;
+    bool rename = mn_op_has(n->op, MN_VIEW) || n->op == OP_MNCoreLayoutSwitch;
     int64_t shift[MN_MAX_RANK];
     bool sliced = n->op == OP_Slice && slice_shift(n, shift);
     if (!xi && n->op != OP_Transpose && (rename || sliced || !layout_equal(x, o))) {

@@ -229,9 +229,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_elementwise(e, n);
         else if (window_op(n) || wk->win[wk->pos])
             window_emit(e, (MNNode *)n, wk);
-        else if (emit_moves_data(n) || ((n->op == OP_MNCoreLayoutSwitch || n->op == OP_Reshape || n->op == OP_Flatten ||
-                                         n->op == OP_Squeeze || n->op == OP_Unsqueeze) &&
-                                        !emit_is_copy(e->c, n)))
+        else if (emit_moves_data(n) ||
+                 ((n->op == OP_MNCoreLayoutSwitch || mn_op_has(n->op, MN_VIEW)) && !emit_is_copy(e->c, n)))
             emit_gather(e, n, wk);
         else
             emit_elementwise(e, n);

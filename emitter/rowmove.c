@@ -169,8 +169,8 @@ static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
 }
 
 static bool movable(const MNNode *n) {
-    return n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
-           n->op == OP_Unsqueeze || n->op == OP_MNCoreLayoutSwitch || n->op == OP_Gather || n->op == OP_Slice;
+    return n->op == OP_Transpose || mn_op_has(n->op, MN_VIEW) || n->op == OP_MNCoreLayoutSwitch || n->op == OP_Gather ||
+           n->op == OP_Slice;
 }
 
 static void map_free(RowMap *rm) { free(rm->src), free(rm->mab), free(rm->yb), free(rm->xsrc); }
@@ -350,7 +350,7 @@ static void wait_all(Em *e, bool *used) {
 
 static void exchange(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y) {
     const MNMachine *m = &e->c->machine;
-    int64_t J = rm->J, NL = rm->NL, L = m->l2b_per_group, JA = J * rm->aout, JI = J * rm->ain;
+    int64_t J = rm->J, NL = rm->NL, L = m->l2b_per_group, JI = J * rm->ain;
     int64_t lb_rows = m->l1bm_lw / ROW, lc_rows = m->l2bm_lw / ROW;
     bool everywhere = rm->lo.bcast & (1u << LV_L1B);
     int64_t Jo = everywhere ? 1 : J, CH = lb_rows / 2 / 4 * 4; /* (input addresses combined at once) */
@@ -466,7 +466,6 @@ static void exchange(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y
                        emit_at(e, y, ya, Y), emit_tail_mask(y->num_lw, ya));
         buf_printf(e->b, "nop/2\n");
     }
-    (void)JA;
     free(slot);
 }
 

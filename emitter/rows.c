@@ -286,8 +286,6 @@ static void map(Em *e, const MNValue *src, const MNValue *dst, const MNValue *p,
  * 0 for a sum. Mask 3 enables exactly those lanes on every PE: lane w of PE p holds
  * element 4 w + p of the long word, padding when 4 w + p >= rem, a flag of p - (rem - 4 w)
  * per 32-bit lane. */
-enum { NEUTRAL_NEG = EM_PAD_NEG, NEUTRAL_POS = EM_PAD_POS, NEUTRAL_ZERO = EM_PAD_ZERO };
-
 void emit_pad_setup(Em *e, int rem) {
     buf_printf(e->b, "imm i\"%d\" $s40\nimm i\"%d\" $s41\nimm i\"-8388608\" $ls%d\n", rem, rem - 4, EM_PAD_NEG);
     buf_printf(e->b, "imm i\"2139095040\" $ls%d\nzero $ls%d\nnop\n", EM_PAD_POS, EM_PAD_ZERO);
@@ -299,11 +297,10 @@ void emit_pad_lw(Em *e, const MNValue *v, int64_t lw, int k) {
     buf_printf(e->b, "lpassa $ls%d %s/$imr3\n", k, at(e, v, lw, false, O));
 }
 
-static void padding_setup(Em *e, int rem) { emit_pad_setup(e, rem); }
-
-/* the padding lanes of row base b of v to the neutral value in GRF1 word k */
-static void pad(Em *e, const MNValue *v, int64_t b, int64_t A, int k) {
-    emit_pad_lw(e, v, b + A - 1, k);
+/* the padding lanes of every row of v (bases b) to the neutral value in GRF1 word k, then
+ * the LM write settles once */
+static void pad_rows(Em *e, const MNValue *v, const int64_t *b, int64_t nb, int64_t A, int k) {
+    for (int64_t i = 0; i < nb; i++) emit_pad_lw(e, v, b[i] + A - 1, k);
     buf_printf(e->b, "nop/2\n");
 }
 
@@ -313,7 +310,12 @@ void emit_rows(Em *e, const MNNode *n) {
     if (!rows_of(x, &rw)) die("node '%s' has no rows", n->name);
     int64_t A = rw.A, D = x->type.dims[x->type.rank - 1];
     bool padded = rw.rem != 0;
-    if (padded) padding_setup(e, rw.rem);
+    if (padded) { /* the input's padding, once for every row: the neutral value of its first fold */
+        Fold f0 = n->op == OP_ReduceMax ? F_MAX : n->op == OP_ReduceMin ? F_MIN : F_SUM;
+        if (n->op == OP_Softmax || n->op == OP_LogSoftmax) f0 = F_MAX;
+        emit_pad_setup(e, rw.rem);
+        pad_rows(e, x, rw.base, rw.nbase, A, f0 == F_MAX ? EM_PAD_NEG : f0 == F_MIN ? EM_PAD_POS : EM_PAD_ZERO);
+    }
     const MNValue *sc = n->op == OP_LayerNormalization ? n->in[1] : NULL;
     const MNValue *bi = sc && n->nin > 2 ? n->in[2] : NULL;
     if (n->op == OP_LayerNormalization)
@@ -334,19 +336,17 @@ void emit_rows(Em *e, const MNNode *n) {
                      : n->op == OP_ReduceMin       ? F_MIN
                      : n->op == OP_ReduceSumSquare ? F_SUMSQ
                                                    : F_SUM;
-            if (padded) pad(e, x, b, A, f == F_MAX ? NEUTRAL_NEG : f == F_MIN ? NEUTRAL_POS : NEUTRAL_ZERO);
             fold(e, x, b, A, f);
             if (n->op == OP_ReduceMean) buf_printf(e->b, "fvmul $lr0 $ls16 $lr0\nnop\n");
             buf_printf(e->b, "lpassa $lr0 %s\n", at(e, y, oat[i], false, O));
             continue;
         }
         if (n->op == OP_LayerNormalization) {
-            if (padded) pad(e, x, b, A, NEUTRAL_ZERO);
             fold(e, x, b, A, F_SUM);
             buf_printf(e->b, "fvmul $lr0 $ls16 $ls20\nnop\n"); /* the mean */
             const char *center[] = {"fvadd S -$ls20 T", "lpassa T O"};
             map(e, x, y, NULL, NULL, b, A, center, 2);
-            if (padded) pad(e, y, b, A, NEUTRAL_ZERO); /* (- mean there) */
+            if (padded) pad_rows(e, y, &b, 1, A, EM_PAD_ZERO); /* (- mean there) */
             fold(e, y, b, A, F_SUMSQ);
             buf_printf(e->b, "fvmul $lr0 $ls16 $lr0\nnop\nfvadd $lr0 $ls18 $lr0\nnop\nfrsqrt $lr0 $ls20\nnop\n");
             /* y rsqrt(var + eps), times the scale, plus the bias */
@@ -355,7 +355,6 @@ void emit_rows(Em *e, const MNNode *n) {
             map(e, y, y, sc, bi, b, A, bi ? norm : norm_nb, bi ? 4 : 3);
             continue;
         }
-        if (padded) pad(e, x, b, A, NEUTRAL_NEG);
         fold(e, x, b, A, F_MAX);
         buf_printf(e->b, "lpassa $lr0 $ls20\nnop\n"); /* the max */
         const char *expo[] = {"fvadd S -$ls20 T", "fexp T T", "lpassa T O"};

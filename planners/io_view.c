@@ -16,8 +16,7 @@
 #include "ops.h"
 
 static bool is_view(const MNNode *n) {
-    return (n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze || n->op == OP_Unsqueeze) &&
-           n->nout == 1 && n->out[0] && n->nin >= 1 && n->in[0];
+    return mn_op_has(n->op, MN_VIEW) && n->nout == 1 && n->out[0] && n->nin >= 1 && n->in[0];
 }
 
 /* the same elements: its element type and count, every dim static */

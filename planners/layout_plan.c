@@ -431,10 +431,7 @@ static bool batched_b(const MNLayout *out, const MNType *t, MNDtype dt, int kdim
 }
 
 /* a node that only moves data whole: its output may take any layout */
-static bool moves(const MNNode *n) {
-    return n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
-           n->op == OP_Unsqueeze;
-}
+static bool moves(const MNNode *n) { return n->op == OP_Transpose || mn_op_has(n->op, MN_VIEW); }
 
 /* Is v, input k of n, a batched MatMul's B made by a Transpose (of nothing else) from
  * an input whose last axis is B's K? The Transpose then writes B's layout itself: its
@@ -794,9 +791,7 @@ bool plan_layout(MNCompile *c) {
             stencils++;
             continue;
         }
-        if ((n->op == OP_Transpose || n->op == OP_Reshape || n->op == OP_Flatten || n->op == OP_Squeeze ||
-             n->op == OP_Unsqueeze) &&
-            x0 && o0 && has[x0->id] && has[o0->id] && (L[x0->id].bcast & (1u << LV_L2B)) &&
+        if (moves(n) && x0 && o0 && has[x0->id] && has[o0->id] && (L[x0->id].bcast & (1u << LV_L2B)) &&
             layout_extent(&L[o0->id], LV_L2B) > 1) {
             /* data alike on every L2B stays so: moved within each L2B (emitter/rowmove.c)
              * rather than spread over the L2Bs, which would cross groups */
