@@ -536,6 +536,59 @@ int64_t xla_linear(const MNXlaShape *x, const int64_t *idx) {
     return outer * tile_elems + inner;
 }
 
+bool layout_reshape(const MNLayout *in, const MNType *t, MNLayout *out) {
+    MNSubaxis dig[LAYOUT_MAX_SUB]; /* what is left of input dimension i's digits */
+    int i = 0, nd = 0, at = 0;
+    bool fresh = true; /* nothing of input dimension i taken yet */
+    if (t->rank < 1 || t->rank > LAYOUT_MAX_RANK) return false;
+    MNLayout l;
+    memset(&l, 0, sizeof l);
+    l.rank = t->rank;
+    l.bcast = in->bcast;
+    for (int d = 0; d < t->rank; d++) {
+        int64_t need = t->dims[d]; /* what is left of this dimension to take */
+        l.shape[d] = t->dims[d];
+        if (need < 1) return false;
+        if (fresh && i < in->rank && in->shape[i] == need && need > 1) { /* the same dimension, padding and all */
+            l.nsub[d] = in->nsub[i];
+            memcpy(l.sub[d], in->sub[i], sizeof l.sub[d]);
+            i++;
+            continue;
+        }
+        while (need > 1) {
+            while (at == nd) { /* the next input dimension's digits (a padded one only whole, above) */
+                if (i == in->rank || layout_padded(in, i) != in->shape[i]) return false;
+                nd = at = 0;
+                for (int k = 0; k < in->nsub[i]; k++)
+                    if (in->sub[i][k].size > 1) dig[nd++] = in->sub[i][k];
+                i++;
+                fresh = false;
+            }
+            if (l.nsub[d] == LAYOUT_MAX_SUB) return false;
+            MNSubaxis *s = &dig[at];
+            if (s->size <= need) { /* the whole digit */
+                if (need % s->size) return false;
+                l.sub[d][l.nsub[d]++] = *s;
+                need /= s->size;
+                at++;
+                continue;
+            }
+            if (s->size % need || (int64_t)s->stride * (s->size / need) > INT32_MAX) return false;
+            /* its most significant part here, the rest for the next dimension */
+            l.sub[d][l.nsub[d]++] = (MNSubaxis){need, (int32_t)(s->stride * (s->size / need)), s->level};
+            s->size /= need;
+            need = 1;
+        }
+        if (!l.nsub[d]) l.sub[d][l.nsub[d]++] = (MNSubaxis){1, 1, LV_ADDR};
+        if (at == nd) fresh = true; /* the next output dimension starts at an input one */
+    }
+    for (; i < in->rank; i++) /* what is left must be dimensions of one element */
+        if (in->shape[i] != 1) return false;
+    if (at != nd) return false;
+    *out = l;
+    return true;
+}
+
 bool layout_permute(const MNLayout *in, const int64_t *perm, int rank, MNLayout *out) {
     if (rank != in->rank || rank > LAYOUT_MAX_RANK) return false;
     bool seen[LAYOUT_MAX_RANK] = {false};

@@ -94,6 +94,12 @@ bool layout_same_placement(const MNLayout *a, const MNLayout *b);
  * subaxes, so every element keeps its place, address included (the LM image is the
  * same); perm NULL reverses the axes. False when the ranks differ or perm is not one. */
 bool layout_permute(const MNLayout *in, const int64_t *perm, int rank, MNLayout *out);
+/* A Reshape's output laid out as its input (row-major order kept): the input's digits, most
+ * significant first, regrouped into the output's dimensions (a digit split in two where a
+ * dimension's boundary falls inside it), so every element keeps its place and the LM image
+ * is the same. False where an input dimension is padded, or a boundary falls inside a
+ * digit that it does not divide. */
+bool layout_reshape(const MNLayout *in, const MNType *out_type, MNLayout *out);
 /* the same subaxes, addresses included (an emitter that computes addresses from a layout) */
 bool layout_identical(const MNLayout *a, const MNLayout *b);
 

@@ -103,7 +103,10 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
  * its input, not the whole: ViT's class token), else NULL (a window op reads them all). */
 static const MNNode *need_node(const MNCompile *c, const Walk *w) {
     const MNNode *n = w->pos >= 0 && w->pos < c->g->nnodes ? c->g->nodes[w->pos] : NULL;
-    return n && emit_moves_data(n) && n->op != OP_MNCoreIm2col ? n : NULL;
+    return n && (emit_moves_data(n) || mn_op_has(n->op, MN_VIEW) || n->op == OP_MNCoreLayoutSwitch) &&
+                   n->op != OP_MNCoreIm2col
+               ? n
+               : NULL;
 }
 
 /* NULL, or why the sources cannot share a scratch */
@@ -305,6 +308,35 @@ static bool mark_needed(const MNNode *n, int k, const MNValue *x, const MNLayout
     return true;
 }
 
+/* does every element that node n's outputs take from source k lie on the output's own L2B?
+ * (each L2B then gathers from its own L1BMs through its L2BM, alike on every L2B) */
+typedef struct {
+    const MNLayout *ls, *lo;
+    int k;
+    bool ok;
+} L2bCtx;
+
+static bool l2b_visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
+    L2bCtx *lc = ctx;
+    if (en->src != lc->k) return true;
+    MNPlace pi, po;
+    layout_place(lc->ls, en->sidx, &pi);
+    layout_place(lc->lo, oidx, &po);
+    lc->ok = pi.c[LV_L2B] == po.c[LV_L2B];
+    return lc->ok;
+}
+
+static bool same_l2b(const MNNode *n, int k, const MNLayout *ls) {
+    for (int oi = 0; oi < n->nout; oi++) {
+        MNLayout lo;
+        if (!n->out[oi] || (oi && !n->out[oi]->nuses)) continue;
+        if (!layout_get(n->out[oi], &lo) || (lo.bcast & (1u << LV_L2B))) return false;
+        L2bCtx lc = {ls, &lo, k, true};
+        if (!each_source(n, oi, l2b_visit, &lc) || !lc.ok) return false;
+    }
+    return true;
+}
+
 static const char *smap_source(const MNCompile *c, const MNValue *const *src, int k, uint64_t local, const MNNode *need,
                                SMap *s) {
     const MNMachine *m = &c->machine;
@@ -316,7 +348,8 @@ static const char *smap_source(const MNCompile *c, const MNValue *const *src, in
             return "a gather of other than 32- or 64-bit elements";
         if (!layout_get(x, &ls) || layout_timed(x)) return "no layout";
         bool here = k < 64 && (local >> k & 1);
-        if (!here && !(ls.bcast & (1u << LV_L2B))) return "data moving between L2Bs";
+        if (!here && !(ls.bcast & (1u << LV_L2B)) && !(need && same_l2b(need, k, &ls)))
+            return "data moving between L2Bs";
         int64_t ns4 = emit_round4(x->num_lw), nid = s->J * ns4 * s->M;
         int64_t P = s->pk[k] = (ls.bcast & (1u << LV_MAB)) ? 4 : s->P;
         if (P * ns4 > m->l1bm_lw) return "a gather larger than the L1BM";

@@ -103,6 +103,8 @@ static void split_maps(RowMap *rm) {
     }
 }
 
+static int64_t bcast_chunk(const MNMachine *m, int64_t ain, int64_t aout);
+
 /* the row map of n into layout lo of aout long words a PE (rm->src malloc'd on success) */
 static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, int64_t aout, RowMap *rm) {
     const MNValue *x = n->in[0], *y = n->out[0];
@@ -128,8 +130,8 @@ static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, 
     bool ok = emit_move_sources(n, visit, rm);
     if (ok && !bc) split_maps(rm);
     /* the input's rows and a few output rows in the L1BM at once (the output's in batches);
-     * the exchange form brings the input's rows a chunk at a time */
-    ok = ok && (rm->exch || ((rm->ain + 3) / 4 * 4 + 8) * ROW <= c->machine.l1bm_lw);
+     * the exchange and broadcast forms bring the input's rows a chunk at a time */
+    ok = ok && (rm->exch || bc || ((rm->ain + 3) / 4 * 4 + 8) * ROW <= c->machine.l1bm_lw);
     if (ok && !bc && !rm->exch) free(rm->xsrc), rm->xsrc = NULL;
     if (ok && bc) { /* each row's blocks at consecutive addresses of one output L1B, rows apart */
         int64_t JR = rm->J * rm->J * rm->ain;
@@ -152,8 +154,8 @@ static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, 
             }
         }
         free(owner);
-        /* one batch: the input rows and 4 LW per output address (and a row's overhang) */
-        ok = ok && ((rm->ain + 3) / 4 * 4 + 4) * ROW + 4 * rm->aout + ROW <= c->machine.l1bm_lw;
+        /* 4 LW per output address (and a row's overhang) beside a chunk of input rows */
+        ok = ok && bcast_chunk(&c->machine, rm->ain, rm->aout) >= 4;
     }
     if (!ok) {
         free(rm->src), free(rm->mab), free(rm->yb), free(rm->xsrc);
@@ -180,16 +182,22 @@ static void map_free(RowMap *rm) { free(rm->src), free(rm->mab), free(rm->yb), f
 static bool swapped(const MNValue *y, const MNLayout *lo, MNLayout *l) {
     int r = lo->rank;
     if (r < 2 || !(lo->bcast & (1u << LV_MAB))) return false;
-    int64_t S = y->type.dims[r - 2], D = y->type.dims[r - 1];
+    /* keys 8 does not divide: the last block's padding keys are turned too (the product
+     * zeroes B's padding lanes, emitter/matmul.c) */
+    int64_t S = (y->type.dims[r - 2] + 7) / 8 * 8, D = y->type.dims[r - 1];
     const MNSubaxis *k = lo->sub[r - 2], *nd = lo->sub[r - 1];
-    if (S % 8 || D % 8 || S > INT32_MAX || lo->nsub[r - 2] != 3 || k[0].level != LV_ADDR || k[1].level != LV_W ||
-        k[2].level != LV_PE || lo->nsub[r - 1] != 1 || nd[0].level != LV_ADDR || k[0].stride != D || nd[0].stride != 1)
+    if (D % 8 || S > INT32_MAX || lo->nsub[r - 2] != 3 || k[0].level != LV_ADDR || k[0].size * 8 != S ||
+        k[1].level != LV_W || k[1].size != 2 || k[2].level != LV_PE || k[2].size != 4 || lo->nsub[r - 1] != 1 ||
+        nd[0].level != LV_ADDR || k[0].stride != D || nd[0].stride != 1)
         return false;
+    /* a feature's keys 16 apart in the scratch: a row's 16 MAB blocks, 16 keys from a multiple
+     * of 16, then never overhang the next feature's */
+    int64_t S16 = (S + 15) / 16 * 16;
     *l = *lo;
     l->nsub[r - 2] = 1;
-    l->sub[r - 2][0] = (MNSubaxis){S, 1, LV_ADDR};
+    l->sub[r - 2][0] = (MNSubaxis){S16, 1, LV_ADDR};
     l->nsub[r - 1] = 3;
-    l->sub[r - 1][0] = (MNSubaxis){D / 8, (int32_t)S, LV_ADDR};
+    l->sub[r - 1][0] = (MNSubaxis){D / 8, (int32_t)S16, LV_ADDR};
     l->sub[r - 1][1] = k[1];
     l->sub[r - 1][2] = k[2];
     return true;
@@ -201,7 +209,7 @@ static bool transposing(const MNCompile *c, const MNNode *n, RowMap *rm) {
     memset(rm, 0, sizeof *rm);
     if (n->op != OP_MNCoreLayoutSwitch || !n->out[0] || !layout_get(n->out[0], &lo) || !swapped(n->out[0], &lo, &ls))
         return false;
-    return row_map_to(c, n, &ls, n->out[0]->num_lw, rm) && rm->mab;
+    return row_map_to(c, n, &ls, layout_num_lw(&ls, 1), rm) && rm->mab;
 }
 
 /* the long word of element (b..., s, d) of v in layout l */
@@ -221,7 +229,8 @@ static void turn_blocks(Em *e, const RowMap *rm, const MNValue *y, int64_t scr) 
     MNLayout ly;
     if (!layout_get(y, &ly)) die("'%s' has no layout", y->name);
     int r = y->type.rank;
-    int64_t S = y->type.dims[r - 2], D = y->type.dims[r - 1], B = ir_shape_numel(&y->type) / (S * D);
+    int64_t S = (y->type.dims[r - 2] + 7) / 8 * 8, D = y->type.dims[r - 1];
+    int64_t B = ir_shape_numel(&y->type) / (y->type.dims[r - 2] * D);
     int64_t n = 0, cap = 64, (*done)[16] = xmalloc(sizeof *done * (size_t)cap);
     bool lm0 = y->loc == MN_LOC_LM0;
     for (int64_t b = 0; b < B; b++)
@@ -260,7 +269,7 @@ bool emit_rowmove_take(const MNCompile *c, const MNNode *n, Walk *w, const char 
     int64_t scratch = 0; /* the transposing form's rows before they turn */
     if (!row_map(c, n, &rm)) {
         if (!transposing(c, n, &rm)) return false;
-        scratch = (n->out[0]->num_lw + 3) / 4 * 4;
+        scratch = (rm.aout + 3) / 4 * 4;
     }
     map_free(&rm);
     w->rmove[w->pos] = true;
@@ -293,27 +302,50 @@ static void down(Em *e, bool everywhere, int64_t j, int64_t slot, int64_t at) {
         buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)j, (long long)(ROW * slot), (long long)at);
 }
 
+/* the input rows a chunk of the broadcast form combines at once: what the L1BM holds beside
+ * the output's staging (4 LW an output address, and a row's overhang) */
+static int64_t bcast_chunk(const MNMachine *m, int64_t ain, int64_t aout) {
+    int64_t c = (m->l1bm_lw - 4 * aout - ROW) / ROW - 4;
+    c = c / 4 * 4;
+    return c < (ain + 3) / 4 * 4 ? c : (ain + 3) / 4 * 4;
+}
+
 /* the broadcast form: the used rows into the L2BM, each into its output L1B's L1BM at 4 LW
  * per address from its MAB 0 block's, then 4 addresses a step to every MAB (into LM0
- * long word scr without y) */
+ * long word scr without y). The input's rows come a chunk at a time (bcast_chunk), their
+ * L2BM slots taken again by the next chunk. */
 static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y, int64_t scr) {
-    int64_t J = rm->J, D = ((rm->ain + 3) / 4 * 4 + 4) * ROW, nslot = 0;
+    int64_t J = rm->J, C = bcast_chunk(&e->c->machine, rm->ain, rm->aout), D = (C + 4) * ROW;
     bool everywhere = rm->lo.bcast & (1u << LV_L1B);
     int64_t *slot = xmalloc(sizeof(int64_t) * (size_t)(J * rm->ain));
-    char Y[48];
-    for (int64_t i = 0; i < J * rm->ain; i++) slot[i] = -1;
-    for (int64_t i = 0; i < J * J * rm->ain; i++)
-        if (rm->yb[i] != NONE && slot[i % (J * rm->ain)] < 0) slot[i % (J * rm->ain)] = nslot++;
-    if (nslot * ROW > e->c->machine.l2bm_lw) die("row moves past the L2BM");
-    combine(e, x, rm->ain);
-    up(e, slot, J * rm->ain, rm->ain);
-    for (int64_t i = 0; i < J * J * rm->ain; i++) {
-        int64_t j = i / (J * rm->ain), at = D + 4 * rm->yb[i];
-        if (rm->yb[i] == NONE || (everywhere && j)) continue;
-        if (at < 0) die("a row placed before the L1BM");
-        down(e, everywhere, j, slot[i % (J * rm->ain)], at);
+    char X[48], Y[48];
+    if (C < 4) die("row moves: an output past the L1BM");
+    for (int64_t a0 = 0; a0 < rm->ain; a0 += C) {
+        int64_t a1 = a0 + C < rm->ain ? a0 + C : rm->ain, nslot = 0;
+        for (int64_t i = 0; i < J * rm->ain; i++) slot[i] = -1;
+        for (int64_t i = 0; i < J * J * rm->ain; i++) {
+            int64_t s = i % (J * rm->ain), a = s % rm->ain;
+            if (rm->yb[i] != NONE && a >= a0 && a < a1 && slot[s] < 0) slot[s] = nslot++;
+        }
+        if (!nslot) continue;
+        if (nslot * ROW > e->c->machine.l2bm_lw) die("row moves past the L2BM");
+        for (int64_t a = a0; a < a1; a += 4) /* combine the chunk's rows, row a at 64 (a - a0) */
+            buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(x), emit_at(e, x, a, X),
+                       (long long)(ROW * (a - a0)));
+        buf_printf(e->b, "nop/2\n");
+        for (int64_t s = 0; s < J * rm->ain; s++)
+            if (slot[s] >= 0)
+                buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)(s / rm->ain),
+                           (long long)(ROW * (s % rm->ain - a0)), (long long)(ROW * slot[s]));
+        buf_printf(e->b, "nop/3\n");
+        for (int64_t i = 0; i < J * J * rm->ain; i++) {
+            int64_t j = i / (J * rm->ain), s = i % (J * rm->ain), at = D + 4 * rm->yb[i];
+            if (rm->yb[i] == NONE || slot[s] < 0 || (everywhere && j)) continue;
+            if (at < 0) die("a row placed before the L1BM");
+            down(e, everywhere, j, slot[s], at);
+        }
+        buf_printf(e->b, "nop/2\n");
     }
-    buf_printf(e->b, "nop/2\n");
     for (int64_t ya = 0; ya < rm->aout; ya += 4)
         if (y)
             buf_printf(e->b, "l1bmm $lb%lld $%s%sv%s\n", (long long)(D + 4 * ya), emit_bank_reg(y),

@@ -323,6 +323,48 @@ static bool product_rows(const MNLayout *a, const MNType *y, MNLayout *l) {
     return true;
 }
 
+/* the address digits of l's first nd dimensions numbered row-major from stride at (false:
+ * past 32 bits) */
+static bool renumber_addresses(MNLayout *l, int nd, int64_t at) {
+    for (int d = nd - 1; d >= 0; d--)
+        for (int k = l->nsub[d] - 1; k >= 0; k--)
+            if (l->sub[d][k].level == LV_ADDR) {
+                if (at > INT32_MAX) return false;
+                l->sub[d][k].stride = (int32_t)at;
+                at *= l->sub[d][k].size;
+            }
+    return true;
+}
+
+/* is l's last dimension packed into long words on the PEs of a MAB (addresses, W and PE
+ * only), as products and row folds read it? */
+static bool last_packed(const MNLayout *l) {
+    for (int k = 0; l->rank > 0 && k < l->nsub[l->rank - 1]; k++) {
+        uint8_t lv = l->sub[l->rank - 1][k].level;
+        if (lv != LV_ADDR && lv != LV_W && lv != LV_PE) return false;
+    }
+    return true;
+}
+
+/* l with its last dimension packed canonically (its tree levels become addresses: a move of
+ * whole rows between L1Bs, emitter/rowmove.c) and the other dimensions where they are, their
+ * addresses renumbered row-major after it */
+static bool repack_last(const MNLayout *in, MNDtype dt, MNLayout *l) {
+    int r = in->rank;
+    int64_t W = 8 / mn_dtype_bytes(dt), D = in->shape[r - 1], KB = (D + 4 * W - 1) / (4 * W), at = KB;
+    MNLayout o = *in;
+    for (int d = 0; d < r - 1; d++)
+        for (int k = 0; k < o.nsub[d]; k++)
+            if (o.sub[d][k].level == LV_PE || o.sub[d][k].level == LV_W) return false;
+    o.nsub[r - 1] = 3;
+    o.sub[r - 1][0] = (MNSubaxis){KB, 1, LV_ADDR};
+    o.sub[r - 1][1] = (MNSubaxis){W, 1, LV_W};
+    o.sub[r - 1][2] = (MNSubaxis){4, 1, LV_PE};
+    if (!renumber_addresses(&o, r - 1, at)) return false;
+    *l = o;
+    return true;
+}
+
 static bool same_dims(const MNType *a, const MNType *b) {
     if (a->rank != b->rank) return false;
     for (int i = 0; i < a->rank; i++)
@@ -451,7 +493,25 @@ static bool transposed_b(const MNNode *n, int k, const MNValue *v) {
  * then holds the B tables of its own heads only (batched_b). Where an L1B's heads' tables
  * would take more than half of LM0 (ViT's 197 tokens: 64 x 197 floats a head), the heads
  * spread over the L2Bs too, as few a place as they go. */
-static bool heads_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
+/* the L2Bs that the first dimension of l takes, where it is the only one on them (1: none) */
+static int64_t first_on_l2b(const MNLayout *l) {
+    int64_t e = 1;
+    if (!l || (l->bcast & (1u << LV_L2B))) return 1;
+    for (int d = 0; d < l->rank; d++)
+        for (int k = 0; k < l->nsub[d]; k++)
+            if (l->sub[d][k].level == LV_L2B) {
+                if (d) return 1;
+                e *= l->sub[d][k].size;
+            }
+    return e;
+}
+
+/* Attention's A: the heads (its first dimension) over the L1Bs, its rows over the MABs, alike
+ * on every L2B; over the L2Bs too where an L1B's heads' B tables would pass half of LM0, or
+ * where from (A's producer's layout, or the product's) has its heads on them already (a
+ * batch over the L2Bs: kept there rather than gathered onto every L2B) */
+static bool heads_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachine *m, const MNLayout *from,
+                    MNLayout *l) {
     const MNValue *b = n->nin > 1 ? n->in[1] : NULL;
     if (t->rank < 3 || !b || b->konst || b->type.rank != t->rank || t->dims[0] < 2 || m->l1b_per_l2b < 2) return false;
     /* the heads over as many L1Bs as they fill, the rows over as many MABs */
@@ -459,7 +519,11 @@ static bool heads_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachin
     int64_t ff[3] = {level_factor(m->mab_per_l1b, t->dims[t->rank - 2]), level_factor(m->l1b_per_l2b, t->dims[0]), 1};
     int64_t K = b->type.dims[b->type.rank - 2], N = b->type.dims[b->type.rank - 1];
     int64_t per_l1b = (t->dims[0] + ff[1] - 1) / ff[1], table = (K + 7) / 8 * N; /* long words a head */
-    if (per_l1b > 1 && per_l1b * table > m->lm0_lw / 2 && m->n_l2b > 1)
+    int64_t kept = first_on_l2b(from);
+    if (kept > 1 && t->dims[0] % kept == 0) {
+        fdim[2] = 0, ff[2] = kept;
+        ff[1] = level_factor(m->l1b_per_l2b, t->dims[0] / kept);
+    } else if (per_l1b > 1 && per_l1b * table > m->lm0_lw / 2 && m->n_l2b > 1)
         fdim[2] = 0, ff[2] = level_factor(m->n_l2b, per_l1b);
     char err[200];
     if (!canonical(t, dt, m, fdim, ff, ~0u, l)) return false;
@@ -562,7 +626,7 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         return plan_layout_kpacked(t, dt, 1, want) &&
                kpacked_fits(want, m); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
-        if (k == 0 && n->op == OP_MatMul && heads_a(n, t, dt, m, want)) return true;
+        if (k == 0 && n->op == OP_MatMul && heads_a(n, t, dt, m, outl, want)) return true;
         if (k == 0 && !(n->op == OP_Gemm && ir_attr_int(n, "transA", 0)))
             return false; /* rows of A stream through; canonical A has K last */
         char err[200];
@@ -652,6 +716,53 @@ void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l) {
     v->num_lw = layout_num_lw(l, c->machine.address_alignment_lw);
 }
 
+/* A switch that moves elements between L2Bs and changes their MAB, PE or word at once has
+ * no single move (rows cross L2Bs keeping those, gathers change those within an L2B): its
+ * first step, via, keeps every element's MAB, PE, word and L1B and takes lo's L2B (a row
+ * exchange through the PDM), the second is then within each L2B. False when no such via is
+ * (a dimension on lo's L2Bs spread over other levels than addresses in li). */
+static bool l2b_first(const MNLayout *li, const MNLayout *lo, MNLayout *via) {
+    const unsigned L2B = 1u << LV_L2B;
+    if ((li->bcast & L2B) || layout_extent(li, LV_L2B) < 2 || li->rank != lo->rank) return false;
+    MNLayout o = *li;
+    bool moved = false;
+    for (int d = 0; d < li->rank; d++) {
+        bool on = false;
+        for (int k = 0; k < lo->nsub[d]; k++) on |= lo->sub[d][k].level == LV_L2B;
+        if (on) { /* lo's digits, its L2B ones kept, the others addresses */
+            for (int k = 0; k < li->nsub[d]; k++)
+                if (li->sub[d][k].size > 1 && li->sub[d][k].level != LV_ADDR) return false;
+            o.nsub[d] = lo->nsub[d];
+            memcpy(o.sub[d], lo->sub[d], sizeof o.sub[d]);
+            moved = true;
+        }
+        for (int k = 0; k < o.nsub[d]; k++) /* (lo's L2B digits; li's elsewhere as they are) */
+            if (on ? o.sub[d][k].level != LV_L2B : o.sub[d][k].level == LV_L2B) o.sub[d][k].level = LV_ADDR;
+    }
+    if (!moved) return false;
+    o.bcast = (uint8_t)((li->bcast & ~L2B) | (lo->bcast & L2B));
+    if (!renumber_addresses(&o, o.rank, 1)) return false;
+    *via = o;
+    return true;
+}
+
+/* a MNCoreLayoutSwitch of v into layout l (the k-th of the pass), before the node that reads it */
+static MNValue *add_switch(MNCompile *c, MNValue *v, const MNLayout *l, int k, MNNode **at) {
+    MNGraph *g = c->g;
+    MNNode *sw = ir_node_new(g, "MNCoreLayoutSwitch", 1, 1);
+    sw->name = arena_printf(g->arena, "%s_switch_%d", v->name, k);
+    sw->domain = "mncore";
+    sw->in[0] = v;
+    MNValue *o = ir_value_new(g, arena_printf(g->arena, "%s_LayoutSwitch_%d", v->name, k + 1));
+    o->type = v->type;
+    o->dtype = v->dtype;
+    o->producer = sw;
+    sw->out[0] = o;
+    plan_set_layout(c, o, l);
+    *at = sw;
+    return o;
+}
+
 bool plan_layout(MNCompile *c) {
     MNGraph *g = c->g;
     bool lpz = c->opt->ival[MN_OPT_layout_planner] == MN_LAYOUT_PLANNER_LPZ;
@@ -677,7 +788,7 @@ bool plan_layout(MNCompile *c) {
     }
     /* 1b. a window op's output on the L1Bs and L2Bs of the input elements it reads; a
      * stencil's in its bands */
-    int aligned = 0, stencils = 0;
+    int aligned = 0, stencils = 0, kept_views = 0;
     bool *banded = xcalloc((size_t)nv + 1, sizeof(bool)); /* laid out on tiles */
     bool *rows = xcalloc((size_t)nv + 1, sizeof(bool)); /* rows on every MAB (rows_layout) */
     for (int i = 0; i < g->nnodes; i++) {
@@ -763,6 +874,27 @@ bool plan_layout(MNCompile *c) {
                 }
             }
         }
+        /* a Transpose or a view of a value spread over the L2Bs keeps every element where it
+         * is (its input's digits permuted or regrouped, the emitter copies long words): a
+         * layout of its own would move the data across L2Bs and change its MAB, a move only a
+         * trip through the PDM and a gather could make. Attention's head split and merge at
+         * batch > 1 (the batch over the L2Bs) stay on their L2Bs so. */
+        if ((n->op == OP_Transpose || mn_op_has(n->op, MN_VIEW)) && x0 && o0 && has[x0->id] && has[o0->id] &&
+            x0->dtype == o0->dtype && !banded[x0->id] && layout_extent(&L[x0->id], LV_L2B) > 1) {
+            const MNAttr *pa = ir_attr(n, "perm");
+            int r = x0->type.rank;
+            MNLayout kl;
+            char err[200];
+            bool ok = n->op == OP_Transpose ? (!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) &&
+                                                  layout_permute(&L[x0->id], pa ? pa->ints : NULL, r, &kl)
+                                            : layout_reshape(&L[x0->id], &o0->type, &kl);
+            if (ok && !last_packed(&kl)) ok = repack_last(&kl, o0->dtype, &kl);
+            if (ok && layout_valid(&kl, &c->machine, mn_dtype_bytes(o0->dtype), err, sizeof err)) {
+                L[o0->id] = kl;
+                kept_views++;
+                continue;
+            }
+        }
         /* an elementwise op keeps the tiles of an input of its shape (the finest) */
         int tin_k = elementwise(n) && n->nout == 1 && n->out[0] && has[n->out[0]->id]
                         ? finest_tiles(n, n->nin, n->out[0], banded, L, &c->machine, hint)
@@ -811,7 +943,8 @@ bool plan_layout(MNCompile *c) {
             continue;
         MNValue *ro = n->out[0];
         MNLayout heads;
-        if (n->op == OP_MatMul && !x->konst && heads_a(n, &x->type, x->dtype, &c->machine, &heads)) {
+        if (n->op == OP_MatMul && !x->konst &&
+            heads_a(n, &x->type, x->dtype, &c->machine, has[x->id] ? &ref : NULL, &heads)) {
             L[x->id] = ref = heads; /* attention's heads on the L1Bs, from A's producer (or the host) on */
             has[x->id] = true;
         }
@@ -877,7 +1010,9 @@ bool plan_layout(MNCompile *c) {
     int switches = 0;
     double cost = 0;
     int nn = g->nnodes;
-    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, 2 * nn + 1);
+    int nins = 0;
+    for (int i = 0; i < nn; i++) nins += g->nodes[i]->nin;
+    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, nn + 2 * nins + 1); /* (up to two switches an input) */
     int w = 0;
     for (int i = 0; i < nn; i++) {
         MNNode *n = g->nodes[i];
@@ -898,21 +1033,18 @@ bool plan_layout(MNCompile *c) {
                 L[v->id] = want;
                 continue;
             }
-            MNNode *sw = ir_node_new(g, "MNCoreLayoutSwitch", 1, 1);
-            sw->name = arena_printf(g->arena, "%s_switch_%d", v->name, switches);
-            sw->domain = "mncore";
-            sw->in[0] = v;
-            MNValue *o = ir_value_new(g, arena_printf(g->arena, "%s_LayoutSwitch_%d", v->name, switches + 1));
-            o->type = v->type;
-            o->dtype = v->dtype;
-            o->producer = sw;
-            sw->out[0] = o;
-            plan_set_layout(c, o, &want);
-            n->in[k] = o;
-            order[w++] = sw;
-            switches++;
-            cost += plan_switch_cycles(&c->machine, &L[v->id], &want,
-                                       layout_num_lw(&want, c->machine.address_alignment_lw));
+            MNLayout via;
+            const MNLayout *from = &L[v->id];
+            if (l2b_first(from, &want, &via) &&
+                layout_valid(&via, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err) &&
+                !layout_same_placement(&via, &want)) { /* first across the L2Bs, then within them */
+                v = add_switch(c, v, &via, switches++, &order[w++]);
+                cost +=
+                    plan_switch_cycles(&c->machine, from, &via, layout_num_lw(&via, c->machine.address_alignment_lw));
+                from = &via;
+            }
+            n->in[k] = add_switch(c, v, &want, switches++, &order[w++]);
+            cost += plan_switch_cycles(&c->machine, from, &want, layout_num_lw(&want, c->machine.address_alignment_lw));
         }
         order[w++] = n;
     }
@@ -957,6 +1089,7 @@ bool plan_layout(MNCompile *c) {
     mn_figure(c, "gene_hints_granted", genes);
     mn_figure(c, "window_outputs_aligned", aligned);
     mn_figure(c, "stencils", stencils);
+    mn_figure(c, "views_kept_in_place", kept_views);
     mn_figure(c, "convolutions_on_tiles", tiled);
     mn_figure(c, "resizes_on_tiles", resized);
     mn_figure(c, "num_lw_total", total);

@@ -727,6 +727,30 @@ case("attention-pv-197", [h.make_node("MatMul", ["q", "kt"], ["s"]), h.make_node
      [("q", [3, 197, 64]), ("kt", [3, 64, 197]), ("v", [3, 197, 64])], [("y", [3, 197, 64])], dict(q=qa, kt=kta, v=vv),
      dict(y=pv_ref.astype(np.float32)), machine="mncore2", rtol=1e-4, atol=1e-5, on_matrix=True)
 
+# Attention at batch 4, sequence first (a torch encoder's batch_first input transposed): the batch over the
+# L2Bs. The head split and merge keep every element where it is (layout_plan.c: a view's or Transpose's layout
+# regrouped from its input's), the merged heads' features packed again for the output projection by a row move
+# within each L2B; nothing crosses an L2B but the first Transpose's rows
+xa4, wq4, wo4, bo4 = f32(4, 64, 128), f32(128, 128) * 0.1, f32(128, 128) * 0.1, f32(128)
+def attn4_ref(x):
+    t = np.transpose(x.astype(np.float64), (1, 0, 2)) @ wq4
+    qt = np.transpose(t.reshape(64, 16, 32), (1, 0, 2))
+    s = qt @ np.transpose(qt, (0, 2, 1))
+    e = np.exp(s - s.max(-1, keepdims=True))
+    o = (e / e.sum(-1, keepdims=True)) @ qt
+    return (np.transpose(o, (1, 0, 2)).reshape(256, 128) @ wo4.T + bo4).astype(np.float32)
+case("attention-batch4-seq-first",
+     [h.make_node("Transpose", ["x"], ["t"], perm=[1, 0, 2]), h.make_node("MatMul", ["t", "wq"], ["q"]),
+      h.make_node("Reshape", ["q", "s3"], ["qh"]), h.make_node("Transpose", ["qh"], ["qt"], perm=[1, 0, 2]),
+      h.make_node("Transpose", ["qh"], ["kt"], perm=[1, 2, 0]), h.make_node("MatMul", ["qt", "kt"], ["s"]),
+      h.make_node("Softmax", ["s"], ["p"], axis=-1), h.make_node("MatMul", ["p", "qt"], ["o"]),
+      h.make_node("Transpose", ["o"], ["ot"], perm=[1, 0, 2]), h.make_node("Reshape", ["ot", "s2"], ["om"]),
+      h.make_node("Gemm", ["om", "wo", "bo"], ["y"], transB=1)],
+     [("x", [4, 64, 128])], [("y", [256, 128])], dict(x=xa4), dict(y=attn4_ref(xa4)),
+     inits=[nh.from_array(wq4, "wq"), nh.from_array(wo4, "wo"), nh.from_array(bo4, "bo"),
+            nh.from_array(np.array([64, 16, 32], np.int64), "s3"), nh.from_array(np.array([256, 128], np.int64), "s2")],
+     machine="mncore2", rtol=1e-4, atol=1e-5, need=("views_kept_in_place",))
+
 # Mod of 64- and 32-bit integers by long division (the ALU has no integer divide), exact over the whole range:
 # C's fmod (x's sign) and Python's (y's sign), signed and unsigned
 for bits, ty, npt in ((64, T.INT64, np.int64), (32, T.INT32, np.int32), (64, T.UINT64, np.uint64)):

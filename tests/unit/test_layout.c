@@ -311,3 +311,53 @@ void test_canonical_spread(void) {
                   "PadLayout{(17,16,8)/((3:1, 8_L1B:1), (1:1, 16_MAB:1), (1:1, 2_W:1, 4_PE:1); B@[L2B])}"));
     buf_free(&b);
 }
+
+/* layout_reshape regroups the input's digits into the output's dimensions, so every element
+ * keeps its place: checked element by element against the input's places in row-major order */
+static const char *reshaped_str(MNBuf *b, const char *in, int rank, const int64_t *dims) {
+    MNLayout li, lo;
+    MNType t = {0};
+    char err[200];
+    if (!layout_parse(in, &li, err, sizeof err)) return "unparsed";
+    int64_t dd[LAYOUT_MAX_RANK];
+    for (int d = 0; d < rank; d++) dd[d] = dims[d];
+    t.rank = rank;
+    t.dims = dd;
+    b->len = 0;
+    if (!layout_reshape(&li, &t, &lo)) return "none";
+    int64_t n = 1, ii[LAYOUT_MAX_RANK], io[LAYOUT_MAX_RANK];
+    for (int d = 0; d < rank; d++) n *= dims[d];
+    for (int64_t e = 0; e < n; e++) {
+        int64_t r = e;
+        for (int d = li.rank - 1; d >= 0; d--) ii[d] = r % li.shape[d], r /= li.shape[d];
+        r = e;
+        for (int d = rank - 1; d >= 0; d--) io[d] = r % dims[d], r /= dims[d];
+        MNPlace pi, po;
+        layout_place(&li, ii, &pi);
+        layout_place(&lo, io, &po);
+        if (memcmp(&pi, &po, sizeof pi)) return "moved";
+    }
+    layout_print(&lo, b);
+    return b->data;
+}
+
+void test_layout_reshape(void) {
+    MNBuf b = {0};
+    /* attention's head split: 512 features as 8 heads of 64, the batch kept on its L2Bs */
+    CHECK(!strcmp(
+        reshaped_str(&b, "PadLayout{(64,4,512)/((1:64, 4_L1B:1, 16_MAB:1), (1:64, 4_L2B:1), (64:1, 2_W:1, 4_PE:1))}", 3,
+                     DIMS(64, 32, 64)),
+        "PadLayout{(64,32,64)/((1:64, 4_L1B:1, 16_MAB:1), (4_L2B:1, 8:8), (8:1, 2_W:1, 4_PE:1))}"));
+    /* and the merge back: heads on the L1Bs become part of the features' dimension */
+    CHECK(!strcmp(reshaped_str(&b, "PadLayout{(64,32,64)/((4:8, 16_MAB:1), (4_L2B:1, 8_L1B:1), (8:1, 2_W:1, 4_PE:1))}",
+                               2, DIMS(256, 512)),
+                  "PadLayout{(256,512)/((4:8, 16_MAB:1, 4_L2B:1), (8_L1B:1, 8:1, 2_W:1, 4_PE:1))}"));
+    /* a padded dimension passes whole to an output one of its size, not merged */
+    CHECK(!strcmp(reshaped_str(&b, "PadLayout{(197,768)/((2_L2B:1, 8_L1B:1, 16_MAB:1), (96:1, 2_W:1, 4_PE:1))}", 3,
+                               DIMS(197, 12, 64)),
+                  "PadLayout{(197,12,64)/((2_L2B:1, 8_L1B:1, 16_MAB:1), (12:8), (8:1, 2_W:1, 4_PE:1))}"));
+    CHECK(!strcmp(reshaped_str(&b, "PadLayout{(14,14)/((2_L2B:1, 8_L1B:1), (16_MAB:1))}", 1, DIMS(196)), "none"));
+    /* a boundary inside a digit it does not divide */
+    CHECK(!strcmp(reshaped_str(&b, "PadLayout{(6,4)/((6:4), (1:1, 4_PE:1))}", 2, DIMS(4, 6)), "none"));
+    buf_free(&b);
+}

@@ -31,7 +31,7 @@ ENC = {"transformer_encoder_d512_h8_s64_l6": (512, 8, 64, 6)}
 VIT = {"vit_i64_p16_l2_h4_d128": dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=128,
                                       mlp_dim=256)}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
-    [(n, 1, 17) for n in SEG] + [(n, 1, 17) for n in ENC] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT]
+    [(n, 1, 17) for n in SEG] + [(n, b, 17) for n in ENC for b in (1, 4)] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT]
 
 
 def name_of(net, batch, opset):
