@@ -82,26 +82,26 @@ const MNAttr *ir_attr(const MNNode *n, const char *name) {
         if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
     return NULL;
 }
-void ir_attr_set_int(MNGraph *g, MNNode *n, const char *name, int64_t v) {
+static void attr_set(MNGraph *g, MNNode *n, MNAttr v) {
     MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
     int k = 0;
     for (int i = 0; i < n->nattr; i++) /* a copy without the old value: slices share the original's */
-        if (strcmp(n->attrs[i].name, name)) a[k++] = n->attrs[i];
-    a[k++] = (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v};
+        if (strcmp(n->attrs[i].name, v.name)) a[k++] = n->attrs[i];
+    a[k++] = v;
     n->attrs = a;
     n->nattr = k;
+}
+void ir_attr_set_int(MNGraph *g, MNNode *n, const char *name, int64_t v) {
+    attr_set(g, n, (MNAttr){.name = name, .type = MN_ATTR_INT, .i = v});
+}
+void ir_attr_set_float(MNGraph *g, MNNode *n, const char *name, double v) {
+    attr_set(g, n, (MNAttr){.name = name, .type = MN_ATTR_FLOAT, .f = v});
 }
 
 void ir_attr_set_ints(MNGraph *g, MNNode *n, const char *name, const int64_t *v, int cnt) {
     int64_t *copy = ARENA_ARRAY(g->arena, int64_t, cnt + 1);
     memcpy(copy, v, sizeof(int64_t) * (size_t)cnt);
-    MNAttr *a = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
-    int k = 0;
-    for (int i = 0; i < n->nattr; i++) /* a copy without the old value: slices share the original's */
-        if (strcmp(n->attrs[i].name, name)) a[k++] = n->attrs[i];
-    a[k++] = (MNAttr){.name = name, .type = MN_ATTR_INTS, .ints = copy, .n = cnt};
-    n->attrs = a;
-    n->nattr = k;
+    attr_set(g, n, (MNAttr){.name = name, .type = MN_ATTR_INTS, .ints = copy, .n = cnt});
 }
 
 int64_t ir_attr_int(const MNNode *n, const char *name, int64_t dflt) {

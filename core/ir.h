@@ -146,6 +146,7 @@ const MNAttr *ir_attr(const MNNode *n, const char *name);
 int64_t ir_attr_int(const MNNode *n, const char *name, int64_t dflt);
 /* appends an int attribute (the node's attribute array is copied, never shared) */
 void ir_attr_set_int(MNGraph *g, MNNode *n, const char *name, int64_t v);
+void ir_attr_set_float(MNGraph *g, MNNode *n, const char *name, double v);
 /* attribute name := the cnt integers v (replacing one of that name) */
 void ir_attr_set_ints(MNGraph *g, MNNode *n, const char *name, const int64_t *v, int cnt);
 /* n's attributes as text that differs whenever they do, for cache and memo keys (a line

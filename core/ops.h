@@ -138,6 +138,9 @@ typedef enum {
     OP(InstanceNormalization, 6, 21, same_as_input0, none, PREC | WIN | CHAN, TY_F) \
     OP(LayerNormalization, 17, 21, layernorm, none, PREC | WIN, TY_F)               \
     OP(LRN, 1, 21, same_as_input0, none, PREC, "float (4-D)")                       \
+    OP(RNN, 7, 21, rnn, none, PREC, "float (unrolled)")                             \
+    OP(GRU, 7, 21, rnn, none, PREC, "float (unrolled)")                             \
+    OP(LSTM, 7, 21, rnn, none, PREC, "float (unrolled)")                            \
     OP(MaxPool, 1, 21, pool, none, WIN | CHAN, TY_F)                                \
     OP(AveragePool, 1, 21, pool, none, WIN | CHAN, TY_F)                            \
     OP(LpPool, 2, 21, pool, none, WIN | CHAN, TY_F)                                 \

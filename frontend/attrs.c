@@ -21,7 +21,10 @@
     X(keep_aspect_ratio_policy, STRING) X(approximate, STRING)                                 \
     X(axes, INTS) X(perm, INTS) X(kernel_shape, INTS) X(strides, INTS) X(pads, INTS)           \
     X(dilations, INTS) X(output_padding, INTS) X(output_shape, INTS) X(starts, INTS)          \
-    X(ends, INTS) X(split, INTS) X(scales, FLOATS) X(consumed_inputs, INTS)
+    X(ends, INTS) X(split, INTS) X(scales, FLOATS) X(consumed_inputs, INTS)                   \
+    X(hidden_size, INT) X(clip, FLOAT) X(input_forget, INT) X(linear_before_reset, INT)      \
+    X(layout, INT) X(activations, STRINGS) X(activation_alpha, FLOATS)                        \
+    X(activation_beta, FLOATS)
 /* clang-format on */
 
 static const struct {

@@ -684,6 +684,46 @@ bool infer_layernorm(MNInfer *c, MNNode *n) {
     return infer_set_out(c, n, 1, stash, x->rank, dims) && infer_set_out(c, n, 2, stash, x->rank, dims);
 }
 
+/* RNN, GRU, LSTM: X (seq, batch, input), or (batch, seq, input) with layout 1; W (dirs, G H,
+ * input), R (dirs, G H, H), B (dirs, 2 G H), sequence_lens (batch), initial_h and initial_c
+ * (dirs, batch, H), P (dirs, 3 H), G the gates (1, 3, 4). Y (seq, dirs, batch, H), Y_h and Y_c
+ * (dirs, batch, H); batch first with layout 1. The activations are checked where they are
+ * lowered (planners/rnn_lower.c). */
+bool infer_rnn(MNInfer *c, MNNode *n) {
+    int G = n->op == OP_LSTM ? 4 : n->op == OP_GRU ? 3 : 1;
+    if (!infer_need_inputs(c, n, 3, n->op == OP_LSTM ? 8 : 6) || !need_float(c, n, 0) || !need_float(c, n, 1) ||
+        !need_float(c, n, 2) || !infer_need_rank(c, n, 0, 3, 3) || !infer_need_rank(c, n, 1, 3, 3) ||
+        !infer_need_rank(c, n, 2, 3, 3))
+        return false;
+    const char *dir = ir_attr_string(n, "direction", "forward");
+    int64_t dirs = !strcmp(dir, "bidirectional") ? 2 : 1, layout = ir_attr_int(n, "layout", 0);
+    if (dirs == 1 && strcmp(dir, "forward") && strcmp(dir, "reverse"))
+        return infer_fail(c, n, NULL, "direction '%s' is none of forward, reverse, bidirectional", dir);
+    if (layout != 0 && layout != 1) return infer_fail(c, n, NULL, "layout %lld is neither 0 nor 1", (long long)layout);
+    const MNType *x = infer_type(n, 0), *r = infer_type(n, 2);
+    int64_t S = x->dims[layout], N = x->dims[1 - layout], I = x->dims[2], H = r->dims[2];
+    if (ir_attr(n, "hidden_size") && ir_attr_int(n, "hidden_size", 0) != H)
+        return infer_fail(c, n, n->in[2], "hidden_size %lld differs from R's last dimension %lld",
+                          (long long)ir_attr_int(n, "hidden_size", 0), (long long)H);
+    int64_t want[8][3] = {{0}, {dirs, G * H, I}, {dirs, G * H, H}, {dirs, 2 * G * H},
+                          {N}, {dirs, N, H},     {dirs, N, H},     {dirs, 3 * H}};
+    int rank[8] = {3, 3, 3, 2, 1, 3, 3, 2};
+    for (int k = 1; k < n->nin && k < 8; k++) {
+        const MNType *t = infer_type(n, k);
+        if (!t) continue;
+        bool bad = t->rank != rank[k];
+        for (int d = 0; !bad && d < rank[k]; d++) bad = t->dims[d] != want[k][d];
+        if (bad) return infer_fail(c, n, n->in[k], "expects shape [%s]", ir_dims_str(c->g->arena, rank[k], want[k]));
+        if (k == 4 ? t->elem != ONNX_INT32 : t->elem != x->elem)
+            return infer_fail(c, n, n->in[k], "has type %s", onnx_type_name(t->elem));
+    }
+    int64_t y[4] = {S, dirs, N, H}, yb[4] = {N, S, dirs, H}, h[3] = {dirs, N, H}, hb[3] = {N, dirs, H};
+    if (!infer_set_out(c, n, 0, x->elem, 4, layout ? yb : y)) return false;
+    for (int k = 1; k < n->nout && k < (n->op == OP_LSTM ? 3 : 2); k++)
+        if (!infer_set_out(c, n, k, x->elem, 3, layout ? hb : h)) return false;
+    return true;
+}
+
 bool infer_same_as_input0(MNInfer *c, MNNode *n) {
     int nin = n->op == OP_InstanceNormalization ? 3 : 1;
     if (!infer_need_inputs(c, n, nin, nin)) return false;
@@ -871,8 +911,9 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
         for (int k = 0; k < n->nin; k++)
             if (n->in[k] && !ir_type_static(&n->in[k]->type))
                 die("'%s' reached node '%s' without a static shape", n->in[k]->name, n->name);
-        /* every op mncc takes has a first output (none has it optional, as LSTM does) */
-        if (n->nout == 0 || !n->out[0])
+        /* every op mncc takes has a first output, but the recurrent ones (lowered next) */
+        bool rnn = n->op == OP_RNN || n->op == OP_GRU || n->op == OP_LSTM;
+        if (n->nout == 0 || (!n->out[0] && !rnn))
             return infer_fail(&ic, n, NULL, "has no output 0, which %s always has", n->op_type);
         if (!infer_check_attrs(&ic, n) || !infer_ops[n->op].infer(&ic, n)) return false;
         /* every output an op defines is set by its infer function, so one left untyped

@@ -751,6 +751,57 @@ case("attention-batch4-seq-first",
             nh.from_array(np.array([64, 16, 32], np.int64), "s3"), nh.from_array(np.array([256, 128], np.int64), "s2")],
      machine="mncore2", rtol=1e-4, atol=1e-5, need=("views_kept_in_place",))
 
+# Recurrent models unrolled (planners/rnn_lower.c): two stacked LSTM layers with constant weights (their
+# gates' rows folded into each gate's own product), the second reading the first's steps where they were
+# computed (planners/stack_take.c); a bidirectional GRU with linear_before_reset, a cell clip and an initial
+# state. Against numpy in float64 (the ONNX equations)
+sg = lambda v: 1 / (1 + np.exp(-v))
+def lstm_ref(x, w, r, bb, h=None, cst=None):
+    H = r.shape[-1]
+    h = np.zeros((x.shape[1], H)) if h is None else h
+    cst = np.zeros((x.shape[1], H)) if cst is None else cst
+    ys = []
+    for t in range(x.shape[0]):
+        g = x[t] @ w[0].T + h @ r[0].T + bb[0, :4 * H] + bb[0, 4 * H:]
+        i, o, f, c = sg(g[:, :H]), sg(g[:, H:2 * H]), sg(g[:, 2 * H:3 * H]), np.tanh(g[:, 3 * H:])
+        cst = f * cst + i * c
+        h = o * np.tanh(cst)
+        ys.append(h)
+    return np.stack(ys)[:, None], h[None]
+xl = f32(8, 2, 16)
+wl1, rl1, bl1 = f32(1, 128, 16) * 0.3, f32(1, 128, 32) * 0.3, f32(1, 256) * 0.1
+wl2, rl2, bl2 = f32(1, 128, 32) * 0.3, f32(1, 128, 32) * 0.3, f32(1, 256) * 0.1
+y1, _ = lstm_ref(xl.astype(np.float64), wl1, rl1, bl1)
+y2, h2 = lstm_ref(y1[:, 0], wl2, rl2, bl2)
+case("lstm-two-layers", [h.make_node("LSTM", ["x", "w1", "r1", "b1"], ["y1"], hidden_size=32),
+                         h.make_node("Reshape", ["y1", "s3"], ["x2"]),
+                         h.make_node("LSTM", ["x2", "w2", "r2", "b2"], ["y", "yh"], hidden_size=32)],
+     [("x", [8, 2, 16])], [("y", [8, 1, 2, 32]), ("yh", [1, 2, 32])], dict(x=xl),
+     dict(y=y2.astype(np.float32), yh=h2.astype(np.float32)),
+     inits=[nh.from_array(v, k) for k, v in dict(w1=wl1, r1=rl1, b1=bl1, w2=wl2, r2=rl2, b2=bl2).items()] +
+     [nh.from_array(np.array([8, 2, 32], np.int64), "s3")], machine="mncore2", rtol=1e-4, atol=1e-5,
+     need=("recurrent_nodes_unrolled", "stack_takes"))
+def gru_ref(x, w, r, bb, h, clip, rev):
+    H = r.shape[-1]
+    ys = [None] * x.shape[0]
+    for t in (range(x.shape[0] - 1, -1, -1) if rev else range(x.shape[0])):
+        gx, gh = x[t] @ w.T + bb[:3 * H], h @ r.T + bb[3 * H:]
+        z = sg(np.clip(gx[:, :H] + gh[:, :H], -clip, clip))
+        rr = sg(np.clip(gx[:, H:2 * H] + gh[:, H:2 * H], -clip, clip))
+        hh = np.tanh(np.clip(gx[:, 2 * H:] + rr * gh[:, 2 * H:], -clip, clip))
+        h = (1 - z) * hh + z * h
+        ys[t] = h
+    return np.stack(ys), h
+xg, wg, rg, bg, hg = f32(6, 3, 8), f32(2, 48, 8) * 0.5, f32(2, 48, 16) * 0.5, f32(2, 96) * 0.2, f32(2, 3, 16)
+yf, hf = gru_ref(xg.astype(np.float64), wg[0], rg[0], bg[0], hg[0], 0.8, False)
+yr, hr = gru_ref(xg.astype(np.float64), wg[1], rg[1], bg[1], hg[1], 0.8, True)
+case("gru-bidirectional-clip", [h.make_node("GRU", ["x", "w", "r", "b", "", "h0"], ["y", "yh"], hidden_size=16,
+                                            direction="bidirectional", linear_before_reset=1, clip=0.8)],
+     [("x", [6, 3, 8]), ("h0", [2, 3, 16])], [("y", [6, 2, 3, 16]), ("yh", [2, 3, 16])], dict(x=xg, h0=hg),
+     dict(y=np.stack([yf, yr], 1).astype(np.float32), yh=np.stack([hf, hr]).astype(np.float32)),
+     inits=[nh.from_array(wg, "w"), nh.from_array(rg, "r"), nh.from_array(bg, "b")], machine="mncore2", rtol=1e-4,
+     atol=1e-5)
+
 # Mod of 64- and 32-bit integers by long division (the ALU has no integer divide), exact over the whole range:
 # C's fmod (x's sign) and Python's (y's sign), signed and unsigned
 for bits, ty, npt in ((64, T.INT64, np.int64), (32, T.INT32, np.int32), (64, T.UINT64, np.uint64)):
