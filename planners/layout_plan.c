@@ -716,14 +716,15 @@ void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l) {
     v->num_lw = layout_num_lw(l, c->machine.address_alignment_lw);
 }
 
-/* A switch that moves elements between L2Bs and changes their MAB, PE or word at once has
+/* A switch that moves elements between L2Bs (or takes each L2B's own part of a value alike on all of
+ * them) and changes their MAB, PE or word at once has
  * no single move (rows cross L2Bs keeping those, gathers change those within an L2B): its
  * first step, via, keeps every element's MAB, PE, word and L1B and takes lo's L2B (a row
  * exchange through the PDM), the second is then within each L2B. False when no such via is
  * (a dimension on lo's L2Bs spread over other levels than addresses in li). */
 static bool l2b_first(const MNLayout *li, const MNLayout *lo, MNLayout *via) {
     const unsigned L2B = 1u << LV_L2B;
-    if ((li->bcast & L2B) || layout_extent(li, LV_L2B) < 2 || li->rank != lo->rank) return false;
+    if (li->rank != lo->rank || (lo->bcast & L2B)) return false;
     MNLayout o = *li;
     bool moved = false;
     for (int d = 0; d < li->rank; d++) {
@@ -1029,15 +1030,21 @@ bool plan_layout(MNCompile *c) {
                 continue;
             }
             if (layout_same_placement(&L[v->id], &want)) continue;
-            if (transposed_b(n, k, v)) { /* the Transpose moves its data straight into B's layout */
+            MNLayout via, kept;
+            const MNLayout *from = &L[v->id];
+            bool tb = transposed_b(n, k, v), two;
+            if (tb && has[v->producer->in[0]->id] &&
+                layout_permute(&L[v->producer->in[0]->id], ir_attr(v->producer, "perm")->ints, v->type.rank, &kept))
+                from = &kept; /* (what the Transpose moves: its input's elements) */
+            two = l2b_first(from, &want, &via) &&
+                  layout_valid(&via, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err) &&
+                  !layout_same_placement(&via, &want) && !layout_same_placement(&via, from);
+            if (tb && !two) { /* the Transpose moves its data straight into B's layout */
                 L[v->id] = want;
                 continue;
             }
-            MNLayout via;
-            const MNLayout *from = &L[v->id];
-            if (l2b_first(from, &want, &via) &&
-                layout_valid(&via, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err) &&
-                !layout_same_placement(&via, &want)) { /* first across the L2Bs, then within them */
+            if (tb) L[v->id] = *from; /* its elements kept where they are, switched in two steps */
+            if (two) { /* first across the L2Bs, then within them */
                 v = add_switch(c, v, &via, switches++, &order[w++]);
                 cost +=
                     plan_switch_cycles(&c->machine, from, &via, layout_num_lw(&via, c->machine.address_alignment_lw));

@@ -30,8 +30,12 @@ ENC = {"transformer_encoder_d512_h8_s64_l6": (512, 8, 64, 6)}
 # 0, whatever the encoder computes): it is drawn at random here like the rest
 VIT = {"vit_i64_p16_l2_h4_d128": dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=128,
                                       mlp_dim=256)}
+# recurrent models (torch.nn.LSTM / GRU, 2 layers, hidden 256, over 50 steps of 64 features, sequence first, a
+# linear head on the last step): name -> the torch module's class name
+RNN = {"lstm_l2_h256_s50": "LSTM", "gru_l2_h256_s50": "GRU"}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
-    [(n, 1, 17) for n in SEG] + [(n, b, 17) for n in ENC for b in (1, 4)] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT]
+    [(n, 1, 17) for n in SEG] + [(n, b, 17) for n in ENC for b in (1, 4)] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT] + \
+    [(n, 1, 17) for n in RNN]
 
 
 def name_of(net, batch, opset):
@@ -49,6 +53,19 @@ def build(tv, net):
                 if mod is not m and hasattr(mod, reset):
                     getattr(mod, reset)()
         return m.eval()
+    if net in RNN:
+        import torch
+
+        class Recurrent(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = getattr(torch.nn, RNN[net])(64, 256, num_layers=2)
+                self.head = torch.nn.Linear(256, 10)
+
+            def forward(self, x):
+                return self.head(self.rnn(x)[0][-1])
+
+        return Recurrent().eval()
     if net in VIT:
         import torch
         m = tv.models.vision_transformer.VisionTransformer(**VIT[net])
@@ -85,7 +102,8 @@ def main():
             m = build(tv, net)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
             side = VIT[net]["image_size"] if net in VIT else SIZE.get(net, 224)
-            x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else torch.randn(batch, 3, side, side)
+            x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else \
+                torch.randn(50, batch, 64) if net in RNN else torch.randn(batch, 3, side, side)
             # (under no_grad an encoder layer, and ViT's attention, take a fused kernel, which has no ONNX form)
             with contextlib.nullcontext() if net in ENC or net in VIT else torch.no_grad():
                 torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=["input"],
