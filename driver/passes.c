@@ -94,6 +94,7 @@ static const MNPass pipeline[] = {
     {"pool_lowering", plan_pool_lowering, 1},
     {"fc_lowering", plan_fc_lowering, 1},
     {"conv_lowering", plan_conv_lowering, 1},
+    {"panel_lowering", plan_panel_lowering, 1},
     {"mask_lowering", plan_mask_lowering, 1},
     {"resize_split", plan_resize_split, 1},
     {"io_views", plan_io_views, 1},

@@ -752,6 +752,91 @@ bool emit_transpose_copy(const MNCompile *c, const MNNode *n) {
            layout_identical(&lp, &lo) && lp.bcast == lo.bcast && x->num_lw == o->num_lw;
 }
 
+static void opnd(const Em *e, char *s, size_t n, const MNValue *v, int64_t a, const int64_t *map);
+
+/* A Concat whose inputs line up with its output (every element on its PE and slot, each
+ * output long word from one input: products' panels side by side along N on their rows) is
+ * a copy of long words, input by input, under write masks where inputs share a step.
+ * maps[k][a]: input k's long word for output long word a, -1 where another's. */
+static bool concat_maps(const MNNode *n, int64_t n4, int64_t **maps) {
+    const MNValue *o = n->out[0];
+    MNLayout lo, li;
+    int r = o->type.rank;
+    int64_t ax = ir_attr_int(n, "axis", 0), at = 0, idx[LAYOUT_MAX_RANK];
+    if (ax < 0) ax += r;
+    if (!layout_get(o, &lo) || layout_timed(o) || ax < 0 || ax >= r || r > LAYOUT_MAX_RANK) return false;
+    int64_t *who = xmalloc(sizeof(int64_t) * (size_t)n4);
+    for (int64_t a = 0; a < n4; a++) who[a] = -1;
+    bool ok = true;
+    for (int k = 0; k < n->nin && ok; k++) {
+        const MNValue *x = n->in[k];
+        maps[k] = xmalloc(sizeof(int64_t) * (size_t)n4);
+        for (int64_t a = 0; a < n4; a++) maps[k][a] = -1;
+        ok = emit_in_lm(x) && x->dtype == o->dtype && layout_get(x, &li) && !layout_timed(x) && x->type.rank == r;
+        MNPlaceWalk wi;
+        if (ok) place_walk_start(&wi, &li);
+        for (int64_t e = 0, ne = ok ? ir_shape_numel(&x->type) : 0; e < ne && ok; e++, place_walk_next(&wi)) {
+            MNPlace po;
+            for (int d = 0; d < r; d++) idx[d] = wi.idx[d] + (d == ax ? at : 0);
+            layout_place(&lo, idx, &po);
+            for (int lv = LV_PE; lv <= LV_W && ok; lv++)
+                ok = ((li.bcast & (1u << lv)) || wi.p.c[lv] == po.c[lv]) &&
+                     (!(lo.bcast & (1u << lv)) || (li.bcast & (1u << lv)));
+            int64_t a = po.c[LV_ADDR];
+            ok = ok && a < n4 && (who[a] < 0 || who[a] == k) && (maps[k][a] < 0 || maps[k][a] == wi.p.c[LV_ADDR]);
+            if (ok) who[a] = k, maps[k][a] = wi.p.c[LV_ADDR];
+        }
+        at += x->type.dims[ax];
+    }
+    free(who);
+    return ok;
+}
+
+bool emit_concat_copy(const MNCompile *c, const MNNode *n) {
+    AppLayoutImage im;
+    MNLayout l;
+    if (n->op != OP_Concat || !emit_in_lm(n->out[0]) || !emit_image_of(c, n->out[0], &im, &l)) return false;
+    int64_t **maps = xcalloc((size_t)n->nin, sizeof(int64_t *));
+    bool ok = concat_maps(n, im.n4, maps);
+    for (int k = 0; k < n->nin; k++) free(maps[k]);
+    free(maps);
+    return ok;
+}
+
+void emit_concat(Em *e, const MNNode *n) {
+    AppLayoutImage im;
+    MNLayout l;
+    const MNValue *o = n->out[0];
+    emit_image_of(e->c, o, &im, &l);
+    int64_t **maps = xcalloc((size_t)n->nin, sizeof(int64_t *));
+    if (!concat_maps(n, im.n4, maps)) die("Concat '%s' does not line up", n->name);
+    bool wrote = false; /* the output's bank written in the step before: read again 2 steps on */
+    for (int64_t a = 0; a < im.n4 && a < o->num_lw; a += 4)
+        for (int k = 0; k < n->nin; k++) {
+            const MNValue *x = n->in[k];
+            int64_t map[4], first = -1;
+            char m[6] = "/0000", X[96], O[96];
+            for (int i = 0; i < 4; i++)
+                if (a + i < o->num_lw && maps[k][a + i] >= 0) {
+                    m[1 + i] = '1';
+                    if (first < 0) first = maps[k][a + i];
+                }
+            if (first < 0) continue;
+            for (int i = 0; i < 4; i++) map[i] = m[1 + i] == '1' ? maps[k][a + i] : first;
+            opnd(e, X, sizeof X, x, 0, map);
+            opnd(e, O, sizeof O, o, a, NULL);
+            const char *mask = strcmp(m, "/1111") ? m : "";
+            if (bank_of(x) == bank_of(o)) { /* one bank read and written in one step: through GRF0 */
+                buf_printf(e->b, "%slpassa %s $lr24v\nnop\nlpassa $lr24v %s%s\n", wrote ? "nop/2\n" : "", X, O, mask);
+            } else
+                buf_printf(e->b, "lpassa %s %s%s\n", X, O, mask);
+            wrote = true;
+        }
+    for (int k = 0; k < n->nin; k++) free(maps[k]);
+    free(maps);
+    buf_printf(e->b, "nop/2\n");
+}
+
 /* A node that only renames positions (a reshape, or a layout switch) is a copy when
  * every element keeps its PE and slot, only its address changing; else a gather. */
 const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w) {

@@ -63,8 +63,8 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if ((n->in[0]->loc != MN_LOC_LM0 && n->in[0]->loc != MN_LOC_LM1) ||
         (n->out[0]->loc != MN_LOC_LM0 && n->out[0]->loc != MN_LOC_LM1))
         return "not in LM";
-    if ((n->op == OP_Slice && emit_slice_copy(c, n)) ||
-        emit_transpose_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
+    if ((n->op == OP_Slice && emit_slice_copy(c, n)) || emit_transpose_copy(c, n) ||
+        emit_concat_copy(c, n)) { /* every element keeps its PE and slot: copied long word by long word */
         w->scopy[w->pos] = true;
         return NULL;
     }
@@ -225,6 +225,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_rowmove(e, n, wk->scr[wk->pos]);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
+        else if (wk->scopy[wk->pos] && n->op == OP_Concat)
+            emit_concat(e, n);
         else if (wk->scopy[wk->pos])
             emit_elementwise(e, n);
         else if (window_op(n) || wk->win[wk->pos])

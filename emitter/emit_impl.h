@@ -209,6 +209,8 @@ void emit_cast(Em *e, const MNNode *n);
 bool emit_is_copy(const MNCompile *c, const MNNode *n);
 bool emit_slice_copy(const MNCompile *c, const MNNode *n);
 bool emit_transpose_copy(const MNCompile *c, const MNNode *n);
+bool emit_concat_copy(const MNCompile *c, const MNNode *n); /* inputs lined up: long words copied */
+void emit_concat(Em *e, const MNNode *n);
 const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_elementwise(Em *e, const MNNode *n);
 void emit_bank_move(Em *e, const MNNode *n);

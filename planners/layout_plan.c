@@ -634,7 +634,18 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
             batched_b(outl, t, dt, matrix_kdim(n, k, t->rank), want) && layout_valid(want, m, 4, err, sizeof err))
             /* (its A and output are small: a bank for B, the other for them) */
             return layout_num_lw(want, m->address_alignment_lw) <= m->lm0_lw / 8 * 7;
-        return plan_layout_kpacked(t, dt, matrix_kdim(n, k, t->rank), want) && kpacked_fits(want, m);
+        int kd = matrix_kdim(n, k, t->rank);
+        if (!plan_layout_kpacked(t, dt, kd, want) || !kpacked_fits(want, m)) return false;
+        const MNValue *b = n->in[k];
+        if (k == 1 && t->rank == 2 && b && !b->konst && !(b->is_input && !b->producer) && want->nsub[1 - kd] == 1 &&
+            want->sub[1 - kd][0].level == LV_ADDR && want->sub[kd][0].level == LV_ADDR &&
+            t->dims[1 - kd] <= INT32_MAX) {
+            /* a B made on the machine: its columns inside a K block, the K blocks N apart, as a
+             * batched B's (the rows' transposing move writes it so, emitter/rowmove.c) */
+            want->sub[1 - kd][0].stride = 1;
+            want->sub[kd][0].stride = (int32_t)t->dims[1 - kd];
+        }
+        return true;
     }
     return false;
 }

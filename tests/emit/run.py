@@ -802,6 +802,19 @@ case("gru-bidirectional-clip", [h.make_node("GRU", ["x", "w", "r", "b", "", "h0"
      inits=[nh.from_array(wg, "w"), nh.from_array(rg, "r"), nh.from_array(bg, "b")], machine="mncore2", rtol=1e-4,
      atol=1e-5)
 
+# A product whose B is made on the machine and too large to copy to every MAB (planners/panel_lower.c): panels of
+# N, K in chunks past 512, the panels' outputs side by side on A's rows (emitter/elementwise.c's Concat copy)
+for K, N, tb in ((256, 256, 0), (1024, 128, 0)):
+    ap, bp, cp = f32(64, K), f32(*((N, K) if tb else (K, N))), f32(N)
+    rb = np.maximum(bp, 0).astype(np.float64)
+    ref = ap.astype(np.float64) @ (rb.T if tb else rb) + (cp if tb else 0)
+    nodes = [h.make_node("Relu", ["b"], ["rb"])]
+    nodes += [h.make_node("Gemm", ["a", "rb", "c"], ["y"], transB=1)] if tb else [h.make_node("MatMul", ["a", "rb"], ["y"])]
+    case("matmul-runtime-b-panels-%d-%d%s" % (K, N, "-gemm" if tb else ""), nodes,
+         [("a", [64, K]), ("b", list(bp.shape))], [("y", [64, N])], dict(a=ap, b=bp), dict(y=ref.astype(np.float32)),
+         inits=[nh.from_array(cp, "c")] if tb else [], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
+         need=("products_in_panels",))
+
 # Mod of 64- and 32-bit integers by long division (the ALU has no integer divide), exact over the whole range:
 # C's fmod (x's sign) and Python's (y's sign), signed and unsigned
 for bits, ty, npt in ((64, T.INT64, np.int64), (32, T.INT32, np.int32), (64, T.UINT64, np.uint64)):
