@@ -66,6 +66,14 @@ bool fold_ready(const MNNode *n);
 bool infer_trilu_k(const MNNode *n, int64_t *k);
 /* does Trilu keep element (row, col) of each matrix */
 bool infer_trilu_keeps(bool upper, int64_t k, int64_t row, int64_t col);
+/* An Einsum equation without ellipses or repeated subscripts in one operand: each input's
+ * subscripts and the output's (the implicit output: those that appear once, in alphabetic
+ * order). NULL, or why it is not such an equation. */
+typedef struct {
+    int nin, rank[2], rout;
+    char in[2][MN_MAX_RANK], out[MN_MAX_RANK];
+} MNEinsum;
+const char *infer_einsum_parse(const char *eq, int nin, MNEinsum *e);
 /* Static shapes over a whole graph whose inputs are bound; false + *d on bad input. */
 bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded);
 /* The verifier's check after a pass rewrote n: inference on n's inputs and attributes

@@ -456,3 +456,70 @@ bool infer_space_to_depth(MNInfer *c, MNNode *n) {
     if (!infer_dim_mul(x->dims[1], b * b, &dims[1])) return infer_fail(c, n, NULL, "output size overflows 64 bits");
     return infer_set_out(c, n, 0, x->elem, 4, dims);
 }
+
+const char *infer_einsum_parse(const char *eq, int nin, MNEinsum *e) {
+    memset(e, 0, sizeof *e);
+    if (nin < 1 || nin > 2) return "Einsum of other than one or two operands";
+    int k = 0, count[128] = {0};
+    bool arrow = false;
+    for (const char *p = eq; *p; p++) {
+        char ch = *p;
+        if (ch == ' ') continue;
+        if (ch == '.') return "an ellipsis";
+        if (ch == ',') {
+            if (arrow || ++k >= nin) return "more operands in the equation than inputs";
+            continue;
+        }
+        if (ch == '-' && p[1] == '>') {
+            if (arrow) return "two arrows";
+            arrow = true, p++;
+            continue;
+        }
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) return "a subscript that is not a letter";
+        if (arrow) {
+            for (int i = 0; i < e->rout; i++)
+                if (e->out[i] == ch) return "an output subscript twice";
+            if (e->rout == MN_MAX_RANK) return "an output of too high a rank";
+            e->out[e->rout++] = ch;
+        } else {
+            for (int i = 0; i < e->rank[k]; i++)
+                if (e->in[k][i] == ch) return "a subscript twice in one operand (a diagonal)";
+            if (e->rank[k] == MN_MAX_RANK) return "an operand of too high a rank";
+            e->in[k][e->rank[k]++] = ch;
+            count[(int)ch]++;
+        }
+    }
+    if (k != nin - 1) return "fewer operands in the equation than inputs";
+    e->nin = nin;
+    if (!arrow) /* the subscripts that appear once, in alphabetic order */
+        for (int ch = 'A'; ch <= 'z'; ch++)
+            if (count[ch] == 1) e->out[e->rout++] = (char)ch;
+    for (int i = 0; i < e->rout; i++)
+        if (!count[(int)e->out[i]]) return "an output subscript no operand has";
+    return NULL;
+}
+
+bool infer_einsum(MNInfer *c, MNNode *n) {
+    if (!infer_need_inputs(c, n, 1, 2)) return false;
+    MNEinsum e;
+    const char *why = infer_einsum_parse(ir_attr_string(n, "equation", ""), n->nin, &e);
+    if (why) return infer_unsupported(c, n, NULL, "equation '%s': %s", ir_attr_string(n, "equation", ""), why);
+    int64_t size[128];
+    for (int i = 0; i < 128; i++) size[i] = -1;
+    for (int k = 0; k < e.nin; k++) {
+        const MNType *t = infer_type(n, k);
+        if (t->rank != e.rank[k])
+            return infer_fail(c, n, n->in[k], "rank %d, the equation gives it %d subscripts", t->rank, e.rank[k]);
+        if (k && t->elem != infer_type(n, 0)->elem) return infer_fail(c, n, n->in[k], "another type than input 0's");
+        for (int d = 0; d < t->rank; d++) {
+            int ch = e.in[k][d];
+            if (size[ch] >= 0 && size[ch] != t->dims[d])
+                return infer_fail(c, n, n->in[k], "subscript '%c' of size %lld and %lld", ch, (long long)size[ch],
+                                  (long long)t->dims[d]);
+            size[ch] = t->dims[d];
+        }
+    }
+    int64_t dims[MN_MAX_RANK];
+    for (int i = 0; i < e.rout; i++) dims[i] = size[(int)e.out[i]];
+    return infer_set_out(c, n, 0, infer_type(n, 0)->elem, e.rout, dims);
+}

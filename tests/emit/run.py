@@ -815,6 +815,19 @@ for K, N, tb in ((256, 256, 0), (1024, 128, 0)):
          inits=[nh.from_array(cp, "c")] if tb else [], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
          need=("products_in_panels",))
 
+# Einsum as transposes, views and one MatMul (planners/einsum_lower.c): attention's forms, a batched product, an
+# inner and an outer product, a sum over a subscript one operand alone has, a transpose, a row sum
+for eq, shapes in (("bhqd,bhkd->bhqk", [(2, 4, 16, 8), (2, 4, 16, 8)]), ("bij,bjk->bik", [(3, 8, 16), (3, 16, 24)]),
+                   ("i,i", [(32,), (32,)]), ("i,j->ij", [(16,), (24,)]), ("bnd,dk->bkn", [(2, 8, 16), (16, 32)]),
+                   ("ij,jk->k", [(8, 16), (16, 8)]), ("ij->ji", [(8, 24)]), ("ij->i", [(16, 32)])):
+    ops = [f32(*sh) for sh in shapes]
+    names = ["x%d" % i for i in range(len(ops))]
+    ref = np.einsum(eq, *[o.astype(np.float64) for o in ops])
+    case("einsum-" + eq.replace(",", "_").replace("->", "-to-"), [h.make_node("Einsum", names, ["y"], equation=eq)],
+         list(zip(names, [list(sh) for sh in shapes])), [("y", list(ref.shape))], dict(zip(names, ops)),
+         dict(y=np.asarray(ref, np.float32)), machine="mncore2", rtol=1e-4, atol=1e-4, opset=13,
+         need=("einsums_lowered",))
+
 # Mod of 64- and 32-bit integers by long division (the ALU has no integer divide), exact over the whole range:
 # C's fmod (x's sign) and Python's (y's sign), signed and unsigned
 for bits, ty, npt in ((64, T.INT64, np.int64), (32, T.INT32, np.int32), (64, T.UINT64, np.uint64)):
