@@ -770,9 +770,9 @@ def bad_models():
         node("NonMaxSuppression", ["boxes_r", "scores"], ["sel0"], name="nms0"),
         node("NonMaxSuppression", ["boxes", "scores", "max_out"], ["sel1"], name="nms1"),
         node("TopK", ["vec", "k"], ["top_v", "top_i"], name="topk0"),
-        node("Einsum", ["m", "m"], ["e0"], equation="ij,jk->ik", name="einsum0"),
-        node("Einsum", ["e0", "m"], ["e1"], equation="ij,jk->ik", name="einsum1"),
-        node("Einsum", ["e1"], ["e2"], equation="ii->i", name="einsum2"),
+        node("Det", ["m"], ["e0"], name="det0"),
+        node("Det", ["m"], ["e1"], name="det1"),
+        node("Det", ["m"], ["e2"], name="det2"),
         node("Add", ["e2", "top_v"], ["y"]),
     ]
     g = simple_graph(
