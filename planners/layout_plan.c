@@ -45,7 +45,14 @@
  * (canonical otherwise), so that every L1B reads only its own elements: an input too big
  * for one L2B is then no reason for data to cross L2Bs, which the machine can only do
  * through DRAM. A 2-D pool that can run as a stencil (stencil_plan.c) instead takes its
- * bands of rows for its output and demands them of its input. */
+ * bands of rows for its output and demands them of its input.
+ *
+ * Moves over L2Bs. The tree's instructions do the same on every L2B; only transfers through
+ * the PDM differ between L2Bs, and they move whole rows. So a Transpose or view of a value
+ * spread over the L2Bs keeps every element where it is (its input's digits permuted or
+ * regrouped, layout_reshape), attention's heads stay on the L2Bs their batch is on, and a
+ * switch that would move elements between L2Bs and change their MAB, PE or word at once is
+ * made of two: the rows across the L2Bs first (l2b_first), then the move within each. */
 #include "plan.h"
 #include "layout.h"
 #include "ops.h"
