@@ -178,6 +178,8 @@ typedef enum {
     OP(Upsample, 9, 9, resize, none, WIN, TY_F)                                     \
     OP(Expand, 8, 21, expand, expand, GATHER, TY_WIDE)                              \
     OP(Einsum, 12, 21, einsum, none, 0, "float (lowered)")                          \
+    OP(NegativeLogLikelihoodLoss, 12, 21, loss, none, PREC, "float (lowered)")      \
+    OP(SoftmaxCrossEntropyLoss, 12, 21, loss, none, PREC, "float (lowered)")        \
     OP(Tile, 6, 21, tile, tile, GATHER, TY_WIDE)                                    \
     OP(DepthToSpace, 1, 21, depth_to_space, none, GATHER, TY_WIDE)                  \
     OP(SpaceToDepth, 1, 21, space_to_depth, none, GATHER, TY_WIDE)                  \

@@ -24,7 +24,7 @@
     X(ends, INTS) X(split, INTS) X(scales, FLOATS) X(consumed_inputs, INTS)                   \
     X(hidden_size, INT) X(clip, FLOAT) X(input_forget, INT) X(linear_before_reset, INT)      \
     X(layout, INT) X(activations, STRINGS) X(activation_alpha, FLOATS)                        \
-    X(activation_beta, FLOATS) X(equation, STRING)
+    X(activation_beta, FLOATS) X(equation, STRING) X(reduction, STRING) X(ignore_index, INT)
 /* clang-format on */
 
 static const struct {

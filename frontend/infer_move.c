@@ -523,3 +523,25 @@ bool infer_einsum(MNInfer *c, MNNode *n) {
     for (int i = 0; i < e.rout; i++) dims[i] = size[(int)e.out[i]];
     return infer_set_out(c, n, 0, infer_type(n, 0)->elem, e.rout, dims);
 }
+
+/* NegativeLogLikelihoodLoss (input, target, weight) and SoftmaxCrossEntropyLoss (scores,
+ * labels, weights; a second output, the log-probabilities): input (N, C, d...), target
+ * (N, d...) of integers below C, weight (C); the loss (N, d...) with reduction none, else a
+ * scalar */
+bool infer_loss(MNInfer *c, MNNode *n) {
+    if (!infer_need_inputs(c, n, 2, 3) || !infer_need_rank(c, n, 0, 2, MN_MAX_RANK)) return false;
+    const MNType *x = infer_type(n, 0), *t = infer_type(n, 1), *w = infer_type(n, 2);
+    if (!onnx_type_is_float(x->elem)) return infer_fail(c, n, n->in[0], "expects a floating-point tensor");
+    if (t->elem != ONNX_INT32 && t->elem != ONNX_INT64)
+        return infer_fail(c, n, n->in[1], "targets that are not integers");
+    bool bad = t->rank != x->rank - 1 || t->dims[0] != x->dims[0];
+    for (int d = 1; !bad && d < t->rank; d++) bad = t->dims[d] != x->dims[d + 1];
+    if (bad) return infer_fail(c, n, n->in[1], "a shape other than the input's without its class axis");
+    if (w && (w->rank != 1 || w->dims[0] != x->dims[1] || w->elem != x->elem))
+        return infer_fail(c, n, n->in[2], "expects one weight a class");
+    const char *red = ir_attr_string(n, "reduction", "mean");
+    if (strcmp(red, "none") && strcmp(red, "sum") && strcmp(red, "mean"))
+        return infer_fail(c, n, NULL, "reduction '%s' is none of none, sum, mean", red);
+    if (!infer_set_out(c, n, 0, x->elem, strcmp(red, "none") ? 0 : t->rank, t->dims)) return false;
+    return n->op != OP_SoftmaxCrossEntropyLoss || infer_set_out(c, n, 1, x->elem, x->rank, x->dims);
+}

@@ -13,6 +13,7 @@ bool plan_bn_lowering(MNCompile *c); /* bn_lower.c */
 bool plan_lrn_lowering(MNCompile *c); /* lrn_lower.c */
 bool plan_rnn_lowering(MNCompile *c); /* rnn_lower.c */
 bool plan_einsum_lowering(MNCompile *c); /* einsum_lower.c */
+bool plan_loss_lowering(MNCompile *c); /* loss_lower.c */
 bool plan_panel_lowering(MNCompile *c); /* panel_lower.c */
 bool plan_stack_takes(MNCompile *c); /* stack_take.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */
