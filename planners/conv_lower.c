@@ -58,6 +58,14 @@ MNValue *plan_ints_konst(MNGraph *g, const char *name, int64_t n, const int64_t 
     return x;
 }
 
+MNValue *plan_scalar_konst(MNGraph *g, const char *name, int32_t elem, double v) {
+    MNValue *s = plan_value_new(g, name, elem, 0, NULL);
+    s->konst = ir_tensor_new(g->arena, elem, 0, NULL);
+    ir_tensor_set_f(s->konst, 0, v);
+    s->is_initializer = true;
+    return s;
+}
+
 MNNode *plan_node_new(MNGraph *g, const char *op, const char *name, int nin, MNValue *out) {
     MNNode *r = ir_node_new(g, op, nin, 1);
     r->name = name;

@@ -69,13 +69,8 @@ static bool one_hot(MNCompile *c, MNNode *n, MNValue *lp, int *k) {
     MNNode *eq = make(g, n, "Equal", 2, like(g, n, ONNX_BOOL, r, lp->type.dims, k), k);
     eq->in[0] = v->out[0];
     eq->in[1] = cls;
-    MNValue *zero = plan_value_new(g, arena_printf(g->arena, "%s_zero", n->name), lp->type.elem, 0, NULL);
-    zero->konst = ir_tensor_new(g->arena, lp->type.elem, 0, NULL);
-    zero->is_initializer = true;
-    MNValue *one = plan_value_new(g, arena_printf(g->arena, "%s_one", n->name), lp->type.elem, 0, NULL);
-    one->konst = ir_tensor_new(g->arena, lp->type.elem, 0, NULL);
-    ir_tensor_set_f(one->konst, 0, 1);
-    one->is_initializer = true;
+    MNValue *zero = plan_scalar_konst(g, arena_printf(g->arena, "%s_zero", n->name), lp->type.elem, 0);
+    MNValue *one = plan_scalar_konst(g, arena_printf(g->arena, "%s_one", n->name), lp->type.elem, 1);
     /* over the classes: x where the target's class, 0 elsewhere */
     MNValue *sel[2];
     for (int q = 0; q < 2; q++) {

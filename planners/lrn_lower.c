@@ -31,11 +31,7 @@ static MNValue *step(MNGraph *g, const MNNode *n, const char *op, MNValue *a, MN
 }
 
 static MNValue *scalar(MNGraph *g, const MNNode *n, const char *what, double v) {
-    MNValue *s = plan_value_new(g, arena_printf(g->arena, "%s_%s", n->name, what), ONNX_FLOAT32, 0, NULL);
-    s->konst = ir_tensor_new(g->arena, ONNX_FLOAT32, 0, NULL);
-    ir_tensor_set_f(s->konst, 0, v);
-    s->is_initializer = true;
-    return s;
+    return plan_scalar_konst(g, arena_printf(g->arena, "%s_%s", n->name, what), ONNX_FLOAT32, v);
 }
 
 static bool lower(MNCompile *c, MNNode *n) {

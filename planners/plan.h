@@ -41,6 +41,8 @@ bool plan_attr_ints(const MNNode *n, const char *name, int64_t *v, int cnt, int6
 MNValue *plan_value_new(MNGraph *g, const char *name, int32_t elem, int rank, const int64_t *dims);
 /* a constant int64 list of n values (a lowering's indices, starts, axes) */
 MNValue *plan_ints_konst(MNGraph *g, const char *name, int64_t n, const int64_t *v);
+/* a scalar constant of element type elem (a float type) and value v */
+MNValue *plan_scalar_konst(MNGraph *g, const char *name, int32_t elem, double v);
 /* a new node of nin inputs (to be set) whose one output is out */
 MNNode *plan_node_new(MNGraph *g, const char *op, const char *name, int nin, MNValue *out);
 int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower)(MNCompile *c, MNNode *n));

@@ -46,13 +46,7 @@ static MNNode *make(Rb *b, const char *op, int nin, MNValue *const *in, int rank
     return s;
 }
 
-static MNValue *fconst(Rb *b, double v) {
-    MNValue *s = plan_value_new(b->g, name(b, "c"), ONNX_FLOAT32, 0, NULL);
-    s->konst = ir_tensor_new(b->g->arena, ONNX_FLOAT32, 0, NULL);
-    ir_tensor_set_f(s->konst, 0, v);
-    s->is_initializer = true;
-    return s;
-}
+static MNValue *fconst(Rb *b, double v) { return plan_scalar_konst(b->g, name(b, "c"), ONNX_FLOAT32, v); }
 
 /* x's entries idx (a scalar index: that axis dropped; else n of them from `from`) along axis */
 static MNValue *as(Rb *b, MNValue *x, int rank, const int64_t *dims, MNValue *y);
