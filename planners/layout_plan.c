@@ -447,12 +447,16 @@ static bool batched_b(const MNLayout *out, const MNType *t, MNDtype dt, int kdim
     if (l->nsub[kdim] < 1 || l->nsub[ndim] != 1 || l->sub[kdim][0].level != LV_ADDR ||
         l->sub[ndim][0].level != LV_ADDR || t->dims[ndim] > INT32_MAX)
         return false;
-    l->sub[ndim][0].stride = 1; /* columns inside a K block, K blocks N apart */
-    l->sub[kdim][0].stride = (int32_t)t->dims[ndim];
-    int64_t T = 1;
+    /* columns inside a K block, K blocks N apart, N rounded up to 16 past 16 columns: the
+     * rows' broadcast lands a row's 16 MAB blocks at 16 consecutive addresses, and a row
+     * that ends a block must not overhang the next one */
+    int64_t N = t->dims[ndim], NB = N > 16 ? (N + 15) / 16 * 16 : N;
+    l->sub[ndim][0].stride = 1;
+    l->sub[kdim][0].stride = (int32_t)NB;
+    int64_t T = NB;
     for (int d = rb - 2; d < rb; d++)
         for (int k = 0; k < l->nsub[d]; k++)
-            if (l->sub[d][k].level == LV_ADDR) T *= l->sub[d][k].size;
+            if (l->sub[d][k].level == LV_ADDR && d != ndim) T *= l->sub[d][k].size;
     const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
     unsigned used = 0;
     int64_t stride = T;
