@@ -847,7 +847,9 @@ const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (emit_is_copy(c, n)) return NULL;
     const char *why;
     if (emit_rowmove_take(c, n, w, &why)) return why; /* whole rows between L1Bs */
-    return emit_gather_why(c, n, w);
+    why = emit_gather_why(c, n, w);
+    if (why && emit_blockmove_take(c, n, w)) return NULL; /* whole blocks of a MAB, where a gather cannot */
+    return why;
 }
 
 /* why elementwise node n cannot be emitted on the vector path (NULL: it can) */

@@ -85,7 +85,9 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
     }
     const char *why;
     if (emit_rowmove_take(c, n, w, &why)) return why; /* whole rows between L1Bs */
-    return emit_moves_why(c, n, w);
+    why = emit_moves_why(c, n, w);
+    if (why && emit_blockmove_take(c, n, w)) return NULL; /* whole blocks of a MAB, where a gather cannot */
+    return why;
 }
 
 static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
@@ -146,6 +148,7 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->sten[w->pos] = false;
     w->rows[w->pos] = false;
     w->rmove[w->pos] = false;
+    w->bmove[w->pos] = false;
     w->tile[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
@@ -223,6 +226,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_rows(e, n);
         else if (wk->rmove[wk->pos])
             emit_rowmove(e, n, wk->scr[wk->pos]);
+        else if (wk->bmove[wk->pos])
+            emit_blockmove(e, n);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos] && n->op == OP_Concat)
@@ -290,7 +295,7 @@ static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
-    int missing = 0, on_rows = 0, row_moves = 0;
+    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0;
     int seen[OP_COUNT] = {0}, first[OP_COUNT];
     const char *first_why[OP_COUNT];
     Walk wk;
@@ -302,6 +307,7 @@ static bool emit_all(MNCompile *c) {
         emit_walk_after(g, &wk, g->nodes[i]);
         on_rows += !w && wk.rows[i];
         row_moves += !w && wk.rmove[i];
+        block_moves += !w && wk.bmove[i];
         if (!w) continue;
         missing++;
         int op = g->nodes[i]->op;
@@ -330,6 +336,7 @@ static bool emit_all(MNCompile *c) {
     mn_figure(c, "nodes_without_emitter", missing);
     mn_figure(c, "row_reductions_on_mabs", on_rows);
     mn_figure(c, "rows_moved_between_l1bs", row_moves);
+    mn_figure(c, "blocks_moved_between_mabs", block_moves);
     if (missing) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);

@@ -37,6 +37,7 @@ typedef struct {
     bool *sten; /* a pool as a stencil (stencil.c) */
     bool *rows; /* Softmax or a normalisation along rows on one MAB each (rows.c) */
     bool *rmove; /* data movement of whole rows between L1Bs (rowmove.c) */
+    bool *bmove; /* data movement of whole blocks of one MAB's addresses (blockmove.c) */
     bool *tile; /* a convolution on tiles (tile.c) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
     bool dry; /* no placing: each scratch's need is only noted (measure.c) */
@@ -82,6 +83,9 @@ typedef struct {
 /* Every element of n's output 0 with its element of input 0 (source_index's), in
  * row-major order, to visit; false when one has none or visit says false */
 bool emit_move_sources(const MNNode *n, bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en), void *ctx);
+/* the same with the element of whichever input holds it (false where one is a constant) */
+bool emit_move_all_sources(const MNNode *n, bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en),
+                           void *ctx);
 /* entry row of output element idx; false: none (the entry reads scratch word 0) */
 typedef bool (*EmEntryFn)(const void *ctx, const int64_t *idx, int row, EmEntry *en);
 /* an output that reads a scratch, through fn with ctx */
@@ -134,6 +138,23 @@ bool emit_rows_node(const MNCompile *c, const MNNode *n);
  * or why it cannot be emitted here. Its code */
 bool emit_rowmove_take(const MNCompile *c, const MNNode *n, Walk *w, const char **why);
 void emit_rowmove(Em *e, const MNNode *n, int64_t scr);
+/* exchange.c: L2BM rows from a slot of one L2B to a slot of another through the PDM. Each
+ * row added (receiving L2B, holding L2B, its slot there, the receiving slot) joins the run
+ * before it where it continues it; emit_exchange moves every run (up, then down), waits
+ * and empties the list. MV tags: the next one (waiting first where it is in flight), and
+ * a wait for every one in flight. */
+typedef struct {
+    int64_t (*run)[5]; /* receiving L2B, holding L2B, first slot, first receiving slot, rows */
+    int64_t n, cap;
+} EmExchange;
+void emit_exchange_add(EmExchange *x, int64_t l_to, int64_t l_from, int64_t from, int64_t to);
+void emit_exchange(Em *e, EmExchange *x, bool *used);
+int emit_mv_tag(Em *e, bool *used);
+void emit_mv_wait_all(Em *e, bool *used);
+/* blockmove.c: does movement node n move whole blocks of 16 addresses of one MAB (each
+ * element on its PE, word and place in its block)? If so the walk takes it. Its code */
+bool emit_blockmove_take(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_blockmove(Em *e, const MNNode *n);
 const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_rows(Em *e, const MNNode *n);
 /* tile.c: is Conv n laid out on tiles (planners/tile_plan.c)? Why it cannot be emitted

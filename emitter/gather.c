@@ -993,6 +993,17 @@ bool emit_move_sources(const MNNode *n, bool (*visit)(void *ctx, const int64_t *
     return each_source(n, 0, first_visit, &f);
 }
 
+static bool any_visit(void *ctx, const int64_t *oidx, const EmEntry *en) {
+    const FirstCtx *f = ctx;
+    return en->src >= 0 && f->visit(f->ctx, oidx, en);
+}
+
+bool emit_move_all_sources(const MNNode *n, bool (*visit)(void *ctx, const int64_t *oidx, const EmEntry *en),
+                           void *ctx) {
+    FirstCtx f = {visit, ctx};
+    return each_source(n, 0, any_visit, &f);
+}
+
 /* a node that only moves data, emitted as a gather */
 bool emit_moves_data(const MNNode *n) { return mn_op_has(n->op, MN_GATHER); }
 

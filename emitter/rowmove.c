@@ -365,24 +365,9 @@ static void broadcast_rows(Em *e, const RowMap *rm, const MNValue *x, const MNVa
  *             slot (its L1B, its address), through the source group's PDM (mvp: L2BM to
  *             PDM, PDM to L2BM), runs of consecutive slots as one transfer;
  *   down      every L2B's staging rows into its L1BMs (alike on every L2B), distributed. */
-static int next_tag(Em *e, bool *used) {
-    int t = e->tag = e->tag % 63 + 1;
-    if (used[t]) { /* a tag still in flight: wait for it before reusing it */
-        buf_printf(e->b, "nop; wait i%02x\n", t);
-        used[t] = false;
-    }
-    used[t] = true;
-    return t;
-}
-
-static void wait_all(Em *e, bool *used) {
-    for (int t = 1; t < 64; t++)
-        if (used[t]) buf_printf(e->b, "nop; wait i%02x\n", t), used[t] = false;
-}
-
 static void exchange(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y) {
     const MNMachine *m = &e->c->machine;
-    int64_t J = rm->J, NL = rm->NL, L = m->l2b_per_group, JI = J * rm->ain;
+    int64_t J = rm->J, NL = rm->NL, JI = J * rm->ain;
     int64_t lb_rows = m->l1bm_lw / ROW, lc_rows = m->l2bm_lw / ROW;
     bool everywhere = rm->lo.bcast & (1u << LV_L1B);
     int64_t Jo = everywhere ? 1 : J, CH = lb_rows / 2 / 4 * 4; /* (input addresses combined at once) */
@@ -446,45 +431,15 @@ static void exchange(Em *e, const RowMap *rm, const MNValue *x, const MNValue *y
                                    (long long)(ROW * slot[j * rm->ain + a]));
             buf_printf(e->b, "nop/3\n");
         }
-        /* exchange: runs (an output L2B, a source L2B, consecutive slots to consecutive staging) */
-        int64_t nrun = 0, cap = 64, (*run)[5] = xmalloc(sizeof *run * (size_t)cap); /* lo li from to len */
+        /* exchange: each output row's input row to its receiving slot */
+        EmExchange xr = {0};
         for (int64_t l = 0; l < NL; l++)
             for (int64_t j = 0; j < Jo; j++)
                 for (int64_t a = y0; a < y1; a++) {
                     int64_t s = rm->xsrc[(l * J + j) * rm->aout + a];
-                    if (s < 0) continue;
-                    int64_t li = s / JI, from = slot[s % JI], to = V + j * nb + (a - y0);
-                    int64_t *r = nrun ? run[nrun - 1] : NULL;
-                    if (r && r[0] == l && r[1] == li && r[2] + r[4] == from && r[3] + r[4] == to) {
-                        r[4]++;
-                        continue;
-                    }
-                    if (nrun == cap) run = xrealloc(run, sizeof *run * (size_t)(cap *= 2));
-                    int64_t nr[5] = {l, li, from, to, 1};
-                    memcpy(run[nrun++], nr, sizeof nr);
+                    if (s >= 0) emit_exchange_add(&xr, l, s / JI, slot[s % JI], V + j * nb + (a - y0));
                 }
-        int64_t *poff = xcalloc((size_t)nrun + 1, sizeof(int64_t)), top[64] = {0};
-        for (int64_t k = 0; k < nrun; k++) { /* each run's place in its source group's PDM */
-            int64_t g = run[k][1] / L;
-            if (g >= 64) die("row exchange: more than 64 groups");
-            poff[k] = top[g], top[g] += ROW * run[k][4];
-            if (top[g] > m->pdm_lw) die("row exchange: a batch past the PDM");
-        }
-        for (int pass = 0; pass < 2; pass++) {
-            for (int64_t k = 0; k < nrun; k++) {
-                const int64_t *r = run[k];
-                long long n64 = ROW * r[4], gi = r[1] / L, go = r[0] / L;
-                int t = next_tag(e, used);
-                if (!pass)
-                    buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@%lld.%lld $p%lld@%lld\n", n64, t, (long long)(ROW * r[2]),
-                               gi, (long long)(r[1] % L), (long long)poff[k], gi);
-                else
-                    buf_printf(e->b, "mvp/n%lldi%02x $p%lld@%lld $lc%lld@%lld.%lld\n", n64, t, (long long)poff[k], gi,
-                               (long long)(ROW * r[3]), go, (long long)(r[0] % L));
-            }
-            wait_all(e, used);
-        }
-        free(run), free(poff);
+        emit_exchange(e, &xr, used);
         /* down and distribute: the staging rows of the batch, alike on every L2B */
         for (int64_t j = 0; j < Jo; j++)
             for (int64_t a = y0; a < y1; a++) {

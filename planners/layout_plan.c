@@ -813,6 +813,10 @@ bool plan_layout(MNCompile *c) {
      * stencil's in its bands */
     int aligned = 0, stencils = 0, kept_views = 0;
     bool *banded = xcalloc((size_t)nv + 1, sizeof(bool)); /* laid out on tiles */
+    MNNode **user = xcalloc((size_t)nv + 1, sizeof(MNNode *)); /* a node reading the value */
+    for (int i = 0; i < g->nnodes; i++)
+        for (int k = 0; k < g->nodes[i]->nin; k++)
+            if (g->nodes[i]->in[k]) user[g->nodes[i]->in[k]->id] = g->nodes[i];
     bool *rows = xcalloc((size_t)nv + 1, sizeof(bool)); /* rows on every MAB (rows_layout) */
     for (int i = 0; i < g->nnodes; i++) {
         MNNode *n = g->nodes[i];
@@ -893,6 +897,30 @@ bool plan_layout(MNCompile *c) {
                 if (banded[x0->id] || tiles) {
                     L[o0->id] = pl;
                     banded[o0->id] = tiles;
+                    continue;
+                }
+            }
+        }
+        /* a view off the tiles whose only reader is a Transpose (ViT's patch embedding: the
+         * image's pixels become a sequence of tokens) is laid out as that Transpose's
+         * canonical output permuted back: the Transpose then keeps every element where it is,
+         * and the view moves each pixel's packed channels whole to its token's MAB
+         * (emitter/blockmove.c) instead of two moves that each turn the channels around */
+        MNNode *t = o0 ? user[o0->id] : NULL;
+        if (mn_op_has(n->op, MN_VIEW) && t && t->op == OP_Transpose && x0 && has[x0->id] && banded[x0->id] &&
+            has[o0->id] && o0->nuses == 1 && !o0->is_output && t->out[0] && has[t->out[0]->id] &&
+            x0->dtype == o0->dtype) {
+            const MNAttr *pa = ir_attr(t, "perm");
+            int r = o0->type.rank;
+            int64_t inv[LAYOUT_MAX_RANK];
+            MNLayout tc, back;
+            char err[200];
+            if (pa && pa->type == MN_ATTR_INTS && pa->n == r) {
+                for (int d = 0; d < r; d++) inv[pa->ints[d]] = d;
+                if (plan_layout_canonical(&t->out[0]->type, o0->dtype, &c->machine, &tc) &&
+                    layout_permute(&tc, inv, r, &back) &&
+                    layout_valid(&back, &c->machine, mn_dtype_bytes(o0->dtype), err, sizeof err)) {
+                    L[o0->id] = back;
                     continue;
                 }
             }
@@ -1091,6 +1119,7 @@ bool plan_layout(MNCompile *c) {
                     free(L);
                     free(has);
                     free(banded);
+                    free(user);
                     free(rows);
                     return diag_error(&c->diag, DIAG_UNSUPPORTED,
                                       "%s: value '%s': rank %d is more than the layouts take (%d)", g->file, v->name,
@@ -1110,6 +1139,7 @@ bool plan_layout(MNCompile *c) {
     free(L);
     free(has);
     free(banded);
+    free(user);
     free(rows);
     ir_recount_uses(g);
     mn_figure(c, "values_laid_out", laid);
