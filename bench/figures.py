@@ -64,15 +64,57 @@ def flops(m):
     return total
 
 
+def gathered_rows(m):
+    """tables read only by Gathers along axis 0 with indices known at run time (embeddings):
+    name -> the rows those Gathers can read at most (one an index)"""
+    inits = {t.name for t in m.graph.initializer}
+    shapes = {vi.name: shape_of(vi) for vi in m.graph.input}
+    rows, other = {}, set()
+    for n in m.graph.node:
+        for k, x in enumerate(n.input):
+            axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
+            if n.op_type == "Gather" and k == 0 and axis == 0 and n.input[1] not in inits and n.input[1] in shapes:
+                rows[x] = rows.get(x, 0) + int(np.prod(shapes[n.input[1]]))
+            elif x in inits:
+                other.add(x)
+    return {t: r for t, r in rows.items() if t not in other}
+
+
 def compulsory(m):
     inits = {t.name for t in m.graph.initializer}
+    rows = gathered_rows(m)
     b = 0
     for t in m.graph.initializer:
-        b += int(np.prod(t.dims)) * BYTES.get(t.data_type, 4)
+        whole = int(np.prod(t.dims))
+        if t.name in rows and t.dims:  # an embedding's table: the rows its indices can reach
+            whole = min(whole, rows[t.name] * whole // t.dims[0])
+        b += whole * BYTES.get(t.data_type, 4)
     for vi in list(m.graph.input) + list(m.graph.output):
         if vi.name not in inits:
             b += int(np.prod(shape_of(vi))) * BYTES.get(vi.type.tensor_type.elem_type, 4)
     return b
+
+
+def example_input(m, vi, rng):
+    """a seeded random input for graph input vi: floats from a standard normal; integers
+    below the row count of the table a Gather indexes by them (else 0 or 1)"""
+    dims = shape_of(vi)
+    et = vi.type.tensor_type.elem_type
+    if et not in (onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+        return rng.standard_normal(dims).astype(np.float32)
+    tables = {t.name: list(t.dims) for t in m.graph.initializer}
+    high = 2
+    for n in m.graph.node:
+        if n.op_type == "Gather" and len(n.input) > 1 and n.input[1] == vi.name and n.input[0] in tables:
+            axis = next((a.i for a in n.attribute if a.name == "axis"), 0)
+            high = tables[n.input[0]][axis]
+    return rng.integers(0, high, dims).astype(np.int64 if et == onnx.TensorProto.INT64 else np.int32)
+
+
+def feed_of(name, x):
+    """tests/real/ref.js's form of an input"""
+    kind = {np.dtype(np.int64): "int64", np.dtype(np.int32): "int32"}.get(x.dtype, "float32")
+    return dict(name=name, dims=list(x.shape), type=kind, data=x.ravel().tolist())
 
 
 # models with dynamic dims: the shapes they are compiled for (as `make demo` does)
@@ -95,7 +137,7 @@ def load_with_inputs(path, name, ind):
     for vi in m.graph.input:
         if vi.name in inits:
             continue
-        x = rng.standard_normal(shape_of(vi)).astype(np.float32)
+        x = example_input(m, vi, rng)
         open(os.path.join(ind, "input_%d.pb" % k), "wb").write(nh.from_array(x, vi.name).SerializeToString())
         k += 1
     return m

@@ -168,14 +168,12 @@ static void stage(Em *e, const BlockMap *bm, int64_t s, int64_t r) {
                    (long long)(ROWLW * r + 4 * q));
 }
 
-/* a mask of the PEs of MAB mab into $omr1; where the output ends inside a quad of addresses,
- * one of them in that quad's cycles before its end into $omr2 (GRF1 long words 8-15) */
-static void mab_mask(Em *e, const MNValue *y, int64_t mab) {
-    const char *tail = emit_tail_mask(y->num_lw, y->num_lw / 4 * 4);
+void emit_mab_masks(Em *e, int64_t mab, int64_t len) {
+    const char *tail = emit_tail_mask(len, len / 4 * 4);
     buf_printf(e->b, "imm i\"%lld\" $ls16v\n", (long long)mab);
-    if (y->num_lw % 4) buf_printf(e->b, "imm i\"-1\" $ls24v\nimm i\"%lld\" $ls24v%s\n", (long long)mab, tail);
+    if (len % 4) buf_printf(e->b, "imm i\"-1\" $ls24v\nimm i\"%lld\" $ls24v%s\n", (long long)mab, tail);
     buf_printf(e->b, "nop\nixor $mabid $ls16v $nowrite $omr1\n");
-    if (y->num_lw % 4) buf_printf(e->b, "ixor $mabid $ls24v $nowrite $omr2\n");
+    if (len % 4) buf_printf(e->b, "ixor $mabid $ls24v $nowrite $omr2\n");
     buf_printf(e->b, "nop\n");
 }
 
@@ -270,7 +268,7 @@ void emit_blockmove(Em *e, const MNNode *n) {
             for (int64_t i = 0; i < NL * Jo && !any; i++) any = bm.src[(i / Jo * J + i % Jo) * Y + yb] >= 0;
             if (!any) continue;
             int64_t mab = bm.mab_all ? -1 : yb / bm.Ao;
-            if (mab >= 0 && mab != lastmab) mab_mask(e, y, mab), lastmab = mab;
+            if (mab >= 0 && mab != lastmab) emit_mab_masks(e, mab, y->num_lw), lastmab = mab;
             distribute(e, &bm, y, yb, yb - y0);
         }
         buf_printf(e->b, "nop/2\n");

@@ -101,6 +101,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         w->tile[w->pos] = true;
         return emit_tile_why(c, n, w);
     }
+    if (emit_embed_node(n)) { /* rows of a table in DRAM through the DAR */
+        w->embed[w->pos] = true;
+        return emit_embed_why(c, n, w);
+    }
     if (mn_op_has(n->op, MN_GATHER)) return moves_why(c, n, w);
     switch (n->op) {
     case OP_MNCoreForget: return NULL;
@@ -149,6 +153,7 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->rows[w->pos] = false;
     w->rmove[w->pos] = false;
     w->bmove[w->pos] = false;
+    w->embed[w->pos] = false;
     w->tile[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
@@ -228,6 +233,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_rowmove(e, n, wk->scr[wk->pos]);
         else if (wk->bmove[wk->pos])
             emit_blockmove(e, n);
+        else if (wk->embed[wk->pos])
+            emit_embed(e, n, wk->scr[wk->pos]);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos] && n->op == OP_Concat)
@@ -295,7 +302,7 @@ static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
-    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0;
+    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0, embeds = 0;
     int seen[OP_COUNT] = {0}, first[OP_COUNT];
     const char *first_why[OP_COUNT];
     Walk wk;
@@ -308,6 +315,7 @@ static bool emit_all(MNCompile *c) {
         on_rows += !w && wk.rows[i];
         row_moves += !w && wk.rmove[i];
         block_moves += !w && wk.bmove[i];
+        embeds += !w && wk.embed[i];
         if (!w) continue;
         missing++;
         int op = g->nodes[i]->op;
@@ -337,6 +345,7 @@ static bool emit_all(MNCompile *c) {
     mn_figure(c, "row_reductions_on_mabs", on_rows);
     mn_figure(c, "rows_moved_between_l1bs", row_moves);
     mn_figure(c, "blocks_moved_between_mabs", block_moves);
+    mn_figure(c, "embeddings_through_the_dar", embeds);
     if (missing) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);

@@ -38,6 +38,7 @@ typedef struct {
     bool *rows; /* Softmax or a normalisation along rows on one MAB each (rows.c) */
     bool *rmove; /* data movement of whole rows between L1Bs (rowmove.c) */
     bool *bmove; /* data movement of whole blocks of one MAB's addresses (blockmove.c) */
+    bool *embed; /* an embedding: rows of a table in DRAM through the DAR (embed.c) */
     bool *tile; /* a convolution on tiles (tile.c) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
     bool dry; /* no placing: each scratch's need is only noted (measure.c) */
@@ -155,6 +156,14 @@ void emit_mv_wait_all(Em *e, bool *used);
  * element on its PE, word and place in its block)? If so the walk takes it. Its code */
 bool emit_blockmove_take(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_blockmove(Em *e, const MNNode *n);
+/* write masks of the PEs of MAB mab: $omr1, and where a run of len addresses ends inside a
+ * quad, $omr2 for that last quad (its cycles before the end); GRF1 long words 8-15 */
+void emit_mab_masks(Em *e, int64_t mab, int64_t len);
+/* embed.c: is n an embedding (a Gather of a table in DRAM, planners/embed_plan.c)? Why it
+ * cannot be emitted here (its entries' scratch placed in the walk), and its code */
+bool emit_embed_node(const MNNode *n);
+const char *emit_embed_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_embed(Em *e, const MNNode *n, int64_t scr);
 const char *emit_rows_why(const MNCompile *c, const MNNode *n, Walk *w);
 void emit_rows(Em *e, const MNNode *n);
 /* tile.c: is Conv n laid out on tiles (planners/tile_plan.c)? Why it cannot be emitted

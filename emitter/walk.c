@@ -24,6 +24,7 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->rows = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->rmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->bmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->embed = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->tile = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->dry = false;
     w->dry_need = 0;
@@ -48,6 +49,7 @@ void emit_walk_free(Walk *w) {
     free(w->rows);
     free(w->rmove);
     free(w->bmove);
+    free(w->embed);
     free(w->tile);
     free(w->ord[0]);
     free(w->ord[1]);

@@ -556,7 +556,9 @@ static int matrix_kdim(const MNNode *n, int k, int rank) {
     return k == 0 ? rank - 2 : (trans ? rank - 1 : rank - 2);
 }
 
-bool plan_streamed(const MNNode *n, int k) { return k == 1 && ir_attr_int(n, "b_streamed", 0); }
+bool plan_streamed(const MNNode *n, int k) {
+    return (k == 1 && ir_attr_int(n, "b_streamed", 0)) || (k == 0 && ir_attr_int(n, "table_streamed", 0));
+}
 
 /* A streamed B's layout: K packed as plan_layout_kpacked packs it, replicated, and the
  * other dimension (the columns) in groups of 16 whose K blocks lie together: column c's
@@ -665,6 +667,8 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want) {
     const MNValue *v = n->in[k];
     MNTile tl;
+    if (v && n->op == OP_Gather && plan_streamed(n, 0)) /* an embedding's table and indices (embed_plan.c) */
+        return k == 0 ? plan_embed_table_layout(&v->type, want) : plan_embed_index_layout(&v->type, outl, m, want);
     if (v && n->op != OP_Conv && plan_streamed(n, k))
         return layout_kpanels(&v->type, v->dtype, matrix_kdim(n, k, 2), want);
     if (v && n->op == OP_Conv && plan_streamed(n, k) &&
@@ -797,6 +801,13 @@ bool plan_layout(MNCompile *c) {
             streamed++;
         }
     mn_figure(c, "products_streaming_b", streamed);
+    int embeds = 0;
+    for (int i = 0; i < g->nnodes; i++)
+        if (!plan_streamed(g->nodes[i], 0) && plan_embed_streams(g->nodes[i], &c->machine)) {
+            ir_attr_set_int(g, g->nodes[i], "table_streamed", 1);
+            embeds++;
+        }
+    mn_figure(c, "embeddings_from_dram", embeds);
     int tiled = 0, resized = 0;
     int nv = g->nvalues;
     MNLayout *L = xcalloc((size_t)nv + 1, sizeof(MNLayout));

@@ -69,10 +69,17 @@ bool plan_layout_kpacked(const MNType *t, MNDtype dt, int kdim, MNLayout *l);
  * else on W or the PEs and nothing cut over time: each row on one MAB (emitter/rows.c
  * folds such rows)? */
 bool plan_layout_rows(const MNLayout *l, int64_t D);
-/* Is input k of n read from DRAM by n itself, panel by panel (a product's B too large to
- * replicate in LM: the layout planner marks the node b_streamed)? No Download brings it
- * in, and it takes no LM of the schedule's: Code Emit streams it through a scratch. */
+/* Is input k of n read from DRAM by n itself: a product's B too large to replicate in LM,
+ * panel by panel (the layout planner marks the node b_streamed), or an embedding's table,
+ * row by row (table_streamed)? No Download brings it in, and it takes no LM of the
+ * schedule's: Code Emit streams it through a scratch or the L2BM. */
 bool plan_streamed(const MNNode *n, int k);
+/* embed_plan.c: does Gather n read its rows from a table in DRAM through the DAR? The
+ * table's layout (of type t: rows packed, alike everywhere), and the indices' (of type it)
+ * for an output laid out as outl (false: the output's tokens are not on the tree) */
+bool plan_embed_streams(const MNNode *n, const MNMachine *m);
+bool plan_embed_table_layout(const MNType *t, MNLayout *l);
+bool plan_embed_index_layout(const MNType *it, const MNLayout *outl, const MNMachine *m, MNLayout *want);
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);
 /* The verifier's check: every enforceable demand holds (message in err otherwise). */
 bool plan_layout_demands_hold(const MNGraph *g, const MNMachine *m, char *err, size_t errlen);

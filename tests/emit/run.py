@@ -710,6 +710,18 @@ case("vit-stem-blockmove", [h.make_node("Conv", ["x", "w", "cb"], ["c"], kernel_
             nh.from_array(whv, "wh"), nh.from_array(bhv, "bh")],
      machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True, need=("blocks_moved_between_mabs",))
 
+# Embeddings (planners/embed_plan.c, emitter/embed.c): a Gather of rows of a table too large for LM by indices
+# given at run time (negative ones counted from the end) reads each row from DRAM through the DAR; tokens on one
+# L2B's L1Bs and MABs, then more tokens than an L2B holds (over the L2Bs and as addresses)
+for nm_, ishape in (("embedding-dar", [1, 40]), ("embedding-dar-spread", [3, 200])):
+    tab = f32(3000, 64)
+    ids = rng.integers(-3000, 3000, ishape).astype(np.int64)
+    posb = f32(*ishape, 64)
+    case(nm_, [h.make_node("Gather", ["tab", "ids"], ["g"], axis=0), h.make_node("Add", ["g", "pos"], ["y"])],
+         [("ids", ishape)], [("y", ishape + [64])], dict(ids=ids), dict(y=tab[ids % 3000] + posb),
+         inits=[nh.from_array(tab, "tab"), nh.from_array(posb, "pos")], types={"ids": T.INT64}, machine="mncore2",
+         rtol=1e-6, atol=1e-6, need=("embeddings_from_dram", "embeddings_through_the_dar"))
+
 # Casts between float widths (cast.c): float to half and back (ll reads, fvpassar, then hvpassa into pairs),
 # double to float (exact against numpy), and double to half through float in GRF0. The machine's half is
 # MN-Core's (9 mantissa bits, not IEEE's 10): a float16 value is within 2^-10 of IEEE's rounding, relatively

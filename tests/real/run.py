@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Real models against a reference runtime: every .onnx under the model directories is
-compiled by mncc, run by mnemu on seeded random inputs, and compared with onnxruntime's
+compiled by mncc, run by mnemu on seeded random inputs (integers: indices below the table's
+rows, bench/figures.py), and compared with onnxruntime's
 outputs for the same inputs (ref.js; rtol 1e-3, atol 1e-5, as the conformance run for
 float). A model mncc rejects, or whose program does not match, is a failure: these are the
 models we claim to compile.
@@ -15,6 +16,10 @@ import tempfile
 import numpy as np
 import onnx
 from onnx import numpy_helper as nh
+
+HERE0 = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(HERE0)), "bench"))
+import figures  # noqa: E402  (the example inputs)
 
 MNCC, MNEMU, NODE_DIR = sys.argv[1:4]
 dirs = sys.argv[4:] or [os.path.join(NODE_DIR, "node_modules", "openwakeword-js", "models")]
@@ -43,13 +48,15 @@ def one(path):
     feeds = []
     for k, i in enumerate(x for x in m.graph.input if x.name not in inits):
         tt = i.type.tensor_type
-        if tt.elem_type != onnx.TensorProto.FLOAT:
-            return report(name, False, "input '%s' is not float" % i.name)
-        dims = [dd.dim_value if dd.dim_value > 0 else 1 for dd in tt.shape.dim]
-        x = rng.standard_normal(dims).astype(np.float32)
+        if tt.elem_type not in (onnx.TensorProto.FLOAT, onnx.TensorProto.INT64, onnx.TensorProto.INT32):
+            return report(name, False, "input '%s' is neither float nor an integer" % i.name)
+        for dd in tt.shape.dim:
+            if dd.dim_value <= 0:
+                dd.dim_value = 1
+        x = figures.example_input(m, i, rng)
         with open(os.path.join(d, "in", "input_%d.pb" % k), "wb") as f:
             f.write(nh.from_array(x, i.name).SerializeToString())
-        feeds.append(dict(name=i.name, dims=dims, data=x.ravel().tolist()))
+        feeds.append(figures.feed_of(i.name, x))
     with open(os.path.join(d, "inputs.json"), "w") as f:
         json.dump(feeds, f)
     env = dict(os.environ, NODE_PATH=os.path.join(NODE_DIR, "node_modules"))

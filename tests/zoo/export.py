@@ -25,17 +25,23 @@ SEG = ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large", "fcn_resnet5
 # transformer encoders (torch.nn.TransformerEncoder, batch first, no dropout, feed-forward
 # 4 d): name -> (d_model, heads, sequence, layers); the input is (batch, sequence, d_model)
 ENC = {"transformer_encoder_d512_h8_s64_l6": (512, 8, 64, 6)}
-# vision transformers (torchvision's VisionTransformer): name -> its arguments; the input is
+# vision transformers (torchvision's VisionTransformer; vit_b_16's architecture): name -> its arguments; the input is
 # (batch, 3, image_size, image_size). torchvision starts the head at zero (every logit then
 # 0, whatever the encoder computes): it is drawn at random here like the rest
 VIT = {"vit_i64_p16_l2_h4_d128": dict(image_size=64, patch_size=16, num_layers=2, num_heads=4, hidden_dim=128,
-                                      mlp_dim=256)}
+                                      mlp_dim=256),
+       "vit_b_16": dict(image_size=224, patch_size=16, num_layers=12, num_heads=12, hidden_dim=768, mlp_dim=3072)}
+# language models with embeddings (token, learned position and, for BERT, token-type tables read by run-time
+# indices; GELU): a BERT-base-shaped encoder (post-norm) and a GPT-style decoder stack (pre-norm, a causal mask,
+# a final LayerNorm): name -> (layers, d_model, heads, sequence, vocabulary, positions, types); the inputs are
+# int64 token ids of (batch, sequence), and BERT's token types
+LM = {"bert_base_l12_s128": (12, 768, 12, 128, 30522, 512, 2), "gpt_l6_d512_s128": (6, 512, 8, 128, 50257, 1024, 0)}
 # recurrent models (torch.nn.LSTM / GRU, 2 layers, hidden 256, over 50 steps of 64 features, sequence first, a
 # linear head on the last step): name -> the torch module's class name
 RNN = {"lstm_l2_h256_s50": "LSTM", "gru_l2_h256_s50": "GRU"}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
     [(n, 1, 17) for n in SEG] + [(n, b, 17) for n in ENC for b in (1, 4)] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT] + \
-    [(n, 1, 17) for n in RNN]
+    [(n, 1, 17) for n in RNN] + [(n, 1, 17) for n in LM]
 
 
 def name_of(net, batch, opset):
@@ -53,6 +59,35 @@ def build(tv, net):
                 if mod is not m and hasattr(mod, reset):
                     getattr(mod, reset)()
         return m.eval()
+    if net in LM:
+        import torch
+        layers, d, heads, seq, vocab, npos, ntypes = LM[net]
+        gpt = ntypes == 0
+
+        class Language(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.tok = torch.nn.Embedding(vocab, d)
+                self.pos = torch.nn.Embedding(npos, d)
+                self.typ = torch.nn.Embedding(ntypes, d) if ntypes else None
+                self.ln = torch.nn.LayerNorm(d, eps=1e-5 if gpt else 1e-12)
+                layer = torch.nn.TransformerEncoderLayer(d, heads, dim_feedforward=4 * d, dropout=0.0, activation="gelu",
+                                                         batch_first=True, norm_first=gpt)
+                self.enc = torch.nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+                for mod in self.enc.modules():  # the layers are copies of one: each its own weights
+                    for reset in ("reset_parameters", "_reset_parameters"):
+                        if mod is not self.enc and hasattr(mod, reset):
+                            getattr(mod, reset)()
+                self.register_buffer("pids", torch.arange(seq).unsqueeze(0))
+                self.register_buffer("causal", torch.triu(torch.full((seq, seq), float("-inf")), 1))
+
+            def forward(self, ids, types=None):
+                x = self.tok(ids) + self.pos(self.pids)
+                if gpt:
+                    return self.ln(self.enc(x, mask=self.causal))
+                return self.enc(self.ln(x + self.typ(types)))
+
+        return Language().eval()
     if net in RNN:
         import torch
 
@@ -102,12 +137,18 @@ def main():
             m = build(tv, net)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
             side = VIT[net]["image_size"] if net in VIT else SIZE.get(net, 224)
-            x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else \
-                torch.randn(50, batch, 64) if net in RNN else torch.randn(batch, 3, side, side)
+            names = ["input"]
+            if net in LM:
+                _, _, _, seq, vocab, _, ntypes = LM[net]
+                x = (torch.randint(0, vocab, (batch, seq)),) + ((torch.randint(0, ntypes, (batch, seq)),) if ntypes else ())
+                names = ["input_ids", "token_type_ids"][:len(x)]
+            else:
+                x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else \
+                    torch.randn(50, batch, 64) if net in RNN else torch.randn(batch, 3, side, side)
             # (under no_grad an encoder layer, and ViT's attention, take a fused kernel, which has no ONNX form)
-            with contextlib.nullcontext() if net in ENC or net in VIT else torch.no_grad():
-                torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=["input"],
-                                  output_names=["logits"])
+            with contextlib.nullcontext() if net in ENC or net in VIT or net in LM else torch.no_grad():
+                torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=names,
+                                  output_names=["hidden" if net in LM else "logits"])
             os.replace(path + ".tmp", path)
     for z in ZOO:
         print(name_of(*z))

@@ -49,10 +49,10 @@ def one(name, path):
     rng = np.random.default_rng(1234)
     feeds = []
     for k, vi in enumerate(x for x in m.graph.input if x.name not in inits):
-        x = rng.standard_normal(figures.shape_of(vi)).astype(np.float32)
+        x = figures.example_input(m, vi, rng)
         with open(os.path.join(ind, "input_%d.pb" % k), "wb") as f:
             f.write(nh.from_array(x, vi.name).SerializeToString())
-        feeds.append(dict(name=vi.name, dims=list(x.shape), data=x.ravel().tolist()))
+        feeds.append(figures.feed_of(vi.name, x))
     with open(os.path.join(d, "inputs.json"), "w") as f:
         json.dump(feeds, f)
     # onnxruntime first: its outputs are the reference, and its session creation is timed
