@@ -75,6 +75,23 @@ MNNode *plan_node_new(MNGraph *g, const char *op, const char *name, int nin, MNV
     return r;
 }
 
+MNValue *plan_op(MNGraph *g, const MNNode *n, const char *op, MNValue *a, MNValue *b, MNValue *y, int32_t elem, int *k) {
+    if (!y) { /* the broadcast of a's and b's shapes */
+        int r = a->type.rank > (b ? b->type.rank : 0) ? a->type.rank : b->type.rank;
+        int64_t dims[MN_MAX_RANK];
+        for (int d = 0; d < r; d++) {
+            int da = d - (r - a->type.rank), db = b ? d - (r - b->type.rank) : -1;
+            int64_t x = da >= 0 ? a->type.dims[da] : 1, z = db >= 0 ? b->type.dims[db] : 1;
+            dims[d] = x == 1 ? z : x;
+        }
+        y = plan_value_new(g, arena_printf(g->arena, "%s_v%d", n->name, (*k)++), elem ? elem : a->type.elem, r, dims);
+    }
+    MNNode *m = plan_node_new(g, op, arena_printf(g->arena, "%s_%s%d", n->name, op, (*k)++), b ? 2 : 1, y);
+    m->in[0] = a;
+    if (b) m->in[1] = b;
+    return y;
+}
+
 /* Would a float value of these dims, laid out canonically, be read by a gather: on one
  * L2B (or alike on all; data does not cross L2Bs), the long words of every PE of the
  * L1Bs it spans in half of LM0 (the gather's scratch)? The lowering's Reshape and

@@ -14,6 +14,7 @@ bool plan_lrn_lowering(MNCompile *c); /* lrn_lower.c */
 bool plan_rnn_lowering(MNCompile *c); /* rnn_lower.c */
 bool plan_einsum_lowering(MNCompile *c); /* einsum_lower.c */
 bool plan_loss_lowering(MNCompile *c); /* loss_lower.c */
+bool plan_mod_lowering(MNCompile *c); /* mod_lower.c */
 bool plan_panel_lowering(MNCompile *c); /* panel_lower.c */
 bool plan_stack_takes(MNCompile *c); /* stack_take.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */
@@ -45,6 +46,10 @@ MNValue *plan_ints_konst(MNGraph *g, const char *name, int64_t n, const int64_t 
 MNValue *plan_scalar_konst(MNGraph *g, const char *name, int32_t elem, double v);
 /* a new node of nin inputs (to be set) whose one output is out */
 MNNode *plan_node_new(MNGraph *g, const char *op, const char *name, int nin, MNValue *out);
+/* A lowering's node: op of a (and b unless NULL) into y, or into a new value (named after n,
+ * the k-th of its lowering) of the broadcast of their shapes and element type elem (0: a's);
+ * returns the output */
+MNValue *plan_op(MNGraph *g, const MNNode *n, const char *op, MNValue *a, MNValue *b, MNValue *y, int32_t elem, int *k);
 int plan_replace_nodes(MNCompile *c, bool (*take)(const MNNode *n), bool (*lower)(MNCompile *c, MNNode *n));
 bool plan_location_initial(MNCompile *c);
 bool plan_layout(MNCompile *c);
