@@ -367,6 +367,17 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
         q->steps = "land X Y O";
         return true;
     }
+    if (n->op == OP_Where) { /* 64-bit lanes picked by the condition's mask m = 0 - c: (y & m) | (z & ~m) */
+        const MNValue *a = n->nin == 3 ? n->in[1] : NULL, *b = n->nin == 3 ? n->in[2] : NULL;
+        MNDtype d = a ? a->dtype : dt;
+        if (!a || !b || dt != MN_DT_LongBool || b->dtype != d || n->out[0]->dtype != d ||
+            b->loc_kind == MN_LOC_KIND_IMM || !(d == MN_DT_Long || d == MN_DT_ULong || d == MN_DT_LongBool))
+            return false;
+        q->nk = 1;
+        q->k[0] = 0;
+        q->steps = "lsub $ls16 X T1\nland Y T1 T2\nlnot T1 T1\nland Z T1 T3\nlor T2 T3 O";
+        return true;
+    }
     bool l64 = dt == MN_DT_Long || dt == MN_DT_ULong || dt == MN_DT_LongBool,
          uns = dt == MN_DT_ULong || dt == MN_DT_UInt;
     if (!l64 && dt != MN_DT_Int && dt != MN_DT_UInt) return false; /* float nodes (most): before touching q's 16 KB */
@@ -518,7 +529,7 @@ static bool int_seq_of(const MNNode *n, Seq *q) {
     return true;
 }
 
-static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const char *O) {
+static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const char *Z, const char *O) {
     const char *s = q->steps;
     while (*s) {
         const char *eol = strchr(s, '\n');
@@ -528,6 +539,8 @@ static void emit_seq(Em *e, const Seq *q, const char *X, const char *Y, const ch
                 buf_printf(e->b, "%s", X);
             else if (s[i] == 'Y' && Y && (i + 1 == len || s[i + 1] == ' '))
                 buf_printf(e->b, "%s", Y);
+            else if (s[i] == 'Z' && Z && (i + 1 == len || s[i + 1] == ' '))
+                buf_printf(e->b, "%s", Z);
             else if (s[i] == 'O' && i + 1 == len)
                 buf_printf(e->b, "%s", O);
             else if (s[i] == 'T' && i + 1 < len && s[i + 1] >= '1' && s[i + 1] <= '4') {
@@ -912,7 +925,7 @@ void emit_elementwise(Em *e, const MNNode *n) {
     emit_image_of(e->c, o, &im, &l);
     /* immediates into GRF1 once ("imm" may not touch LM0 in its step); GRF1, so that a
      * step reading one with a GRF0 temporary uses both read ports */
-    bool xi = x->loc_kind == MN_LOC_KIND_IMM, yi = nin == 2 && y->loc_kind == MN_LOC_KIND_IMM;
+    bool xi = x->loc_kind == MN_LOC_KIND_IMM, yi = nin >= 2 && y->loc_kind == MN_LOC_KIND_IMM;
     Seq sq;
     const char *sw;
     if (k == EW_SEQ) {
@@ -945,17 +958,24 @@ void emit_elementwise(Em *e, const MNNode *n) {
         xm = xmalloc(sizeof(int64_t) * (size_t)im.n4);
         element_map(e->c, x, o, im.n4, xm, rename, sliced ? shift : NULL);
     }
-    if (nin == 2 && !yi && !layout_equal(y, o)) {
+    if (nin >= 2 && !yi && !layout_equal(y, o)) {
         ym = xmalloc(sizeof(int64_t) * (size_t)im.n4);
         element_map(e->c, y, o, im.n4, ym, false, NULL);
     }
+    const MNValue *z = nin == 3 ? n->in[2] : NULL; /* (Where's third: never an immediate) */
+    int64_t *zm = NULL;
+    if (z && !layout_equal(z, o)) {
+        zm = xmalloc(sizeof(int64_t) * (size_t)im.n4);
+        element_map(e->c, z, o, im.n4, zm, false, NULL);
+    }
     for (int64_t a = 0; a < im.n4; a += 4) {
-        char X[96], Y[96], O[128];
+        char X[96], Y[96], Z[96], O[128];
+        if (z) opnd(e, Z, sizeof Z, z, a, zm);
         if (xi)
             snprintf(X, sizeof X, "$ls0");
         else
             opnd(e, X, sizeof X, x, a, xm);
-        if (nin == 2) {
+        if (nin >= 2) {
             if (yi)
                 snprintf(Y, sizeof Y, "$ls8");
             else
@@ -1020,8 +1040,8 @@ void emit_elementwise(Em *e, const MNNode *n) {
                            X, O);
                 break;
             case EW_COPY: buf_printf(e->b, "lpassa %s %s\n", X, O); break;
-            case EW_SEQ: emit_seq(e, &sq, X, NULL, O); break;
-            case EW_INT: emit_seq(e, &sq, X, nin == 2 ? Y : NULL, O); break;
+            case EW_SEQ: emit_seq(e, &sq, X, NULL, NULL, O); break;
+            case EW_INT: emit_seq(e, &sq, X, nin >= 2 ? Y : NULL, nin == 3 ? Z : NULL, O); break;
             case EW_NONE: break;
             }
         if (via) buf_printf(e->b, "nop\nlpassa $lr24v %s\n", FINAL);
@@ -1029,6 +1049,7 @@ void emit_elementwise(Em *e, const MNNode *n) {
     }
     free(xm);
     free(ym);
+    free(zm);
     buf_printf(e->b, "nop/2\n");
 }
 

@@ -75,7 +75,8 @@ MNNode *plan_node_new(MNGraph *g, const char *op, const char *name, int nin, MNV
     return r;
 }
 
-MNValue *plan_op(MNGraph *g, const MNNode *n, const char *op, MNValue *a, MNValue *b, MNValue *y, int32_t elem, int *k) {
+MNValue *plan_op(MNGraph *g, const MNNode *n, const char *op, MNValue *a, MNValue *b, MNValue *y, int32_t elem,
+                 int *k) {
     if (!y) { /* the broadcast of a's and b's shapes */
         int r = a->type.rank > (b ? b->type.rank : 0) ? a->type.rank : b->type.rank;
         int64_t dims[MN_MAX_RANK];

@@ -27,8 +27,9 @@ static bool lower(MNCompile *c, MNNode *n) {
     MNValue *r = plan_op(g, n, "Sub", a, plan_op(g, n, "Mul", t, b, NULL, 0, &k), NULL, 0, &k);
     MNValue *ab = plan_op(g, n, "Abs", b, NULL, NULL, 0, &k);
     MNValue *in = plan_op(g, n, "Less", plan_op(g, n, "Abs", r, NULL, NULL, 0, &k), ab, NULL, ONNX_BOOL, &k);
-    MNValue *past = plan_op(g, n, "Sub", r, plan_op(g, n, "Mul", plan_op(g, n, "Sign", r, NULL, NULL, 0, &k), ab, NULL, 0, &k),
-                            NULL, 0, &k);
+    MNValue *past =
+        plan_op(g, n, "Sub", r, plan_op(g, n, "Mul", plan_op(g, n, "Sign", r, NULL, NULL, 0, &k), ab, NULL, 0, &k),
+                NULL, 0, &k);
     MNNode *w = plan_node_new(g, "Where", arena_printf(g->arena, "%s_Where%d", n->name, k), 3, n->out[0]);
     w->in[0] = in, w->in[1] = r, w->in[2] = past;
     n->dead = true;
