@@ -491,7 +491,7 @@ static bool moves(const MNNode *n) { return n->op == OP_Transpose || mn_op_has(n
  * rows keep their packed K and only spread (attention's Kᵀ: emitter/rowmove.c). */
 static bool transposed_b(const MNNode *n, int k, const MNValue *v) {
     const MNNode *t = v->producer;
-    if (n->op != OP_MatMul || k != 1 || v->type.rank < 3 || !t || t->op != OP_Transpose || v->nuses != 1 ||
+    if (n->op != OP_MatMul || k != 1 || v->type.rank < 2 || !t || t->op != OP_Transpose || v->nuses != 1 ||
         v->is_output || !t->in[0])
         return false;
     const MNAttr *perm = ir_attr(t, "perm");
@@ -654,9 +654,11 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
             want->sub[1 - kd][0].level == LV_ADDR && want->sub[kd][0].level == LV_ADDR &&
             t->dims[1 - kd] <= INT32_MAX) {
             /* a B made on the machine: its columns inside a K block, the K blocks N apart, as a
-             * batched B's (the rows' transposing move writes it so, emitter/rowmove.c) */
+             * batched B's (the rows' transposing move writes it so, emitter/rowmove.c); N rounded
+             * up to 16 where a Transpose writes it (a row's 16 MAB blocks land on 16 addresses) */
+            int64_t N = t->dims[1 - kd];
             want->sub[1 - kd][0].stride = 1;
-            want->sub[kd][0].stride = (int32_t)t->dims[1 - kd];
+            want->sub[kd][0].stride = (int32_t)(transposed_b(n, k, b) ? (N + 15) / 16 * 16 : N);
         }
         return true;
     }

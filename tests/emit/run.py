@@ -840,16 +840,20 @@ case("gru-bidirectional-clip", [h.make_node("GRU", ["x", "w", "r", "b", "", "h0"
      atol=1e-5)
 
 # A product whose B is made on the machine and too large to copy to every MAB (planners/panel_lower.c): panels of
-# N, K in chunks past 512, the panels' outputs side by side on A's rows (emitter/elementwise.c's Concat copy)
-for K, N, tb in ((256, 256, 0), (1024, 128, 0)):
+# N, K in chunks past 512, the panels' outputs side by side on A's rows (emitter/elementwise.c's Concat copy); B as
+# the transpose of rows made on the machine (a Gemm's transB, a Transpose before the MatMul): each panel a block of
+# the rows turned
+for K, N, tb in ((256, 256, 0), (1024, 128, 0), (300, 200, 1), (768, 100, 2)):
     ap, bp, cp = f32(64, K), f32(*((N, K) if tb else (K, N))), f32(N)
     rb = np.maximum(bp, 0).astype(np.float64)
-    ref = ap.astype(np.float64) @ (rb.T if tb else rb) + (cp if tb else 0)
+    ref = ap.astype(np.float64) @ (rb.T if tb else rb) + (cp if tb == 1 else 0)
     nodes = [h.make_node("Relu", ["b"], ["rb"])]
-    nodes += [h.make_node("Gemm", ["a", "rb", "c"], ["y"], transB=1)] if tb else [h.make_node("MatMul", ["a", "rb"], ["y"])]
-    case("matmul-runtime-b-panels-%d-%d%s" % (K, N, "-gemm" if tb else ""), nodes,
+    nodes += [h.make_node("Gemm", ["a", "rb", "c"], ["y"], transB=1)] if tb == 1 else \
+        [h.make_node("Transpose", ["rb"], ["rbt"]), h.make_node("MatMul", ["a", "rbt"], ["y"])] if tb == 2 else \
+        [h.make_node("MatMul", ["a", "rb"], ["y"])]
+    case("matmul-runtime-b-panels-%d-%d%s" % (K, N, ["", "-gemm-transb", "-transposed"][tb]), nodes,
          [("a", [64, K]), ("b", list(bp.shape))], [("y", [64, N])], dict(a=ap, b=bp), dict(y=ref.astype(np.float32)),
-         inits=[nh.from_array(cp, "c")] if tb else [], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
+         inits=[nh.from_array(cp, "c")] if tb == 1 else [], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
          need=("products_in_panels",))
 
 # Einsum as transposes, views and one MatMul (planners/einsum_lower.c): attention's forms, a batched product, an
