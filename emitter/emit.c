@@ -101,6 +101,10 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
         w->tile[w->pos] = true;
         return emit_tile_why(c, n, w);
     }
+    if (emit_treereduce_node(c, n) && !emit_treereduce_why(c, n, w)) { /* folded over the tree levels */
+        w->tred[w->pos] = true;
+        return NULL;
+    }
     if (emit_embed_node(n)) { /* rows of a table in DRAM through the DAR */
         w->embed[w->pos] = true;
         return emit_embed_why(c, n, w);
@@ -154,6 +158,7 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->rmove[w->pos] = false;
     w->bmove[w->pos] = false;
     w->embed[w->pos] = false;
+    w->tred[w->pos] = false;
     w->tile[w->pos] = false;
     const char *why = vector_why(c, n, w);
     if (!why || !window_elementwise(n)) return why;
@@ -235,6 +240,8 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_blockmove(e, n);
         else if (wk->embed[wk->pos])
             emit_embed(e, n, wk->scr[wk->pos]);
+        else if (wk->tred[wk->pos])
+            emit_treereduce(e, n, wk->scr[wk->pos]);
         else if (wk->sten[wk->pos])
             emit_stencil(e, n, wk);
         else if (wk->scopy[wk->pos] && n->op == OP_Concat)
@@ -302,7 +309,7 @@ static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
-    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0, embeds = 0;
+    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0, embeds = 0, tree_folds = 0;
     int seen[OP_COUNT] = {0}, first[OP_COUNT];
     const char *first_why[OP_COUNT];
     Walk wk;
@@ -316,6 +323,7 @@ static bool emit_all(MNCompile *c) {
         row_moves += !w && wk.rmove[i];
         block_moves += !w && wk.bmove[i];
         embeds += !w && wk.embed[i];
+        tree_folds += !w && wk.tred[i];
         if (!w) continue;
         missing++;
         int op = g->nodes[i]->op;
@@ -346,6 +354,7 @@ static bool emit_all(MNCompile *c) {
     mn_figure(c, "rows_moved_between_l1bs", row_moves);
     mn_figure(c, "blocks_moved_between_mabs", block_moves);
     mn_figure(c, "embeddings_through_the_dar", embeds);
+    mn_figure(c, "reductions_over_the_tree", tree_folds);
     if (missing) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);

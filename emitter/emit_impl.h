@@ -39,6 +39,7 @@ typedef struct {
     bool *rmove; /* data movement of whole rows between L1Bs (rowmove.c) */
     bool *bmove; /* data movement of whole blocks of one MAB's addresses (blockmove.c) */
     bool *embed; /* an embedding: rows of a table in DRAM through the DAR (embed.c) */
+    bool *tred; /* a reduction folding over tree levels (treereduce.c) */
     bool *tile; /* a convolution on tiles (tile.c) */
     int *ord[2], nord[2]; /* per bank, the resident values with an address, by (address, end, id) */
     bool dry; /* no placing: each scratch's need is only noted (measure.c) */
@@ -159,6 +160,12 @@ void emit_blockmove(Em *e, const MNNode *n);
 /* write masks of the PEs of MAB mab: $omr1, and where a run of len addresses ends inside a
  * quad, $omr2 for that last quad (its cycles before the end); GRF1 long words 8-15 */
 void emit_mab_masks(Em *e, int64_t mab, int64_t len);
+/* treereduce.c: is n a reduction whose output is alike over the tree levels it folds
+ * (planners/layout_plan.c, reduced_layout)? Why it cannot be emitted here (its partial
+ * results' scratch placed in the walk), and its code */
+bool emit_treereduce_node(const MNCompile *c, const MNNode *n);
+const char *emit_treereduce_why(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_treereduce(Em *e, const MNNode *n, int64_t scr);
 /* embed.c: is n an embedding (a Gather of a table in DRAM, planners/embed_plan.c)? Why it
  * cannot be emitted here (its entries' scratch placed in the walk), and its code */
 bool emit_embed_node(const MNNode *n);

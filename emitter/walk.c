@@ -25,6 +25,7 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->rmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->bmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->embed = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->tred = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->tile = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->dry = false;
     w->dry_need = 0;
@@ -50,6 +51,7 @@ void emit_walk_free(Walk *w) {
     free(w->rmove);
     free(w->bmove);
     free(w->embed);
+    free(w->tred);
     free(w->tile);
     free(w->ord[0]);
     free(w->ord[1]);

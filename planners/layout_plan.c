@@ -343,6 +343,42 @@ static bool renumber_addresses(MNLayout *l, int nd, int64_t at) {
     return true;
 }
 
+/* The layout of a reduction's output y over axes red of x laid out as lx, where a reduced
+ * axis lies on tree levels: the kept axes where they are, the reduced ones gone (size 1
+ * where kept), y alike on the levels they lay on (emitter/treereduce.c folds over them);
+ * false where no reduced axis is on the tree, or one is packed or shares a level with a
+ * kept axis. */
+static bool reduced_layout(const MNLayout *lx, const MNValue *y, const bool *red, bool keep, MNLayout *ly) {
+    const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
+    unsigned R = 0, kept = 0;
+    for (int d = 0; d < lx->rank; d++)
+        for (int k = 0; k < lx->nsub[d]; k++) {
+            const MNSubaxis *s = &lx->sub[d][k];
+            if (s->size < 2) continue;
+            if (red[d] && (s->level == LV_W || s->level == LV_PE || s->level == LV_TIME)) return false;
+            if (s->level != LV_ADDR) (red[d] ? &R : &kept)[0] |= 1u << s->level;
+        }
+    if (!(R & TREE) || (R & kept) || (R & lx->bcast)) return false;
+    memset(ly, 0, sizeof *ly);
+    ly->rank = y->type.rank;
+    ly->bcast = (uint8_t)(lx->bcast | R);
+    int o = 0;
+    for (int d = 0; d < lx->rank; d++) {
+        if (red[d] && !keep) continue;
+        if (o >= ly->rank) return false;
+        ly->shape[o] = y->type.dims[o];
+        if (red[d]) {
+            ly->nsub[o] = 1;
+            ly->sub[o][0] = (MNSubaxis){1, 1, LV_ADDR};
+        } else {
+            ly->nsub[o] = lx->nsub[d];
+            memcpy(ly->sub[o], lx->sub[d], sizeof lx->sub[d]);
+        }
+        o++;
+    }
+    return o == ly->rank && renumber_addresses(ly, ly->rank, 1);
+}
+
 /* is l's last dimension packed into long words on the PEs of a MAB (addresses, W and PE
  * only), as products and row folds read it? */
 static bool last_packed(const MNLayout *l) {
@@ -913,6 +949,18 @@ bool plan_layout(MNCompile *c) {
                     continue;
                 }
             }
+        }
+        /* a reduction over axes spread over the tree: its output alike there (reduced_layout) */
+        bool red[MN_MAX_RANK];
+        MNLayout rl;
+        char rerr[200];
+        if ((n->op == OP_ReduceSum || n->op == OP_ReduceMean || n->op == OP_ReduceMax || n->op == OP_ReduceMin) && x0 &&
+            o0 && has[x0->id] && has[o0->id] && !banded[x0->id] && x0->dtype == MN_DT_Float &&
+            o0->dtype == MN_DT_Float && x0->type.rank <= MN_MAX_RANK && infer_reduce_mask(g, n, red) &&
+            reduced_layout(&L[x0->id], o0, red, ir_attr_int(n, "keepdims", 1) != 0, &rl) &&
+            layout_valid(&rl, &c->machine, 4, rerr, sizeof rerr)) {
+            L[o0->id] = rl;
+            continue;
         }
         /* a view off the tiles whose only reader is a Transpose (ViT's patch embedding: the
          * image's pixels become a sequence of tokens) is laid out as that Transpose's

@@ -722,6 +722,22 @@ for nm_, ishape in (("embedding-dar", [1, 40]), ("embedding-dar-spread", [3, 200
          inits=[nh.from_array(tab, "tab"), nh.from_array(posb, "pos")], types={"ids": T.INT64}, machine="mncore2",
          rtol=1e-6, atol=1e-6, need=("embeddings_from_dram", "embeddings_through_the_dar"))
 
+# Reductions over axes spread over the tree (emitter/treereduce.c): a sequence's mean over its tokens (on the MABs,
+# L1Bs and L2Bs, 197 of 256 places: the padding masked), a max over tokens on the MABs and L2Bs with the batch on
+# the L1Bs (side by side in the L2BM), a sum kept as an axis of 1
+for nm_, op, shp, keep in (("reduce-tree-mean-tokens", "ReduceMean", [1, 197, 96], 0),
+                           ("reduce-tree-max-batch", "ReduceMax", [4, 64, 128], 1),
+                           ("reduce-tree-sum", "ReduceSum", [8, 128, 64], 1)):
+    xr = f32(*shp)
+    rr = np.maximum(xr, 0).astype(np.float64)
+    ref = {"ReduceMean": rr.mean(1, keepdims=bool(keep)), "ReduceMax": rr.max(1, keepdims=bool(keep)),
+           "ReduceSum": rr.sum(1, keepdims=bool(keep))}[op].astype(np.float32)
+    red = h.make_node(op, ["r", "ax"], ["y"], keepdims=keep) if op == "ReduceSum" else \
+        h.make_node(op, ["r"], ["y"], axes=[1], keepdims=keep)  # (opset 13: ReduceSum's axes an input)
+    case(nm_, [h.make_node("Relu", ["x"], ["r"]), red], [("x", shp)], [("y", list(ref.shape))], dict(x=xr), dict(y=ref),
+         inits=[nh.from_array(np.array([1], np.int64), "ax")] if op == "ReduceSum" else [], machine="mncore2",
+         rtol=1e-5, atol=1e-5, need=("reductions_over_the_tree",))
+
 # Casts between float widths (cast.c): float to half and back (ll reads, fvpassar, then hvpassa into pairs),
 # double to float (exact against numpy), and double to half through float in GRF0. The machine's half is
 # MN-Core's (9 mantissa bits, not IEEE's 10): a float16 value is within 2^-10 of IEEE's rounding, relatively
