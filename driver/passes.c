@@ -85,6 +85,7 @@ static const MNPass pipeline[] = {
     {"einsum_lowering", plan_einsum_lowering, 1},
     {"loss_lowering", plan_loss_lowering, 1},
     {"mod_lowering", plan_mod_lowering, 1},
+    {"softmax_lowering", plan_softmax_lowering, 1},
     {"dce", pass_dce, 1, OUT_ONNX},
     {"noop_lowering", plan_noop_lowering, 1},
     {"pad_folding", plan_pad_folding, 1},

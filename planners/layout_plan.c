@@ -952,12 +952,15 @@ bool plan_layout(MNCompile *c) {
         }
         /* a reduction over axes spread over the tree: its output alike there (reduced_layout) */
         bool red[MN_MAX_RANK];
-        MNLayout rl;
+        MNLayout rl, xl; /* (a graph input not laid out yet takes the canonical layout: no demand on it) */
         char rerr[200];
-        if ((n->op == OP_ReduceSum || n->op == OP_ReduceMean || n->op == OP_ReduceMax || n->op == OP_ReduceMin) && x0 &&
-            o0 && has[x0->id] && has[o0->id] && !banded[x0->id] && x0->dtype == MN_DT_Float &&
-            o0->dtype == MN_DT_Float && x0->type.rank <= MN_MAX_RANK && infer_reduce_mask(g, n, red) &&
-            reduced_layout(&L[x0->id], o0, red, ir_attr_int(n, "keepdims", 1) != 0, &rl) &&
+        bool xl_ok = x0 && (has[x0->id] ? (xl = L[x0->id], true)
+                                        : lpz && x0->is_input && !x0->producer && !x0->konst &&
+                                              plan_layout_canonical(&x0->type, x0->dtype, &c->machine, &xl));
+        if ((n->op == OP_ReduceSum || n->op == OP_ReduceMean || n->op == OP_ReduceMax || n->op == OP_ReduceMin) &&
+            xl_ok && o0 && has[o0->id] && !banded[x0->id] && x0->dtype == MN_DT_Float && o0->dtype == MN_DT_Float &&
+            x0->type.rank <= MN_MAX_RANK && infer_reduce_mask(g, n, red) &&
+            reduced_layout(&xl, o0, red, ir_attr_int(n, "keepdims", 1) != 0, &rl) &&
             layout_valid(&rl, &c->machine, 4, rerr, sizeof rerr)) {
             L[o0->id] = rl;
             continue;

@@ -15,6 +15,7 @@ bool plan_rnn_lowering(MNCompile *c); /* rnn_lower.c */
 bool plan_einsum_lowering(MNCompile *c); /* einsum_lower.c */
 bool plan_loss_lowering(MNCompile *c); /* loss_lower.c */
 bool plan_mod_lowering(MNCompile *c); /* mod_lower.c */
+bool plan_softmax_lowering(MNCompile *c); /* softmax_lower.c */
 bool plan_panel_lowering(MNCompile *c); /* panel_lower.c */
 bool plan_stack_takes(MNCompile *c); /* stack_take.c */
 bool plan_group_expand(MNCompile *c); /* group_expand.c */

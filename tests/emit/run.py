@@ -738,6 +738,16 @@ for nm_, op, shp, keep in (("reduce-tree-mean-tokens", "ReduceMean", [1, 197, 96
          inits=[nh.from_array(np.array([1], np.int64), "ax")] if op == "ReduceSum" else [], machine="mncore2",
          rtol=1e-5, atol=1e-5, need=("reductions_over_the_tree",))
 
+# Softmax and LogSoftmax over an axis other than the last (planners/softmax_lower.c): its function body, the
+# reductions over the tokens on the tree (the graph input laid out for them)
+xsm = f32(4, 64, 96)
+esm = np.exp(xsm.astype(np.float64) - xsm.max(1, keepdims=True))
+for nm_, op, ref in (("softmax-across-tokens", "Softmax", esm / esm.sum(1, keepdims=True)),
+                     ("logsoftmax-across-tokens", "LogSoftmax", np.log(esm / esm.sum(1, keepdims=True)))):
+    case(nm_, [h.make_node(op, ["x"], ["y"], axis=1)], [("x", [4, 64, 96])], [("y", [4, 64, 96])], dict(x=xsm),
+         dict(y=ref.astype(np.float32)), machine="mncore2", rtol=1e-5, atol=1e-5,
+         need=("softmaxes_across_axes_lowered", "reductions_over_the_tree"))
+
 # Casts between float widths (cast.c): float to half and back (ll reads, fvpassar, then hvpassa into pairs),
 # double to float (exact against numpy), and double to half through float in GRF0. The machine's half is
 # MN-Core's (9 mantissa bits, not IEEE's 10): a float16 value is within 2^-10 of IEEE's rounding, relatively
