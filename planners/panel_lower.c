@@ -44,16 +44,6 @@ static MNValue *cut(MNGraph *g, const MNNode *n, MNValue *x, int na, const int64
     return y;
 }
 
-static MNValue *two(MNGraph *g, const MNNode *n, const char *op, MNValue *a, MNValue *b, int rank, const int64_t *dims,
-                    MNValue *y, int *k) {
-    if (!y) y = plan_value_new(g, arena_printf(g->arena, "%s_%s%d", n->name, op, *k), ONNX_FLOAT32, rank, dims);
-    MNNode *s = plan_node_new(g, op, arena_printf(g->arena, "%s_%s%d", n->name, op, *k), 2, y);
-    s->in[0] = a;
-    s->in[1] = b;
-    (*k)++;
-    return y;
-}
-
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
     MNValue *a = n->nin >= 2 ? n->in[0] : NULL, *b = n->nin >= 2 ? n->in[1] : NULL, *y = n->nout ? n->out[0] : NULL;
@@ -122,7 +112,7 @@ static bool lower(MNCompile *c, MNNode *n) {
             MNNode *m = plan_node_new(g, "MatMul", arena_printf(g->arena, "%s_panel%d_%d", n->name, p, q), 2, part);
             m->in[0] = ac[q];
             m->in[1] = bp;
-            sum = sum ? two(g, n, "Add", sum, part, ry, ydims, NULL, &k) : part;
+            sum = sum ? plan_op(g, n, "Add", sum, part, NULL, ONNX_FLOAT32, &k) : part;
         }
         yp[p] = sum;
     }
@@ -132,7 +122,7 @@ static bool lower(MNCompile *c, MNNode *n) {
         plan_node_new(g, np == 1 ? "Identity" : "Concat", arena_printf(g->arena, "%s_panels", n->name), np, out);
     for (int p = 0; p < np; p++) cat->in[p] = yp[p];
     if (np > 1) ir_attr_set_int(g, cat, "axis", ry - 1);
-    if (bias) two(g, n, "Add", out, bias, ry, y->type.dims, y, &k);
+    if (bias) plan_op(g, n, "Add", out, bias, y, ONNX_FLOAT32, &k);
     if (rows && rows != b) ((MNNode *)t)->dead = true; /* (its one reader replaced) */
     n->dead = true;
     return true;
