@@ -1,4 +1,5 @@
-/* Code Emit: Cast between float widths (double, float, half) on the vector unit.
+/* Code Emit: Cast between float widths (double, float, half) on the vector unit, and the
+ * integer casts of int_cast below.
  *
  * A long word holds 1 double, 2 floats or 4 halves (lanes, the first the most significant),
  * and a layout packs a row's elements over the lanes of the long words of each PE. The
@@ -27,14 +28,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int lanes(MNDtype d) { return d == MN_DT_Double ? 1 : d == MN_DT_Float ? 2 : d == MN_DT_Half ? 4 : 0; }
+static bool is_float(MNDtype d) { return d == MN_DT_Double || d == MN_DT_Float || d == MN_DT_Half; }
+static bool is_long(MNDtype d) { return d == MN_DT_Long || d == MN_DT_ULong || d == MN_DT_LongBool; }
+static bool is_int(MNDtype d) { return d == MN_DT_Int || d == MN_DT_UInt; }
+static bool is_unsigned(MNDtype d) { return d == MN_DT_ULong || d == MN_DT_UInt || d == MN_DT_LongBool; }
+
+static int lanes(MNDtype d) {
+    return d == MN_DT_Double || is_long(d) ? 1 : d == MN_DT_Float || is_int(d) ? 2 : d == MN_DT_Half ? 4 : 0;
+}
+
+/* the integer casts with code (int_cast): 64-bit integers or bools to float, 32-bit
+ * integers to and from float, between 64- and 32-bit integers, float to 64-bit integers,
+ * 64-bit integers to and from bools */
+static bool int_pair(MNDtype a, MNDtype b) {
+    return (is_long(a) && (b == MN_DT_Float || is_int(b) || is_long(b))) ||
+           (is_int(a) && (b == MN_DT_Float || is_long(b))) ||
+           (a == MN_DT_Float && (is_int(b) || (is_long(b) && b != MN_DT_LongBool)));
+}
 
 bool emit_cast_node(const MNNode *n) {
     if ((n->op != OP_Cast && n->op != OP_CastLike && n->op != OP_MNCoreCast) || n->nin < 1 || n->nout != 1 ||
         !n->in[0] || !n->out[0])
         return false;
     MNDtype a = n->in[0]->dtype, b = n->out[0]->dtype;
-    return a != b && lanes(a) && lanes(b);
+    return a != b && lanes(a) && lanes(b) && ((is_float(a) && is_float(b)) || int_pair(a, b));
 }
 
 typedef struct {
@@ -54,7 +71,8 @@ static const char *plan_cast(const MNValue *x, const MNValue *y, CastPlan *p) {
     int li = lanes(x->dtype), lo = lanes(y->dtype);
     p->narrow = lo > li;
     p->r = p->narrow ? lo / li : li / lo;
-    if (!p->narrow && y->dtype == MN_DT_Double) return "a widening to double (no instruction converts to it)";
+    if (!p->narrow && y->dtype == MN_DT_Double && li != lo)
+        return "a widening to double (no instruction converts to it)";
     p->n = p->narrow ? y->num_lw : x->num_lw;
     p->at = xmalloc(sizeof(int64_t) * (size_t)(p->n + 1));
     p->span = xcalloc((size_t)p->n + 1, sizeof(int));
@@ -109,10 +127,64 @@ static bool alike4(const CastPlan *p, int64_t u) {
     return true;
 }
 
+/* An integer cast, a unit (an output long word narrowing, an input one otherwise) at a
+ * time through GRF0 (GRF1 long words 0 and 1: 32 and the low word's mask, 2 a masked word):
+ *   64-bit to float     itof to doubles (two long words), dvpassar packs them as floats;
+ *   64-bit to 32-bit    the first's low word shifted up, or'ed with the second's;
+ *   32-bit to 64-bit    each word shifted down arithmetically (logically unsigned) from its
+ *                       place, the low one shifted up first; float first truncated (ftoi);
+ *   32-bit to and from float, 64-bit to bool (x != 0: two logical nots) and back, in place. */
+static void int_cast(Em *e, const MNValue *x, const MNValue *y, const CastPlan *p) {
+    MNDtype a = x->dtype, b = y->dtype;
+    const char *u = is_unsigned(a) ? "u" : "";
+    char A[80], B[80];
+    buf_printf(e->b, "imm l\"32\" $ls0\nimm l\"4294967295\" $ls2\nnop\n");
+    for (int64_t k = 0; k < p->n; k++) {
+        if (p->at[k] < 0) continue;
+        if (p->narrow && b == MN_DT_Float) { /* 64-bit integers to floats */
+            buf_printf(e->b, "%sditof %s $llr0\nnop\n", u, opnd(e, x, p->at[k], p->span[k], false, A));
+            buf_printf(e->b, "dvpassar $llr0 $lr4\n");
+        } else if (p->narrow) { /* 64-bit to 32-bit */
+            buf_printf(e->b, "llsl %s $ls0 $lr4\n", opnd(e, x, p->at[k], 1, false, A));
+            if (p->span[k] > 1)
+                buf_printf(e->b, "land %s $ls2 $ls4\nnop\nlor $lr4 $ls4 $lr4\n", opnd(e, x, p->at[k] + 1, 1, false, A));
+        } else if (p->r == 2) { /* 32-bit (or float) to 64-bit: lane 0 to at[k], lane 1 to at[k] + 1 */
+            if (a == MN_DT_Float)
+                buf_printf(e->b, "%sftoi %s $lr0\nnop\n", is_unsigned(b) ? "uf" : "f", opnd(e, x, k, 1, false, A));
+            else
+                buf_printf(e->b, "lpassa %s $lr0\nnop\n", opnd(e, x, k, 1, false, A));
+            const char *sr = is_unsigned(a) ? "ullsr" : "llsr";
+            buf_printf(e->b, "%s $lr0 $ls0 $lr4\nllsl $lr0 $ls0 $lr6\nnop\n", sr);
+            buf_printf(e->b, "lpassa $lr4 %s\n", opnd(e, y, p->at[k], 1, false, B));
+            if (p->span[k] > 1)
+                buf_printf(e->b, "%s $lr6 $ls0 $lr6\nnop\nlpassa $lr6 %s\n", sr, opnd(e, y, p->at[k] + 1, 1, false, B));
+            buf_printf(e->b, "nop/2\n");
+            continue;
+        } else { /* in place: 32-bit and float, 64-bit and bool */
+            const char *X = opnd(e, x, k, 1, false, A);
+            if (b == MN_DT_Float)
+                buf_printf(e->b, "%sfitof %s $lr4\n", u, X);
+            else if (a == MN_DT_Float)
+                buf_printf(e->b, "%sftoi %s $lr4\n", is_unsigned(b) ? "uf" : "f", X);
+            else if (b == MN_DT_LongBool)
+                buf_printf(e->b, "llnot %s $lr4\nnop\nllnot $lr4 $lr4\n", X);
+            else
+                buf_printf(e->b, "lpassa %s $lr4\n", X);
+        }
+        buf_printf(e->b, "nop\nlpassa $lr4 %s\nnop/2\n", opnd(e, y, p->narrow ? k : p->at[k], 1, false, B));
+    }
+    buf_printf(e->b, "nop/2\n");
+}
+
 void emit_cast(Em *e, const MNNode *n) {
     const MNValue *x = n->in[0], *y = n->out[0];
     CastPlan p;
     if (plan_cast(x, y, &p)) die("node '%s': a cast that was accepted has no plan", n->name);
+    if (!is_float(x->dtype) || !is_float(y->dtype)) {
+        int_cast(e, x, y, &p);
+        plan_free(&p);
+        return;
+    }
     char A[80], B[80], C[80];
     const char *op = x->dtype == MN_DT_Double ? "dvpassar" : x->dtype == MN_DT_Float ? "fvpassar" : "hvpassa";
     bool same_bank = x->loc == y->loc;

@@ -748,6 +748,28 @@ for nm_, op, ref in (("softmax-across-tokens", "Softmax", esm / esm.sum(1, keepd
          dict(y=ref.astype(np.float32)), machine="mncore2", rtol=1e-5, atol=1e-5,
          need=("softmaxes_across_axes_lowered", "reductions_over_the_tree"))
 
+# Integer casts (cast.c, int_cast): an attention mask of int64 to float (BERT's extended mask), float to int32
+# and back (truncation), int64 to int32 and back, float to int64, int64 to bool and back
+mk = rng.integers(0, 2, (2, 128)).astype(np.int64)
+case("cast-int64-mask-to-float", [h.make_node("Cast", ["m"], ["mf"], to=T.FLOAT), h.make_node("Sub", ["one", "mf"], ["d"]),
+                                  h.make_node("Mul", ["d", "big"], ["y"])],
+     [("m", [2, 128])], [("y", [2, 128])], dict(m=mk), dict(y=((1 - mk) * -10000.0).astype(np.float32)),
+     inits=[nh.from_array(np.array(1, np.float32), "one"), nh.from_array(np.array(-10000, np.float32), "big")],
+     types={"m": T.INT64}, machine="mncore2", atol=0, rtol=0)
+xi = (f32(64, 96) * 1000).astype(np.float32)
+case("cast-float-int32-float", [h.make_node("Cast", ["x"], ["i"], to=T.INT32), h.make_node("Cast", ["i"], ["y"], to=T.FLOAT)],
+     [("x", [64, 96])], [("y", [64, 96])], dict(x=xi), dict(y=np.trunc(xi)), machine="mncore2", atol=0, rtol=0)
+li = rng.integers(-2**31, 2**31, (3, 50)).astype(np.int64)
+case("cast-int64-int32-int64", [h.make_node("Cast", ["x"], ["i"], to=T.INT32), h.make_node("Cast", ["i"], ["y"], to=T.INT64)],
+     [("x", [3, 50])], [("y", [3, 50])], dict(x=li), dict(y=li), types={"x": T.INT64, "y": T.INT64}, machine="mncore2",
+     atol=0, rtol=0)
+case("cast-float-int64", [h.make_node("Cast", ["x"], ["y"], to=T.INT64)], [("x", [64, 96])], [("y", [64, 96])], dict(x=xi),
+     dict(y=np.trunc(xi).astype(np.int64)), types={"y": T.INT64}, machine="mncore2", atol=0, rtol=0)
+lb = rng.integers(-3, 3, (4, 40)).astype(np.int64)
+case("cast-int64-bool-int64", [h.make_node("Cast", ["x"], ["b"], to=T.BOOL), h.make_node("Cast", ["b"], ["y"], to=T.INT64)],
+     [("x", [4, 40])], [("y", [4, 40])], dict(x=lb), dict(y=(lb != 0).astype(np.int64)), types={"x": T.INT64, "y": T.INT64},
+     machine="mncore2", atol=0, rtol=0)
+
 # Casts between float widths (cast.c): float to half and back (ll reads, fvpassar, then hvpassa into pairs),
 # double to float (exact against numpy), and double to half through float in GRF0. The machine's half is
 # MN-Core's (9 mantissa bits, not IEEE's 10): a float16 value is within 2^-10 of IEEE's rounding, relatively
