@@ -883,8 +883,9 @@ const char *emit_ew_why(const MNCompile *c, const MNNode *n, Walk *w) {
     const MNValue *o = n->out[0];
     bool dbl_ok =
         k == EW_BINARY_MAU || k == EW_BINARY_ALU || k == EW_UNARY_MAU || k == EW_COPY; /* double: one per long word */
-    bool any_type = k == EW_INT || (k == EW_COPY && (n->op == OP_Identity || n->op == OP_Cast ||
-                                                     n->op == OP_CastLike)); /* bits moved whole */
+    bool any_type =
+        k == EW_INT ||
+        (k == EW_COPY && (n->op == OP_Identity || n->op == OP_Cast || n->op == OP_CastLike)); /* bits moved whole */
     if (!(o->dtype == MN_DT_Float || (o->dtype == MN_DT_Double && dbl_ok) || any_type) ||
         (o->loc != MN_LOC_LM0 && o->loc != MN_LOC_LM1))
         return "not a float value in LM";
