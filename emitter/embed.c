@@ -17,9 +17,9 @@
  *   distribute each row from the L1BM to its MAB's PEs, 4 addresses a step (l1bmm under
  *              a mask of that MAB), every L1B and L2B at once.
  *
- * Cost: the rows over the DRAM's port (twice each), Fp steps a row down and Fp / 4 out
- * (every L1B at once), and a few steps an index for the entries. The table never enters
- * LM; no index table is made. */
+ * Cost: the rows over the DRAM's port (twice each), Fp / 16 steps a row down (64 LW a step) and Fp / 4
+ * out (every L1B at once), and about 20 steps per 4 index long words for the entries. The
+ * table never enters LM; no index table is made. */
 #include "emit_impl.h"
 #include "ops.h"
 #include <stdio.h>

@@ -14,9 +14,10 @@
  *   down     back to every L1B (l2bmb) and MAB (l1bmm, or l1bmd where the MABs are kept);
  *   scale    a mean's 1 / count on the way into the output.
  *
- * The output's long words pass in chunks that fit the L1BM and the L2BM. Cost: a step an
- * input long word a PE holds (two with a mask), and a few steps per 4 output long words a
- * level of the tree, plus the PDM's transfers when the L2Bs take part. */
+ * The output's long words pass in chunks that fit the L1BM and the L2BM. Cost: two steps an
+ * input long word a PE holds (about seven with a mask: the limits set per cycle), and a few
+ * steps per 4 output long words a level of the tree, plus the PDM's transfers when the L2Bs
+ * take part. */
 #include "emit_impl.h"
 #include "infer.h"
 #include "ops.h"
