@@ -40,11 +40,6 @@ static void embed_free(Embed *em) {
     em->pos = NULL;
 }
 
-typedef struct {
-    Embed *em;
-    bool ok;
-} PosCtx;
-
 static bool plan(const MNCompile *c, const MNNode *n, Embed *em) {
     const MNMachine *m = &c->machine;
     memset(em, 0, sizeof *em);

@@ -41,18 +41,26 @@ static void red_free(Red *r) {
     memset(r, 0, sizeof *r);
 }
 
-bool emit_treereduce_node(const MNCompile *c, const MNNode *n) {
+/* the levels other than addresses that n's reduced axes lie on in its input (0: none, or n
+ * is no float reduction with layouts); the reduced axes into red */
+static unsigned folded(const MNCompile *c, const MNNode *n, bool *red) {
     if ((n->op != OP_ReduceSum && n->op != OP_ReduceMean && n->op != OP_ReduceMax && n->op != OP_ReduceMin) ||
         n->nout != 1 || !n->out[0] || !n->out[0]->lay || !n->in[0] || !n->in[0]->lay ||
-        n->in[0]->type.rank > MN_MAX_RANK)
-        return false;
-    bool red[MN_MAX_RANK];
-    if (!infer_reduce_mask(c->g, (MNNode *)n, red)) return false;
+        n->in[0]->type.rank > MN_MAX_RANK || !infer_reduce_mask(c->g, (MNNode *)n, red))
+        return 0;
     const MNLayout *lx = n->in[0]->lay;
-    unsigned R = 0, TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
+    unsigned R = 0;
     for (int d = 0; d < lx->rank; d++)
         for (int k = 0; red[d] && k < lx->nsub[d]; k++)
             if (lx->sub[d][k].size > 1 && lx->sub[d][k].level != LV_ADDR) R |= 1u << lx->sub[d][k].level;
+    return R;
+}
+
+static const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
+
+bool emit_treereduce_node(const MNCompile *c, const MNNode *n) {
+    bool red[MN_MAX_RANK];
+    unsigned R = folded(c, n, red);
     return (R & TREE) && (n->out[0]->lay->bcast & R) == R;
 }
 
@@ -62,19 +70,14 @@ static bool plan(const MNCompile *c, const MNNode *n, Red *r) {
     const MNValue *x = n->in[0], *y = n->out[0];
     MNLayout lx, ly;
     bool red[MN_MAX_RANK];
-    if (!emit_in_lm(x) || !emit_in_lm(y) || x->dtype != MN_DT_Float || y->dtype != MN_DT_Float || !layout_get(x, &lx) ||
-        !layout_get(y, &ly) || layout_timed(x) || layout_timed(y) || !infer_reduce_mask(c->g, (MNNode *)n, red))
+    r->R = folded(c, n, red);
+    if (!r->R || !emit_in_lm(x) || !emit_in_lm(y) || x->dtype != MN_DT_Float || y->dtype != MN_DT_Float ||
+        !layout_get(x, &lx) || !layout_get(y, &ly) || layout_timed(x) || layout_timed(y))
         return false;
-    const unsigned TREE = 1u << LV_MAB | 1u << LV_L1B | 1u << LV_L2B;
     int rx = x->type.rank;
     r->x = x, r->y = y, r->ny = y->num_lw, r->count = 1;
-    for (int d = 0; d < rx; d++) {
+    for (int d = 0; d < rx; d++)
         if (red[d]) r->count *= x->type.dims[d];
-        for (int k = 0; k < lx.nsub[d]; k++) {
-            const MNSubaxis *s = &lx.sub[d][k];
-            if (red[d] && s->size > 1 && s->level != LV_ADDR) r->R |= 1u << s->level;
-        }
-    }
     if (!(r->R & TREE) || (r->R & ~TREE) || (ly.bcast & r->R) != r->R || (lx.bcast & r->R) || !r->count) return false;
     r->wt[LV_MAB] = (r->R >> LV_MAB & 1) ? 1 : 0;
     r->wt[LV_L1B] = (r->R >> LV_L1B & 1) ? m->mab_per_l1b * r->wt[LV_MAB] + !r->wt[LV_MAB] : 0;

@@ -832,19 +832,15 @@ bool plan_layout(MNCompile *c) {
     MNGraph *g = c->g;
     bool lpz = c->opt->ival[MN_OPT_layout_planner] == MN_LAYOUT_PLANNER_LPZ;
     ir_recount_uses(g);
-    int streamed = 0;
-    for (int i = 0; i < g->nnodes; i++)
-        if (!plan_streamed(g->nodes[i], 1) && streams_b(g->nodes[i], &c->machine)) {
-            ir_attr_set_int(g, g->nodes[i], "b_streamed", 1);
-            streamed++;
-        }
+    int streamed = 0, embeds = 0; /* operands a node reads from DRAM itself (plan_streamed) */
+    for (int i = 0; i < g->nnodes; i++) {
+        MNNode *n = g->nodes[i];
+        bool b = !plan_streamed(n, 1) && streams_b(n, &c->machine),
+             t = !b && !plan_streamed(n, 0) && plan_embed_streams(n, &c->machine);
+        if (b || t) ir_attr_set_int(g, n, b ? "b_streamed" : "table_streamed", 1);
+        streamed += b, embeds += t;
+    }
     mn_figure(c, "products_streaming_b", streamed);
-    int embeds = 0;
-    for (int i = 0; i < g->nnodes; i++)
-        if (!plan_streamed(g->nodes[i], 0) && plan_embed_streams(g->nodes[i], &c->machine)) {
-            ir_attr_set_int(g, g->nodes[i], "table_streamed", 1);
-            embeds++;
-        }
     mn_figure(c, "embeddings_from_dram", embeds);
     int tiled = 0, resized = 0;
     int nv = g->nvalues;

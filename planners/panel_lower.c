@@ -57,7 +57,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     /* B as the transpose of rows (N, K) made on the machine (a Gemm's transB, a Transpose before a
      * MatMul): each panel is a Transpose of a block of the rows, which writes B's layout itself */
     MNValue *rows = n->op == OP_Gemm && ir_attr_int(n, "transB", 0) ? b : NULL;
-    const MNNode *t = b->producer;
+    MNNode *t = b->producer;
     const MNAttr *perm = t && t->op == OP_Transpose ? ir_attr(t, "perm") : NULL;
     if (n->op == OP_MatMul && t && t->op == OP_Transpose && t->in[0] && b->nuses == 1 && !b->is_output &&
         (!perm || (perm->type == MN_ATTR_INTS && perm->n == 2 && perm->ints[0] == 1)))
@@ -123,7 +123,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     for (int p = 0; p < np; p++) cat->in[p] = yp[p];
     if (np > 1) ir_attr_set_int(g, cat, "axis", ry - 1);
     if (bias) plan_op(g, n, "Add", out, bias, y, ONNX_FLOAT32, &k);
-    if (rows && rows != b) ((MNNode *)t)->dead = true; /* (its one reader replaced) */
+    if (rows && rows != b) t->dead = true; /* (its one reader replaced) */
     n->dead = true;
     return true;
 }
