@@ -56,9 +56,9 @@ ISA_SRCS      = isa/isa.c isa/mv.c isa/timing.c isa/vsm_text.c isa/vsm_bin.c isa
 FRONTEND_SRCS = frontend/attrs.c frontend/bind.c frontend/onnx_load.c frontend/onnx_write.c frontend/infer.c frontend/infer_move.c frontend/fold.c
 EMU_SRCS      = emu/emu.c emu/emu_debug.c emu/emu_units.c emu/emu_mv.c emu/emu_app.c
 PLANNER_SRCS  = planners/dtype.c planners/noop_lower.c planners/pad_fold.c planners/shuffle_lower.c planners/bn_lower.c planners/lrn_lower.c planners/rnn_lower.c planners/einsum_lower.c planners/loss_lower.c planners/mod_lower.c planners/softmax_lower.c planners/stack_take.c planners/panel_lower.c planners/group_expand.c planners/convt_lower.c planners/d2s_lower.c planners/pool_lower.c planners/fc_lower.c planners/conv_lower.c planners/mask_lower.c planners/resize_split.c planners/io_view.c planners/resize.c planners/location.c \
-                planners/layout_plan.c planners/embed_plan.c planners/stencil_plan.c planners/tile_plan.c planners/time_slice.c
+                planners/layout_plan.c planners/turn_plan.c planners/embed_plan.c planners/stencil_plan.c planners/tile_plan.c planners/time_slice.c
 SCHED_SRCS    = scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/anneal.c scheduler/materialize.c scheduler/addr.c scheduler/address.c
-EMIT_SRCS     = emitter/emit.c emitter/walk.c emitter/elementwise.c emitter/cast.c emitter/measure.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/stencil.c emitter/rows.c emitter/rowmove.c emitter/blockmove.c emitter/exchange.c emitter/embed.c emitter/treereduce.c emitter/tile.c emitter/tile_chan.c emitter/tile_retile.c emitter/matmul.c emitter/memo.c \
+EMIT_SRCS     = emitter/emit.c emitter/walk.c emitter/elementwise.c emitter/cast.c emitter/measure.c emitter/gather.c emitter/transfer.c emitter/window.c emitter/stencil.c emitter/rows.c emitter/rowmove.c emitter/blockmove.c emitter/turn.c emitter/quadmove.c emitter/exchange.c emitter/embed.c emitter/treereduce.c emitter/tile.c emitter/tile_chan.c emitter/tile_retile.c emitter/matmul.c emitter/memo.c \
                 emitter/link.c emitter/params.c
 DRIVER_SRCS   = driver/app_asm.c driver/dumps.c driver/passes.c driver/report.c driver/dashboard.c driver/verify.c
 COMPILER_SRCS = $(CORE_SRCS) $(ISA_SRCS) $(FRONTEND_SRCS) $(EMU_SRCS) $(PLANNER_SRCS) $(SCHED_SRCS) $(EMIT_SRCS) $(DRIVER_SRCS)

@@ -858,10 +858,12 @@ const char *emit_rename_why(const MNCompile *c, const MNNode *n, Walk *w) {
         x->dtype != o->dtype)
         return "not in LM";
     if (emit_is_copy(c, n)) return NULL;
+    if (emit_turn_take(c, n, w)) return NULL; /* 8 x 8 blocks turned inside every MAB */
     const char *why;
     if (emit_rowmove_take(c, n, w, &why)) return why; /* whole rows between L1Bs */
     why = emit_gather_why(c, n, w);
     if (why && emit_blockmove_take(c, n, w)) return NULL; /* whole blocks of a MAB, where a gather cannot */
+    if (why && emit_quadmove_take(c, n, w)) return NULL; /* single addresses of a MAB, where a gather cannot */
     return why;
 }
 

@@ -83,10 +83,12 @@ static const char *moves_why(const MNCompile *c, const MNNode *n, Walk *w) {
             if (j < -dim || j >= dim) return "an index out of range";
         }
     }
+    if (emit_turn_take(c, n, w)) return NULL; /* 8 x 8 blocks turned inside every MAB */
     const char *why;
     if (emit_rowmove_take(c, n, w, &why)) return why; /* whole rows between L1Bs */
     why = emit_moves_why(c, n, w);
     if (why && emit_blockmove_take(c, n, w)) return NULL; /* whole blocks of a MAB, where a gather cannot */
+    if (why && emit_quadmove_take(c, n, w)) return NULL; /* single addresses of a MAB, where a gather cannot */
     return why;
 }
 
@@ -157,6 +159,8 @@ const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->rows[w->pos] = false;
     w->rmove[w->pos] = false;
     w->bmove[w->pos] = false;
+    w->turn[w->pos] = false;
+    w->qmove[w->pos] = false;
     w->embed[w->pos] = false;
     w->tred[w->pos] = false;
     w->tile[w->pos] = false;
@@ -238,6 +242,10 @@ void emit_node(Em *e, const MNNode *n, const Walk *wk) {
             emit_rowmove(e, n, wk->scr[wk->pos]);
         else if (wk->bmove[wk->pos])
             emit_blockmove(e, n);
+        else if (wk->turn[wk->pos])
+            emit_turn(e, n);
+        else if (wk->qmove[wk->pos])
+            emit_quadmove(e, n);
         else if (wk->embed[wk->pos])
             emit_embed(e, n, wk->scr[wk->pos]);
         else if (wk->tred[wk->pos])
@@ -309,7 +317,7 @@ static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
-    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0, embeds = 0, tree_folds = 0;
+    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0, turns = 0, quad_moves = 0, embeds = 0, tree_folds = 0;
     int seen[OP_COUNT] = {0}, first[OP_COUNT];
     const char *first_why[OP_COUNT];
     Walk wk;
@@ -322,6 +330,8 @@ static bool emit_all(MNCompile *c) {
         on_rows += !w && wk.rows[i];
         row_moves += !w && wk.rmove[i];
         block_moves += !w && wk.bmove[i];
+        turns += !w && wk.turn[i];
+        quad_moves += !w && wk.qmove[i];
         embeds += !w && wk.embed[i];
         tree_folds += !w && wk.tred[i];
         if (!w) continue;
@@ -353,6 +363,8 @@ static bool emit_all(MNCompile *c) {
     mn_figure(c, "row_reductions_on_mabs", on_rows);
     mn_figure(c, "rows_moved_between_l1bs", row_moves);
     mn_figure(c, "blocks_moved_between_mabs", block_moves);
+    mn_figure(c, "transposes_turned_in_mabs", turns);
+    mn_figure(c, "quads_moved_between_mabs", quad_moves);
     mn_figure(c, "embeddings_through_the_dar", embeds);
     mn_figure(c, "reductions_over_the_tree", tree_folds);
     if (missing) {

@@ -38,6 +38,8 @@ typedef struct {
     bool *rows; /* Softmax or a normalisation along rows on one MAB each (rows.c) */
     bool *rmove; /* data movement of whole rows between L1Bs (rowmove.c) */
     bool *bmove; /* data movement of whole blocks of one MAB's addresses (blockmove.c) */
+    bool *turn; /* a Transpose turning 8 x 8 blocks inside every MAB (turn.c) */
+    bool *qmove; /* data movement of single addresses of a MAB between MABs (quadmove.c) */
     bool *embed; /* an embedding: rows of a table in DRAM through the DAR (embed.c) */
     bool *tred; /* a reduction folding over tree levels (treereduce.c) */
     bool *tile; /* a convolution on tiles (tile.c) */
@@ -160,6 +162,14 @@ void emit_blockmove(Em *e, const MNNode *n);
 /* write masks of the PEs of MAB mab: $omr1, and where a run of len addresses ends inside a
  * quad, $omr2 for that last quad (its cycles before the end); GRF1 long words 8-15 */
 void emit_mab_masks(Em *e, int64_t mab, int64_t len);
+/* turn.c: does Transpose n keep every element on its MAB and turn 8 x 8 blocks of its
+ * addresses and slots (planners/layout_plan.c lays it out so)? If so the walk takes it. Its code */
+bool emit_turn_take(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_turn(Em *e, const MNNode *n);
+/* quadmove.c: does movement node n keep every element on its PE and word, each output address of a
+ * MAB taking one input address of a MAB whole? If so the walk takes it. Its code */
+bool emit_quadmove_take(const MNCompile *c, const MNNode *n, Walk *w);
+void emit_quadmove(Em *e, const MNNode *n);
 /* treereduce.c: is n a reduction whose output is alike over the tree levels it folds
  * (planners/layout_plan.c, reduced_layout)? Why it cannot be emitted here (its partial
  * results' scratch placed in the walk), and its code */

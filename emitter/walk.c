@@ -24,6 +24,8 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->rows = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->rmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->bmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->turn = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->qmove = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->embed = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->tred = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->tile = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
@@ -50,6 +52,8 @@ void emit_walk_free(Walk *w) {
     free(w->rows);
     free(w->rmove);
     free(w->bmove);
+    free(w->turn);
+    free(w->qmove);
     free(w->embed);
     free(w->tred);
     free(w->tile);

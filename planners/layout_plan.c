@@ -519,6 +519,13 @@ static bool batched_b(const MNLayout *out, const MNType *t, MNDtype dt, int kdim
     return true;
 }
 
+/* is v the output of a Transpose laid out to turn blocks in its MABs (turn_plan.c)? Its
+ * packed axis then lies partly on the MABs: readers other than elementwise ones want it
+ * canonical */
+static bool turned_out(const MNValue *v) {
+    return v->producer && v->producer->op == OP_Transpose && ir_attr_int(v->producer, "turned", 0);
+}
+
 /* a node that only moves data whole: its output may take any layout */
 static bool moves(const MNNode *n) { return n->op == OP_Transpose || mn_op_has(n->op, MN_VIEW); }
 
@@ -637,6 +644,14 @@ static bool streams_b(const MNNode *n, const MNMachine *m) {
 bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,
                            const MNMachine *m, MNLayout *want) {
     if (t->rank < 0 || !mn_dtype_bytes(dt)) return false;
+    if (n->op == OP_Transpose && k == 0 && outl && ir_attr_int(n, "turned", 0)) { /* turn_plan.c */
+        const MNAttr *pa = ir_attr(n, "perm");
+        int64_t perm[LAYOUT_MAX_RANK];
+        if (t->rank < 2 || t->rank > LAYOUT_MAX_RANK || (pa && (pa->type != MN_ATTR_INTS || pa->n != t->rank)))
+            return false;
+        for (int d = 0; d < t->rank; d++) perm[d] = pa ? pa->ints[d] : t->rank - 1 - d;
+        return plan_turned_in(outl, perm, m, (int)mn_dtype_bytes(dt), want);
+    }
     if (n->op == OP_LayerNormalization && k >= 1 && outl && t->rank >= 1) {
         broadcast_layout(outl, t, want); /* scale and bias beside every row (emitter/rows.c) */
         return true;
@@ -856,7 +871,7 @@ bool plan_layout(MNCompile *c) {
     }
     /* 1b. a window op's output on the L1Bs and L2Bs of the input elements it reads; a
      * stencil's in its bands */
-    int aligned = 0, stencils = 0, kept_views = 0;
+    int aligned = 0, stencils = 0, kept_views = 0, turned = 0;
     bool *banded = xcalloc((size_t)nv + 1, sizeof(bool)); /* laid out on tiles */
     MNNode **user = xcalloc((size_t)nv + 1, sizeof(MNNode *)); /* a node reading the value */
     for (int i = 0; i < g->nnodes; i++)
@@ -946,6 +961,30 @@ bool plan_layout(MNCompile *c) {
                 }
             }
         }
+        /* a Transpose that makes another axis the packed one turns 8 x 8 blocks inside each MAB
+         * (turn_plan.c): its output laid out for that, its input demanded so (step 3) */
+        if (n->op == OP_Transpose && x0 && o0 && has[o0->id] && x0->dtype == o0->dtype && !banded[x0->id] &&
+            o0->dtype == MN_DT_Float && o0->type.rank >= 2 && o0->type.rank <= LAYOUT_MAX_RANK) {
+            const MNAttr *pa = ir_attr(n, "perm");
+            int r = o0->type.rank;
+            int64_t perm[LAYOUT_MAX_RANK];
+            MNLayout xin, pl, yl, xl2;
+            MNNode *u = user[o0->id];
+            bool kt = o0->nuses == 1 && u && u->nin > 1 && u->in[1] == o0 && transposed_b(u, 1, o0);
+            for (int d = 0; d < r; d++)
+                perm[d] = pa && pa->type == MN_ATTR_INTS && pa->n == r ? pa->ints[d] : r - 1 - d;
+            bool xin_ok =
+                has[x0->id] ? (xin = L[x0->id], true) : plan_layout_canonical(&x0->type, x0->dtype, &c->machine, &xin);
+            if (!kt && xin_ok && (!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) &&
+                layout_permute(&xin, perm, r, &pl) && !last_packed(&pl) &&
+                plan_turned_out(&L[o0->id], perm, &c->machine, 4, &yl) &&
+                plan_turned_in(&yl, perm, &c->machine, 4, &xl2)) {
+                L[o0->id] = yl;
+                ir_attr_set_int(g, n, "turned", 1);
+                turned++;
+                continue;
+            }
+        }
         /* a reduction over axes spread over the tree: its output alike there (reduced_layout) */
         bool red[MN_MAX_RANK];
         MNLayout rl, xl; /* (a graph input not laid out yet takes the canonical layout: no demand on it) */
@@ -1019,9 +1058,14 @@ bool plan_layout(MNCompile *c) {
          * (a product's rows, heads on their L1Bs): its operands are then read where they are */
         if (elementwise(n) && n->nout == 1 && o0 && has[o0->id]) {
             bool kept = false;
+            int full = 0; /* (a turned input is kept only by an op of one operand of its shape) */
+            for (int k = 0; k < n->nin; k++)
+                full += n->in[k] && !n->in[k]->konst && same_dims(&n->in[k]->type, &o0->type);
             for (int k = 0; k < n->nin && !kept; k++) {
                 MNValue *v = n->in[k];
-                if (!v || !has[v->id] || v->konst || !same_dims(&v->type, &o0->type) || v->dtype != o0->dtype) continue;
+                if (!v || !has[v->id] || v->konst || !same_dims(&v->type, &o0->type) || v->dtype != o0->dtype ||
+                    (turned_out(v) && full > 1))
+                    continue;
                 if (!layout_same_placement(&L[v->id], &L[o0->id])) L[o0->id] = L[v->id], kept = true;
                 break;
             }
@@ -1050,7 +1094,9 @@ bool plan_layout(MNCompile *c) {
         int nl = window_leading(g, n);
         MNValue *x = nl ? n->in[0] : NULL;
         MNLayout ref;
-        if (!x || !(has[x->id] ? (ref = L[x->id], true) : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref)))
+        /* (a turned Transpose's output is read canonical by such nodes: step 3 switches it) */
+        if (!x || !(has[x->id] && !turned_out(x) ? (ref = L[x->id], true)
+                                                 : plan_layout_canonical(&x->type, x->dtype, &c->machine, &ref)))
             continue;
         MNValue *ro = n->out[0];
         MNLayout heads;
@@ -1101,7 +1147,7 @@ bool plan_layout(MNCompile *c) {
                 MNValue *v = n->in[k];
                 MNLayout want;
                 if (!v || v->nuses != 1 || !v->producer || !(elementwise(v->producer) || moves(v->producer)) ||
-                    v->is_output)
+                    v->is_output || turned_out(v)) /* (a turned Transpose writes its own layout, turn_plan.c) */
                     continue;
                 if (!plan_layout_demand(n, k, n->nout && n->out[0] && has[n->out[0]->id] ? &L[n->out[0]->id] : NULL,
                                         &c->machine, &want))
@@ -1111,6 +1157,14 @@ bool plan_layout(MNCompile *c) {
                     continue; /* (a table alike on every MAB, a product's B: its own forms, step 3) */
                 char err[200];
                 if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
+                bool fits = true; /* an elementwise producer's operands must take it too (broadcast over it) */
+                for (int j = 0; elementwise(v->producer) && j < v->producer->nin && fits; j++) {
+                    const MNValue *a = v->producer->in[j];
+                    MNLayout al;
+                    if (a && plan_layout_demand(v->producer, j, &want, &c->machine, &al))
+                        fits = layout_valid(&al, &c->machine, mn_dtype_bytes(a->dtype), err, sizeof err);
+                }
+                if (!fits) continue;
                 L[v->id] = want;
                 has[v->id] = true;
                 v->gene = arena_printf(g->arena, "[%s.%d,]", n->op_type, k);
@@ -1131,7 +1185,11 @@ bool plan_layout(MNCompile *c) {
         for (int k = 0; k < n->nin; k++) {
             MNValue *v = n->in[k];
             MNLayout want;
-            if (!v || v->id >= nv || !plan_layout_demand(n, k, outl, &c->machine, &want)) continue;
+            if (!v || v->id >= nv) continue;
+            if (!plan_layout_demand(n, k, outl, &c->machine, &want) &&
+                !(turned_out(v) && !elementwise(n) && !moves(n) && !v->is_output &&
+                  plan_layout_canonical(&v->type, v->dtype, &c->machine, &want)))
+                continue; /* (a turned Transpose's output: its other readers take it canonical) */
             char err[200];
             if (!layout_valid(&want, &c->machine, mn_dtype_bytes(v->dtype), err, sizeof err)) continue;
             if (!has[v->id]) { /* free: the host lays the parameter out */
@@ -1209,6 +1267,7 @@ bool plan_layout(MNCompile *c) {
     mn_figure(c, "window_outputs_aligned", aligned);
     mn_figure(c, "stencils", stencils);
     mn_figure(c, "views_kept_in_place", kept_views);
+    mn_figure(c, "transposes_turned", turned);
     mn_figure(c, "convolutions_on_tiles", tiled);
     mn_figure(c, "resizes_on_tiles", resized);
     mn_figure(c, "num_lw_total", total);

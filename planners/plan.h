@@ -64,6 +64,11 @@ bool plan_location_sliced(MNCompile *c);
 int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why);
 
 /* What node n wants its input k to be, given n's output layout outl (false: no demand). */
+/* turn_plan.c: a Transpose that makes another axis the packed one: its output layout from the
+ * output's canonical lo (the input-packed axis's 8 lowest values on 8 addresses of a MAB),
+ * and the input layout that its 8 x 8 blocks turn from (false: no such layouts) */
+bool plan_turned_out(const MNLayout *lo, const int64_t *perm, const MNMachine *m, int elem_bytes, MNLayout *y);
+bool plan_turned_in(const MNLayout *y, const int64_t *perm, const MNMachine *m, int elem_bytes, MNLayout *x);
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want);
 /* The same for an operand of type t and dtype dt in n's input k (a piece of it, say). */
 bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,

@@ -748,6 +748,27 @@ for nm_, op, ref in (("softmax-across-tokens", "Softmax", esm / esm.sum(1, keepd
          dict(y=ref.astype(np.float32)), machine="mncore2", rtol=1e-5, atol=1e-5,
          need=("softmaxes_across_axes_lowered", "reductions_over_the_tree"))
 
+# Transposes that make another axis the packed one (planners/turn_plan.c, emitter/turn.c, emitter/quadmove.c): 8 x 8
+# blocks turned in every MAB's matrix register; around them, layout switches that move single addresses of a MAB
+# between MABs, L1Bs, L2Bs and groups (by output rows and by input rows, with the PDM exchange): a graph input laid
+# out for the turn, Softmax rows on both sides, 197 tokens (padding) over 8 L2Bs, an input alike on every L2B
+def sm_rows(v):
+    e = np.exp(v - v.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+for nm_, shp, perm, first, last in (("transpose-turned", [256, 256], [1, 0], "Relu", "Relu"),
+                                    ("transpose-quadmoves", [4, 64, 512], [0, 2, 1], "Softmax", "Softmax"),
+                                    ("transpose-quadmoves-tokens", [1, 197, 768], [0, 2, 1], "Softmax", "Relu"),
+                                    ("transpose-quadmoves-alike", [128, 512], [1, 0], "Softmax", "Softmax")):
+    xq = f32(*shp)
+    f = {"Relu": lambda v: np.maximum(v, 0), "Softmax": sm_rows}
+    refq = f[last](f[first](xq.astype(np.float64)).transpose(perm)).astype(np.float32)
+    mk_ = lambda op, a, b: h.make_node(op, [a], [b], axis=-1) if op == "Softmax" else h.make_node(op, [a], [b])
+    case(nm_, [mk_(first, "x", "r"), h.make_node("Transpose", ["r"], ["t"], perm=perm), mk_(last, "t", "y")],
+         [("x", shp)], [("y", list(refq.shape))], dict(x=xq), dict(y=refq), machine="mncore2", rtol=1e-5, atol=1e-6,
+         need=("transposes_turned_in_mabs",) + (("quads_moved_between_mabs",) if first == "Softmax" else ()))
+
 # Integer casts (cast.c, int_cast): an attention mask of int64 to float (BERT's extended mask), float to int32
 # and back (truncation), int64 to int32 and back, float to int64, int64 to bool and back
 mk = rng.integers(0, 2, (2, 128)).astype(np.int64)
