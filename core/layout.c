@@ -549,6 +549,8 @@ bool layout_reshape(const MNLayout *in, const MNType *t, MNLayout *out) {
         int64_t need = t->dims[d]; /* what is left of this dimension to take */
         l.shape[d] = t->dims[d];
         if (need < 1) return false;
+        while (fresh && need > 1 && i < in->rank && in->shape[i] == 1 && layout_padded(in, i) == 1)
+            i++; /* (an input dimension of one element before it takes no digit) */
         if (fresh && i < in->rank && in->shape[i] == need && need > 1) { /* the same dimension, padding and all */
             l.nsub[d] = in->nsub[i];
             memcpy(l.sub[d], in->sub[i], sizeof l.sub[d]);

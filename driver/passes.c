@@ -92,6 +92,7 @@ static const MNPass pipeline[] = {
     {"shuffle_lowering", plan_shuffle_lowering, 1},
     {"bn_lowering", plan_bn_lowering, 1},
     {"lrn_lowering", plan_lrn_lowering, 1},
+    {"conv1d_lowering", plan_conv1d_lowering, 1},
     {"group_expand", plan_group_expand, 1},
     {"convt_lowering", plan_convt_lowering, 1},
     {"d2s_lowering", plan_d2s_lowering, 1},

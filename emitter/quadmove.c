@@ -116,6 +116,7 @@ typedef struct {
     int64_t nslot; /* places of the rows (by pattern) */
     bool local; /* every row stays in its L1B and its place is its address: no L2BM */
     bool exch; /* the L2Bs' rows cross or differ: through the PDM */
+    int64_t G; /* through the PDM: receiving rows an L1B takes a pass (the L2BM's room) */
     bool prefill; /* by input rows: a place some L1B leaves empty hands out into elements that live
                    * there: every place first takes the output's own quads (so they are written back) */
 } Batch;
@@ -171,6 +172,25 @@ static bool batch_rows(const QMap *q, bool by_out, int64_t a0, int64_t a1, Batch
 /* Places: rows of one pattern share them across L1Bs; the i-th such row of an L1B takes the
  * pattern's i-th. The local form (no L2BM): every row in its own L1B and, by output rows, each
  * address's rows alike everywhere (its place is its address), by input rows likewise. */
+/* do two rows' patterns agree where both name a quad? (by output rows a quad one row lacks is
+ * padding in its L1B: the union's quad written there is harmless) */
+static bool compatible(const Row *a, const Row *b) {
+    for (int p = 0; p < 16; p++)
+        if (a->pat[p][0] >= 0 && b->pat[p][0] >= 0 && (a->pat[p][0] != b->pat[p][0] || a->pat[p][1] != b->pat[p][1]))
+            return false;
+    return true;
+}
+
+/* the union of the patterns of the rows at place s (every L1B runs one step list for it) */
+static void place_pattern(const Batch *b, int64_t s, Row *u) {
+    memset(u, 0, sizeof *u);
+    for (int p = 0; p < 16; p++) u->pat[p][0] = u->pat[p][1] = -1;
+    for (int64_t i = 0; i < b->nr; i++)
+        if (b->r[i].slot == s)
+            for (int p = 0; p < 16; p++)
+                if (b->r[i].pat[p][0] >= 0) u->pat[p][0] = b->r[i].pat[p][0], u->pat[p][1] = b->r[i].pat[p][1];
+}
+
 static bool place_rows(const QMap *q, Batch *b, bool allow_local) {
     int64_t A = b->by_out ? q->Aout : q->Ain;
     b->local = allow_local;
@@ -178,7 +198,9 @@ static bool place_rows(const QMap *q, Batch *b, bool allow_local) {
         const Row *r = &b->r[i];
         if (r->other != r->key / A) b->local = false;
         for (int64_t k = 0; k < b->nr && b->local; k++)
-            if (b->r[k].key % A == r->key % A && memcmp(b->r[k].pat, r->pat, sizeof r->pat)) b->local = false;
+            if (b->r[k].key % A == r->key % A &&
+                (b->by_out ? !compatible(&b->r[k], r) : memcmp(b->r[k].pat, r->pat, sizeof r->pat) != 0))
+                b->local = false;
     }
     if (b->local) {
         for (int64_t i = 0; i < b->nr; i++) b->r[i].slot = b->r[i].key % A - b->a0;
@@ -227,22 +249,53 @@ static bool empty_places_harmless(const QMap *q, const Batch *b) {
     return ok;
 }
 
-/* do the L2Bs move their rows alike, each within itself (else through the PDM)? Where the
- * L2Bs' rows of a place differ, or a row changes L2B */
-static bool l2bs_alike(const QMap *q, const Batch *b) {
-    int64_t A = b->by_out ? q->Aout : q->Ain;
-    for (int64_t i = 0; i < b->nr; i++) {
-        const Row *r = &b->r[i];
-        int64_t kl = r->key / A / q->J, ol = r->other / q->J;
-        if (kl != ol) return false;
-        for (int64_t k = 0; k < b->nr; k++) { /* the same place on another L2B: the same L1B there */
-            const Row *s = &b->r[k];
-            if (s->slot == r->slot && s->key / A / q->J != kl &&
-                (s->key / A % q->J != r->key / A % q->J || s->other % q->J != r->other % q->J ||
-                 s->key % A != r->key % A))
-                return false;
+/* by input rows with a prefill: is no quad an L1B's place writes back (a place it leaves
+ * empty) one that another of its places writes new in the same batch? (the write-back would
+ * come after it and restore the old quad) */
+static bool prefill_safe(const QMap *q, const Batch *b) {
+    int64_t nl1 = q->NL * q->J, nq = q->M * q->Aout;
+    uint8_t *mark = xcalloc((size_t)(nq + 1), 1);
+    bool *full = xcalloc((size_t)(b->nslot + 1), sizeof(bool)), ok = true;
+    for (int64_t l1 = 0; l1 < nl1 && ok; l1++) {
+        memset(mark, 0, (size_t)nq);
+        memset(full, 0, sizeof(bool) * (size_t)b->nslot);
+        for (int64_t i = 0; i < b->nr; i++)
+            if (b->r[i].other == l1) {
+                full[b->r[i].slot] = true;
+                for (int p = 0; p < 16; p++)
+                    if (b->r[i].pat[p][0] >= 0) mark[b->r[i].pat[p][0] * q->Aout + b->r[i].pat[p][1]] = 1;
+            }
+        for (int64_t i = 0; i < b->nr && ok; i++) {
+            const Row *r = &b->r[i];
+            if (full[r->slot]) continue;
+            for (int p = 0; p < 16 && ok; p++)
+                if (r->pat[p][0] >= 0) ok = !mark[r->pat[p][0] * q->Aout + r->pat[p][1]];
         }
     }
+    free(mark), free(full);
+    return ok;
+}
+
+/* do the L2Bs move their rows alike, each within itself (else through the PDM)? Each row stays
+ * on its L2B, and where two L2Bs bring a row down into the same L1B and row of the L1BM, they
+ * take it from the same L1B and row (the steps are the same on every L2B) */
+static bool l2bs_alike(const QMap *q, const Batch *b) {
+    int64_t A = b->by_out ? q->Aout : q->Ain, J = q->J;
+    for (int64_t i = 0; i < b->nr; i++) {
+        const Row *r = &b->r[i];
+        if (r->key / A / J != r->other / J) return false;
+    }
+    for (int64_t i = 0; i < b->nr; i++)
+        for (int64_t k = i + 1; k < b->nr; k++) {
+            const Row *r = &b->r[i], *s = &b->r[k];
+            if (r->key / A / J == s->key / A / J) continue; /* (one L2B) */
+            /* by output rows: down into (the key's L1B, address) from (the other L1B, place);
+             * by input rows: down into (the other L1B, place) from (the key's L1B, address) */
+            int64_t rk = r->key % (J * A), sk = s->key % (J * A);
+            bool same_to = b->by_out ? rk == sk : r->other % J == s->other % J && r->slot == s->slot;
+            bool same_from = b->by_out ? r->other % J == s->other % J && r->slot == s->slot : rk == sk;
+            if (same_to && !same_from) return false;
+        }
     return true;
 }
 
@@ -269,9 +322,15 @@ static bool plan_form(const MNCompile *c, const QMap *q, bool by_out, Batch **ou
             b.prefill = !by_out && !empty_places_harmless(q, &b);
             if (b.prefill && b.local) place_rows(q, &b, false); /* (the places then are not the input's rows) */
             b.prefill = b.prefill && !empty_places_harmless(q, &b);
+            if (b.prefill && !prefill_safe(q, &b)) {
+                free(b.r);
+                continue;
+            }
             b.exch = !b.local && (b.prefill || !l2bs_alike(q, &b)); /* (a prefill goes up to the receiving slots) */
-            int64_t lc =
-                b.local ? 0 : q->J * (by_out ? b.nslot : e - a0) + (b.exch ? q->J * (by_out ? e - a0 : b.nslot) : 0);
+            /* L2BM: the up slots, then (through the PDM) the receiving ones, in passes of G an L1B */
+            int64_t ups = b.local ? 0 : q->J * (by_out ? b.nslot : e - a0), nrecv = by_out ? e - a0 : b.nslot;
+            b.G = (lc_rows - ups) / q->J < nrecv ? (lc_rows - ups) / q->J : nrecv;
+            int64_t lc = b.local ? 0 : ups + (b.exch ? q->J * (b.G > 0 ? b.G : 1) : 0);
             if (lb > lb_rows || lc > lc_rows) {
                 free(b.r);
                 continue;
@@ -384,25 +443,24 @@ static void emit_batch(Em *e, const QMap *q, const Batch *b, bool *used, int64_t
     /* L1BM rows: 0 spare, then (by input) the staged input rows, then the places; by output the
      * received rows after the places */
     int64_t staged0 = 1, place0 = b->by_out ? 1 : 1 + na, recv0 = place0 + b->nslot;
-    if (!b->by_out) {
-        for (int64_t a = b->a0; a < e1; a += 4)
-            buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(q->x), emit_at(e, q->x, a, X),
-                       (long long)(ROWLW * (staged0 + a - b->a0)));
-    } else { /* each place once, from the first row of it (alike on every L1B that fills it) */
-        for (int64_t s = b->nslot - 1; s >= 0; s--)
-            for (int64_t i = 0; i < b->nr; i++)
-                if (b->r[i].slot == s) {
-                    assemble(e, q->x, &b->r[i], place0 + s);
-                    break;
-                }
-    }
-    if (b->prefill) /* (before the rows come down into the places) */
+    if (b->prefill) /* (before the input rows: the lowest place's spill lands on them, rewritten then) */
         for (int64_t s = b->nslot - 1; s >= 0; s--)
             for (int64_t i = 0; i < b->nr; i++)
                 if (b->r[i].slot == s) {
                     assemble(e, q->y, &b->r[i], place0 + s);
                     break;
                 }
+    if (!b->by_out) {
+        for (int64_t a = b->a0; a < e1; a += 4)
+            buf_printf(e->b, "l1bmd $%s%sv $lb%lld\n", emit_bank_reg(q->x), emit_at(e, q->x, a, X),
+                       (long long)(ROWLW * (staged0 + a - b->a0)));
+    } else { /* each place once, from its rows' patterns (alike on every L1B that fills it) */
+        for (int64_t s = b->nslot - 1; s >= 0; s--) {
+            Row u;
+            place_pattern(b, s, &u);
+            assemble(e, q->x, &u, place0 + s);
+        }
+    }
     buf_printf(e->b, "nop/2\n");
     int64_t hand0 = b->by_out ? recv0 : b->local ? staged0 : place0; /* the rows handed out from */
     if (!b->local) {
@@ -421,41 +479,47 @@ static void emit_batch(Em *e, const QMap *q, const Batch *b, bool *used, int64_t
             }
         }
         buf_printf(e->b, "nop/3\n");
-        /* each receiving L1B's row: from its up slot, through the PDM where L2Bs differ */
-        int64_t R = nu, nrecv = b->by_out ? na : b->nslot;
-        if (b->prefill) { /* each place's prefill into its receiving slot: what an L2B that gets no row
-                           * there brings down */
-            for (int64_t j = 0; j < J; j++)
-                for (int64_t s = 0; s < b->nslot; s++)
-                    buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)j, (long long)(ROWLW * (place0 + s)),
-                               (long long)(ROWLW * (R + j * nrecv + s)));
-            buf_printf(e->b, "nop/3\n");
-        }
-        if (b->exch) {
-            EmExchange xr = {0};
+        /* each receiving L1B's row: from its up slot, through the PDM where L2Bs differ (then in
+         * passes of G receiving rows an L1B, the L2BM's room) */
+        int64_t R = nu, nrecv = b->by_out ? na : b->nslot, G = b->exch ? b->G : nrecv;
+        bool *dn = xcalloc((size_t)(J * nrecv + 1), sizeof(bool));
+        for (int64_t g0 = 0; g0 < nrecv; g0 += G) {
+            int64_t g1 = g0 + G < nrecv ? g0 + G : nrecv;
+            if (b->prefill) { /* each place's prefill into its receiving slot: what an L2B that gets
+                               * no row there brings down */
+                for (int64_t j = 0; j < J; j++)
+                    for (int64_t s = g0; s < g1; s++)
+                        buf_printf(e->b, "l2bm@%lld $lb%lld $lc%lld\n", (long long)j, (long long)(ROWLW * (place0 + s)),
+                                   (long long)(ROWLW * (R + j * G + s - g0)));
+                buf_printf(e->b, "nop/3\n");
+            }
+            if (b->exch) {
+                EmExchange xr = {0};
+                for (int64_t i = 0; i < b->nr; i++) {
+                    const Row *r = &b->r[i];
+                    int64_t sl1 = b->by_out ? r->other : r->key / A, rl1 = b->by_out ? r->key / A : r->other;
+                    int64_t row = b->by_out ? place0 + r->slot : staged0 + r->key % A - b->a0, k;
+                    int64_t at = b->by_out ? r->key % A - b->a0 : r->slot;
+                    if (at < g0 || at >= g1) continue;
+                    for (k = 0; k < nu && up[k] != sl1 % J * 4096 + row; k++) {}
+                    emit_exchange_add(&xr, rl1 / J, sl1 / J, k, R + rl1 % J * G + at - g0);
+                }
+                emit_exchange(e, &xr, used);
+            }
+            /* down: each (receiving L1B, its row) once */
             for (int64_t i = 0; i < b->nr; i++) {
                 const Row *r = &b->r[i];
                 int64_t sl1 = b->by_out ? r->other : r->key / A, rl1 = b->by_out ? r->key / A : r->other;
-                int64_t row = b->by_out ? place0 + r->slot : staged0 + r->key % A - b->a0, k;
+                int64_t at = b->by_out ? r->key % A - b->a0 : r->slot, k;
+                int64_t row = b->by_out ? place0 + r->slot : staged0 + r->key % A - b->a0;
+                if (at < g0 || at >= g1 || dn[rl1 % J * nrecv + at]) continue;
+                dn[rl1 % J * nrecv + at] = true;
                 for (k = 0; k < nu && up[k] != sl1 % J * 4096 + row; k++) {}
-                int64_t to = R + rl1 % J * nrecv + (b->by_out ? r->key % A - b->a0 : r->slot);
-                emit_exchange_add(&xr, rl1 / J, sl1 / J, k, to);
+                int64_t from = b->exch ? R + rl1 % J * G + at - g0 : k;
+                buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)(rl1 % J), (long long)(ROWLW * from),
+                           (long long)(ROWLW * (hand0 + at)));
             }
-            emit_exchange(e, &xr, used);
-        }
-        /* down: each (receiving L1B, its row) once */
-        bool *dn = xcalloc((size_t)(J * nrecv + 1), sizeof(bool));
-        for (int64_t i = 0; i < b->nr; i++) {
-            const Row *r = &b->r[i];
-            int64_t sl1 = b->by_out ? r->other : r->key / A, rl1 = b->by_out ? r->key / A : r->other;
-            int64_t at = b->by_out ? r->key % A - b->a0 : r->slot, k;
-            int64_t row = b->by_out ? place0 + r->slot : staged0 + r->key % A - b->a0;
-            if (dn[rl1 % J * nrecv + at]) continue;
-            dn[rl1 % J * nrecv + at] = true;
-            for (k = 0; k < nu && up[k] != sl1 % J * 4096 + row; k++) {}
-            int64_t from = b->exch ? R + rl1 % J * nrecv + at : k;
-            buf_printf(e->b, "l2bm@%lld $lc%lld $lb%lld\n", (long long)(rl1 % J), (long long)(ROWLW * from),
-                       (long long)(ROWLW * (hand0 + at)));
+            if (b->exch) buf_printf(e->b, "nop/3\n"); /* (the next pass's pushes rewrite these slots) */
         }
         free(dn);
         free(up);

@@ -649,8 +649,12 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
         int64_t perm[LAYOUT_MAX_RANK];
         if (t->rank < 2 || t->rank > LAYOUT_MAX_RANK || (pa && (pa->type != MN_ATTR_INTS || pa->n != t->rank)))
             return false;
+        int64_t inv[LAYOUT_MAX_RANK];
+        int q = -1;
         for (int d = 0; d < t->rank; d++) perm[d] = pa ? pa->ints[d] : t->rank - 1 - d;
-        return plan_turned_in(outl, perm, m, (int)mn_dtype_bytes(dt), want);
+        for (int d = 0; d < t->rank; d++) inv[perm[d]] = d, q = perm[d] == t->rank - 1 ? d : q;
+        MNLayout x;
+        return plan_turned_in(outl, q, m, (int)mn_dtype_bytes(dt), &x) && layout_permute(&x, inv, t->rank, want);
     }
     if (n->op == OP_LayerNormalization && k >= 1 && outl && t->rank >= 1) {
         broadcast_layout(outl, t, want); /* scale and bias beside every row (emitter/rows.c) */
@@ -961,6 +965,8 @@ bool plan_layout(MNCompile *c) {
                 }
             }
         }
+        MNLayout vk;
+        char verr[200];
         /* a Transpose that makes another axis the packed one turns 8 x 8 blocks inside each MAB
          * (turn_plan.c): its output laid out for that, its input demanded so (step 3) */
         if (n->op == OP_Transpose && x0 && o0 && has[o0->id] && x0->dtype == o0->dtype && !banded[x0->id] &&
@@ -973,12 +979,23 @@ bool plan_layout(MNCompile *c) {
             bool kt = o0->nuses == 1 && u && u->nin > 1 && u->in[1] == o0 && transposed_b(u, 1, o0);
             for (int d = 0; d < r; d++)
                 perm[d] = pa && pa->type == MN_ATTR_INTS && pa->n == r ? pa->ints[d] : r - 1 - d;
+            int q = -1; /* the output axis the input packs (its last) */
+            for (int d = 0; d < r; d++) q = perm[d] == r - 1 ? d : q;
             bool xin_ok =
                 has[x0->id] ? (xin = L[x0->id], true) : plan_layout_canonical(&x0->type, x0->dtype, &c->machine, &xin);
-            if (!kt && xin_ok && (!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) &&
+            /* (read by a convolution, through a view or not: the channels it packs stay packed, the
+             * convolution's tiles a move of whole addresses away) */
+            MNNode *u2 = u && mn_op_has(u->op, MN_VIEW) && u->out[0] && u->out[0]->nuses == 1 ? user[u->out[0]->id] : u;
+            bool conv = o0->nuses == 1 && u2 && plan_tile_op(u2->op);
+            if (conv && xin_ok && (!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) &&
+                layout_permute(&xin, perm, r, &pl) && layout_valid(&pl, &c->machine, 4, verr, sizeof verr)) {
+                L[o0->id] = pl;
+                kept_views++;
+                continue;
+            }
+            if (!kt && !conv && xin_ok && (!pa || (pa->type == MN_ATTR_INTS && pa->n == r)) &&
                 layout_permute(&xin, perm, r, &pl) && !last_packed(&pl) &&
-                plan_turned_out(&L[o0->id], perm, &c->machine, 4, &yl) &&
-                plan_turned_in(&yl, perm, &c->machine, 4, &xl2)) {
+                plan_turned_out(&L[o0->id], q, &c->machine, 4, &yl) && plan_turned_in(&yl, q, &c->machine, 4, &xl2)) {
                 L[o0->id] = yl;
                 ir_attr_set_int(g, n, "turned", 1);
                 turned++;
@@ -1023,6 +1040,19 @@ bool plan_layout(MNCompile *c) {
                     continue;
                 }
             }
+        }
+        /* a view that would make another axis the packed one (a convolution's rows back to a
+         * sequence) and is too large for a gather keeps every element where it is: the switch a
+         * reader wants then turns blocks inside each MAB (step 3) */
+        if (mn_op_has(n->op, MN_VIEW) && x0 && o0 && has[x0->id] && has[o0->id] && x0->dtype == MN_DT_Float &&
+            o0->dtype == MN_DT_Float && !turned_out(x0) && layout_reshape(&L[x0->id], &o0->type, &vk) &&
+            plan_slot_axis(&vk) >= 0 && plan_slot_axis(&L[o0->id]) >= 0 &&
+            plan_slot_axis(&vk) != plan_slot_axis(&L[o0->id]) &&
+            !plan_gather_fits(g, &c->machine, o0->type.rank, o0->type.dims) &&
+            layout_valid(&vk, &c->machine, 4, verr, sizeof verr)) {
+            L[o0->id] = vk;
+            kept_views++;
+            continue;
         }
         /* a Transpose or a view of a value spread over the L2Bs keeps every element where it
          * is (its input's digits permuted or regrouped, the emitter copies long words): a
@@ -1177,7 +1207,7 @@ bool plan_layout(MNCompile *c) {
     int nn = g->nnodes;
     int nins = 0;
     for (int i = 0; i < nn; i++) nins += g->nodes[i]->nin;
-    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, nn + 2 * nins + 1); /* (up to two switches an input) */
+    MNNode **order = ARENA_ARRAY(g->arena, MNNode *, nn + 4 * nins + 1); /* (up to four switches an input) */
     int w = 0;
     for (int i = 0; i < nn; i++) {
         MNNode *n = g->nodes[i];
@@ -1217,6 +1247,24 @@ bool plan_layout(MNCompile *c) {
                 cost +=
                     plan_switch_cycles(&c->machine, from, &via, layout_num_lw(&via, c->machine.address_alignment_lw));
                 from = &via;
+            }
+            /* a switch that makes another axis the packed one, too large for a gather: to the layout
+             * whose 8 x 8 blocks turn inside each MAB into one a move of whole addresses makes the
+             * wanted (turn_plan.c; each step moves data by bounded pieces) */
+            MNLayout tx, ty;
+            int qa = plan_slot_axis(from);
+            const unsigned MT = 1u << LV_MAB | 1u << LV_L1B; /* (a B alike on every MAB: rowmove.c turns it) */
+            if (v->dtype == MN_DT_Float && qa >= 0 && plan_slot_axis(&want) >= 0 && qa != plan_slot_axis(&want) &&
+                !(want.bcast & MT) && !plan_gather_fits(g, &c->machine, v->type.rank, v->type.dims) &&
+                plan_turned_out(&want, qa, &c->machine, 4, &ty) && plan_turned_in(&ty, qa, &c->machine, 4, &tx)) {
+                if (!layout_same_placement(&tx, from)) v = add_switch(c, v, &tx, switches++, &order[w++]);
+                v = add_switch(c, v, &ty, switches++, &order[w++]);
+                turned++;
+                if (layout_same_placement(&ty, &want)) {
+                    n->in[k] = v;
+                    continue;
+                }
+                from = &ty;
             }
             n->in[k] = add_switch(c, v, &want, switches++, &order[w++]);
             cost += plan_switch_cycles(&c->machine, from, &want, layout_num_lw(&want, c->machine.address_alignment_lw));

@@ -15,6 +15,7 @@ bool plan_rnn_lowering(MNCompile *c); /* rnn_lower.c */
 bool plan_einsum_lowering(MNCompile *c); /* einsum_lower.c */
 bool plan_loss_lowering(MNCompile *c); /* loss_lower.c */
 bool plan_mod_lowering(MNCompile *c); /* mod_lower.c */
+bool plan_conv1d_lowering(MNCompile *c); /* conv1d_lower.c */
 bool plan_softmax_lowering(MNCompile *c); /* softmax_lower.c */
 bool plan_panel_lowering(MNCompile *c); /* panel_lower.c */
 bool plan_stack_takes(MNCompile *c); /* stack_take.c */
@@ -64,11 +65,13 @@ bool plan_location_sliced(MNCompile *c);
 int plan_lm_misfits(const MNGraph *g, const MNMachine *m, MNBuf *why);
 
 /* What node n wants its input k to be, given n's output layout outl (false: no demand). */
-/* turn_plan.c: a Transpose that makes another axis the packed one: its output layout from the
- * output's canonical lo (the input-packed axis's 8 lowest values on 8 addresses of a MAB),
- * and the input layout that its 8 x 8 blocks turn from (false: no such layouts) */
-bool plan_turned_out(const MNLayout *lo, const int64_t *perm, const MNMachine *m, int elem_bytes, MNLayout *y);
-bool plan_turned_in(const MNLayout *y, const int64_t *perm, const MNMachine *m, int elem_bytes, MNLayout *x);
+/* turn_plan.c: a move that makes another axis the packed one (a Transpose, a layout switch): the
+ * axis of l on the slots of a MAB (4 PEs x 2 words), -1; the layout Y to turn into from the
+ * wanted lo, where axis q is the one packed before (its 8 lowest values on 8 addresses of a MAB),
+ * and the layout X (in the same axes) whose 8 x 8 blocks turn into Y (false: none) */
+int plan_slot_axis(const MNLayout *l);
+bool plan_turned_out(const MNLayout *lo, int q, const MNMachine *m, int elem_bytes, MNLayout *y);
+bool plan_turned_in(const MNLayout *y, int q, const MNMachine *m, int elem_bytes, MNLayout *x);
 bool plan_layout_demand(const MNNode *n, int k, const MNLayout *outl, const MNMachine *m, MNLayout *want);
 /* The same for an operand of type t and dtype dt in n's input k (a piece of it, say). */
 bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,

@@ -24,18 +24,17 @@
 #include "layout.h"
 #include <string.h>
 
-/* the output axis that is the input's last (perm[q] == r - 1), -1 */
-static int packed_in(const int64_t *perm, int r) {
-    for (int d = 0; d < r; d++)
-        if (perm[d] == r - 1) return d;
-    return -1;
-}
-
 /* do axis d's last two subaxes lie on the slots (2 words, 4 PEs, one apart)? */
 static bool on_slots(const MNLayout *l, int d) {
     int n = l->nsub[d];
     return n >= 2 && l->sub[d][n - 2].level == LV_W && l->sub[d][n - 2].size == 2 && l->sub[d][n - 2].stride == 1 &&
            l->sub[d][n - 1].level == LV_PE && l->sub[d][n - 1].size == 4 && l->sub[d][n - 1].stride == 1;
+}
+
+int plan_slot_axis(const MNLayout *l) {
+    for (int d = 0; d < l->rank; d++)
+        if (on_slots(l, d)) return d;
+    return -1;
 }
 
 static void put(MNLayout *l, int d, int at, int drop, const MNSubaxis *s, int ns) {
@@ -49,10 +48,10 @@ static void put(MNLayout *l, int d, int at, int drop, const MNSubaxis *s, int ns
     l->nsub[d] = (uint8_t)n;
 }
 
-bool plan_turned_out(const MNLayout *lo, const int64_t *perm, const MNMachine *m, int elem_bytes, MNLayout *y) {
-    int r = lo->rank, z = r - 1, q = packed_in(perm, r);
+bool plan_turned_out(const MNLayout *lo, int q, const MNMachine *m, int elem_bytes, MNLayout *y) {
+    int r = lo->rank, z = plan_slot_axis(lo);
     char err[200];
-    if (r < 2 || q < 0 || q == z || elem_bytes != 4 || m->pe_per_mab != 4 || !on_slots(lo, z)) return false;
+    if (r < 2 || q < 0 || q >= r || z < 0 || q == z || elem_bytes != 4 || m->pe_per_mab != 4) return false;
     int nq = lo->nsub[q], nz = lo->nsub[z];
     if (nq < 1 || nq + 1 > LAYOUT_MAX_SUB || nz + 1 > LAYOUT_MAX_SUB) return false;
     MNSubaxis sq = lo->sub[q][nq - 1];
@@ -78,10 +77,10 @@ bool plan_turned_out(const MNLayout *lo, const int64_t *perm, const MNMachine *m
            layout_num_lw(y, m->address_alignment_lw) <= m->lm0_lw / 4;
 }
 
-bool plan_turned_in(const MNLayout *y, const int64_t *perm, const MNMachine *m, int elem_bytes, MNLayout *x) {
-    int r = y->rank, z = r - 1, q = packed_in(perm, r);
+bool plan_turned_in(const MNLayout *y, int q, const MNMachine *m, int elem_bytes, MNLayout *x) {
+    int r = y->rank, z = plan_slot_axis(y);
     char err[200];
-    if (r < 2 || q < 0 || q == z || !on_slots(y, z)) return false;
+    if (r < 2 || q < 0 || q >= r || z < 0 || q == z) return false;
     int nq = y->nsub[q], nz = y->nsub[z];
     MNSubaxis a = y->sub[q][nq - 1];
     if (a.level != LV_ADDR || a.size != 8 || nq + 1 > LAYOUT_MAX_SUB) return false;
@@ -89,7 +88,6 @@ bool plan_turned_in(const MNLayout *y, const int64_t *perm, const MNMachine *m, 
     MNSubaxis slots[2] = {y->sub[z][nz - 2], y->sub[z][nz - 1]};
     put(&t, q, nq - 1, 1, slots, 2);
     put(&t, z, nz - 2, 2, &a, 1);
-    int64_t inv[LAYOUT_MAX_RANK];
-    for (int d = 0; d < r; d++) inv[perm[d]] = d;
-    return layout_permute(&t, inv, r, x) && layout_valid(x, m, elem_bytes, err, sizeof err);
+    *x = t;
+    return layout_valid(x, m, elem_bytes, err, sizeof err);
 }

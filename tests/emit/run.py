@@ -769,6 +769,43 @@ for nm_, shp, perm, first, last in (("transpose-turned", [256, 256], [1, 0], "Re
          [("x", shp)], [("y", list(refq.shape))], dict(x=xq), dict(y=refq), machine="mncore2", rtol=1e-5, atol=1e-6,
          need=("transposes_turned_in_mabs",) + (("quads_moved_between_mabs",) if first == "Softmax" else ()))
 
+# 196 tokens on 256 places: the switch after the turn assembles each output row from rows whose quads past the
+# last token are padding (their patterns agree where both name a quad)
+xq = f32(1, 256, 196)
+refq = sm_rows(np.maximum(xq.astype(np.float64), 0).transpose(0, 2, 1)).astype(np.float32)
+case("transpose-quadmoves-padded", [h.make_node("Relu", ["x"], ["r"]), h.make_node("Transpose", ["r"], ["t"], perm=[0, 2, 1]),
+                                    h.make_node("Softmax", ["t"], ["y"], axis=-1)],
+     [("x", [1, 256, 196])], [("y", [1, 196, 256])], dict(x=xq), dict(y=refq), machine="mncore2", rtol=1e-5, atol=1e-6,
+     need=("transposes_turned_in_mabs", "quads_moved_between_mabs"))
+
+
+# Convolutions over one axis (planners/conv1d_lower.c): as a 2-D one on an image of one row, on tiles; the rows back
+# to a sequence a view turned into the packed steps (a switch that turns blocks, step 3 of the layout planner); and
+# a conformer's convolution module: tokens to channels (Transpose), the Conv1d, back, a residual Add
+def conv1d(x, w, b, pad):
+    n, c, l = x.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad)))
+    k = w.shape[2]
+    cols = np.stack([xp[:, :, i:i + l + 2 * pad - k + 1] for i in range(k)], 3)  # n, c, ol, k
+    return np.einsum("ncok,dck->ndo", cols, w) + b[None, :, None]
+
+
+xc, wc, bc = f32(1, 256, 100), f32(256, 256, 3) * 0.05, f32(256)
+case("conv1d-lowered", [h.make_node("Conv", ["x", "w", "b"], ["c"], kernel_shape=[3], pads=[1, 1]),
+                        h.make_node("Relu", ["c"], ["y"])],
+     [("x", [1, 256, 100])], [("y", [1, 256, 100])], dict(x=xc),
+     dict(y=np.maximum(conv1d(xc.astype(np.float64), wc, bc, 1), 0).astype(np.float32)),
+     inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True,
+     need=("one_d_convolutions_lowered",))
+xt2 = f32(1, 100, 256)
+yt2 = xt2 + conv1d(xt2.astype(np.float64).transpose(0, 2, 1), wc, bc, 1).transpose(0, 2, 1)
+case("conv1d-conformer", [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1]),
+                          h.make_node("Conv", ["t", "w", "b"], ["c"], kernel_shape=[3], pads=[1, 1]),
+                          h.make_node("Transpose", ["c"], ["u"], perm=[0, 2, 1]), h.make_node("Add", ["x", "u"], ["y"])],
+     [("x", [1, 100, 256])], [("y", [1, 100, 256])], dict(x=xt2), dict(y=yt2.astype(np.float32)),
+     inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True,
+     need=("one_d_convolutions_lowered",))
+
 # Integer casts (cast.c, int_cast): an attention mask of int64 to float (BERT's extended mask), float to int32
 # and back (truncation), int64 to int32 and back, float to int64, int64 to bool and back
 mk = rng.integers(0, 2, (2, 128)).astype(np.int64)

@@ -356,6 +356,12 @@ void test_layout_reshape(void) {
     CHECK(!strcmp(reshaped_str(&b, "PadLayout{(197,768)/((2_L2B:1, 8_L1B:1, 16_MAB:1), (96:1, 2_W:1, 4_PE:1))}", 3,
                                DIMS(197, 12, 64)),
                   "PadLayout{(197,12,64)/((2_L2B:1, 8_L1B:1, 16_MAB:1), (12:8), (8:1, 2_W:1, 4_PE:1))}"));
+    /* ... past a dimension of one element before it (a Conv1d's rows back to a sequence: 100 steps on 128
+     * places) */
+    CHECK(
+        !strcmp(reshaped_str(&b, "PadLayout{(1,256,1,100)/((1:256), (32:1, 2_W:1, 4_PE:1), (1:256), (16_MAB:1, 8:32))}",
+                             3, DIMS(1, 256, 100)),
+                "PadLayout{(1,256,100)/((1:1), (32:1, 2_W:1, 4_PE:1), (16_MAB:1, 8:32))}"));
     CHECK(!strcmp(reshaped_str(&b, "PadLayout{(14,14)/((2_L2B:1, 8_L1B:1), (16_MAB:1))}", 1, DIMS(196)), "none"));
     /* a boundary inside a digit it does not divide */
     CHECK(!strcmp(reshaped_str(&b, "PadLayout{(6,4)/((6:4), (1:1, 4_PE:1))}", 2, DIMS(4, 6)), "none"));

@@ -39,16 +39,50 @@ LM = {"bert_base_l12_s128": (12, 768, 12, 128, 30522, 512, 2), "gpt_l6_d512_s128
 # recurrent models (torch.nn.LSTM / GRU, 2 layers, hidden 256, over 50 steps of 64 features, sequence first, a
 # linear head on the last step): name -> the torch module's class name
 RNN = {"lstm_l2_h256_s50": "LSTM", "gru_l2_h256_s50": "GRU"}
+# an MLP-Mixer (patch 16 at 224 x 224, 196 tokens): its token-mixing MLPs read the tokens' features transposed,
+# each a Transpose that makes another axis the packed one, and back: name -> (layers, hidden)
+MIXER = {"mixer_s16_l4_d256": (4, 256)}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
     [(n, 1, 17) for n in SEG] + [(n, b, 17) for n in ENC for b in (1, 4)] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT] + \
-    [(n, 1, 17) for n in RNN] + [(n, 1, 17) for n in LM]
+    [(n, 1, 17) for n in RNN] + [(n, 1, 17) for n in LM] + [(n, 1, 17) for n in MIXER]
 
 
 def name_of(net, batch, opset):
     return "%s_b%d_op%d" % (net, batch, opset)
 
 
+def mixer(layers, d):
+    import torch
+    nn = torch.nn
+
+    class Block(nn.Module):
+        def __init__(self, tokens):
+            super().__init__()
+            self.n1, self.n2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.t = nn.Sequential(nn.Linear(tokens, d // 2), nn.GELU(), nn.Linear(d // 2, tokens))
+            self.c = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            x = x + self.t(self.n1(x).transpose(1, 2)).transpose(1, 2)
+            return x + self.c(self.n2(x))
+
+    class Mixer(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, d, 16, 16)
+            self.blocks = nn.Sequential(*[Block(196) for _ in range(layers)])
+            self.norm, self.head = nn.LayerNorm(d), nn.Linear(d, 1000)
+
+        def forward(self, x):
+            x = self.blocks(self.stem(x).flatten(2).transpose(1, 2))
+            return self.head(self.norm(x).mean(1))
+
+    return Mixer().eval()
+
+
 def build(tv, net):
+    if net in MIXER:
+        return mixer(*MIXER[net])
     if net in ENC:
         import torch
         d, heads, _, layers = ENC[net]
