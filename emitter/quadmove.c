@@ -20,9 +20,13 @@
  *
  * Every L1B and L2B runs the same steps, so a row's place in the L1BM is chosen by its
  * pattern (which quad goes where inside the L1B): rows of one pattern share places across
- * L1Bs, and an L1B that lacks one gets nothing there, or, on the output side, writes what
- * it holds only into quads no element lives in. Where the rows stay in their L1B the L2BM
- * is skipped. A step that writes 4 neighbouring quads of which fewer are wanted puts the
+ * L1Bs (by output rows, patterns that agree where both name a quad: a quad one lacks is
+ * padding in its L1B). An L1B that lacks a place's row writes what the place holds only into
+ * quads no element lives in there, or, by input rows, the place first takes the output's
+ * own quads (a prefill, through the L2BM to every receiving slot) so that it writes them back
+ * unchanged; a batch whose prefill would restore a quad another of its places writes is
+ * taken smaller. Where the rows stay in their L1B the L2BM is skipped; through the PDM the
+ * receiving rows pass in as many passes as the L2BM's room needs. A step that writes 4 neighbouring quads of which fewer are wanted puts the
  * wanted one in its last cycle: on the L1BM side the others are rewritten later (rows
  * assembled from the top down), on the LM side the others write the address a later
  * cycle of the same step writes again.

@@ -1,4 +1,4 @@
-/* Layout planner: the layouts of a Transpose that changes which axis is packed.
+/* Layout planner: the layouts of a move that changes which axis is packed.
  *
  * A value's packed axis lies on the 8 slots of a MAB (4 PEs x 2 words, its lowest values)
  * and its other axes on addresses and the tree. A Transpose that makes another axis the
@@ -11,15 +11,19 @@
  *      layout switch from the input's layout: every element keeps its PE and word,
  *      emitter/quadmove.c);
  *   Y  the Transpose itself: 8 x 8 blocks of addresses and slots turned inside each MAB
- *      (emitter/turn.c);
- *      the output: the canonical output with the input-packed axis's 8 lowest values
+ *      (emitter/turn.c) into the wanted layout with the input-packed axis's 8 lowest values
  *      on 8 addresses of a MAB in place of their tree level, an address digit of the
  *      packed axis taking that level's places instead (so every MAB still holds as many);
  *   a switch to what the output's readers want, where they want another layout (an
  *      elementwise reader keeps Y).
  *
- * turned_out gives Y from the output's canonical layout, turned_in X (in the input's
- * axes) from Y: the demand the Transpose puts on its input (plan_layout_demand). */
+ * A layout switch too large for a gather that changes the packed axis (a view of a
+ * convolution's tiles back to a sequence) is split the same way by the layout planner's
+ * step 3: to X, a switch that turns (turn.c), to the wanted layout.
+ *
+ * plan_turned_out gives Y from the wanted layout and the axis packed before, plan_turned_in
+ * X (in the same axes) from Y; a Transpose's demand on its input is X in the input's axes
+ * (plan_layout_demand). */
 #include "plan.h"
 #include "layout.h"
 #include <string.h>
