@@ -12,6 +12,7 @@
  * models, temporal convolutions and a conformer's convolution module are such nodes. A
  * Reshape that only inserts a unit axis keeps every element where it is. */
 #include "plan.h"
+#include "dtypes.h"
 #include "ops.h"
 #include <string.h>
 
@@ -51,6 +52,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     int64_t yd[4] = {y->type.dims[0], y->type.dims[1], 1, y->type.dims[2]};
     MNValue *x4 = plan_value_new(g, arena_printf(g->arena, "%s_x2d", n->name), x->type.elem, 4, xd);
     plan_op(g, n, "Reshape", x, plan_ints_konst(g, arena_printf(g->arena, "%s_xshape", n->name), 4, xd), x4, 0, &k);
+    ir_attr_set_int(g, x4->producer, "unit_view", 1);
     MNValue *y4 = plan_value_new(g, arena_printf(g->arena, "%s_y2d", n->name), y->type.elem, 4, yd);
     MNNode *m = plan_node_new(g, n->op_type, arena_printf(g->arena, "%s_2d", n->name), n->nin, y4);
     m->nattr = n->nattr; /* every attribute, the spatial ones then widened */
@@ -73,12 +75,126 @@ static bool lower(MNCompile *c, MNNode *n) {
     }
     int64_t ys[3] = {y->type.dims[0], y->type.dims[1], y->type.dims[2]};
     plan_op(g, n, "Reshape", y4, plan_ints_konst(g, arena_printf(g->arena, "%s_yshape", n->name), 3, ys), y, 0, &k);
+    ir_attr_set_int(g, y->producer, "unit_view", 1);
+    n->dead = true;
+    return true;
+}
+
+/* ---- the views pushed through: a chain of 1-D convolutions stays an image of one row ----
+ *
+ * Between two such convolutions a (N, C, L) value would be a sequence (its steps packed) where
+ * both convolutions want an image (its channels packed): each view back to (N, C, L) is pushed
+ * through the elementwise ops and channel Splits after it (a GLU, a BatchNorm's scale and
+ * shift, a SiLU), their constants given the unit axis too, and a view there meets the next
+ * convolution's view to (N, C, 1, L): the two cancel. */
+
+/* one of the views made here: (N, C, 1, L) to (N, C, L) (down), or back */
+static bool unit_view(const MNNode *n, bool down) {
+    return n && n->op == OP_Reshape && ir_attr_int(n, "unit_view", 0) && n->nin >= 1 && n->in[0] && n->nout == 1 &&
+           n->out[0] && n->in[0]->type.rank == (down ? 4 : 3) && n->out[0]->type.rank == (down ? 3 : 4);
+}
+
+static bool pushable(const MNNode *n) {
+    if (n->nout < 1 || !n->out[0] || n->out[0]->type.rank != 3) return false;
+    bool split = n->op == OP_Split && ir_attr_int(n, "axis", 0) % 3 == 1;
+    if (!split && (!mn_op_has(n->op, MN_EW) || n->nout != 1)) return false;
+    int views = 0;
+    for (int i = 0; i < n->nin; i++) {
+        const MNValue *v = n->in[i];
+        if (!v) continue;
+        if (unit_view(v->producer, true) && (split || i == 0 || !ir_shape_numel(&v->type) ||
+                                             !memcmp(v->type.dims, n->out[0]->type.dims, 3 * sizeof(int64_t))))
+            views++;
+        else if (split && i == 1 && v->konst) /* (the split sizes) */
+            continue;
+        else if (!v->konst || v->type.rank > 3 || split)
+            return false;
+    }
+    if (!views) return false;
+    for (int i = 0; i < n->nin; i++) /* every view operand the output's shape: no broadcast of one */
+        if (n->in[i] && unit_view(n->in[i]->producer, true) && !split &&
+            memcmp(n->in[i]->type.dims, n->out[0]->type.dims, 3 * sizeof(int64_t)))
+            return false;
+    return true;
+}
+
+/* a constant of rank 2 or 3 with a unit axis before its last (it broadcasts the same way) */
+static MNValue *unit_konst(MNGraph *g, MNValue *v) {
+    if (v->type.rank < 2) return v;
+    int64_t d[4];
+    int r = v->type.rank;
+    for (int i = 0; i < r - 1; i++) d[i] = v->type.dims[i];
+    d[r - 1] = 1, d[r] = v->type.dims[r - 1];
+    MNValue *u = plan_value_new(g, arena_printf(g->arena, "%s_unit", v->name), v->type.elem, r + 1, d);
+    u->konst = ir_tensor_new(g->arena, v->konst->elem, r + 1, d);
+    u->is_initializer = true;
+    memcpy(u->konst->data, v->konst->data, (size_t)v->konst->numel * (size_t)onnx_type_size(v->konst->elem));
+    return u;
+}
+
+static bool push(MNCompile *c, MNNode *n) {
+    MNGraph *g = c->g;
+    bool split = n->op == OP_Split;
+    MNNode *m = ir_node_new(g, n->op_type, n->nin, n->nout);
+    m->name = arena_printf(g->arena, "%s_2d", n->name);
+    m->nattr = n->nattr;
+    m->attrs = ARENA_ARRAY(g->arena, MNAttr, n->nattr + 1);
+    if (n->nattr) memcpy(m->attrs, n->attrs, sizeof(MNAttr) * (size_t)n->nattr);
+    if (split) ir_attr_set_int(g, m, "axis", 1);
+    for (int i = 0; i < n->nin; i++) {
+        MNValue *v = n->in[i];
+        m->in[i] = !v ? NULL : unit_view(v->producer, true) ? v->producer->in[0] : split ? v : unit_konst(g, v);
+    }
+    int k = 0;
+    for (int o = 0; o < n->nout; o++) {
+        MNValue *y = n->out[o];
+        if (!y) continue;
+        int64_t d4[4] = {y->type.dims[0], y->type.dims[1], 1, y->type.dims[2]};
+        MNValue *y4 = plan_value_new(g, arena_printf(g->arena, "%s_2d%d", y->name, o), y->type.elem, 4, d4);
+        m->out[o] = y4;
+        y4->producer = m;
+        y4->producer_out = o;
+        plan_op(g, n, "Reshape", y4,
+                plan_ints_konst(g, arena_printf(g->arena, "%s_yshape%d", n->name, o), 3, y->type.dims), y, 0, &k);
+        ir_attr_set_int(g, y->producer, "unit_view", 1);
+    }
+    n->dead = true;
+    return true;
+}
+
+/* a view back to (N, C, 1, L) of a view down from it: its readers read the image itself */
+static bool cancels(const MNNode *n) {
+    return unit_view(n, false) && unit_view(n->in[0]->producer, true) &&
+           !memcmp(n->in[0]->producer->in[0]->type.dims, n->out[0]->type.dims, 4 * sizeof(int64_t));
+}
+
+static bool cancel(MNCompile *c, MNNode *n) {
+    MNGraph *g = c->g;
+    MNValue *img = n->in[0]->producer->in[0], *y = n->out[0];
+    for (int i = 0; i < g->nnodes; i++)
+        for (int k = 0; k < g->nodes[i]->nin; k++)
+            if (g->nodes[i]->in[k] == y) g->nodes[i]->in[k] = img;
+    n->dead = true;
+    return true;
+}
+
+static bool unread_view(const MNNode *n) { return unit_view(n, true) && !n->out[0]->nuses && !n->out[0]->is_output; }
+static bool drop(MNCompile *c, MNNode *n) {
+    (void)c;
     n->dead = true;
     return true;
 }
 
 bool plan_conv1d_lowering(MNCompile *c) {
-    int lowered = plan_replace_nodes(c, is_1d, lower);
+    int lowered = plan_replace_nodes(c, is_1d, lower), pushed = 0;
+    for (int round = 0; lowered && round < 64; round++) {
+        int p = plan_replace_nodes(c, pushable, push);
+        int q = plan_replace_nodes(c, cancels, cancel);
+        plan_replace_nodes(c, unread_view, drop);
+        pushed += p;
+        if (!p && !q) break;
+    }
     mn_figure(c, "one_d_convolutions_lowered", lowered);
+    mn_figure(c, "one_d_views_pushed", pushed);
     return true;
 }

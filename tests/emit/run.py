@@ -806,6 +806,20 @@ case("conv1d-conformer", [h.make_node("Transpose", ["x"], ["t"], perm=[0, 2, 1])
      inits=[nh.from_array(wc, "w"), nh.from_array(bc, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True,
      need=("one_d_convolutions_lowered",))
 
+# a convolution module's chain of Conv1d's (conv1d_lower.c pushes the views back to a sequence through the GLU's
+# Split, Sigmoid and Mul, where they meet the next convolution's view: one image of one row throughout)
+w1, b1 = f32(512, 256, 1) * 0.05, f32(512)
+w2, b2 = f32(256, 256, 3) * 0.05, f32(256)
+pre = conv1d(xc.astype(np.float64), w1, b1, 0)
+glu = pre[:, :256] / (1 + np.exp(-pre[:, 256:]))
+case("conv1d-glu-chain", [h.make_node("Conv", ["x", "w1", "b1"], ["c"], kernel_shape=[1]),
+                          h.make_node("Split", ["c"], ["a", "g"], axis=1), h.make_node("Sigmoid", ["g"], ["s"]),
+                          h.make_node("Mul", ["a", "s"], ["m"]),
+                          h.make_node("Conv", ["m", "w2", "b2"], ["y"], kernel_shape=[3], pads=[1, 1])],
+     [("x", [1, 256, 100])], [("y", [1, 256, 100])], dict(x=xc), dict(y=conv1d(glu, w2, b2, 1).astype(np.float32)),
+     inits=[nh.from_array(w1, "w1"), nh.from_array(b1, "b1"), nh.from_array(w2, "w2"), nh.from_array(b2, "b2")],
+     machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True, need=("one_d_convolutions_lowered", "one_d_views_pushed"))
+
 # Integer casts (cast.c, int_cast): an attention mask of int64 to float (BERT's extended mask), float to int32
 # and back (truncation), int64 to int32 and back, float to int64, int64 to bool and back
 mk = rng.integers(0, 2, (2, 128)).astype(np.int64)

@@ -42,9 +42,13 @@ RNN = {"lstm_l2_h256_s50": "LSTM", "gru_l2_h256_s50": "GRU"}
 # an MLP-Mixer (patch 16 at 224 x 224, 196 tokens): its token-mixing MLPs read the tokens' features transposed,
 # each a Transpose that makes another axis the packed one, and back: name -> (layers, hidden)
 MIXER = {"mixer_s16_l4_d256": (4, 256)}
+# a conformer's convolution modules (LayerNorm, pointwise Conv1d and GLU, depthwise Conv1d of 15 taps, BatchNorm,
+# SiLU, pointwise Conv1d, residual) over 100 steps: name -> (modules, d_model); the input is (batch, steps, d_model)
+CONF = {"conformer_conv_l2_d256_s100": (2, 256)}
 ZOO = [(n, 1, op) for op in (13, 17) for n in NETS] + [(n, 4, op) for op in (13, 17) for n in ("resnet18", "mobilenet_v2")] + \
     [(n, 1, 17) for n in SEG] + [(n, b, 17) for n in ENC for b in (1, 4)] + [(n, 1, 17) for n in MORE] + [(n, 1, 17) for n in VIT] + \
-    [(n, 1, 17) for n in RNN] + [(n, 1, 17) for n in LM] + [(n, 1, 17) for n in MIXER]
+    [(n, 1, 17) for n in RNN] + [(n, 1, 17) for n in LM] + [(n, 1, 17) for n in MIXER] + \
+    [(n, 1, 17) for n in CONF]
 
 
 def name_of(net, batch, opset):
@@ -80,7 +84,39 @@ def mixer(layers, d):
     return Mixer().eval()
 
 
+def conformer_conv(modules, d):
+    import torch
+    nn = torch.nn
+
+    class Module(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln, self.pw1, self.pw2 = nn.LayerNorm(d), nn.Conv1d(d, 2 * d, 1), nn.Conv1d(d, d, 1)
+            self.dw, self.bn = nn.Conv1d(d, d, 15, padding=7, groups=d), nn.BatchNorm1d(d)
+
+        def forward(self, x):
+            y = nn.functional.glu(self.pw1(self.ln(x).transpose(1, 2)), dim=1)
+            return x + self.pw2(nn.functional.silu(self.bn(self.dw(y)))).transpose(1, 2)
+
+    class Stack(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mods, self.head = nn.Sequential(*[Module() for _ in range(modules)]), nn.Linear(d, 32)
+
+        def forward(self, x):
+            return self.head(self.mods(x))
+
+    m = Stack().eval()
+    for b in m.modules():  # statistics of a trained net (fresh ones are 0 and 1)
+        if isinstance(b, nn.BatchNorm1d):
+            b.running_mean.uniform_(-0.5, 0.5)
+            b.running_var.uniform_(0.5, 2)
+    return m
+
+
 def build(tv, net):
+    if net in CONF:
+        return conformer_conv(*CONF[net])
     if net in MIXER:
         return mixer(*MIXER[net])
     if net in ENC:
@@ -177,7 +213,8 @@ def main():
                 x = (torch.randint(0, vocab, (batch, seq)),) + ((torch.randint(0, ntypes, (batch, seq)),) if ntypes else ())
                 names = ["input_ids", "token_type_ids"][:len(x)]
             else:
-                x = torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else \
+                x = torch.randn(batch, 100, CONF[net][1]) if net in CONF else \
+                    torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else \
                     torch.randn(50, batch, 64) if net in RNN else torch.randn(batch, 3, side, side)
             # (under no_grad an encoder layer, and ViT's attention, take a fused kernel, which has no ONNX form)
             with contextlib.nullcontext() if net in ENC or net in VIT or net in LM else torch.no_grad():
