@@ -98,6 +98,7 @@ static const MNPass pipeline[] = {
     {"d2s_lowering", plan_d2s_lowering, 1},
     {"pool_lowering", plan_pool_lowering, 1},
     {"fc_lowering", plan_fc_lowering, 1},
+    {"gemv_lowering", plan_gemv_lowering, 1},
     {"conv_lowering", plan_conv_lowering, 1},
     {"panel_lowering", plan_panel_lowering, 1},
     {"mask_lowering", plan_mask_lowering, 1},

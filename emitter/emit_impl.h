@@ -77,6 +77,8 @@ int emit_node_ints(const MNNode *n, int k, const char *attr, int64_t *v, int cap
  * not known at compile time */
 int emit_slice_params(const MNNode *n, int64_t *axis, int64_t *start, int64_t *step);
 bool emit_in_lm(const MNValue *v);
+/* what a value's per-element checks depend on (its layout, size, place and shape), for memo keys */
+void emit_value_key(MNBuf *k, const MNValue *v);
 
 /* One table entry: an element of source src, or (src < 0) a constant. */
 typedef struct {

@@ -90,12 +90,6 @@ static bool row_blocks(const MNPlace *base, const MNPlace *part, int64_t n, cons
 
 static const char *plan_layouts(MatPlan *p);
 
-static void value_key(MNBuf *k, const MNValue *v) {
-    buf_printf(k, "|%s|%lld|%d|%d|%d", v->layout ? v->layout : "-", (long long)v->num_lw, emit_in_lm(v), v->dtype,
-               v->type.rank);
-    for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
-}
-
 typedef struct {
     const char *why; /* a string literal */
     int64_t nslot, nbt;
@@ -106,10 +100,10 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
     if (!mm) return plan_layouts(p);
     MNBuf k = {0};
     buf_printf(&k, "matmul|%d|%lld|%lld|%lld", p->transb, (long long)p->K, (long long)p->N, (long long)p->rows);
-    value_key(&k, p->a);
-    value_key(&k, p->b);
-    value_key(&k, p->y);
-    if (p->c) value_key(&k, p->c);
+    emit_value_key(&k, p->a);
+    emit_value_key(&k, p->b);
+    emit_value_key(&k, p->y);
+    if (p->c) emit_value_key(&k, p->c);
     size_t len;
     const char *got = memo_get(mm, k.data, &len);
     size_t nC = p->c ? (size_t)p->nb : 0;

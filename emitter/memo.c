@@ -1,5 +1,6 @@
 /* Code Emit's memo (memo.h): an open-addressing table of string keys. */
 #include "memo.h"
+#include "emit_impl.h"
 #include "diag.h"
 #include <stdint.h>
 #include <stdlib.h>
@@ -74,4 +75,10 @@ void memo_put(EmMemo *m, const char *key, const void *val, size_t len) {
     x->val = xmalloc(len ? len : 1);
     memcpy(x->val, val, len);
     x->len = len;
+}
+
+void emit_value_key(MNBuf *k, const MNValue *v) {
+    buf_printf(k, "|%s|%lld|%d|%d|%d", v->layout ? v->layout : "-", (long long)v->num_lw, emit_in_lm(v), v->dtype,
+               v->type.rank);
+    for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
 }

@@ -21,6 +21,7 @@
 #include "emit_impl.h"
 #include "infer.h"
 #include "ops.h"
+#include "memo.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,7 +65,7 @@ bool emit_treereduce_node(const MNCompile *c, const MNNode *n) {
     return (R & TREE) && (n->out[0]->lay->bcast & R) == R;
 }
 
-static bool plan(const MNCompile *c, const MNNode *n, Red *r) {
+static bool plan_walk(const MNCompile *c, const MNNode *n, Red *r) {
     const MNMachine *m = &c->machine;
     memset(r, 0, sizeof *r);
     const MNValue *x = n->in[0], *y = n->out[0];
@@ -88,20 +89,29 @@ static bool plan(const MNCompile *c, const MNNode *n, Red *r) {
     int64_t *ya = xmalloc(sizeof(int64_t) * (size_t)(nx + 1)); /* the output LW of input LW xa, -1 */
     uint8_t *valid = xcalloc((size_t)(nx * ext + 1), 1); /* [xa * ext + place]: a real element there */
     for (int64_t i = 0; i < nx; i++) ya[i] = -1;
-    int64_t ne = ir_shape_numel(&x->type), idx[LAYOUT_MAX_RANK] = {0}, oidx[LAYOUT_MAX_RANK] = {0};
-    bool ok = true;
-    for (int64_t e = 0; e < ne && ok; e++) {
-        int64_t q = e;
-        for (int d = rx - 1; d >= 0; d--) idx[d] = q % x->type.dims[d], q /= x->type.dims[d];
-        int o = 0;
+    int64_t ne = ir_shape_numel(&x->type);
+    bool keep = ir_attr_int(n, "keepdims", 1), ok = true;
+    /* the output place of x's index: the sum over x's axes of what each adds in y (a place
+     * is the sum of its axes' parts), a reduced axis nothing; x's places by an odometer */
+    int64_t *ypart[MN_MAX_RANK] = {0}, idx[LAYOUT_MAX_RANK] = {0};
+    for (int d = 0, o = 0; d < rx; d++) {
+        ok &= lx.shape[d] == x->type.dims[d];
+        ypart[d] = xcalloc((size_t)x->type.dims[d] + 1, sizeof(int64_t) * LV_COUNT);
+        if (red[d] && !keep) continue;
+        for (int64_t k = 0; !red[d] && k < x->type.dims[d]; k++) {
+            MNPlace q;
+            idx[o] = k;
+            layout_place(&ly, idx, &q);
+            memcpy(&ypart[d][k * LV_COUNT], q.c, sizeof q.c);
+        }
+        idx[o++] = 0;
+    }
+    MNPlaceWalk wx;
+    place_walk_start(&wx, &lx);
+    for (int64_t e = 0; e < ne && ok; e++, place_walk_next(&wx)) {
+        MNPlace px = wx.p, py = {{0}};
         for (int d = 0; d < rx; d++)
-            if (!red[d])
-                oidx[o++] = idx[d];
-            else if (ir_attr_int(n, "keepdims", 1))
-                oidx[o++] = 0;
-        MNPlace px, py;
-        layout_place(&lx, idx, &px);
-        layout_place(&ly, oidx, &py);
+            for (int lv = 0; lv < LV_COUNT; lv++) py.c[lv] += ypart[d][wx.idx[d] * LV_COUNT + lv];
         int64_t place = 0;
         for (int lv = LV_MAB; lv <= LV_L2B; lv++) {
             if (r->R >> lv & 1)
@@ -117,6 +127,7 @@ static bool plan(const MNCompile *c, const MNNode *n, Red *r) {
         ya[a] = py.c[LV_ADDR];
         valid[a * ext + place] = 1;
     }
+    for (int d = 0; d < rx; d++) free(ypart[d]);
     if (ok) { /* each output LW's inputs, and each input LW's places: all, or a prefix */
         r->lim = xmalloc(sizeof(int64_t) * (size_t)(nx + 1));
         r->off = xcalloc((size_t)r->ny + 1, sizeof(int64_t));
@@ -141,6 +152,72 @@ static bool plan(const MNCompile *c, const MNNode *n, Red *r) {
     free(ya), free(valid);
     if (!ok) red_free(r);
     return ok;
+}
+
+/* what a memo keeps of a plan: the figures, then lim and list (nx each), off and cnt (ny + 1 each) */
+typedef struct {
+    bool ok;
+    unsigned R;
+    int64_t ny, nx, count, ext, wt[LV_COUNT];
+} RedHead;
+
+/* plan_walk's result, walked once for alike nodes (an LSTM's steps): by the layouts of x and
+ * y and the axes reduced */
+static bool plan(const MNCompile *c, const MNNode *n, Red *r) {
+    EmMemo *mm = c->emit_memo;
+    bool red[MN_MAX_RANK];
+    if (!mm || !n->nin || !n->nout || !n->in[0] || !n->out[0] || n->in[0]->type.rank > MN_MAX_RANK ||
+        !infer_reduce_mask(c->g, (MNNode *)n, red))
+        return plan_walk(c, n, r);
+    MNBuf k = {0};
+    buf_printf(&k, "treereduce|%d|", n->op);
+    for (int d = 0; d < n->in[0]->type.rank; d++) buf_printf(&k, "%d", red[d]);
+    emit_value_key(&k, n->in[0]);
+    emit_value_key(&k, n->out[0]);
+    size_t len;
+    const char *got = memo_get(mm, k.data, &len);
+    if (got) {
+        buf_free(&k);
+        RedHead h;
+        memcpy(&h, got, sizeof h);
+        memset(r, 0, sizeof *r);
+        if (!h.ok) return false;
+        size_t nx = (size_t)h.nx + 1, ny = (size_t)h.ny + 1;
+        if (len != sizeof h + sizeof(int64_t) * (2 * nx + 2 * ny)) die("reduction plan memo of %zu bytes", len);
+        r->x = n->in[0], r->y = n->out[0], r->ny = h.ny, r->count = h.count, r->R = h.R, r->ext = h.ext;
+        memcpy(r->wt, h.wt, sizeof h.wt);
+        const int64_t *q = (const int64_t *)(got + sizeof h);
+        int64_t **dst[4] = {&r->lim, &r->list, &r->off, &r->cnt};
+        size_t cnt[4] = {nx, nx, ny, ny};
+        for (int i = 0; i < 4; i++) {
+            *dst[i] = xmalloc(sizeof(int64_t) * cnt[i]);
+            memcpy(*dst[i], q, sizeof(int64_t) * cnt[i]);
+            q += cnt[i];
+        }
+        return true;
+    }
+    RedHead h = {.ok = plan_walk(c, n, r)};
+    size_t n4 = 0;
+    if (h.ok) {
+        h.R = r->R, h.ny = r->ny, h.nx = r->x->num_lw, h.count = r->count, h.ext = r->ext;
+        memcpy(h.wt, r->wt, sizeof h.wt);
+        n4 = 2 * (size_t)(h.nx + 1) + 2 * (size_t)(h.ny + 1);
+    }
+    char *val = xmalloc(sizeof h + sizeof(int64_t) * n4);
+    memcpy(val, &h, sizeof h);
+    if (h.ok) {
+        int64_t *q = (int64_t *)(val + sizeof h);
+        const int64_t *src[4] = {r->lim, r->list, r->off, r->cnt};
+        size_t cnt[4] = {(size_t)h.nx + 1, (size_t)h.nx + 1, (size_t)h.ny + 1, (size_t)h.ny + 1};
+        for (int i = 0; i < 4; i++) {
+            memcpy(q, src[i], sizeof(int64_t) * cnt[i]);
+            q += cnt[i];
+        }
+    }
+    memo_put(mm, k.data, val, sizeof h + sizeof(int64_t) * n4);
+    free(val);
+    buf_free(&k);
+    return h.ok;
 }
 
 const char *emit_treereduce_why(const MNCompile *c, const MNNode *n, Walk *w) {

@@ -25,6 +25,7 @@ bool plan_d2s_lowering(MNCompile *c); /* d2s_lower.c */
 bool plan_pool_lowering(MNCompile *c); /* pool_lower.c */
 bool plan_io_views(MNCompile *c); /* io_view.c */
 bool plan_fc_lowering(MNCompile *c); /* fc_lower.c */
+bool plan_gemv_lowering(MNCompile *c); /* gemv_lower.c */
 /* y = DepthToSpace(z, s, DCR) with y's channels rounded up to 8 (whole blocks on tiles),
  * the extra ones sliced off: new nodes named after name */
 void plan_dcr_pixels(MNGraph *g, const char *name, MNValue *z, int64_t s, MNValue *y);

@@ -820,6 +820,23 @@ case("conv1d-glu-chain", [h.make_node("Conv", ["x", "w1", "b1"], ["c"], kernel_s
      inits=[nh.from_array(w1, "w1"), nh.from_array(b1, "b1"), nh.from_array(w2, "w2"), nh.from_array(b2, "b2")],
      machine="mncore2", rtol=1e-4, atol=1e-4, tiles=True, need=("one_d_convolutions_lowered", "one_d_views_pushed"))
 
+# Products of one row by a constant B (gemv_lower.c): a recurrent step's gate (Gemm with transB, alpha, beta and
+# its bias), two MatMuls of rank-3 rows by one B (one B' for both, the sum viewed back), and one on tiny
+ag, bg, cg_ = f32(1, 256), f32(256, 256) * 0.1, f32(256)
+case("gemv-gate", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1, alpha=0.5, beta=2.0)], [("a", [1, 256])],
+     [("y", [1, 256])], dict(a=ag), dict(y=(0.5 * ag @ bg.T + 2 * cg_).astype(np.float32)),
+     inits=[nh.from_array(bg, "b"), nh.from_array(cg_, "c")], machine="mncore2", rtol=1e-4, atol=1e-5,
+     need=("row_products_on_the_vector_unit",))
+a1, a2, bs = f32(1, 1, 128), f32(1, 1, 128), f32(128, 200) * 0.1
+case("gemv-shared-b", [h.make_node("MatMul", ["a1", "b"], ["p1"]), h.make_node("MatMul", ["a2", "b"], ["p2"]),
+                       h.make_node("Mul", ["p1", "p2"], ["y"])], [("a1", [1, 1, 128]), ("a2", [1, 1, 128])],
+     [("y", [1, 1, 200])], dict(a1=a1, a2=a2), dict(y=((a1 @ bs) * (a2 @ bs)).astype(np.float32)),
+     inits=[nh.from_array(bs, "b")], machine="mncore2", rtol=1e-4, atol=1e-5, need=("row_products_on_the_vector_unit",))
+at, bt = f32(1, 16), f32(16, 12)
+case("gemv-tiny", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [1, 16])], [("y", [1, 12])], dict(a=at),
+     dict(y=(at @ bt).astype(np.float32)), inits=[nh.from_array(bt, "b")], rtol=1e-4, atol=1e-5,
+     need=("row_products_on_the_vector_unit",))
+
 # Integer casts (cast.c, int_cast): an attention mask of int64 to float (BERT's extended mask), float to int32
 # and back (truncation), int64 to int32 and back, float to int64, int64 to bool and back
 mk = rng.integers(0, 2, (2, 128)).astype(np.int64)
