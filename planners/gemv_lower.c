@@ -8,12 +8,17 @@
  * with B' = alpha B (transposed where transB) and C' = beta C folded into the constants.
  * The matrix unit computes a product's rows on the MAB that holds them (emitter/matmul.c):
  * one row is one MAB's work, B streamed from DRAM down to every MAB, while the other 2047
- * wait (23,000 cycles for 256 x 256, an LSTM gate's step). As a broadcast multiply and a
- * sum over K on the vector unit the layout planner spreads B's columns over every PE of the
- * machine, A's K values broadcast to all, and the sum folds addresses within each PE: the
- * same product in a few hundred cycles past B's download. Taken where the K x N products
- * spread evenly over every PE would take at most an eighth of LM0 (2M on mncore2), so the
- * rest keeps its room; a larger B stays a streamed product. */
+ * wait (23,000 cycles for 256 x 256, an LSTM gate's step). Lowered, the layout planner lays
+ * B' out with K over the MABs, L1Bs and L2Bs and N packed in each PE; the column of A is each
+ * MAB's own element of K, picked from the row every MAB holds; the Mul runs on every PE at
+ * once; and the ReduceSum folds K over the tree (emitter/treereduce.c), its sums alike on
+ * every MAB, as the next step's gates want them. About 2,500 cycles a gate of 256 x 256
+ * (most of them the pick and the tree), B' kept in LM from step to step. The products of one
+ * B share one B' (a column of A shared by the gates of a step was slower: 3.5M cycles
+ * against 2.7M for the zoo's LSTM). Taken where the K x N products spread evenly over every
+ * PE would take at most an eighth of LM0 (2M on mncore2), so the rest keeps its room; a
+ * larger B stays a streamed product.
+ */
 #include "plan.h"
 #include "ops.h"
 #include <stdlib.h>
