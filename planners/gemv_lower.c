@@ -24,7 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* B' by B's id and transB, for the pass's products (their B are values from before it) */
+/* B' by B's id and transB: plan_replace_nodes lowers only the nodes from before the pass, so
+ * every B is a value from before it too */
 static _Thread_local MNValue **shared;
 static _Thread_local int nshared;
 
@@ -32,12 +33,6 @@ static _Thread_local int nshared;
 static int64_t max_terms(const MNMachine *m) { return (int64_t)m->n_pe * 2 * m->lm0_lw / 8; }
 
 static bool is_product(const MNNode *n) { return n->op == OP_Gemm || n->op == OP_MatMul; }
-
-static int64_t numel(const MNValue *v) {
-    int64_t e = 1;
-    for (int d = 0; d < v->type.rank; d++) e *= v->type.dims[d];
-    return e;
-}
 
 static bool lower(MNCompile *c, MNNode *n) {
     MNGraph *g = c->g;
@@ -49,10 +44,9 @@ static bool lower(MNCompile *c, MNNode *n) {
         b->type.rank != 2 || a->type.rank < 1 || (gemm && ir_attr_int(n, "transA", 0)) || (bias && !bias->konst))
         return false;
     int64_t K = a->type.dims[a->type.rank - 1], N = b->type.dims[tb ? 0 : 1];
-    if (numel(a) != K || b->type.dims[tb ? 1 : 0] != K || numel(y) != N || K < 2 || N < 2 ||
-        K * N > max_terms(&c->machine))
+    if (ir_shape_numel(&a->type) != K || b->type.dims[tb ? 1 : 0] != K || ir_shape_numel(&y->type) != N || K < 2 ||
+        N < 2 || K * N > max_terms(&c->machine))
         return false;
-    if (b->id >= nshared) return false;
     if (bias && bias->konst->numel != 1 && bias->konst->numel != N) return false; /* per column, or one for all */
     double alpha = gemm ? ir_attr_float(n, "alpha", 1) : 1, beta = gemm ? ir_attr_float(n, "beta", 1) : 1;
     Arena *ar = g->arena;
@@ -60,7 +54,7 @@ static bool lower(MNCompile *c, MNNode *n) {
     int64_t bd[2] = {K, N}, ad[2] = {K, 1}, sd[2] = {1, N}, ax = 0;
     /* the products of one B (an LSTM's weights at every step) share one B', as they shared B */
     MNValue **slot = &shared[2 * b->id + tb], *w = *slot;
-    if (!w || w->type.dims[0] != K || w->type.dims[1] != N || !w->konst || alpha != 1) {
+    if (!w || alpha != 1) { /* (B and transB give K and N) */
         w = plan_value_new(g, arena_printf(ar, "%s_columns", b->name), ONNX_FLOAT32, 2, bd);
         w->is_initializer = true;
         w->konst = ir_tensor_new(ar, ONNX_FLOAT32, 2, bd);
