@@ -71,7 +71,9 @@ typedef struct MNCompile {
     const char *cache_dir;
     int64_t cache_hits, cache_misses, cache_corrupt, cache_write_failures;
     bool finished;
-    struct EmMemo *emit_memo; /* Code Emit's memo of per-element checks, while it runs (emitter/memo.h) */
+    /* Code Emit's memos (emitter/memo.h): the per-element checks' plain results for the whole
+     * compile (Node Simulation, the scratch needs, Code Emit), and what Code Emit's walk makes */
+    struct EmMemo *check_memo, *emit_memo;
     struct EmParams *params; /* the parameter images made ahead of Code Emit (emitter/params.c) */
 } MNCompile;
 

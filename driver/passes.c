@@ -14,6 +14,7 @@
 #include "plan.h"
 #include "scheduler.h"
 #include "emit.h"
+#include "memo.h"
 #include "params.h"
 #include <pthread.h>
 #include <stdatomic.h>
@@ -137,6 +138,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     c->out_dir = out_dir;
     c->opt = opt;
     c->code = &emit_code_model; /* the scheduler reaches Code Emit's timing through it */
+    c->check_memo = memo_new();
     c->arena = arena_new((size_t)opt->ival[MN_OPT_memory_limit_mb] << 20);
     c->passes = ARENA_ARRAY(c->arena, MNPassRecord, NPASSES);
     if (out_dir) {
@@ -216,6 +218,8 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
         }
     }
     emit_params_drop(c); /* what Code Emit did not take, or all of it when it did not run */
+    memo_free(c->check_memo);
+    c->check_memo = NULL;
     if (dumping) pthread_join(dumps.tid, NULL);
     if (c->sched && !sched_results_write(c)) ok = false; /* the schedule pass did not run to write it */
     if (ok) {

@@ -689,7 +689,7 @@ static void shape_key(MNBuf *k, const MNValue *v) {
 /* element_map_walk, once per layouts and shapes (Code Emit's memo) */
 static bool element_map(const MNCompile *c, const MNValue *v, const MNValue *o, int64_t n4, int64_t *map, bool reshape,
                         const int64_t *shift) {
-    EmMemo *mm = c->emit_memo;
+    EmMemo *mm = c->check_memo;
     if (!mm) return element_map_walk(v, o, n4, map, reshape, shift);
     MNBuf k = {0};
     buf_printf(&k, "element_map|%d|%lld|", reshape, (long long)n4);

@@ -219,6 +219,9 @@ static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const 
 
 static const char *smap_build(const MNCompile *c, const MNValue *const *src, int nsrc, uint64_t local, uint64_t kforce,
                               const MNNode *need, SMap *s) {
+    /* Code Emit's own memo, not check_memo: shared with Node Simulation, a Split's map came
+     * out wrong in emission (its key misses something in which Node Simulation's copy of the
+     * node differs) */
     EmMemo *mm = c->emit_memo;
     if (!mm) return smap_build_walk(c, src, nsrc, local, kforce, need, s);
     MNBuf key = {0};

@@ -96,7 +96,7 @@ typedef struct {
 } PlanHead;
 
 static const char *plan_memo(const MNCompile *c, MatPlan *p) {
-    EmMemo *mm = c->emit_memo;
+    EmMemo *mm = c->check_memo;
     if (!mm) return plan_layouts(p);
     MNBuf k = {0};
     buf_printf(&k, "matmul|%d|%lld|%lld|%lld", p->transb, (long long)p->K, (long long)p->N, (long long)p->rows);

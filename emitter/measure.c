@@ -26,7 +26,7 @@ static void scratch_needs(MNCompile *c, int64_t *need) {
     Walk wk;
     emit_walk_init(&wk, g);
     wk.dry = true;
-    c->emit_memo = memo_new(); /* the per-element checks once per shape, as in emission; its own: keys may hold banks */
+    c->emit_memo = memo_new(); /* what emission's walk memoizes; its own: keys may hold banks */
     for (int i = 0; i < g->nnodes; i++) {
         wk.pos = i;
         wk.dry_need = 0;

@@ -2,6 +2,7 @@
 #include "memo.h"
 #include "emit_impl.h"
 #include "diag.h"
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@ typedef struct {
 struct EmMemo {
     Ent *e;
     size_t cap, n;
+    pthread_mutex_t lock;
 };
 
 static uint64_t hash(const char *s) {
@@ -28,6 +30,7 @@ EmMemo *memo_new(void) {
     EmMemo *m = xcalloc(1, sizeof *m);
     m->cap = 64;
     m->e = xcalloc(m->cap, sizeof(Ent));
+    if (pthread_mutex_init(&m->lock, NULL)) die("pthread_mutex_init failed");
     return m;
 }
 
@@ -38,6 +41,7 @@ void memo_free(EmMemo *m) {
         free(m->e[i].val);
     }
     free(m->e);
+    pthread_mutex_destroy(&m->lock);
     free(m);
 }
 
@@ -48,33 +52,37 @@ static Ent *slot(const EmMemo *m, const char *key, uint64_t h) {
     }
 }
 
-const void *memo_get(const EmMemo *m, const char *key, size_t *len) {
-    Ent *x = slot(m, key, hash(key));
-    if (!x->key) return NULL;
-    if (len) *len = x->len;
-    return x->val;
+const void *memo_get(EmMemo *m, const char *key, size_t *len) {
+    uint64_t h = hash(key);
+    pthread_mutex_lock(&m->lock);
+    Ent *x = slot(m, key, h);
+    const void *v = x->key ? x->val : NULL;
+    if (v && len) *len = x->len;
+    pthread_mutex_unlock(&m->lock);
+    return v;
 }
 
 void memo_put(EmMemo *m, const char *key, const void *val, size_t len) {
+    uint64_t h = hash(key);
+    pthread_mutex_lock(&m->lock);
     if (2 * (m->n + 1) > m->cap) {
         EmMemo big = {xcalloc(2 * m->cap, sizeof(Ent)), 2 * m->cap, m->n};
         for (size_t i = 0; i < m->cap; i++)
             if (m->e[i].key) *slot(&big, m->e[i].key, m->e[i].h) = m->e[i];
         free(m->e);
-        *m = big;
+        m->e = big.e;
+        m->cap = big.cap;
     }
-    uint64_t h = hash(key);
     Ent *x = slot(m, key, h);
-    if (x->key)
-        free(x->val);
-    else {
+    if (!x->key) { /* (a key put again keeps its first value: see memo.h) */
         x->key = xstrdup(key);
         x->h = h;
+        x->val = xmalloc(len ? len : 1);
+        memcpy(x->val, val, len);
+        x->len = len;
         m->n++;
     }
-    x->val = xmalloc(len ? len : 1);
-    memcpy(x->val, val, len);
-    x->len = len;
+    pthread_mutex_unlock(&m->lock);
 }
 
 void emit_value_key(MNBuf *k, const MNValue *v) {

@@ -164,7 +164,7 @@ typedef struct {
 /* plan_walk's result, walked once for alike nodes (an LSTM's steps): by the layouts of x and
  * y and the axes reduced */
 static bool plan(const MNCompile *c, const MNNode *n, Red *r) {
-    EmMemo *mm = c->emit_memo;
+    EmMemo *mm = c->check_memo;
     bool red[MN_MAX_RANK];
     if (!mm || !n->nin || !n->nout || !n->in[0] || !n->out[0] || n->in[0]->type.rank > MN_MAX_RANK ||
         !infer_reduce_mask(c->g, (MNNode *)n, red))
