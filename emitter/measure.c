@@ -143,12 +143,9 @@ static int64_t measure(MNCompile *c, const MNNode *n, const int *bank, int out_b
         Em e = {.c = &cc, .b = &b};
         emit_node(&e, &m, &wk);
         emit_smap_cache_free(&e);
-        VProgram p = {0};
         char err[600];
-        if (!vsm_parse_relative("measure.vsm", b.data ? b.data : "", &p, err, sizeof err))
-            die("emitted VSM does not assemble: %s", err);
-        cyc = vsm_program_cycles(&p, &c->machine);
-        vsm_program_free(&p);
+        cyc = vsm_text_cycles("measure.vsm", b.data ? b.data : "", b.len, true, &c->machine, err, sizeof err);
+        if (cyc < 0) die("emitted VSM does not assemble: %s", err);
         buf_free(&b);
     }
     emit_walk_free(&wk);

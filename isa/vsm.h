@@ -10,6 +10,10 @@ bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_
 /* the same, accepting addresses relative to a value ($lm{12}8: the emitter's per-node
  * code, which the linker resolves; see VOperand.sym) */
 bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen);
+/* one line (len bytes, no newline), numbered lineno in errors, appended to p (which a
+ * failure frees); *quit: the line is "quit", which ends a program */
+bool vsm_parse_line(const char *name, int lineno, const char *line, size_t len, bool relative, VProgram *p, bool *quit,
+                    char *err, size_t errlen);
 /* the relative parse of len bytes through a cache of lines already parsed (the linker's:
  * per-node code repeats its lines with other value ids) */
 typedef struct VLineCache VLineCache;

@@ -959,6 +959,14 @@ bool vsm_parse(const char *name, const char *text, VProgram *p, char *err, size_
 bool vsm_parse_relative(const char *name, const char *text, VProgram *p, char *err, size_t errlen) {
     return parse_text(name, text, text + strlen(text), p, err, errlen, true, NULL);
 }
+bool vsm_parse_line(const char *name, int lineno, const char *line, size_t len, bool relative, VProgram *p, bool *quit,
+                    char *err, size_t errlen) {
+    Ctx c = {name, lineno, err, errlen, relative};
+    *quit = false;
+    bool ok = parse_line(&c, line, len, p, quit);
+    if (!ok) vsm_program_free(p);
+    return ok;
+}
 bool vsm_parse_relative_cached(VLineCache *lc, const char *name, const char *text, size_t len, VProgram *p, char *err,
                                size_t errlen) {
     return parse_text(name, text, text + len, p, err, errlen, true, lc);

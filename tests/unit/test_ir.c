@@ -4,6 +4,8 @@
 #include "options.h"
 #include "unit.h"
 #include "vsm.h"
+#include "timing.h"
+#include "machine.h"
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -386,4 +388,41 @@ void test_vsm_template(void) {
         buf_free(&ft), buf_free(&fc), buf_free(&wt), buf_free(&wc);
         vsm_program_free(&p), vsm_program_free(&q), vsm_line_cache_free(lc);
     }
+}
+
+/* The cycles counted from text, each line shape parsed once, are the parsed program's:
+ * lines of one shape with other numbers, MVs and waits (parsed every time), a nop's
+ * repeat, masks, debug lines and comments, a step of several expressions; and a count
+ * stops at "quit" as a parse does */
+void test_vsm_text_cycles(void) {
+    MNMachine m;
+    char err[300];
+    CHECK(machine_load("mncore2", &m, err, sizeof err));
+    static const char *text = "mvp/n32768i01 $d{3}0 $lc0@.0\n"
+                              "mvp/n4096i02 $d{3}65536 $lc0@.1\n"
+                              "l2bmd $lc0 $lb0\n"
+                              "l2bmd $lc256 $lb32\n"
+                              "nop/3\n"
+                              "nop; wait i01\n"
+                              "l2bmd $lc512 $lb64 # a comment 12\n"
+                              "fvadd $lm{3}8v $ln{5}0v $lr0v; fmwrite $ln{5}[0,64,16,80] $lx0\n"
+                              "fvadd $lm{3}16v $ln{5}8v $lr0v; fmwrite $ln{5}[8,72,24,88] $lx0\n"
+                              "d print lm 0\n"
+                              "nop/2\n"
+                              "nop; wait i02\n"
+                              "fvadd $lm{3}24v $ln{5}16v $lr0v\n"
+                              "nop/3\n"
+                              "nop/2\n"
+                              "nop/5\n"
+                              "quit\n"
+                              "l2bmd $lc768 $lb96\n";
+    VProgram p = {0};
+    CHECK(vsm_parse_relative("t", text, &p, err, sizeof err));
+    int64_t want = vsm_program_cycles(&p, &m);
+    vsm_program_free(&p);
+    CHECK(want > 0);
+    CHECK_EQ_I(vsm_text_cycles("t", text, strlen(text), true, &m, err, sizeof err), want);
+    static const char *bad = "l2bmd $lc0 $lb0\nfvadd $lm{3}8v\n";
+    CHECK_EQ_I(vsm_text_cycles("t", bad, strlen(bad), true, &m, err, sizeof err), -1);
+    CHECK(strstr(err, "t:2") != NULL);
 }

@@ -10,7 +10,7 @@ int unit_failures;
     X(test_ops_table) X(test_options) X(test_infer_conv_pool) X(test_infer_matmul)      \
     X(test_infer_reshape_squeeze) X(test_infer_slice_gather) X(test_fold_shape_chain)   \
     X(test_fold_arith) X(test_infer_errors) X(test_infer_resize_pad_split)          \
-    X(test_layout_parse_print) X(test_layout_figures) X(test_layout_place) X(test_layout_roundtrip) X(test_layout_dram) X(test_xla) X(test_verify_pieces) X(test_demands_hold) X(test_canonical_spread) X(test_layout_reshape) X(test_sched_place) X(test_sim_cache) X(test_vsm_decode) X(test_buf_printf) X(test_fb_spans) X(test_vsm_template)
+    X(test_layout_parse_print) X(test_layout_figures) X(test_layout_place) X(test_layout_roundtrip) X(test_layout_dram) X(test_xla) X(test_verify_pieces) X(test_demands_hold) X(test_canonical_spread) X(test_layout_reshape) X(test_sched_place) X(test_sim_cache) X(test_vsm_decode) X(test_buf_printf) X(test_fb_spans) X(test_vsm_template) X(test_vsm_text_cycles)
 /* clang-format on */
 
 #define X(t) void t(void);
