@@ -2,6 +2,7 @@
 #include "memo.h"
 #include "emit_impl.h"
 #include "diag.h"
+#include "dtypes.h"
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -89,4 +90,29 @@ void emit_value_key(MNBuf *k, const MNValue *v) {
     buf_printf(k, "|%s|%lld|%d|%d|%d", v->layout ? v->layout : "-", (long long)v->num_lw, emit_in_lm(v), v->dtype,
                v->type.rank);
     for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
+}
+
+bool emit_node_key(MNBuf *k, const MNNode *n) {
+    buf_printf(k, "node %s::%s|", n->domain, n->op_type);
+    if (!ir_attrs_key(k, n)) return false;
+    for (int side = 0; side < 2; side++)
+        for (int i = 0; i < (side ? n->nout : n->nin); i++) {
+            const MNValue *v = side ? n->out[i] : n->in[i];
+            buf_printf(k, "\n%s%d", side ? "out" : "in", i);
+            if (!v) continue;
+            emit_value_key(k, v);
+            const MNTensor *t = emit_konst_of(v);
+            if (!t) continue;
+            size_t nb = (size_t)t->numel * (size_t)onnx_type_size(t->elem);
+            if (nb > 4096) return false;
+            buf_printf(k, " k%d:", t->elem);
+            buf_reserve(k, 2 * nb + 1);
+            for (size_t b = 0; b < nb; b++) {
+                uint8_t x = ((const uint8_t *)t->data)[b];
+                k->data[k->len++] = "0123456789abcdef"[x >> 4];
+                k->data[k->len++] = "0123456789abcdef"[x & 15];
+            }
+            k->data[k->len] = 0;
+        }
+    return true;
 }

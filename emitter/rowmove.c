@@ -41,6 +41,7 @@
  * turned), against the gather's broadcast of the whole input into every PE; the exchange
  * adds two transfers a run, 64 LW a row over the PDM's port (16 LW a cycle on mncore2). */
 #include "emit_impl.h"
+#include "memo.h"
 #include "ops.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -164,7 +165,7 @@ static bool row_map_to(const MNCompile *c, const MNNode *n, const MNLayout *lo, 
     return ok;
 }
 
-static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) {
+static bool row_map_walk(const MNCompile *c, const MNNode *n, RowMap *rm) {
     MNLayout lo;
     memset(rm, 0, sizeof *rm);
     return n->nout >= 1 && n->out[0] && layout_get(n->out[0], &lo) && row_map_to(c, n, &lo, n->out[0]->num_lw, rm);
@@ -204,13 +205,86 @@ static bool swapped(const MNValue *y, const MNLayout *lo, MNLayout *l) {
 }
 
 /* n as the transposing form: its row map into the scratch layout (rm), or false */
-static bool transposing(const MNCompile *c, const MNNode *n, RowMap *rm) {
+static bool transposing_walk(const MNCompile *c, const MNNode *n, RowMap *rm) {
     MNLayout lo, ls;
     memset(rm, 0, sizeof *rm);
     if (n->op != OP_MNCoreLayoutSwitch || !n->out[0] || !layout_get(n->out[0], &lo) || !swapped(n->out[0], &lo, &ls))
         return false;
     return row_map_to(c, n, &ls, layout_num_lw(&ls, 1), rm) && rm->mab;
 }
+
+/* ---- the maps through check_memo: a map is a function of the node (its op, attributes,
+ * operands' layouts and shapes, constant inputs: emit_node_key), walked once for alike
+ * nodes (a transformer's layers) and not again by the scratch needs, Node Simulation and
+ * emission ---- */
+typedef struct {
+    bool ok, exch, has[4]; /* src, xsrc, mab, yb */
+    MNLayout li, lo;
+    int64_t J, NL, ain, aout;
+} MapHead;
+
+static int64_t *map_arr(const RowMap *rm, int k) {
+    return k == 0 ? rm->src : k == 1 ? rm->xsrc : k == 2 ? rm->mab : rm->yb;
+}
+static int64_t map_len(const MapHead *h, int k) {
+    int64_t JA = h->J * h->aout;
+    return k == 1 ? JA * h->NL : k == 3 ? h->J * h->J * h->ain : JA;
+}
+
+static bool map_memo(const MNCompile *c, const MNNode *n, bool turn, RowMap *rm) {
+    bool (*walk)(const MNCompile *, const MNNode *, RowMap *) = turn ? transposing_walk : row_map_walk;
+    MNBuf k = {0};
+    buf_printf(&k, "rowmove|%d|", turn);
+    if (!c->check_memo || !emit_node_key(&k, n)) {
+        buf_free(&k);
+        return walk(c, n, rm);
+    }
+    size_t len;
+    const uint8_t *got = memo_get(c->check_memo, k.data, &len);
+    MapHead h;
+    if (got) {
+        if (len < sizeof h) die("row map memo of %zu bytes", len);
+        memcpy(&h, got, sizeof h);
+        memset(rm, 0, sizeof *rm);
+        rm->li = h.li, rm->lo = h.lo, rm->J = h.J, rm->NL = h.NL, rm->ain = h.ain, rm->aout = h.aout, rm->exch = h.exch;
+        size_t at = sizeof h;
+        for (int a = 0; a < 4 && h.ok; a++) {
+            if (!h.has[a]) continue;
+            size_t nb = sizeof(int64_t) * (size_t)map_len(&h, a);
+            if (at + nb > len) die("row map memo of %zu bytes", len);
+            int64_t *v = xmalloc(nb ? nb : 1);
+            memcpy(v, got + at, nb);
+            at += nb;
+            if (a == 0)
+                rm->src = v;
+            else if (a == 1)
+                rm->xsrc = v;
+            else if (a == 2)
+                rm->mab = v;
+            else
+                rm->yb = v;
+        }
+        buf_free(&k);
+        return h.ok;
+    }
+    memset(&h, 0, sizeof h);
+    h.ok = walk(c, n, rm);
+    MNBuf val = {0};
+    if (h.ok) {
+        h.exch = rm->exch, h.li = rm->li, h.lo = rm->lo, h.J = rm->J, h.NL = rm->NL, h.ain = rm->ain, h.aout = rm->aout;
+        for (int a = 0; a < 4; a++) h.has[a] = map_arr(rm, a) != NULL;
+    }
+    buf_append(&val, &h, sizeof h);
+    for (int a = 0; a < 4 && h.ok; a++)
+        if (h.has[a]) buf_append(&val, map_arr(rm, a), sizeof(int64_t) * (size_t)map_len(&h, a));
+    memo_put(c->check_memo, k.data, val.data, val.len);
+    buf_free(&val);
+    buf_free(&k);
+    return h.ok;
+}
+
+static bool row_map(const MNCompile *c, const MNNode *n, RowMap *rm) { return map_memo(c, n, false, rm); }
+static bool transposing(const MNCompile *c, const MNNode *n, RowMap *rm) { return map_memo(c, n, true, rm); }
 
 /* the long word of element (b..., s, d) of v in layout l */
 static int64_t lw_of(const MNLayout *l, const MNValue *v, int64_t b, int64_t s, int64_t d) {
