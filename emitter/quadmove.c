@@ -37,6 +37,7 @@
  * rows taken, 1 up and 1 down a row an L1B takes, and a step per run of up to 4 quads for
  * one MAB (and a mask per MAB); the exchange's transfers, 64 LW a row over the PDM's port. */
 #include "emit_impl.h"
+#include "memo.h"
 #include "ops.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -367,7 +368,7 @@ static void batches_free(Batch *bs, int64_t nb) {
 }
 
 /* the cheaper form's batches; false: neither moves n */
-static bool quad_plan(const MNCompile *c, const MNNode *n, QMap *q, Batch **bs, int64_t *nb) {
+static bool quad_plan_walk(const MNCompile *c, const MNNode *n, QMap *q, Batch **bs, int64_t *nb) {
     if (!qmap_build(c, n, q)) return false;
     Batch *bo = NULL, *bi = NULL;
     int64_t no = 0, ni = 0, so = 0, si = 0;
@@ -384,6 +385,76 @@ static bool quad_plan(const MNCompile *c, const MNNode *n, QMap *q, Batch **bs, 
     }
     free(q->src);
     return false;
+}
+
+/* ---- the plan through check_memo: a function of the node (emit_node_key), made once for
+ * alike nodes (a mixer's layers) and not again by the scratch needs, Node Simulation and
+ * emission. A record: the head, the map, then each batch and its rows. ---- */
+typedef struct {
+    bool ok;
+    MNLayout li, lo;
+    int64_t NL, J, M, Ain, Aout, nb;
+} PlanHead;
+
+static int64_t map_len(const PlanHead *h) { return h->NL * h->J * h->M * h->Aout; }
+
+static bool quad_plan(const MNCompile *c, const MNNode *n, QMap *q, Batch **bs, int64_t *nb) {
+    MNBuf k = {0};
+    buf_printf(&k, "quadmove|");
+    if (!c->check_memo || !emit_node_key(&k, n)) {
+        buf_free(&k);
+        return quad_plan_walk(c, n, q, bs, nb);
+    }
+    size_t len;
+    const uint8_t *got = memo_get(c->check_memo, k.data, &len);
+    PlanHead h;
+    if (got) {
+        buf_free(&k);
+        const uint8_t *p = got, *end = got + len;
+#define TAKE(dst, nbytes)                                                              \
+    do {                                                                               \
+        if ((size_t)(end - p) < (size_t)(nbytes)) die("quad plan memo: a bad record"); \
+        memcpy((dst), p, (size_t)(nbytes));                                            \
+        p += (nbytes);                                                                 \
+    } while (0)
+        TAKE(&h, sizeof h);
+        if (!h.ok) return false;
+        memset(q, 0, sizeof *q);
+        q->li = h.li, q->lo = h.lo, q->NL = h.NL, q->J = h.J, q->M = h.M, q->Ain = h.Ain, q->Aout = h.Aout;
+        q->x = n->in[0], q->y = n->out[0];
+        q->src = xmalloc(sizeof(int64_t) * (size_t)(map_len(&h) + 1));
+        TAKE(q->src, sizeof(int64_t) * (size_t)map_len(&h));
+        *nb = h.nb;
+        *bs = xcalloc((size_t)h.nb + 1, sizeof(Batch));
+        for (int64_t i = 0; i < h.nb; i++) {
+            Batch *b = &(*bs)[i];
+            TAKE(b, sizeof *b);
+            b->r = xmalloc(sizeof(Row) * (size_t)(b->nr + 1));
+            TAKE(b->r, sizeof(Row) * (size_t)b->nr);
+        }
+#undef TAKE
+        if (p != end) die("quad plan memo: a bad record");
+        return true;
+    }
+    memset(&h, 0, sizeof h);
+    h.ok = quad_plan_walk(c, n, q, bs, nb);
+    MNBuf val = {0};
+    if (h.ok)
+        h.li = q->li, h.lo = q->lo, h.NL = q->NL, h.J = q->J, h.M = q->M, h.Ain = q->Ain, h.Aout = q->Aout, h.nb = *nb;
+    buf_append(&val, &h, sizeof h);
+    if (h.ok) {
+        buf_append(&val, q->src, sizeof(int64_t) * (size_t)map_len(&h));
+        for (int64_t i = 0; i < *nb; i++) {
+            Batch b = (*bs)[i];
+            b.r = NULL;
+            buf_append(&val, &b, sizeof b);
+            buf_append(&val, (*bs)[i].r, sizeof(Row) * (size_t)b.nr);
+        }
+    }
+    memo_put(c->check_memo, k.data, val.data, val.len);
+    buf_free(&val);
+    buf_free(&k);
+    return h.ok;
 }
 
 bool emit_quadmove_take(const MNCompile *c, const MNNode *n, Walk *w) {
