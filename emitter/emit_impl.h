@@ -80,9 +80,9 @@ bool emit_in_lm(const MNValue *v);
 /* what a value's per-element checks depend on (its layout, size, place and shape), for memo keys */
 void emit_value_key(MNBuf *k, const MNValue *v);
 /* node n as a memo key (memo.c): its op and attributes, every operand's emit_value_key and
- * its constant's bytes; false when that cannot be spelt (an attribute the key has no form
- * for, a constant over 4 KB) */
-bool emit_node_key(MNBuf *k, const MNNode *n);
+ * whether it is a constant, with its bytes when the result reads them (bytes); false when
+ * that cannot be spelt (an attribute the key has no form for, bytes of a constant over 4 KB) */
+bool emit_node_key(MNBuf *k, const MNNode *n, bool bytes);
 
 /* One table entry: an element of source src, or (src < 0) a constant. */
 typedef struct {

@@ -92,7 +92,7 @@ void emit_value_key(MNBuf *k, const MNValue *v) {
     for (int d = 0; d < v->type.rank; d++) buf_printf(k, ",%lld", (long long)v->type.dims[d]);
 }
 
-bool emit_node_key(MNBuf *k, const MNNode *n) {
+bool emit_node_key(MNBuf *k, const MNNode *n, bool bytes) {
     buf_printf(k, "node %s::%s|", n->domain, n->op_type);
     if (!ir_attrs_key(k, n)) return false;
     for (int side = 0; side < 2; side++)
@@ -103,6 +103,10 @@ bool emit_node_key(MNBuf *k, const MNNode *n) {
             emit_value_key(k, v);
             const MNTensor *t = emit_konst_of(v);
             if (!t) continue;
+            if (!bytes) {
+                buf_printf(k, " k%d", t->elem);
+                continue;
+            }
             size_t nb = (size_t)t->numel * (size_t)onnx_type_size(t->elem);
             if (nb > 4096) return false;
             buf_printf(k, " k%d:", t->elem);

@@ -401,7 +401,7 @@ static int64_t map_len(const PlanHead *h) { return h->NL * h->J * h->M * h->Aout
 static bool quad_plan(const MNCompile *c, const MNNode *n, QMap *q, Batch **bs, int64_t *nb) {
     MNBuf k = {0};
     buf_printf(&k, "quadmove|");
-    if (!c->check_memo || !emit_node_key(&k, n)) {
+    if (!c->check_memo || !emit_node_key(&k, n, true)) {
         buf_free(&k);
         return quad_plan_walk(c, n, q, bs, nb);
     }

@@ -235,7 +235,7 @@ static bool map_memo(const MNCompile *c, const MNNode *n, bool turn, RowMap *rm)
     bool (*walk)(const MNCompile *, const MNNode *, RowMap *) = turn ? transposing_walk : row_map_walk;
     MNBuf k = {0};
     buf_printf(&k, "rowmove|%d|", turn);
-    if (!c->check_memo || !emit_node_key(&k, n)) {
+    if (!c->check_memo || !emit_node_key(&k, n, true)) {
         buf_free(&k);
         return walk(c, n, rm);
     }

@@ -25,6 +25,7 @@
 #include "matmul.h"
 #include "plan.h"
 #include "num.h"
+#include "memo.h"
 #include "ops.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,6 +115,29 @@ static int64_t dw_room(const MNTile *t) {
     return hi - lo + 16;
 }
 
+/* the LM0 the weights' panels of a convolution's product need (emit_matrix_panel_need), by
+ * the node's key through check_memo: a function of its geometry, not of the weights' values */
+static int64_t panel_need(const MNCompile *c, const MNNode *n, const MNTile *t) {
+    MNBuf k = {0};
+    buf_printf(&k, "tile panels|");
+    bool keyed = c->check_memo && emit_node_key(&k, n, false);
+    size_t len;
+    const int64_t *got = keyed ? memo_get(c->check_memo, k.data, &len) : NULL;
+    int64_t need;
+    if (got) {
+        if (len != sizeof need) die("tile panel memo of %zu bytes", len);
+        need = *got;
+    } else {
+        MatPlan p;
+        product_plan(c, n, t, 0, 0, &p);
+        need = emit_matrix_panel_need(&c->machine, &p);
+        emit_matrix_plan_free(&p);
+        if (keyed) memo_put(c->check_memo, k.data, &need, sizeof need);
+    }
+    buf_free(&k);
+    return need;
+}
+
 const char *emit_tile_why(const MNCompile *c, const MNNode *n, Walk *w) {
     MNTile t;
     if (!geometry(c, n, &t)) die("node '%s' is no tiled convolution", n->name);
@@ -138,10 +162,7 @@ const char *emit_tile_why(const MNCompile *c, const MNNode *n, Walk *w) {
     AppLayoutImage im;
     MNLayout l;
     if (!emit_image_of(c, n->in[1], &im, &l) || !im.mab || im.slices != 1) return "weights not held once for every MAB";
-    MatPlan p;
-    product_plan(c, n, &t, 0, 0, &p);
-    int64_t need = emit_matrix_panel_need(&c->machine, &p);
-    emit_matrix_plan_free(&p);
+    int64_t need = panel_need(c, n, &t);
     if (need < 0) return "weights whose panels do not fit a quarter of LM0";
     if (!emit_lm0_room(c, w, t.scratch_lw + need, &w->scr[w->pos])) return "no LM0 room for a tile's halos";
     return NULL;
