@@ -631,11 +631,35 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
         /* one place per element, alike on every L1B and L2B (an index table): group 0's
          * image, the offset of app_image_offset inline (the call was a third of the loop) */
         int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ps = k.im.per_slice;
-        for (int64_t i = 0; i < t->numel; i++, place_walk_next(&pw)) {
+        /* along the innermost subaxis the offset and the slot move by fixed steps: its runs
+         * are written without the walk, which then moves to the run's last element */
+        int d = k.l.rank - 1, sk = d >= 0 ? k.l.nsub[d] - 1 : -1;
+        const MNSubaxis *in = sk >= 0 ? &k.l.sub[d][sk] : NULL;
+        int64_t doff = 0, dw = 0;
+        if (in) {
+            if (in->level == LV_ADDR) doff = (k.im.mab ? 4 : P) * in->stride;
+            if (in->level == LV_PE) doff = in->stride;
+            if (in->level == LV_MAB && !k.im.mab) doff = 4 * in->stride;
+            if (in->level == LV_TIME) doff = ps * in->stride;
+            if (in->level == LV_W) dw = in->stride; /* (an L1B or L2B step: the image is alike on them) */
+        }
+        for (int64_t i = 0; i < t->numel; place_walk_next(&pw)) {
             const int64_t *c = pw.p.c;
             int64_t off =
                 c[LV_TIME] * ps + (k.im.mab ? 4 * c[LV_ADDR] + c[LV_PE] : c[LV_ADDR] * P + 4 * c[LV_MAB] + c[LV_PE]);
-            img[off] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)c[LV_W] + 1));
+            int64_t w = c[LV_W], run = 1;
+            if (in) {
+                int64_t left = (k.l.shape[d] ? k.l.shape[d] : 1) - pw.idx[d], in_sub = in->size - pw.dig[d][sk];
+                run = left < in_sub ? left : in_sub;
+            }
+            if (run > t->numel - i) run = t->numel - i;
+            for (int64_t j = 0; j < run; j++, i++, off += doff, w += dw)
+                img[off] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)w + 1));
+            if (run > 1) {
+                pw.idx[d] += run - 1;
+                pw.dig[d][sk] += run - 1;
+                pw.p.c[in->level] += in->stride * (run - 1);
+            }
         }
         for (int g = groups; copies && g < m->groups; g++)
             memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
