@@ -432,6 +432,7 @@ static uint64_t elem_bits_k(const MNTensor *t, int k, int64_t i) {
         return u;
     }
     if (k == EB_INT && t->elem == ONNX_INT32) return (uint64_t)(int64_t)((const int32_t *)t->data)[i];
+    if (k == EB_INT && t->elem == ONNX_INT64) return (uint64_t)((const int64_t *)t->data)[i];
     if (k == EB_FLOAT) {
         float f = (float)ir_tensor_get_f(t, i);
         uint32_t u;
@@ -603,6 +604,32 @@ static bool same_count(const MNTensor *t, const LayoutCodec *k, char *err, size_
     return false;
 }
 
+/* the layout's least significant subaxis, or NULL */
+static const MNSubaxis *innermost(const MNLayout *l) {
+    int d = l->rank - 1;
+    return d >= 0 && l->nsub[d] > 0 ? &l->sub[d][l->nsub[d] - 1] : NULL;
+}
+
+/* The elements of the walk's run along the layout's innermost subaxis from where it is (at
+ * most max): the digit and the dimension both go on without a carry */
+static int64_t run_len(const MNPlaceWalk *pw, const MNLayout *l, int64_t max) {
+    int d = l->rank - 1, sk = d >= 0 ? l->nsub[d] - 1 : -1;
+    if (sk < 0) return max < 1 ? max : 1;
+    int64_t left = (l->shape[d] ? l->shape[d] : 1) - pw->idx[d], in_sub = l->sub[d][sk].size - pw->dig[d][sk];
+    int64_t run = left < in_sub ? left : in_sub;
+    return run < max ? run : max;
+}
+
+/* the walk moved to the last element of a run of n (place_walk_next then goes on from it) */
+static void run_skip(MNPlaceWalk *pw, int64_t n) {
+    const MNLayout *l = pw->l;
+    int d = l->rank - 1, sk = d >= 0 ? l->nsub[d] - 1 : -1;
+    if (n <= 1 || sk < 0) return;
+    pw->idx[d] += n - 1;
+    pw->dig[d][sk] += n - 1;
+    pw->p.c[l->sub[d][sk].level] += l->sub[d][sk].stride * (n - 1);
+}
+
 static bool encode_layout(const MNTensor *t, const char *d, const char *layout, const MNMachine *m, uint64_t *img,
                           bool copies, char *err, size_t errlen) {
     LayoutCodec k;
@@ -633,8 +660,7 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
         int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ps = k.im.per_slice;
         /* along the innermost subaxis the offset and the slot move by fixed steps: its runs
          * are written without the walk, which then moves to the run's last element */
-        int d = k.l.rank - 1, sk = d >= 0 ? k.l.nsub[d] - 1 : -1;
-        const MNSubaxis *in = sk >= 0 ? &k.l.sub[d][sk] : NULL;
+        const MNSubaxis *in = innermost(&k.l);
         int64_t doff = 0, dw = 0;
         if (in) {
             if (in->level == LV_ADDR) doff = (k.im.mab ? 4 : P) * in->stride;
@@ -647,19 +673,28 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
             const int64_t *c = pw.p.c;
             int64_t off =
                 c[LV_TIME] * ps + (k.im.mab ? 4 * c[LV_ADDR] + c[LV_PE] : c[LV_ADDR] * P + 4 * c[LV_MAB] + c[LV_PE]);
-            int64_t w = c[LV_W], run = 1;
-            if (in) {
-                int64_t left = (k.l.shape[d] ? k.l.shape[d] : 1) - pw.idx[d], in_sub = in->size - pw.dig[d][sk];
-                run = left < in_sub ? left : in_sub;
-            }
-            if (run > t->numel - i) run = t->numel - i;
+            int64_t w = c[LV_W], run = run_len(&pw, &k.l, t->numel - i);
             for (int64_t j = 0; j < run; j++, i++, off += doff, w += dw)
                 img[off] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)w + 1));
-            if (run > 1) {
-                pw.idx[d] += run - 1;
-                pw.dig[d][sk] += run - 1;
-                pw.p.c[in->level] += in->stride * (run - 1);
-            }
+            run_skip(&pw, run);
+        }
+        for (int g = groups; copies && g < m->groups; g++)
+            memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
+        return true;
+    }
+    /* one place per element, along an innermost PE or word subaxis: the offset and the slot
+     * move by fixed steps in a run (the image is linear in the PE within a MAB's quad) */
+    const MNSubaxis *in = innermost(&k.l);
+    if (reps == 1 && in && (in->level == LV_PE || in->level == LV_W)) {
+        int64_t doff = in->level == LV_PE ? in->stride : 0, dw = in->level == LV_W ? in->stride : 0;
+        for (int64_t i = 0; i < t->numel; place_walk_next(&pw)) {
+            int g;
+            int64_t off = app_image_offset(&k.im, m, pw.p.c, &g), w = pw.p.c[LV_W],
+                    run = run_len(&pw, &k.l, t->numel - i);
+            uint64_t *gi = img + g * k.im.per_group;
+            for (int64_t j = 0; j < run; j++, i++, off += doff, w += dw)
+                gi[off] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)w + 1));
+            run_skip(&pw, run);
         }
         for (int g = groups; copies && g < m->groups; g++)
             memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
