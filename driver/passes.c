@@ -138,7 +138,6 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     c->out_dir = out_dir;
     c->opt = opt;
     c->code = &emit_code_model; /* the scheduler reaches Code Emit's timing through it */
-    c->check_memo = memo_new();
     c->arena = arena_new((size_t)opt->ival[MN_OPT_memory_limit_mb] << 20);
     c->passes = ARENA_ARRAY(c->arena, MNPassRecord, NPASSES);
     if (out_dir) {
@@ -161,6 +160,7 @@ int mn_compile(MNCompile *c, const char *model_path, const char *out_dir, const 
     }
     mn_log(c, 0, "machine %s: %d PEs, LM %lld long words", c->machine.name, c->machine.n_pe,
            (long long)c->machine.lm0_lw);
+    c->check_memo = memo_new(); /* freed after the passes */
     bool ok = true;
     double last_report = now_ms();
     Dumps dumps;
