@@ -313,16 +313,23 @@ bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *e
     return true;
 }
 
+/* index v of dimension d's digits added into p */
+static inline void add_dim(const MNLayout *l, int d, int64_t v, MNPlace *p) {
+    for (int k = l->nsub[d] - 1; k >= 0; k--) {
+        const MNSubaxis *s = &l->sub[d][k];
+        p->c[s->level] += (v % s->size) * s->stride;
+        v /= s->size;
+    }
+}
+
 void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p) {
     memset(p, 0, sizeof *p);
-    for (int i = 0; i < l->rank; i++) {
-        int64_t v = idx[i];
-        for (int k = l->nsub[i] - 1; k >= 0; k--) {
-            const MNSubaxis *s = &l->sub[i][k];
-            p->c[s->level] += (v % s->size) * s->stride;
-            v /= s->size;
-        }
-    }
+    for (int i = 0; i < l->rank; i++) add_dim(l, i, idx[i], p);
+}
+
+void layout_place_dim(const MNLayout *l, int d, int64_t i, MNPlace *p) {
+    memset(p, 0, sizeof *p);
+    add_dim(l, d, i, p);
 }
 
 void place_walk_start(MNPlaceWalk *w, const MNLayout *l) {

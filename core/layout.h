@@ -59,6 +59,10 @@ int64_t layout_num_lw(const MNLayout *l, int align_lw);
 bool layout_valid(const MNLayout *l, const MNMachine *m, int elem_bytes, char *err, size_t errlen);
 /* index -> place (every index, padding included, has one place, broadcast levels 0) */
 void layout_place(const MNLayout *l, const int64_t *idx, MNPlace *p);
+/* index i of dimension d's part of a place: layout_place is the sum of its dimensions' parts
+ * (each digit adds digit * stride to its level), so a walk that changes one index changes
+ * one part */
+void layout_place_dim(const MNLayout *l, int d, int64_t i, MNPlace *p);
 /* The places of a tensor's elements in row-major order, without a division each: the
  * subaxis digits advance like an odometer (the encoders of the app's images walk
  * millions of elements). place_walk_start gives element 0; each next, the following. */

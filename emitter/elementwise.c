@@ -641,15 +641,25 @@ static bool element_map_walk(const MNValue *v, const MNValue *o, int64_t n4, int
     MNPlaceWalk wo, wi;
     place_walk_start(&wo, &lo);
     place_walk_start(&wi, &li);
+    /* else the input's place as the sum of its dimensions' parts, each changed when its index does */
+    MNPlace part[LAYOUT_MAX_RANK], sum = {{0}};
+    for (int d = 0; d < v->type.rank; d++) vi[d] = -1;
     for (int64_t e = 0; e < n; e++, place_walk_next(&wo), same ? place_walk_next(&wi) : (void)0) {
         const MNPlace po = wo.p;
         MNPlace pi;
         if (same)
             pi = wi.p;
         else {
-            for (int d = 0; d < v->type.rank; d++)
-                vi[d] = (v->type.dims[d] == 1 ? 0 : wo.idx[d + off]) + (shift ? shift[d] : 0);
-            layout_place(&li, vi, &pi);
+            for (int d = 0; d < v->type.rank; d++) {
+                int64_t x = (v->type.dims[d] == 1 ? 0 : wo.idx[d + off]) + (shift ? shift[d] : 0);
+                if (x == vi[d]) continue;
+                if (vi[d] >= 0)
+                    for (int lv = 0; lv < LV_COUNT; lv++) sum.c[lv] -= part[d].c[lv];
+                vi[d] = x;
+                layout_place_dim(&li, d, x, &part[d]);
+                for (int lv = 0; lv < LV_COUNT; lv++) sum.c[lv] += part[d].c[lv];
+            }
+            pi = sum;
         }
         for (int lv = LV_PE; lv <= LV_W; lv++) {
             if (!(li.bcast & (1u << lv)) && pi.c[lv] != po.c[lv]) return false;
