@@ -91,13 +91,24 @@ static void product_plan(const MNCompile *c, const MNNode *n, const MNTile *t, i
         }
     MNLayout wl;
     plan_tile_weights(t, &wl);
-    for (int64_t k = 0; k < p->kb; k++)
-        for (int64_t oc = 0; oc < t->OC; oc++) {
-            int64_t idx[4] = {oc, 8 * (t->c0 + k % EB), t->kr0 + k / EB / t->kw, k / EB % t->kw};
+    /* weight (oc, 8 (c0 + k % EB), kr0 + k / EB / kw, k / EB % kw)'s address: the output
+     * channel's part plus the rest's (layout_place_dim) */
+    int64_t *at_oc = xmalloc(sizeof(int64_t) * (size_t)t->OC);
+    for (int64_t oc = 0; oc < t->OC; oc++) {
+        MNPlace pl;
+        layout_place_dim(&wl, 0, oc, &pl);
+        at_oc[oc] = pl.c[LV_ADDR];
+    }
+    for (int64_t k = 0; k < p->kb; k++) {
+        int64_t idx[3] = {8 * (t->c0 + k % EB), t->kr0 + k / EB / t->kw, k / EB % t->kw}, at_k = 0;
+        for (int d = 1; d < 4; d++) {
             MNPlace pl;
-            layout_place(&wl, idx, &pl);
-            p->aB[k * p->N + oc] = pl.c[LV_ADDR];
+            layout_place_dim(&wl, d, idx[d - 1], &pl);
+            at_k += pl.c[LV_ADDR];
         }
+        for (int64_t oc = 0; oc < t->OC; oc++) p->aB[k * p->N + oc] = at_k + at_oc[oc];
+    }
+    free(at_oc);
     for (int64_t ob = 0; ob < t->OCB; ob++) p->aC[ob] = ob;
     (void)c;
 }
