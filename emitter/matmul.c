@@ -417,6 +417,9 @@ static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t s
     b->data[b->len] = 0;
 }
 
+/* " $lr{2 g}v" at o: accumulator slot g's register */
+static char *lr(char *o, int64_t g) { return buf_put(buf_int(buf_put(o, " $lr"), 2 * g), "v"); }
+
 /* The streamed product (the design comment's second part): panel by panel into the
  * LM0 scratch at scr, then the product's steps over the panel's blocks; the first panel of
  * a group of columns stores its sums (and adds the bias), each later one adds them to
@@ -455,20 +458,26 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
             for (int64_t j = t->j0; j < t->j1; j++) {
                 for (int64_t kb = t->k0; kb < t->k1; kb++) {
                     for (int R = 0; R < 8; R += 4) { /* register rows R..R+3, as emit_matrix's */
-                        buf_printf(e->b, "fmwrite $lm");
+                        char *o = buf_put(buf_line(e->b, 128), "fmwrite $lm");
                         for (int cy = 0; cy < 4; cy++) {
                             int64_t r = R + cy, col = 8 * j + 4 * (r % 2) + r / 2;
                             int64_t a = p->aB[kb * p->N + (col < p->N ? col : p->N - 1)];
-                            buf_printf(e->b, "%c%lld", cy ? ',' : '[', (long long)(2 * (scr + a - t->lo)));
+                            *o++ = cy ? ',' : '[';
+                            o = buf_int(o, 2 * (scr + a - t->lo));
                         }
-                        buf_printf(e->b, "] $lx%d\n", R);
+                        o = buf_dec(buf_put(o, "] $lx"), (unsigned)R);
+                        *o++ = '\n';
+                        buf_line_end(e->b, o);
                     }
                     for (int64_t g = 0; g < ns; g += 4) {
                         int k = ns - g < 4 ? (int)(ns - g) : 4;
-                        buf_printf(e->b, kb > t->k0 ? "fmfma $lx " : "fmmul $lx ");
+                        buf_line_end(e->b, buf_put(buf_line(e->b, 16), kb > t->k0 ? "fmfma $lx " : "fmmul $lx "));
                         flat(e->b, p->a, &p->aA[(s0 + g) * p->kb + kb], k, p->kb);
-                        if (kb > t->k0) buf_printf(e->b, " $lr%lldv", (long long)(2 * g));
-                        buf_printf(e->b, " $lr%lldv\n", (long long)(2 * g));
+                        char *o = buf_line(e->b, 64);
+                        if (kb > t->k0) o = lr(o, g);
+                        o = lr(o, g);
+                        *o++ = '\n';
+                        buf_line_end(e->b, o);
                     }
                 }
                 buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
@@ -478,17 +487,25 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
                         buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)(2 * g),
                                    emit_bank_reg(p->c), p->c->id, (long long)(2 * p->aC[j]), (long long)(2 * g));
                     else if (!first) { /* the sums of the panels before */
-                        buf_printf(e->b, "fvadd $lr%lldv ", (long long)(2 * g));
+                        char *o = lr(buf_put(buf_line(e->b, 48), "fvadd"), g);
+                        *o++ = ' ';
+                        buf_line_end(e->b, o);
                         flat(e->b, p->y, &p->aY[(s0 + g) * p->nb + j], k, p->nb);
-                        buf_printf(e->b, " $lr%lldv\n", (long long)(2 * g));
+                        o = lr(buf_line(e->b, 48), g);
+                        *o++ = '\n';
+                        buf_line_end(e->b, o);
                     }
                 }
                 if (!first || p->c) buf_printf(e->b, "nop\n");
                 for (int64_t g = 0; g < ns; g += 4) {
                     int k = ns - g < 4 ? (int)(ns - g) : 4;
-                    buf_printf(e->b, "lpassa $lr%lldv ", (long long)(2 * g));
+                    char *o = lr(buf_put(buf_line(e->b, 48), "lpassa"), g);
+                    *o++ = ' ';
+                    buf_line_end(e->b, o);
                     flat(e->b, p->y, &p->aY[(s0 + g) * p->nb + j], k, p->nb);
-                    buf_printf(e->b, "\n");
+                    o = buf_line(e->b, 4);
+                    *o++ = '\n';
+                    buf_line_end(e->b, o);
                 }
                 if (lm_shared) buf_printf(e->b, "nop/2\n");
             }

@@ -167,11 +167,18 @@ int emit_stream_issue(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int buf)
 void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at) {
     int64_t off = buf * 4 * emit_stream_chunk(&e->c->machine);
     buf_printf(e->b, "nop; wait i%02x\n", tag);
-    for (int64_t s = 0; s < 4 * n / 64; s++)
-        buf_printf(e->b, "l2bmb $lc%lld $lb%lld\n", (long long)(off + 64 * s), (long long)(64 * s));
+    for (int64_t s = 0; s < 4 * n / 64; s++) {
+        char *o = buf_int(buf_put(buf_line(e->b, 64), "l2bmb $lc"), off + 64 * s);
+        o = buf_int(buf_put(o, " $lb"), 64 * s);
+        *o++ = '\n';
+        buf_line_end(e->b, o);
+    }
     buf_printf(e->b, "nop/3\n");
-    for (int64_t t = 0; t < n / 4; t++) /* every MAB takes the same 16 long words */
-        buf_printf(e->b, "l1bmm $lb%lld $lm%lldv\n", (long long)(16 * t), (long long)(2 * (at + 4 * t)));
+    for (int64_t t = 0; t < n / 4; t++) { /* every MAB takes the same 16 long words */
+        char *o = buf_int(buf_put(buf_line(e->b, 64), "l1bmm $lb"), 16 * t);
+        o = buf_put(buf_int(buf_put(o, " $lm"), 2 * (at + 4 * t)), "v\n");
+        buf_line_end(e->b, o);
+    }
     buf_printf(e->b, "nop/3\n");
 }
 
