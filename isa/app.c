@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum {
@@ -657,27 +658,46 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
     if (reps == 1 && (k.im.tree || k.im.mab)) {
         /* one place per element, alike on every L1B and L2B (an index table): group 0's
          * image, the offset of app_image_offset inline (the call was a third of the loop) */
-        int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ps = k.im.per_slice;
-        /* along the innermost subaxis the offset and the slot move by fixed steps: its runs
-         * are written without the walk, which then moves to the run's last element */
-        const MNSubaxis *in = innermost(&k.l);
-        int64_t doff = 0, dw = 0;
-        if (in) {
-            if (in->level == LV_ADDR) doff = (k.im.mab ? 4 : P) * in->stride;
-            if (in->level == LV_PE) doff = in->stride;
-            if (in->level == LV_MAB && !k.im.mab) doff = 4 * in->stride;
-            if (in->level == LV_TIME) doff = ps * in->stride;
-            if (in->level == LV_W) dw = in->stride; /* (an L1B or L2B step: the image is alike on them) */
+        int64_t P = (int64_t)m->mab_per_l1b * m->pe_per_mab, ps = k.im.per_slice, coef[LV_COUNT] = {0};
+        coef[LV_TIME] = ps; /* the offset is linear in the place: coef . c */
+        coef[LV_ADDR] = k.im.mab ? 4 : P;
+        coef[LV_MAB] = k.im.mab ? 0 : 4;
+        coef[LV_PE] = 1;
+        /* rows along the last dimension longer than 1 (the ones after it: one index each): a
+         * row's offsets and slots are its first element's plus that dimension's part
+         * (layout_place_dim), tabled once; the walk then moves to the row's last element */
+        int dl = k.l.rank - 1;
+        while (dl > 0 && k.l.shape[dl] <= 1) dl--;
+        int64_t L = dl >= 0 && k.l.shape[dl] > 0 ? k.l.shape[dl] : 1, *doff = xmalloc(sizeof(int64_t) * (size_t)L),
+                *dw = xmalloc(sizeof(int64_t) * (size_t)L), digit[LAYOUT_MAX_SUB] = {0};
+        MNPlace last = {{0}};
+        for (int64_t j = 0; j < L; j++) {
+            MNPlace pl = {{0}};
+            if (dl >= 0) layout_place_dim(&k.l, dl, j, &pl);
+            doff[j] = dw[j] = 0;
+            for (int lv = 0; lv < LV_COUNT; lv++) doff[j] += coef[lv] * pl.c[lv];
+            dw[j] = pl.c[LV_W];
+            last = pl;
+        }
+        int64_t v = L - 1; /* L - 1's digits */
+        for (int q = dl >= 0 ? k.l.nsub[dl] - 1 : -1; q >= 0; q--) {
+            digit[q] = v % k.l.sub[dl][q].size;
+            v /= k.l.sub[dl][q].size;
         }
         for (int64_t i = 0; i < t->numel; place_walk_next(&pw)) {
             const int64_t *c = pw.p.c;
-            int64_t off =
-                c[LV_TIME] * ps + (k.im.mab ? 4 * c[LV_ADDR] + c[LV_PE] : c[LV_ADDR] * P + 4 * c[LV_MAB] + c[LV_PE]);
-            int64_t w = c[LV_W], run = run_len(&pw, &k.l, t->numel - i);
-            for (int64_t j = 0; j < run; j++, i++, off += doff, w += dw)
-                img[off] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)w + 1));
-            run_skip(&pw, run);
+            int64_t off = 0, w = c[LV_W];
+            for (int lv = 0; lv < LV_COUNT; lv++) off += coef[lv] * c[lv];
+            for (int64_t j = 0; j < L; j++, i++)
+                img[off + doff[j]] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)(w + dw[j]) + 1));
+            if (dl >= 0 && L > 1) { /* to the row's last element (dimension dl's part was 0) */
+                pw.idx[dl] = L - 1;
+                for (int q = 0; q < k.l.nsub[dl]; q++) pw.dig[dl][q] = digit[q];
+                for (int lv = 0; lv < LV_COUNT; lv++) pw.p.c[lv] += last.c[lv];
+            }
         }
+        free(doff);
+        free(dw);
         for (int g = groups; copies && g < m->groups; g++)
             memcpy(img + (size_t)g * (size_t)k.im.per_group, img, sizeof(uint64_t) * (size_t)k.im.per_group);
         return true;
