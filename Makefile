@@ -91,7 +91,7 @@ SWEEP_OBJS = $(SWEEP_SRCS:%.c=$(BUILD)/obj/%.o)
 MUTATE_OBJS = $(MUTATE_SRCS:%.c=$(BUILD)/obj/%.o)
 RT_OBJS = $(RT_SRCS:%.c=$(BUILD)/obj/%.o)
 
-.PHONY: all deps test-deps zoo-deps same npm-deps demo check check-fast check-san check-tsan unit golden sweep bench bench-quick bench-figures regen-golden clean conformance readme-conformance readme-presets real install fuzz zoo
+.PHONY: all deps test-deps zoo-deps same npm-deps demo check check-fast check-san check-tsan unit golden sweep bench bench-quick bench-figures zoo-compile regen-golden clean conformance readme-conformance readme-presets real install fuzz zoo
 all: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 
 $(BUILD)/.deps-ok: mk/deps.sh
@@ -252,6 +252,12 @@ bench: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
 	@MNCC=$(BUILD)/mncc MNEMU=$(BUILD)/mnemu $(PYTHON) bench/suite.py
 bench-quick: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
 	@MNCC=$(BUILD)/mncc MNEMU=$(BUILD)/mnemu $(PYTHON) bench/suite.py --quick
+# zoo-compile: table 2 on the zoo's models (exported by make zoo): mncc -O2 against
+# onnxruntime's session creation, alternating fresh processes, medians
+zoo-compile: zoo-deps npm-deps $(BUILD)/mncc $(BUILD)/mnemu
+	@/usr/bin/python3 tests/zoo/export.py build/zoo/models >/dev/null
+	@MNCC=$(BUILD)/mncc MNEMU=$(BUILD)/mnemu $(PYTHON) bench/suite.py --zoo
+
 bench-figures: $(BUILD)/mncc $(BUILD)/mnemu
 	@MNCC=$(BUILD)/mncc MNEMU=$(BUILD)/mnemu $(PYTHON) bench/figures.py
 

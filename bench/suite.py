@@ -23,7 +23,9 @@ Six tables, from one run on this machine, also written to build/bench/suite.json
               node kind, over the ONNX test data, examples/ and the bench nets
               (bench/sim_check.py; the target is every kind within 25 %).
 
-usage: suite.py [--quick]   (--quick: 60-node and 1k models only, 1k/10k scaling)
+usage: suite.py [--quick | --zoo]   (--quick: 60-node and 1k models only, 1k/10k scaling;
+       --zoo: table 2 alone, on the zoo's models in build/zoo/models (make zoo-compile),
+       ZOO_ROUNDS rounds, default 3)
 Environment: MNCC, MNEMU (default build/), ORT_NODE_DIR (default build/real, where
 `make real` installs onnxruntime-node; without it table 2 says so).
 """
@@ -48,6 +50,7 @@ PY = "/usr/bin/python3"
 DIR = os.path.join(ROOT, "build", "bench")
 ORT_DIR = os.environ.get("ORT_NODE_DIR", os.path.join(ROOT, "build", "real"))
 QUICK = "--quick" in sys.argv[1:]
+ZOO = "--zoo" in sys.argv[1:]
 GROUPS = [("load", ["load"]), ("shapes", ["static_shapes", "dce", "conv_lowering"]),
           ("plan", ["dtype", "location_initial", "layout", "location", "time_slice", "location_sliced"]),
           ("sim", ["node_simulation"]), ("sched", ["schedule"]), ("addr", ["address"]), ("emit", ["emit"])]
@@ -141,7 +144,9 @@ def compile_table(ms):
     return res
 
 
-ORT_ROUNDS = 5  # fresh processes per side and model: one run of either varies by half on this VM
+# fresh processes per side and model: one run of either varies by half on this VM (the zoo's
+# large models take seconds a round: fewer)
+ORT_ROUNDS = int(os.environ.get("ZOO_ROUNDS", "3")) if ZOO else 5
 
 
 def ort_run(js, path, reps, env):
@@ -268,6 +273,13 @@ def main():
             sys.exit("bench: %s not found (make; Debian package 'time')" % tool)
     r = subprocess.run([MNCC, "--version"], capture_output=True, text=True)
     print("mncc bench: %s; %s; %d CPUs" % (r.stdout.strip(), os.uname().machine, os.cpu_count()))
+    if ZOO:
+        zd = os.path.join(ROOT, "build", "zoo", "models")
+        if not os.path.isdir(zd):
+            sys.exit("bench: no %s (make zoo exports the models)" % zd)
+        ort_table([(f[:-5], os.path.join(zd, f)) for f in sorted(os.listdir(zd)) if f.endswith(".onnx")])
+        json.dump(results, open(os.path.join(DIR, "zoo_compile.json"), "w"), indent=1)
+        return
     ms = models()
     comp = compile_table(ms)
     ort_table(ms)
