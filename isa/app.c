@@ -663,26 +663,29 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
         coef[LV_ADDR] = k.im.mab ? 4 : P;
         coef[LV_MAB] = k.im.mab ? 0 : 4;
         coef[LV_PE] = 1;
-        /* rows along the last dimension longer than 1 (the ones after it: one index each): a
-         * row's offsets and slots are its first element's plus that dimension's part
-         * (layout_place_dim), tabled once; the walk then moves to the row's last element */
-        int dl = k.l.rank - 1;
-        while (dl > 0 && k.l.shape[dl] <= 1) dl--;
-        int64_t L = dl >= 0 && k.l.shape[dl] > 0 ? k.l.shape[dl] : 1, *doff = xmalloc(sizeof(int64_t) * (size_t)L),
-                *dw = xmalloc(sizeof(int64_t) * (size_t)L), digit[LAYOUT_MAX_SUB] = {0};
+        /* blocks of the trailing dimensions d0.. (at most BLOCK elements): a block's offsets
+         * and slots are its first element's plus the sum of those dimensions' parts
+         * (layout_place_dim), tabled once; the walk then moves to the block's last element */
+        enum { BLOCK = 1 << 16 };
+        int d0 = k.l.rank;
+        int64_t L = 1;
+        while (d0 > 0 && L * (k.l.shape[d0 - 1] > 0 ? k.l.shape[d0 - 1] : 1) <= BLOCK)
+            L *= k.l.shape[--d0] > 0 ? k.l.shape[d0] : 1;
+        int64_t *doff = xmalloc(sizeof(int64_t) * (size_t)L), *dw = xmalloc(sizeof(int64_t) * (size_t)L);
         MNPlace last = {{0}};
         for (int64_t j = 0; j < L; j++) {
-            MNPlace pl = {{0}};
-            if (dl >= 0) layout_place_dim(&k.l, dl, j, &pl);
-            doff[j] = dw[j] = 0;
-            for (int lv = 0; lv < LV_COUNT; lv++) doff[j] += coef[lv] * pl.c[lv];
-            dw[j] = pl.c[LV_W];
-            last = pl;
-        }
-        int64_t v = L - 1; /* L - 1's digits */
-        for (int q = dl >= 0 ? k.l.nsub[dl] - 1 : -1; q >= 0; q--) {
-            digit[q] = v % k.l.sub[dl][q].size;
-            v /= k.l.sub[dl][q].size;
+            MNPlace sum = {{0}};
+            for (int64_t d = k.l.rank - 1, q = j; d >= d0; d--) {
+                int64_t n = k.l.shape[d] > 0 ? k.l.shape[d] : 1;
+                MNPlace pl;
+                layout_place_dim(&k.l, (int)d, q % n, &pl);
+                for (int lv = 0; lv < LV_COUNT; lv++) sum.c[lv] += pl.c[lv];
+                q /= n;
+            }
+            doff[j] = 0;
+            for (int lv = 0; lv < LV_COUNT; lv++) doff[j] += coef[lv] * sum.c[lv];
+            dw[j] = sum.c[LV_W];
+            last = sum;
         }
         for (int64_t i = 0; i < t->numel; place_walk_next(&pw)) {
             const int64_t *c = pw.p.c;
@@ -690,11 +693,15 @@ static bool encode_layout(const MNTensor *t, const char *d, const char *layout, 
             for (int lv = 0; lv < LV_COUNT; lv++) off += coef[lv] * c[lv];
             for (int64_t j = 0; j < L; j++, i++)
                 img[off + doff[j]] |= (elem_bits_k(t, ek, i) & k.mask) << (64 - 8 * k.b * ((int)(w + dw[j]) + 1));
-            if (dl >= 0 && L > 1) { /* to the row's last element (dimension dl's part was 0) */
-                pw.idx[dl] = L - 1;
-                for (int q = 0; q < k.l.nsub[dl]; q++) pw.dig[dl][q] = digit[q];
-                for (int lv = 0; lv < LV_COUNT; lv++) pw.p.c[lv] += last.c[lv];
+            for (int d = d0; d < k.l.rank; d++) { /* to the block's last element (its dimensions' parts were 0) */
+                int64_t v = (k.l.shape[d] > 0 ? k.l.shape[d] : 1) - 1;
+                pw.idx[d] = v;
+                for (int q = k.l.nsub[d] - 1; q >= 0; q--) {
+                    pw.dig[d][q] = v % k.l.sub[d][q].size;
+                    v /= k.l.sub[d][q].size;
+                }
             }
+            for (int lv = 0; lv < LV_COUNT; lv++) pw.p.c[lv] += last.c[lv];
         }
         free(doff);
         free(dw);
