@@ -63,13 +63,24 @@ static bool turn_map(const MNNode *n, TurnMap *t) {
         t->col[a] = -1;
         for (int s = 0; s < 8; s++) t->row[a][s] = -1;
     }
-    int64_t o[LAYOUT_MAX_RANK] = {0}, i[LAYOUT_MAX_RANK];
+    /* the places as sums of their dimensions' parts (layout_place_dim), tabled: output
+     * dimension d at index j, and the input's dimension perm[d] at the same index */
+    int64_t o[LAYOUT_MAX_RANK] = {0}, at[LAYOUT_MAX_RANK + 1] = {0};
+    for (int d = 0; d < r; d++) at[d + 1] = at[d] + pad[d];
+    MNPlace *to = xmalloc(sizeof(MNPlace) * (size_t)(at[r] + 1)), *ti = xmalloc(sizeof(MNPlace) * (size_t)(at[r] + 1));
+    for (int d = 0; d < r; d++)
+        for (int64_t j = 0; j < pad[d]; j++) {
+            layout_place_dim(&lo, d, j, &to[at[d] + j]);
+            layout_place_dim(&li, (int)perm[d], j, &ti[at[d] + j]);
+        }
     const unsigned keep[] = {LV_MAB, LV_L1B, LV_L2B, LV_TIME};
     for (int64_t e = 0; e < total; e++) {
-        for (int d = 0; d < r; d++) i[perm[d]] = o[d];
-        MNPlace pi, po;
-        layout_place(&li, i, &pi);
-        layout_place(&lo, o, &po);
+        MNPlace pi = {{0}}, po = {{0}};
+        for (int d = 0; d < r; d++)
+            for (int lv = 0; lv < LV_COUNT; lv++) {
+                po.c[lv] += to[at[d] + o[d]].c[lv];
+                pi.c[lv] += ti[at[d] + o[d]].c[lv];
+            }
         for (int k = 0; k < 4; k++)
             if (pi.c[keep[k]] != po.c[keep[k]]) goto fail;
         int64_t da = po.c[LV_ADDR], sa = pi.c[LV_ADDR];
@@ -81,8 +92,10 @@ static bool turn_map(const MNNode *n, TurnMap *t) {
         t->row[da][ds] = sa;
         for (int d = r - 1; d >= 0 && ++o[d] == pad[d]; d--) o[d] = 0;
     }
+    free(to), free(ti);
     return true;
 fail:
+    free(to), free(ti);
     turn_free(t);
     return false;
 }
