@@ -95,6 +95,10 @@ typedef struct MNAttr {
     double *floats;
     int64_t *ints;
     const char **strings;
+    /* GRAPH: the body (a Loop's, a Scan's) as the loader read it, an Onnx__GraphProto that
+     * lives as long as the compile; it becomes nodes when the trip count is known
+     * (frontend/unroll.c) */
+    const void *graph;
 } MNAttr;
 
 struct MNNode {

@@ -141,6 +141,8 @@ typedef enum {
     OP(RNN, 7, 21, rnn, none, PREC, "float (unrolled)")                             \
     OP(GRU, 7, 21, rnn, none, PREC, "float (unrolled)")                             \
     OP(LSTM, 7, 21, rnn, none, PREC, "float (unrolled)")                            \
+    OP(Loop, 1, 21, loop, none, 0, "(unrolled: a constant trip count)")             \
+    OP(Scan, 8, 21, scan, none, 0, "(unrolled)")                                    \
     OP(MaxPool, 1, 21, pool, none, WIN | CHAN, TY_F)                                \
     OP(AveragePool, 1, 21, pool, none, WIN | CHAN, TY_F)                            \
     OP(LpPool, 2, 21, pool, none, WIN | CHAN, TY_F)                                 \

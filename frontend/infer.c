@@ -916,6 +916,7 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
         if (n->nout == 0 || (!n->out[0] && !rnn))
             return infer_fail(&ic, n, NULL, "has no output 0, which %s always has", n->op_type);
         if (!infer_check_attrs(&ic, n) || !infer_ops[n->op].infer(&ic, n)) return false;
+        if (n->dead) continue; /* a Loop or Scan, unrolled into the nodes after it */
         /* every output an op defines is set by its infer function, so one left untyped
          * is an output the op does not have */
         for (int k = 0; k < n->nout; k++)
@@ -937,6 +938,7 @@ bool infer_graph(MNGraph *g, MNDiag *d, int64_t fold_max_elems, int *nfolded) {
             }
         ic.nfolded++;
     }
+    if (!infer_loops_done(&ic)) return false;
     ir_compact(g);
     *nfolded = ic.nfolded;
     return true;

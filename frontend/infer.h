@@ -12,8 +12,14 @@ struct MNInfer {
     int64_t opset;
     int64_t fold_max_elems; /* larger results stay as nodes */
     int nfolded;
+    /* the conditions the unrolled Loops' iterations give back, and their Loops (unroll.c) */
+    MNValue **loop_conds;
+    MNNode **loop_nodes;
+    int nloop_conds, cap_loop_conds, nloop_nodes, cap_loop_nodes;
 };
 
+/* unroll.c: after every node is inferred, every unrolled Loop's conditions constant true */
+bool infer_loops_done(MNInfer *c);
 /* Report bad input about node n (and value v when not NULL); always returns false. */
 bool infer_fail(MNInfer *c, const MNNode *n, const MNValue *v, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));

@@ -359,6 +359,9 @@ static bool load_attr(Loader *L, const Onnx__NodeProto *np, const char *node, co
             a->strings[i] = arena_strndup(L->a, (const char *)ap->strings[i].data, ap->strings[i].len);
         break;
     case MN_ATTR_GRAPH:
+        if (!ap->g) return fail(L, DIAG_INVALID, "%s: declared GRAPH but holds none", what);
+        a->graph = ap->g;
+        break;
     case MN_ATTR_GRAPHS:
     case MN_ATTR_TENSORS:
     case MN_ATTR_SPARSE_TENSOR:
@@ -618,6 +621,77 @@ static bool load_graph(Loader *L, const Onnx__ModelProto *m) {
     }
     (void)declare;
     return topo_sort(L) && check_supported(L);
+}
+
+/* ---- a body graph's nodes, once more ---- */
+
+/* the value body name nm stands for: bound, made by the body, or the outer graph's */
+static MNValue *body_value(const char *nm, const char *const *names, MNValue *const *vals, int n, MNGraph *g) {
+    for (int i = n - 1; i >= 0; i--)
+        if (!strcmp(names[i], nm)) return vals[i];
+    return ir_value_lookup(g, nm);
+}
+
+bool onnx_body_instantiate(MNGraph *g, const void *body, const char *prefix, MNValue *const *bind, int nbind,
+                           MNValue **outs, int nouts, MNDiag *d) {
+    const Onnx__GraphProto *gp = body;
+    Loader L = {.a = g->arena, .g = g, .d = d, .path = g->file};
+    if ((int)gp->n_input != nbind || (int)gp->n_output != nouts)
+        return fail(&L, DIAG_INVALID, "body of %s: %zu inputs and %zu outputs, the node gives %d and takes %d", prefix,
+                    gp->n_input, gp->n_output, nbind, nouts);
+    if (gp->n_sparse_initializer) return fail(&L, DIAG_UNSUPPORTED, "body of %s: sparse initializers", prefix);
+    int cap = nbind + (int)gp->n_initializer + 1;
+    for (size_t i = 0; i < gp->n_node; i++) cap += (int)gp->node[i]->n_output;
+    const char **names = ARENA_ARRAY(g->arena, const char *, cap);
+    MNValue **vals = ARENA_ARRAY(g->arena, MNValue *, cap);
+    int n = 0;
+    for (int k = 0; k < nbind; k++) names[n] = gp->input[k]->name ? gp->input[k]->name : "", vals[n++] = bind[k];
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s%s", prefix, tp->name ? tp->name : "init"));
+        if (!(v->konst = load_tensor(&L, tp, arena_printf(g->arena, "body of %s: initializer", prefix)))) return false;
+        ir_type_set(g, &v->type, v->konst->elem, v->konst->rank, v->konst->dims);
+        names[n] = tp->name ? tp->name : "", vals[n++] = v;
+    }
+    /* the body's nodes in its order (ONNX's: every input made before it is read) */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!np->op_type || !*np->op_type)
+            return fail(&L, DIAG_INVALID, "body of %s: node %zu has no op_type", prefix, i);
+        MNNode *nd = ir_node_new(g, np->op_type, (int)np->n_input, (int)np->n_output);
+        nd->name = arena_printf(g->arena, "%s%s", prefix,
+                                np->name && *np->name ? np->name : arena_printf(g->arena, "%s_%zu", np->op_type, i));
+        nd->domain = arena_strdup(g->arena, np->domain ? np->domain : "");
+        if (!is_default_domain(nd->domain) || nd->op == OP_UNSUPPORTED)
+            return fail(&L, DIAG_UNSUPPORTED, "node '%s' (%s%s%s): not supported", nd->name, nd->domain,
+                        *nd->domain ? "." : "", np->op_type);
+        for (size_t k = 0; k < np->n_input; k++) {
+            const char *nm = np->input[k];
+            if (!nm || !*nm) continue;
+            if (!(nd->in[k] = body_value(nm, names, vals, n, g)))
+                return fail(&L, DIAG_INVALID, "node '%s' (%s): value '%s' is used but never produced", nd->name,
+                            np->op_type, nm);
+        }
+        for (size_t k = 0; k < np->n_output; k++) {
+            const char *nm = np->output[k];
+            if (!nm || !*nm) continue;
+            MNValue *v = ir_value_new(g, arena_printf(g->arena, "%s%s", prefix, nm));
+            v->producer = nd;
+            v->producer_out = (int)k;
+            nd->out[k] = v;
+            names[n] = nm, vals[n++] = v;
+        }
+        nd->nattr = (int)np->n_attribute;
+        nd->attrs = ARENA_ARRAY(g->arena, MNAttr, nd->nattr);
+        for (int k = 0; k < nd->nattr; k++)
+            if (!load_attr(&L, np, nd->name, np->attribute[k], &nd->attrs[k])) return false;
+    }
+    for (int k = 0; k < nouts; k++) {
+        const char *nm = gp->output[k]->name;
+        if (!nm || !(outs[k] = body_value(nm, names, vals, n, g)))
+            return fail(&L, DIAG_INVALID, "body of %s: output '%s' is never produced", prefix, nm ? nm : "");
+    }
+    return true;
 }
 
 /* ---- nesting depth, before protobuf-c sees the bytes ----

@@ -54,11 +54,12 @@ FREEZE_WHY = ("must be computable at compile time", "computed at run time")
 
 
 def frozen_inputs(model):
-    """the graph inputs --freeze binds: tensors of at most 16 integers, or of floats that
-    only give a Resize its scales or region of interest (what shapes depend on)"""
+    """the graph inputs --freeze binds: tensors of at most 16 integers or booleans (a Loop's
+    trip count and condition), or of floats that only give a Resize its scales or region of
+    interest (what shapes depend on)"""
     g = onnx.load(model, load_external_data=False).graph
     inits = {i.name for i in g.initializer}
-    ints = {onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+    ints = {onnx.TensorProto.INT32, onnx.TensorProto.INT64, onnx.TensorProto.BOOL}
     uses = {}
     for n in g.node:
         for k, x in enumerate(n.input):

@@ -837,6 +837,49 @@ case("gemv-tiny", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [1, 16])], 
      dict(y=(at @ bt).astype(np.float32)), inits=[nh.from_array(bt, "b")], rtol=1e-4, atol=1e-5,
      need=("row_products_on_the_vector_unit",))
 
+# Loop and Scan unrolled (frontend/unroll.c): a Loop of 4 iterations carrying h through a product with an
+# outer-scope weight, its input row picked by the iteration number, h stacked as a scan output; a Scan (opset 11)
+# over a reversed input with a reversed scan output and a body initializer; a Scan at opset 8 (a batch axis)
+xl, wl = f32(4, 16), f32(16, 16) * 0.3
+body = h.make_graph([h.make_node("Gather", ["xs", "i"], ["row"], axis=0),
+                     h.make_node("MatMul", ["h_in", "w"], ["p"]), h.make_node("Add", ["p", "row"], ["q"]),
+                     h.make_node("Tanh", ["q"], ["h_out"]), h.make_node("Identity", ["c_in"], ["c_out"]),
+                     h.make_node("Identity", ["h_out"], ["h_scan"])], "body",
+                    [h.make_tensor_value_info("i", T.INT64, []), h.make_tensor_value_info("c_in", T.BOOL, []),
+                     h.make_tensor_value_info("h_in", T.FLOAT, [1, 16])],
+                    [h.make_tensor_value_info("c_out", T.BOOL, []), h.make_tensor_value_info("h_out", T.FLOAT, [1, 16]),
+                     h.make_tensor_value_info("h_scan", T.FLOAT, [1, 16])])
+hs, hh = [], np.zeros((1, 16), np.float32)
+for i in range(4):
+    hh = np.tanh(hh @ wl + xl[i]).astype(np.float32)
+    hs.append(hh)
+case("loop-carried-and-scanned", [h.make_node("Loop", ["m", "c", "h0"], ["hT", "hall"], body=body)],
+     [("xs", [4, 16])], [("hT", [1, 16]), ("hall", [4, 1, 16])], dict(xs=xl), dict(hT=hh, hall=np.stack(hs)),
+     inits=[nh.from_array(np.array(4, np.int64), "m"), nh.from_array(np.array(True), "c"),
+            nh.from_array(np.zeros((1, 16), np.float32), "h0"), nh.from_array(wl, "w")], rtol=1e-4, atol=1e-5)
+xsn = f32(5, 8)
+sbody = h.make_graph([h.make_node("Mul", ["s_in", "half"], ["a"]), h.make_node("Add", ["a", "x_t"], ["s_out"]),
+                      h.make_node("Relu", ["s_out"], ["r"])], "sbody",
+                     [h.make_tensor_value_info("s_in", T.FLOAT, [8]), h.make_tensor_value_info("x_t", T.FLOAT, [8])],
+                     [h.make_tensor_value_info("s_out", T.FLOAT, [8]), h.make_tensor_value_info("r", T.FLOAT, [8])],
+                     initializer=[nh.from_array(np.array(0.5, np.float32), "half")])
+st, rs = np.zeros(8, np.float32), []
+for t in range(5):
+    st = (st * 0.5 + xsn[4 - t]).astype(np.float32)
+    rs.append(np.maximum(st, 0))
+case("scan-reversed", [h.make_node("Scan", ["s0", "x"], ["sT", "rall"], body=sbody, num_scan_inputs=1,
+                                   scan_input_directions=[1], scan_output_directions=[1])],
+     [("x", [5, 8])], [("sT", [8]), ("rall", [5, 8])], dict(x=xsn), dict(sT=st, rall=np.stack(rs[::-1])),
+     inits=[nh.from_array(np.zeros(8, np.float32), "s0")], opset=11, rtol=1e-5, atol=1e-6)
+xb = f32(2, 3, 4)
+s8 = h.make_graph([h.make_node("Add", ["s_in", "x_t"], ["s_out"]), h.make_node("Identity", ["s_out"], ["o"])], "s8",
+                  [h.make_tensor_value_info("s_in", T.FLOAT, [4]), h.make_tensor_value_info("x_t", T.FLOAT, [4])],
+                  [h.make_tensor_value_info("s_out", T.FLOAT, [4]), h.make_tensor_value_info("o", T.FLOAT, [4])])
+case("scan-opset8-batch", [h.make_node("Scan", ["", "s0", "x"], ["sT", "oall"], body=s8, num_scan_inputs=1)],
+     [("x", [2, 3, 4])], [("sT", [2, 4]), ("oall", [2, 3, 4])], dict(x=xb),
+     dict(sT=xb.sum(axis=1), oall=np.cumsum(xb, axis=1).astype(np.float32)),
+     inits=[nh.from_array(np.zeros((2, 4), np.float32), "s0")], opset=8, rtol=1e-5, atol=1e-6)
+
 # Integer casts (cast.c, int_cast): an attention mask of int64 to float (BERT's extended mask), float to int32
 # and back (truncation), int64 to int32 and back, float to int64, int64 to bool and back
 mk = rng.integers(0, 2, (2, 128)).astype(np.int64)
