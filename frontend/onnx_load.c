@@ -625,10 +625,13 @@ static bool load_graph(Loader *L, const Onnx__ModelProto *m) {
 
 /* ---- a body graph's nodes, once more ---- */
 
-/* the value body name nm stands for: bound, made by the body, or the outer graph's */
-static MNValue *body_value(const char *nm, const char *const *names, MNValue *const *vals, int n, MNGraph *g) {
+/* the value body name nm stands for: bound, made by the body, or the outer graph's (*outer) */
+static MNValue *body_value(const char *nm, const char *const *names, MNValue *const *vals, int n, MNGraph *g,
+                           bool *outer) {
+    *outer = false;
     for (int i = n - 1; i >= 0; i--)
         if (!strcmp(names[i], nm)) return vals[i];
+    *outer = true;
     return ir_value_lookup(g, nm);
 }
 
@@ -668,9 +671,14 @@ bool onnx_body_instantiate(MNGraph *g, const void *body, const char *prefix, MNV
         for (size_t k = 0; k < np->n_input; k++) {
             const char *nm = np->input[k];
             if (!nm || !*nm) continue;
-            if (!(nd->in[k] = body_value(nm, names, vals, n, g)))
+            bool outer;
+            MNValue *v = nd->in[k] = body_value(nm, names, vals, n, g, &outer);
+            if (!v)
                 return fail(&L, DIAG_INVALID, "node '%s' (%s): value '%s' is used but never produced", nd->name,
                             np->op_type, nm);
+            if (outer && v->producer && !v->inferred) /* (a file out of order) */
+                return fail(&L, DIAG_INVALID, "node '%s' (%s): value '%s' is made after the loop that reads it",
+                            nd->name, np->op_type, nm);
         }
         for (size_t k = 0; k < np->n_output; k++) {
             const char *nm = np->output[k];
@@ -688,7 +696,8 @@ bool onnx_body_instantiate(MNGraph *g, const void *body, const char *prefix, MNV
     }
     for (int k = 0; k < nouts; k++) {
         const char *nm = gp->output[k]->name;
-        if (!nm || !(outs[k] = body_value(nm, names, vals, n, g)))
+        bool outer;
+        if (!nm || !(outs[k] = body_value(nm, names, vals, n, g, &outer)))
             return fail(&L, DIAG_INVALID, "body of %s: output '%s' is never produced", prefix, nm ? nm : "");
     }
     return true;
