@@ -150,12 +150,6 @@ static const char *smap_build_walk(const MNCompile *c, const MNValue *const *src
 /* ---- the scratch map memo: a map is a function of its sources' layouts, shapes and
  * kinds and of the local and kforce choices; alike nodes share one walk of it ---- */
 static void sm_put(MNBuf *b, const void *p, size_t n) { buf_append(b, p, n); }
-static bool sm_get(const uint8_t **p, const uint8_t *end, void *dst, size_t n) {
-    if ((size_t)(end - *p) < n) return false;
-    memcpy(dst, *p, n);
-    *p += n;
-    return true;
-}
 static int64_t smap_nid(const SMap *s, const MNValue *x) { return s->J * emit_round4(x->num_lw) * s->M; }
 
 static void smap_save(const SMap *s, const MNValue *const *src, const char *why, MNBuf *b) {
@@ -184,9 +178,9 @@ static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const 
     const uint8_t *end = p + len;
     const char *why;
     memset(s, 0, sizeof *s);
-    bool ok = sm_get(&p, end, &why, sizeof why) && sm_get(&p, end, &s->nsrc, sizeof s->nsrc) && s->nsrc == nsrc &&
-              sm_get(&p, end, &s->local, sizeof s->local) && sm_get(&p, end, &s->P, 8) && sm_get(&p, end, &s->J, 8) &&
-              sm_get(&p, end, &s->M, 8);
+    bool ok = memo_take(&p, end, &why, sizeof why) && memo_take(&p, end, &s->nsrc, sizeof s->nsrc) && s->nsrc == nsrc &&
+              memo_take(&p, end, &s->local, sizeof s->local) && memo_take(&p, end, &s->P, 8) &&
+              memo_take(&p, end, &s->J, 8) && memo_take(&p, end, &s->M, 8);
     if (!ok) die("scratch map memo: a bad record");
     size_t n1 = (size_t)nsrc + 1;
     s->base = xmalloc(8 * n1);
@@ -197,20 +191,21 @@ static const char *smap_load(const uint8_t *p, size_t len, const MNValue *const 
     s->kimg = xmalloc(n1);
     s->blk = xcalloc(n1, sizeof(int32_t *));
     s->seg = xcalloc(n1, sizeof(int64_t *));
-    ok = sm_get(&p, end, s->base, 8 * n1) && sm_get(&p, end, s->nblk, 8 * n1) && sm_get(&p, end, s->nseg, 8 * n1) &&
-         sm_get(&p, end, s->pk, 8 * n1) && sm_get(&p, end, s->cross, n1) && sm_get(&p, end, s->kimg, n1);
+    ok = memo_take(&p, end, s->base, 8 * n1) && memo_take(&p, end, s->nblk, 8 * n1) &&
+         memo_take(&p, end, s->nseg, 8 * n1) && memo_take(&p, end, s->pk, 8 * n1) && memo_take(&p, end, s->cross, n1) &&
+         memo_take(&p, end, s->kimg, n1);
     for (int k = 0; ok && k < nsrc; k++) {
         uint8_t has[2];
-        ok = sm_get(&p, end, has, 2);
+        ok = memo_take(&p, end, has, 2);
         if (ok && has[0]) {
             size_t nb = sizeof(int32_t) * (size_t)smap_nid(s, src[k]);
             s->blk[k] = xmalloc(nb ? nb : 1);
-            ok = sm_get(&p, end, s->blk[k], nb);
+            ok = memo_take(&p, end, s->blk[k], nb);
         }
         if (ok && has[1]) {
             size_t nb = sizeof(int64_t) * (size_t)s->nseg[k];
             s->seg[k] = xmalloc(nb ? nb : 1);
-            ok = sm_get(&p, end, s->seg[k], nb);
+            ok = memo_take(&p, end, s->seg[k], nb);
         }
     }
     if (!ok || p != end) die("scratch map memo: a bad record");

@@ -17,6 +17,8 @@
 #define MN_MEMO_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 typedef struct EmMemo EmMemo;
 EmMemo *memo_new(void);
@@ -24,4 +26,11 @@ void memo_free(EmMemo *m);
 /* the value stored under key (its length in *len), or NULL; it stays valid until memo_free */
 const void *memo_get(EmMemo *m, const char *key, size_t *len);
 void memo_put(EmMemo *m, const char *key, const void *val, size_t len);
+/* a stored record read back in order: n bytes at *p into dst (false: fewer left before end) */
+static inline bool memo_take(const uint8_t **p, const uint8_t *end, void *dst, size_t n) {
+    if ((size_t)(end - *p) < n) return false;
+    memcpy(dst, *p, n);
+    *p += n;
+    return true;
+}
 #endif

@@ -411,29 +411,22 @@ static bool quad_plan(const MNCompile *c, const MNNode *n, QMap *q, Batch **bs, 
     if (got) {
         buf_free(&k);
         const uint8_t *p = got, *end = got + len;
-#define TAKE(dst, nbytes)                                                              \
-    do {                                                                               \
-        if ((size_t)(end - p) < (size_t)(nbytes)) die("quad plan memo: a bad record"); \
-        memcpy((dst), p, (size_t)(nbytes));                                            \
-        p += (nbytes);                                                                 \
-    } while (0)
-        TAKE(&h, sizeof h);
-        if (!h.ok) return false;
+        bool ok = memo_take(&p, end, &h, sizeof h);
+        if (ok && !h.ok) return false;
         memset(q, 0, sizeof *q);
         q->li = h.li, q->lo = h.lo, q->NL = h.NL, q->J = h.J, q->M = h.M, q->Ain = h.Ain, q->Aout = h.Aout;
         q->x = n->in[0], q->y = n->out[0];
         q->src = xmalloc(sizeof(int64_t) * (size_t)(map_len(&h) + 1));
-        TAKE(q->src, sizeof(int64_t) * (size_t)map_len(&h));
+        ok = ok && memo_take(&p, end, q->src, sizeof(int64_t) * (size_t)map_len(&h));
         *nb = h.nb;
         *bs = xcalloc((size_t)h.nb + 1, sizeof(Batch));
-        for (int64_t i = 0; i < h.nb; i++) {
+        for (int64_t i = 0; ok && i < h.nb; i++) {
             Batch *b = &(*bs)[i];
-            TAKE(b, sizeof *b);
-            b->r = xmalloc(sizeof(Row) * (size_t)(b->nr + 1));
-            TAKE(b->r, sizeof(Row) * (size_t)b->nr);
+            ok = memo_take(&p, end, b, sizeof *b);
+            b->r = xmalloc(sizeof(Row) * (size_t)((ok ? b->nr : 0) + 1));
+            ok = ok && memo_take(&p, end, b->r, sizeof(Row) * (size_t)b->nr);
         }
-#undef TAKE
-        if (p != end) die("quad plan memo: a bad record");
+        if (!ok || p != end) die("quad plan memo: a bad record");
         return true;
     }
     memset(&h, 0, sizeof h);

@@ -223,8 +223,9 @@ typedef struct {
     int64_t J, NL, ain, aout;
 } MapHead;
 
-static int64_t *map_arr(const RowMap *rm, int k) {
-    return k == 0 ? rm->src : k == 1 ? rm->xsrc : k == 2 ? rm->mab : rm->yb;
+/* the map's arrays in record order: src, xsrc, mab, yb */
+static int64_t **map_arr(RowMap *rm, int k) {
+    return k == 0 ? &rm->src : k == 1 ? &rm->xsrc : k == 2 ? &rm->mab : &rm->yb;
 }
 static int64_t map_len(const MapHead *h, int k) {
     int64_t JA = h->J * h->aout;
@@ -243,27 +244,17 @@ static bool map_memo(const MNCompile *c, const MNNode *n, bool turn, RowMap *rm)
     const uint8_t *got = memo_get(c->check_memo, k.data, &len);
     MapHead h;
     if (got) {
-        if (len < sizeof h) die("row map memo of %zu bytes", len);
-        memcpy(&h, got, sizeof h);
+        const uint8_t *p = got, *end = got + len;
+        bool ok = memo_take(&p, end, &h, sizeof h);
         memset(rm, 0, sizeof *rm);
         rm->li = h.li, rm->lo = h.lo, rm->J = h.J, rm->NL = h.NL, rm->ain = h.ain, rm->aout = h.aout, rm->exch = h.exch;
-        size_t at = sizeof h;
-        for (int a = 0; a < 4 && h.ok; a++) {
+        for (int a = 0; ok && a < 4 && h.ok; a++) {
             if (!h.has[a]) continue;
             size_t nb = sizeof(int64_t) * (size_t)map_len(&h, a);
-            if (at + nb > len) die("row map memo of %zu bytes", len);
-            int64_t *v = xmalloc(nb ? nb : 1);
-            memcpy(v, got + at, nb);
-            at += nb;
-            if (a == 0)
-                rm->src = v;
-            else if (a == 1)
-                rm->xsrc = v;
-            else if (a == 2)
-                rm->mab = v;
-            else
-                rm->yb = v;
+            *map_arr(rm, a) = xmalloc(nb ? nb : 1);
+            ok = memo_take(&p, end, *map_arr(rm, a), nb);
         }
+        if (!ok || p != end) die("row map memo: a bad record");
         buf_free(&k);
         return h.ok;
     }
@@ -272,11 +263,11 @@ static bool map_memo(const MNCompile *c, const MNNode *n, bool turn, RowMap *rm)
     MNBuf val = {0};
     if (h.ok) {
         h.exch = rm->exch, h.li = rm->li, h.lo = rm->lo, h.J = rm->J, h.NL = rm->NL, h.ain = rm->ain, h.aout = rm->aout;
-        for (int a = 0; a < 4; a++) h.has[a] = map_arr(rm, a) != NULL;
+        for (int a = 0; a < 4; a++) h.has[a] = *map_arr(rm, a) != NULL;
     }
     buf_append(&val, &h, sizeof h);
     for (int a = 0; a < 4 && h.ok; a++)
-        if (h.has[a]) buf_append(&val, map_arr(rm, a), sizeof(int64_t) * (size_t)map_len(&h, a));
+        if (h.has[a]) buf_append(&val, *map_arr(rm, a), sizeof(int64_t) * (size_t)map_len(&h, a));
     memo_put(c->check_memo, k.data, val.data, val.len);
     buf_free(&val);
     buf_free(&k);
