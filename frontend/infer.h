@@ -12,10 +12,12 @@ struct MNInfer {
     int64_t opset;
     int64_t fold_max_elems; /* larger results stay as nodes */
     int nfolded;
-    /* the conditions the unrolled Loops' iterations give back, and their Loops (unroll.c) */
-    MNValue **loop_conds;
-    MNNode **loop_nodes;
-    int nloop_conds, cap_loop_conds, nloop_nodes, cap_loop_nodes;
+    /* the conditions the unrolled Loops' iterations give back (unroll.c: infer_loops_done) */
+    struct MNLoopCond {
+        MNNode *loop;
+        MNValue *cond;
+    } * loop_conds;
+    int nloop_conds, cap_loop_conds;
 };
 
 /* unroll.c: after every node is inferred, every unrolled Loop's conditions constant true */

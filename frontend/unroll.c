@@ -145,8 +145,7 @@ bool infer_loop(MNInfer *c, MNNode *n) {
         bind[1] = c_in;
         if (!onnx_body_instantiate(g, body, pre, bind, nb, outs, no, c->d)) return false;
         /* the condition it gives back, checked when inference is through (infer_loops_done) */
-        ARENA_PUSH(g->arena, c->loop_conds, c->nloop_conds, c->cap_loop_conds, outs[0]);
-        ARENA_PUSH(g->arena, c->loop_nodes, c->nloop_nodes, c->cap_loop_nodes, n);
+        ARENA_PUSH(g->arena, c->loop_conds, c->nloop_conds, c->cap_loop_conds, ((struct MNLoopCond){n, outs[0]}));
         for (int64_t k = 0; k < N; k++) bind[2 + k] = outs[1 + k];
         for (int64_t k = 0; k < K; k++) scans[k * trips + i] = outs[1 + N + k];
     }
@@ -270,11 +269,11 @@ bool infer_scan(MNInfer *c, MNNode *n) {
 
 bool infer_loops_done(MNInfer *c) {
     for (int i = 0; i < c->nloop_conds; i++) {
-        const MNValue *v = c->loop_conds[i];
+        const MNValue *v = c->loop_conds[i].cond;
         if (!v->konst || v->konst->numel != 1)
-            return infer_unsupported(c, c->loop_nodes[i], v, "a Loop whose condition is computed at run time");
+            return infer_unsupported(c, c->loop_conds[i].loop, v, "a Loop whose condition is computed at run time");
         if (!ir_tensor_get_i(v->konst, 0))
-            return infer_unsupported(c, c->loop_nodes[i], v, "a Loop that stops before its trip count");
+            return infer_unsupported(c, c->loop_conds[i].loop, v, "a Loop that stops before its trip count");
     }
     return true;
 }
