@@ -16,11 +16,14 @@ void buf_free(MNBuf *b);
 /* the decimal digits of v at p (at most 20), returning the end */
 char *buf_dec(char *p, unsigned long long v);
 char *buf_int(char *p, long long v); /* the same signed */
+/* a 64-bit hash of n bytes, a word at a time (the in-memory caches' keys) */
+uint64_t buf_hash(const void *data, size_t n);
+/* room for extra more bytes (and a NUL) without moving data again */
+void buf_reserve(MNBuf *b, size_t extra);
 /* A line written straight into the buffer, where buf_printf's parse of its format on every
  * call is most of the time (the emitters' hottest lines): buf_line makes room for n bytes
  * and says where they go, buf_put and buf_dec / buf_int write there, buf_line_end closes
  * the buffer at p. */
-void buf_reserve(MNBuf *b, size_t extra);
 static inline char *buf_line(MNBuf *b, size_t n) {
     buf_reserve(b, n);
     return b->data + b->len;
@@ -33,10 +36,6 @@ static inline void buf_line_end(MNBuf *b, char *p) {
     b->len = (size_t)(p - b->data);
     b->data[b->len] = 0;
 }
-/* a 64-bit hash of n bytes, a word at a time (the in-memory caches' keys) */
-uint64_t buf_hash(const void *data, size_t n);
-/* room for extra more bytes (and a NUL) without moving data again */
-void buf_reserve(MNBuf *b, size_t extra);
 /* s as a JSON string literal, quotes included (for artifacts too large for a cJSON tree) */
 void buf_json_string(MNBuf *b, const char *s);
 /* bytes that lie elsewhere (a piece of a file to write) */
