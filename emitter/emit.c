@@ -154,6 +154,7 @@ static const char *vector_why(const MNCompile *c, const MNNode *n, Walk *w) {
  * time) may still be a window op, each operand a row. */
 const char *emit_why_not(const MNCompile *c, const MNNode *n, Walk *w) {
     w->win[w->pos] = false;
+    w->msplit[w->pos] = false;
     w->scopy[w->pos] = false;
     w->sten[w->pos] = false;
     w->rows[w->pos] = false;
@@ -317,7 +318,8 @@ static bool emit_all(MNCompile *c) {
     MNGraph *g = c->g;
     /* what cannot be emitted yet, all of it at once */
     MNBuf why = {0};
-    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0, turns = 0, quad_moves = 0, embeds = 0, tree_folds = 0;
+    int missing = 0, on_rows = 0, row_moves = 0, block_moves = 0, turns = 0, quad_moves = 0, embeds = 0, tree_folds = 0,
+        l2b_splits = 0;
     int seen[OP_COUNT] = {0}, first[OP_COUNT];
     const char *first_why[OP_COUNT];
     Walk wk;
@@ -334,6 +336,7 @@ static bool emit_all(MNCompile *c) {
         quad_moves += !w && wk.qmove[i];
         embeds += !w && wk.embed[i];
         tree_folds += !w && wk.tred[i];
+        l2b_splits += !w && wk.msplit[i];
         if (!w) continue;
         missing++;
         int op = g->nodes[i]->op;
@@ -367,6 +370,7 @@ static bool emit_all(MNCompile *c) {
     mn_figure(c, "quads_moved_between_mabs", quad_moves);
     mn_figure(c, "embeddings_through_the_dar", embeds);
     mn_figure(c, "reductions_over_the_tree", tree_folds);
+    mn_figure(c, "products_split_over_l2bs", l2b_splits);
     if (missing) {
         mn_log(c, 1, "no model.app: the code emitter does not cover %d nodes yet: %s", missing, why.data);
         c->app_status = arena_printf(c->arena, "not written: the code emitter does not cover %s", why.data);

@@ -33,6 +33,7 @@ typedef struct {
     uint64_t *local; /* per scratch: bit k, source k is read only on the L1B and L2B it sits on */
     uint64_t *kforce; /* per scratch: bit k, constant source k carried by the table (no LM0 room for it) */
     bool *mat; /* a product on the MAB matrix unit (matmul.c) */
+    bool *msplit; /* ... split over the L2Bs, its output's slices in the scratch after B's panel */
     bool *scopy; /* a Slice that copies long words (every element keeps its PE and slot) */
     bool *sten; /* a pool as a stencil (stencil.c) */
     bool *rows; /* Softmax or a normalisation along rows on one MAB each (rows.c) */
@@ -227,13 +228,20 @@ void emit_matrix(Em *e, const MNNode *n, const Walk *w);
 bool emit_lm0_room(const MNCompile *c, Walk *w, int64_t need, int64_t *at);
 /* transfer.c: n long words (a multiple of 16) of DRAM value dv's image, one held once per
  * group for every MAB (AppLayoutImage.mab), from its LM long word lw0 on into LM0 long
- * word at of every PE */
-void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at);
-/* ... its parts: the largest chunk one MV moves, a chunk's MV into L2BM buffer buf (0 or
- * 1; its tag), and the wait for it and the chunk's way down the tree into LM0 at */
+ * word at of every PE; with delta > 0, L2B l's from lw0 + l delta on (its own columns) */
+void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at, int64_t delta);
+/* ... its parts: the largest chunk one MV moves, a chunk's MVs into L2BM buffer buf (0 or
+ * 1; the first of their consecutive tags), and the wait for them and the chunk's way down
+ * the tree into LM0 at */
 int64_t emit_stream_chunk(const MNMachine *m);
-int emit_stream_issue(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int buf);
-void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at);
+int emit_stream_issue(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int buf, int64_t delta);
+void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at, int64_t delta);
+/* allgather.c: whether the machine takes an all-gather over its L2Bs, and the all-gather of
+ * n long words (a multiple of 4) of an LM0 scratch at src, alike in address on every L2B:
+ * L2B l's long word i to y's long word dst[l n + i] on every L2B (4 consecutive i to 4
+ * consecutive long words) */
+bool emit_l2b_gather_fits(const MNMachine *m);
+void emit_l2b_gather(Em *e, int64_t src, int64_t n, const MNValue *y, const int64_t *dst);
 /* walk.c: the residency walk */
 void emit_walk_init(Walk *w, const MNGraph *g);
 void emit_walk_free(Walk *w);

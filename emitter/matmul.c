@@ -38,6 +38,16 @@
  * otherwise its sums over the panels before are added from the output, where each panel
  * leaves them. So B of any size is read once, and a product's only LM cost is A, the
  * output and the scratch.
+ *
+ * A streamed product whose A (so its output) is alike on every L2B would compute all of it
+ * on every L2B. Where B's columns fall into equal slices one per L2B, alike in their
+ * addresses but for an offset (the column groups of its panels, N a multiple of 32 per L2B),
+ * each L2B streams only its own slice, from its group's DRAM (one mvp per L2B instead of
+ * one mvb2 per group), and computes that slice's columns into an LM0 scratch at the same
+ * addresses on every L2B; an all-gather over the L2Bs (allgather.c) then gives every L2B
+ * every slice at the output's addresses. The matrix unit's work on each L2B and the DRAM
+ * read in each group fall by the number of L2Bs (8 and 4 on mncore2), for a gather of the
+ * output; taken where the estimate says it pays (split_plan).
  */
 #include "emit_impl.h"
 #include "matmul.h"
@@ -151,6 +161,50 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
     return h.why;
 }
 
+/* Whether a streamed product splits its columns over the L2Bs (the design comment's last
+ * part): A alike on every L2B, B's slices alike but for an offset, each L2B's output blocks
+ * in runs of 4 long words, and the estimate of the cycles saved (per L2B, a block's two
+ * register writes and a product step per 4 slots, 4 cycles a step) above the gather's
+ * (about 16 cycles per output long word of a PE, on mncore2's links). */
+static void split_plan(const MNCompile *c, MatPlan *p) {
+    const MNMachine *m = &c->machine;
+    int64_t S = m->n_l2b;
+    MNLayout la;
+    p->split = p->sdelta = 0;
+    if (!p->stream || p->nbt > 1 || p->acc || !emit_l2b_gather_fits(m) || p->N % (32 * S) || !parse(p->a, &la) ||
+        !(la.bcast & 1u << LV_L2B))
+        return;
+    int64_t Ns = p->N / S, delta = p->aB[Ns] - p->aB[0];
+    double saved = 4.0 * (double)(p->kb * p->nb) * (2 + (double)((p->nslot + 3) / 4)) * (double)(S - 1) / (double)S;
+    if (delta <= 0 || delta % 16 || saved < 16.0 * (double)(p->nslot * p->nb)) return;
+    for (int64_t kb = 0; kb < p->kb; kb++)
+        for (int64_t l = 1; l < S; l++)
+            for (int64_t col = 0; col < Ns; col++)
+                if (p->aB[kb * p->N + l * Ns + col] != p->aB[kb * p->N + col] + l * delta) return;
+    for (int64_t s = 0; s < p->nslot; s++)
+        for (int64_t j = 0; j < p->nb; j++)
+            if (j % 4 && p->aY[s * p->nb + j] != p->aY[s * p->nb + j - 1] + 1) return;
+    p->split = S;
+    p->sdelta = delta;
+}
+
+/* The plan of L2B 0's slice of a split product: its columns of B, its output blocks in the LM0
+ * scratch at ys (slot by slot), no bias; and (dst not NULL) where the gather puts each slice */
+static void split_sub(const MatPlan *p, int64_t ys, MatPlan *sp, int64_t **dst) { /* (ys: see emit_matrix) */
+    int64_t S = p->split, Ns = p->N / S, nbs = p->nb / S, n = p->nslot * nbs;
+    *sp = *p;
+    sp->N = Ns, sp->nb = nbs, sp->y = NULL, sp->c = NULL, sp->aC = NULL, sp->sB = NULL;
+    sp->aB = xmalloc(sizeof(int64_t) * (size_t)(p->kb * Ns));
+    for (int64_t kb = 0; kb < p->kb; kb++) memcpy(&sp->aB[kb * Ns], &p->aB[kb * p->N], sizeof(int64_t) * (size_t)Ns);
+    sp->aY = xmalloc(sizeof(int64_t) * (size_t)n);
+    for (int64_t i = 0; i < n; i++) sp->aY[i] = ys + i;
+    if (!dst) return;
+    *dst = xmalloc(sizeof(int64_t) * (size_t)(S * n));
+    for (int64_t l = 0; l < S; l++)
+        for (int64_t s = 0; s < p->nslot; s++)
+            memcpy(&(*dst)[l * n + s * nbs], &p->aY[s * p->nb + l * nbs], sizeof(int64_t) * (size_t)nbs);
+}
+
 static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     memset(p, 0, sizeof *p);
     if (n->nout != 1 || n->nin < 2) return "not a product";
@@ -183,7 +237,9 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     p->nb = (p->N + 7) / 8;
     p->rows = 1;
     for (int d = 0; d < ra - 1; d++) p->rows *= p->a->type.dims[d];
-    return plan_memo(c, p);
+    const char *why = plan_memo(c, p);
+    if (!why) split_plan(c, p);
+    return why;
 }
 
 /* the rest of the plan hangs on layouts and shapes only: alike products share it */
@@ -380,16 +436,22 @@ const char *emit_matrix_why(const MNCompile *c, const MNNode *n, Walk *w) {
     if (n->op != OP_MatMul && n->op != OP_Gemm) return "not a product";
     MatPlan p;
     const char *why = plan(c, n, &p);
-    if (!why && p.stream) { /* the scratch a panel needs, in LM0 while the product runs */
+    if (!why && p.stream) { /* the scratch a panel needs (and a split's slices), in LM0 while the product runs */
         AppLayoutImage im;
         MNLayout l;
         Panel *q = NULL;
-        int64_t np = panels(&p, stream_budget(&c->machine), &q), need = 0;
+        int64_t S = p.split ? p.split : 1;
+        MatPlan sp;
+        if (p.split) split_sub(&p, 0, &sp, NULL); /* a split's panels: L2B 0's columns */
+        int64_t np = panels(p.split ? &sp : &p, stream_budget(&c->machine), &q), need = 0;
+        if (p.split) free(sp.aB), free(sp.aY);
         for (int64_t i = 0; i < np; i++) need = q[i].hi - q[i].lo > need ? q[i].hi - q[i].lo : need;
         if (!emit_image_of(c, p.b, &im, &l) || !im.mab || im.slices != 1)
             why = "a streamed B not held once for every MAB";
-        else if (!np || q[np - 1].hi > im.n4)
+        else if (!np || q[np - 1].hi + (S - 1) * p.sdelta > im.n4)
             why = "a streamed B whose panels do not fit a quarter of LM0";
+        else if (p.split && emit_lm0_room(c, w, emit_round4(need) + p.nslot * p.nb / S, &w->scr[w->pos]))
+            w->msplit[w->pos] = true;
         else if (!emit_lm0_room(c, w, need, &w->scr[w->pos]))
             why = "no LM0 room for a streamed B's panel";
         free(q);
@@ -438,20 +500,22 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
     int64_t G = e->c->machine.grf0_lw / 4 * 4; /* accumulator slots in GRF0 */
     if (G > 256) G = 256;
     /* the outputs' bank read again 3 steps after a store: the scratch is in LM0 */
-    bool lm_shared = !p->a || p->y->loc == p->a->loc || p->y->loc == MN_LOC_LM0 || (p->c && p->y->loc == p->c->loc);
+    bool lm_shared =
+        !p->a || !p->y || p->y->loc == p->a->loc || p->y->loc == MN_LOC_LM0 || (p->c && p->y->loc == p->c->loc);
+    int64_t delta = p->split ? p->sdelta : 0;
     /* panels of one chunk each are prefetched: the next one's MV runs while the PEs work
      * on this one (its way down the tree waits for them) */
     bool pre = true;
     for (int64_t i = 0; i < np; i++) pre &= q[i].hi - q[i].lo <= emit_stream_chunk(&e->c->machine);
-    int tag = pre && np ? emit_stream_issue(e, p->b, q[0].lo, q[0].hi - q[0].lo, 0) : 0;
+    int tag = pre && np ? emit_stream_issue(e, p->b, q[0].lo, q[0].hi - q[0].lo, 0, delta) : 0;
     for (int64_t i = 0; i < np; i++) {
         const Panel *t = &q[i];
         if (pre) {
-            emit_stream_land(e, tag, t->hi - t->lo, (int)(i % 2), scr);
+            emit_stream_land(e, tag, t->hi - t->lo, (int)(i % 2), scr, delta);
             if (i + 1 < np)
-                tag = emit_stream_issue(e, p->b, q[i + 1].lo, q[i + 1].hi - q[i + 1].lo, (int)((i + 1) % 2));
+                tag = emit_stream_issue(e, p->b, q[i + 1].lo, q[i + 1].hi - q[i + 1].lo, (int)((i + 1) % 2), delta);
         } else
-            emit_stream_in(e, p->b, t->lo, t->hi - t->lo, scr);
+            emit_stream_in(e, p->b, t->lo, t->hi - t->lo, scr, delta);
         bool first = t->k0 == 0 && !p->acc;
         for (int64_t s0 = 0; s0 < p->nslot; s0 += G) {
             int64_t ns = p->nslot - s0 < G ? p->nslot - s0 : G;
@@ -515,6 +579,34 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
     free(q);
 }
 
+/* A split Gemm's bias, added to the gathered output (each L2B's slice would need its own
+ * addresses of it): up to 64 pairs of (4 slots, block) a batch, loaded into GRF0, added
+ * and stored back */
+static void split_bias(Em *e, const MatPlan *p) {
+    int64_t np = (p->nslot + 3) / 4 * p->nb, B = e->c->machine.grf0_lw / 4;
+    if (B > 64) B = 64;
+    for (int64_t i0 = 0; i0 < np; i0 += B) {
+        int64_t i1 = np - i0 < B ? np : i0 + B;
+        for (int pass = 0; pass < 3; pass++) {
+            for (int64_t i = i0; i < i1; i++) {
+                int64_t j = i % p->nb, g = 4 * (i / p->nb), r = 2 * 4 * (i - i0);
+                int k = p->nslot - g < 4 ? (int)(p->nslot - g) : 4;
+                if (pass == 1) {
+                    buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)r, emit_bank_reg(p->c),
+                               p->c->id, (long long)(2 * p->aC[j]), (long long)r);
+                    continue;
+                }
+                buf_printf(e->b, "lpassa ");
+                if (pass == 0) flat(e->b, p->y, &p->aY[g * p->nb + j], k, p->nb);
+                buf_printf(e->b, " $lr%lldv", (long long)r);
+                if (pass == 2) buf_printf(e->b, " "), flat(e->b, p->y, &p->aY[g * p->nb + j], k, p->nb);
+                buf_printf(e->b, "\n");
+            }
+            buf_printf(e->b, pass == 2 ? "nop/2\n" : "nop\n");
+        }
+    }
+}
+
 /* K not a multiple of 8: the lanes past K of A's last block in every row and of B's in
  * every column hold anything, and a product would add them in. Both get 0 there (their
  * padding, nobody's elements): a streamed B's come from its DRAM image, which the host
@@ -532,7 +624,21 @@ void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
     MatPlan p;
     if (plan(e->c, n, &p)) die("emit_matrix: a node the matrix unit does not take");
     if (p.K % 8) pad_k(e, &p);
+    if (p.stream && p.split && w->msplit[w->pos]) { /* L2B 0's columns on each, into the scratch after the panel */
+        MatPlan sp;
+        int64_t *dst;
+        split_sub(&p, 0, &sp, &dst);
+        int64_t ys = w->scr[w->pos] + emit_round4(emit_matrix_panel_need(&e->c->machine, &sp));
+        for (int64_t i = 0; i < p.nslot * sp.nb; i++) sp.aY[i] += ys;
+        emit_matrix_streamed(e, &sp, w->scr[w->pos]);
+        emit_l2b_gather(e, ys, p.nslot * sp.nb, p.y, dst);
+        if (p.c) split_bias(e, &p);
+        free(sp.aB), free(sp.aY), free(dst);
+        emit_matrix_plan_free(&p);
+        return;
+    }
     if (p.stream) {
+        p.split = 0;
         emit_matrix_streamed(e, &p, w->scr[w->pos]);
         emit_matrix_plan_free(&p);
         return;

@@ -17,6 +17,8 @@ typedef struct {
     int64_t *aC; /* [j]: the bias's long word of N block j */
     bool stream; /* B in DRAM, brought in panel by panel */
     bool acc; /* streamed: y holds the sums of K blocks before these (a convolution's earlier channels) */
+    int64_t split; /* streamed, over the L2Bs: L2B l computes N blocks l nb / split.. into an LM0 scratch (0: not) */
+    int64_t sdelta; /* ... B's long words from one L2B's columns to the next's */
 } MatPlan;
 
 /* A streamed B's panel: N blocks j0..j1-1, K blocks k0..k1-1, in B's long words lo..hi-1 */

@@ -498,7 +498,7 @@ static void dw_fold(Em *e, const MNTile *t, const MNNode *n, int64_t img, int64_
     int64_t c1 = t->c0 + t->ecb; /* blocks c0 .. c1 - 1, from the scratch's first */
     int64_t lo, hi, ws = scr + t->scratch_lw; /* the chunk's weights from DRAM, after the scratch */
     dw_span(t, t->c0, t->ecb, &lo, &hi);
-    emit_stream_in(e, w, lo, hi - lo, ws);
+    emit_stream_in(e, w, lo, hi - lo, ws, 0);
     char at[40];
     for (int64_t g = t->c0 / 4; 4 * g < c1; g++) { /* (c0 is a multiple of 4 when there are several chunks) */
         for (int64_t tap = 0; tap < taps; tap++) { /* channel blocks 4g.. of every tap, into GRF1 */

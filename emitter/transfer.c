@@ -154,19 +154,31 @@ int64_t emit_stream_chunk(const MNMachine *m) {
     return (m->l2bm_lw / 8 < m->l1bm_lw / 4 ? m->l2bm_lw / 8 : m->l1bm_lw / 4) / 16 * 16;
 }
 
-int emit_stream_issue(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int buf) {
-    if (n % 16 || lw0 % 16 || n > emit_stream_chunk(&e->c->machine))
+int emit_stream_issue(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int buf, int64_t delta) {
+    const MNMachine *m = &e->c->machine;
+    if (n % 16 || lw0 % 16 || n > emit_stream_chunk(m))
         die("a streamed chunk of %lld long words at %lld", (long long)n, (long long)lw0);
     char d[40];
-    int tag = e->tag = e->tag % 63 + 1;
-    buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)(4 * n), tag, dram_at(e, dv, 4 * lw0, d),
-               (long long)(buf * 4 * emit_stream_chunk(&e->c->machine)));
-    return tag;
+    int64_t off = buf * 4 * emit_stream_chunk(m);
+    int tag = e->tag = e->tag % 63 + 1, first = tag;
+    if (!delta) {
+        buf_printf(e->b, "mvb2/n%lldi%02x $d%s $lc%lld\n", (long long)(4 * n), tag, dram_at(e, dv, 4 * lw0, d),
+                   (long long)off);
+        return tag;
+    }
+    for (int64_t l = 0, L = m->l2b_per_group; l < m->n_l2b; l++) { /* each L2B its own columns, from its group's DRAM */
+        if (l) tag = e->tag = e->tag % 63 + 1;
+        buf_printf(e->b, "mvp/n%lldi%02x $d%s@%lld $lc%lld@%lld.%lld\n", (long long)(4 * n), tag,
+                   dram_at(e, dv, 4 * (lw0 + l * delta), d), (long long)(l / L), (long long)off, (long long)(l / L),
+                   (long long)(l % L));
+    }
+    return first;
 }
 
-void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at) {
+void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at, int64_t delta) {
     int64_t off = buf * 4 * emit_stream_chunk(&e->c->machine);
-    buf_printf(e->b, "nop; wait i%02x\n", tag);
+    for (int64_t l = 0; l < (delta ? e->c->machine.n_l2b : 1); l++, tag = tag % 63 + 1)
+        buf_printf(e->b, "nop; wait i%02x\n", tag);
     for (int64_t s = 0; s < 4 * n / 64; s++) {
         char *o = buf_int(buf_put(buf_line(e->b, 64), "l2bmb $lc"), off + 64 * s);
         o = buf_int(buf_put(o, " $lb"), 64 * s);
@@ -182,15 +194,16 @@ void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at) {
     buf_printf(e->b, "nop/3\n");
 }
 
-void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at) {
+void emit_stream_in(Em *e, const MNValue *dv, int64_t lw0, int64_t n, int64_t at, int64_t delta) {
     int64_t C = emit_stream_chunk(&e->c->machine), nck = (n + C - 1) / C;
     if (C < 16) die("a machine whose L2BM and L1BM take no streamed chunk");
     int tag[2] = {0, 0};
     for (int64_t k = 0; k <= nck; k++) { /* chunk k's MV, then chunk k - 1 down the tree */
-        if (k < nck) tag[k % 2] = emit_stream_issue(e, dv, lw0 + k * C, n - k * C < C ? n - k * C : C, (int)(k % 2));
+        if (k < nck)
+            tag[k % 2] = emit_stream_issue(e, dv, lw0 + k * C, n - k * C < C ? n - k * C : C, (int)(k % 2), delta);
         if (k > 0)
             emit_stream_land(e, tag[(k - 1) % 2], n - (k - 1) * C < C ? n - (k - 1) * C : C, (int)((k - 1) % 2),
-                             at + (k - 1) * C);
+                             at + (k - 1) * C, delta);
     }
 }
 

@@ -19,6 +19,7 @@ void emit_walk_init(Walk *w, const MNGraph *g) {
     w->local = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->kforce = xcalloc((size_t)g->nnodes + 1, sizeof(uint64_t));
     w->mat = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
+    w->msplit = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->scopy = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->sten = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
     w->rows = xcalloc((size_t)g->nnodes + 1, sizeof(bool));
@@ -47,6 +48,7 @@ void emit_walk_free(Walk *w) {
     free(w->local);
     free(w->kforce);
     free(w->mat);
+    free(w->msplit);
     free(w->scopy);
     free(w->sten);
     free(w->rows);

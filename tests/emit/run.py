@@ -1377,6 +1377,26 @@ a3, b3 = f32(2, 4, 64), f32(64, 40)
 case("stream-rank3", [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", [2, 4, 64])], [("y", [2, 4, 40])], dict(a=a3), dict(y=a3 @ b3),
      inits=[nh.from_array(b3, "b")], machine="tiny", rtol=1e-4, atol=1e-4, on_matrix=True)
 
+# A streamed product whose rows are alike on every L2B splits its columns over the L2Bs
+# (emitter/matmul.c, allgather.c): each L2B streams and computes its own slice, and an
+# all-gather through the PDMs gives every L2B all of them. A transformer's projection (128
+# rows of 512, 1024 columns), a rank-3 A with 4 K blocks per panel row and uneven K, and an
+# FFN pair whose second product reads the gathered output
+for nm, ash, kk, nn in (("proj", [128, 512], 512, 1024), ("rank3-uneven-k", [1, 96, 300], 300, 512)):
+    asp, bsp = f32(*ash), f32(kk, nn)
+    case("split-l2b-" + nm, [h.make_node("MatMul", ["a", "b"], ["y"])], [("a", ash)], [("y", ash[:-1] + [nn])], dict(a=asp),
+         dict(y=asp @ bsp), inits=[nh.from_array(bsp, "b")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
+         need=("products_split_over_l2bs",))
+ag, bg, cg = f32(96, 384), f32(512, 384), f32(512)
+case("split-l2b-gemm-bias-transb", [h.make_node("Gemm", ["a", "b", "c"], ["y"], transB=1)], [("a", [96, 384])], [("y", [96, 512])],
+     dict(a=ag), dict(y=ag @ bg.T + cg), inits=[nh.from_array(bg, "b"), nh.from_array(cg, "c")], machine="mncore2", rtol=1e-4,
+     atol=1e-4, on_matrix=True, need=("products_split_over_l2bs",))
+af1, w1, w2 = f32(64, 256), f32(256, 1024) / 16, f32(1024, 256) / 32
+case("split-l2b-ffn", [h.make_node("MatMul", ["a", "w1"], ["t"]), h.make_node("Relu", ["t"], ["r"]), h.make_node("MatMul", ["r", "w2"], ["y"])],
+     [("a", [64, 256])], [("y", [64, 256])], dict(a=af1), dict(y=np.maximum(af1 @ w1, 0) @ w2),
+     inits=[nh.from_array(w1, "w1"), nh.from_array(w2, "w2")], machine="mncore2", rtol=1e-4, atol=1e-4, on_matrix=True,
+     need=("products_split_over_l2bs",))
+
 # Resize and Upsample as weighted sums of input elements (emitter/resize.c): bilinear
 # 2x with half-pixel coordinates (torch's interpolate, align_corners=False), nearest 2x
 # by sizes, a downsampling bilinear on tiny, and Upsample (opset 9)
