@@ -57,13 +57,28 @@ bool emit_is_param(const MNValue *v) {
     return v->konst && ((v->loc_kind == MN_LOC_KIND_DRAM && v->nuses > 0) || v->is_output);
 }
 
-/* img (taken, freed) compressed into *z (malloc'd) */
-static bool pack(ZSTD_CCtx *zc, int level, uint64_t *img, size_t bytes, uint8_t **z, size_t *zn, char *err,
+/* The uncompressed image, kept from one image to the next: a weight-heavy model's images
+ * are hundreds of MB, and fresh pages for each cost the kernel's zeroing of every one. */
+typedef struct {
+    uint64_t *lw;
+    size_t cap; /* long words */
+} ImgBuf;
+
+static uint64_t *img_room(ImgBuf *b, size_t lw) {
+    if (lw > b->cap) {
+        free(b->lw);
+        b->lw = xmalloc(lw * 8);
+        b->cap = lw;
+    }
+    return b->lw;
+}
+
+/* img compressed into *z (malloc'd) */
+static bool pack(ZSTD_CCtx *zc, int level, const uint64_t *img, size_t bytes, uint8_t **z, size_t *zn, char *err,
                  size_t errlen) {
     size_t cap = ZSTD_compressBound(bytes);
     uint8_t *o = xmalloc(cap);
     size_t got = ZSTD_compressCCtx(zc, o, cap, img, bytes, level);
-    free(img);
     if (ZSTD_isError(got)) {
         free(o);
         snprintf(err, errlen, "zstd: %s", ZSTD_getErrorName(got));
@@ -75,27 +90,21 @@ static bool pack(ZSTD_CCtx *zc, int level, uint64_t *img, size_t bytes, uint8_t 
 }
 
 /* p's image, every group's part one after another (one part when they are alike) */
-static bool make(const MNMachine *m, ZSTD_CCtx *zc, int level, PImg *p, char *err, size_t errlen) {
+static bool make(const MNMachine *m, ZSTD_CCtx *zc, int level, ImgBuf *b, PImg *p, char *err, size_t errlen) {
     const char *d = mn_dtype_name(p->dtype);
     if (!p->layout) {
         uint64_t lw = app_image_lw(d, p->numel);
-        uint64_t *img = xmalloc((size_t)lw * 8 + 8);
-        if (!app_encode(p->konst, d, img, err, errlen)) {
-            free(img);
-            return false;
-        }
-        return pack(zc, level, img, (size_t)lw * 8, &p->zstd, &p->zstd_len, err, errlen);
+        uint64_t *img = img_room(b, (size_t)lw + 1);
+        return app_encode(p->konst, d, img, err, errlen) &&
+               pack(zc, level, img, (size_t)lw * 8, &p->zstd, &p->zstd_len, err, errlen);
     }
     uint64_t lw = app_layout_image_lw(p->layout, m, err, errlen);
     if (!lw) return false;
     p->alike = app_layout_alike(p->layout);
     size_t n = (size_t)lw * (p->alike ? 1 : (size_t)m->groups);
-    uint64_t *img = xmalloc(n * 8 + 8);
-    if (!(p->alike ? app_encode_layout_alike : app_encode_layout)(p->konst, d, p->layout, m, img, err, errlen)) {
-        free(img);
-        return false;
-    }
-    return pack(zc, level, img, n * 8, &p->zstd, &p->zstd_len, err, errlen);
+    uint64_t *img = img_room(b, n + 1);
+    return (p->alike ? app_encode_layout_alike : app_encode_layout)(p->konst, d, p->layout, m, img, err, errlen) &&
+           pack(zc, level, img, n * 8, &p->zstd, &p->zstd_len, err, errlen);
 }
 
 static PImg snap(const MNValue *v) {
@@ -107,8 +116,10 @@ static void *run(void *arg) {
     char err[600]; /* a failure stops here; Code Emit makes that image again and says why */
     ZSTD_CCtx *zc = ZSTD_createCCtx();
     if (!zc) die("out of memory (zstd)");
+    ImgBuf b = {0};
     for (int i = 0; i < ep->n; i++)
-        if (!make(ep->m, zc, ep->level, &ep->img[i], err, sizeof err)) break;
+        if (!make(ep->m, zc, ep->level, &b, &ep->img[i], err, sizeof err)) break;
+    free(b.lw);
     ZSTD_freeCCtx(zc);
     return NULL;
 }
@@ -170,7 +181,10 @@ bool emit_param_image(MNCompile *c, ZSTD_CCtx *zc, const MNValue *v, AppTensor *
             return true;
         }
     }
-    if (!make(&c->machine, zc, level_of(c), &want, err, errlen)) return false;
+    ImgBuf b = {0};
+    bool ok = make(&c->machine, zc, level_of(c), &b, &want, err, errlen);
+    free(b.lw);
+    if (!ok) return false;
     t->zstd = want.zstd;
     t->zstd_len = want.zstd_len;
     t->alike = want.alike;
