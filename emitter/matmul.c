@@ -482,6 +482,61 @@ static void flat(MNBuf *b, const MNValue *v, const int64_t *lw, int n, int64_t s
 /* " $lr{2 g}v" at o: accumulator slot g's register */
 static char *lr(char *o, int64_t g) { return buf_put(buf_int(buf_put(o, " $lr"), 2 * g), "v"); }
 
+/* Register rows R..R+3 of K block kb and N block j into matrix register reg (0 $lx, 1 $ly), no
+ * newline: a streamed B's from the LM0 scratch (long word off + B's address), a resident one's
+ * relative to B */
+static void write_line(Em *e, const MatPlan *p, const int64_t *aB, int64_t kb, int64_t j, int R, int reg, bool scr,
+                       int64_t off) {
+    int64_t a4[4];
+    for (int cy = 0; cy < 4; cy++) { /* register row i: column 8j + 4 (i % 2) + i / 2 */
+        int64_t i = R + cy, col = 8 * j + 4 * (i % 2) + i / 2;
+        a4[cy] = aB[kb * p->N + (col < p->N ? col : p->N - 1)];
+    }
+    char *o = buf_put(buf_line(e->b, 128), "fmwrite ");
+    if (scr) {
+        o = buf_put(o, "$lm");
+        for (int cy = 0; cy < 4; cy++) *o++ = cy ? ',' : '[', o = buf_int(o, 2 * (off + a4[cy]));
+        *o++ = ']';
+        buf_line_end(e->b, o);
+    } else {
+        buf_line_end(e->b, o);
+        flat(e->b, p->b, a4, 4, 1);
+    }
+    o = buf_put(buf_line(e->b, 16), reg ? " $ly" : " $lx");
+    buf_line_end(e->b, buf_dec(o, (unsigned)R));
+}
+
+/* The products of K blocks k0..k1-1 of N block j for slots s0..s0+ns-1, the sums in GRF0 (the
+ * first block's by fmmul). Each block's two register writes take a step each and
+ * each product two (the MAU's 8 x 4 a cycle), so where A's bank is not the one B's writes read
+ * (one read port a bank), the blocks alternate $lx and $ly and the next block's writes go into
+ * the steps of this block's products: 3 steps a block of one slot group instead of 4. */
+static void block_products(Em *e, const MatPlan *p, const int64_t *aB, int64_t j, int64_t k0, int64_t k1, int64_t s0,
+                           int64_t ns, bool scr, int64_t off, bool pair) {
+    if (k0 >= k1) return;
+    for (int R = 0; R < 8; R += 4) write_line(e, p, aB, k0, j, R, 0, scr, off), buf_printf(e->b, "\n");
+    for (int64_t kb = k0; kb < k1; kb++) {
+        int reg = pair ? (int)((kb - k0) % 2) : 0, nw = 0;
+        bool next = kb + 1 < k1;
+        for (int64_t g = 0; g < ns; g += 4) {
+            int k = ns - g < 4 ? (int)(ns - g) : 4;
+            bool fma = kb > k0;
+            buf_line_end(e->b, buf_put(buf_line(e->b, 16), fma ? (reg ? "fmfma $ly " : "fmfma $lx ")
+                                                               : (reg ? "fmmul $ly " : "fmmul $lx ")));
+            flat(e->b, p->a, &p->aA[(s0 + g) * p->kb + kb], k, p->kb);
+            char *o = buf_line(e->b, 64);
+            if (fma) o = lr(o, g);
+            o = lr(o, g);
+            buf_line_end(e->b, o);
+            if (pair && next && nw < 2)
+                buf_printf(e->b, "; "), write_line(e, p, aB, kb + 1, j, 4 * nw++, !reg, scr, off);
+            buf_printf(e->b, "\n");
+        }
+        for (; next && nw < 2; nw++)
+            write_line(e, p, aB, kb + 1, j, 4 * nw, pair ? !reg : 0, scr, off), buf_printf(e->b, "\n");
+    }
+}
+
 /* The streamed product (the design comment's second part): panel by panel into the
  * LM0 scratch at scr, then the product's steps over the panel's blocks; the first panel of
  * a group of columns stores its sums (and adds the bias), each later one adds them to
@@ -503,6 +558,7 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
     bool lm_shared =
         !p->a || !p->y || p->y->loc == p->a->loc || p->y->loc == MN_LOC_LM0 || (p->c && p->y->loc == p->c->loc);
     int64_t delta = p->split ? p->sdelta : 0;
+    bool pair = p->a && p->a->loc != MN_LOC_LM0; /* B's panel is in LM0 */
     /* panels of one chunk each are prefetched: the next one's MV runs while the PEs work
      * on this one (its way down the tree waits for them) */
     bool pre = true;
@@ -520,30 +576,7 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
         for (int64_t s0 = 0; s0 < p->nslot; s0 += G) {
             int64_t ns = p->nslot - s0 < G ? p->nslot - s0 : G;
             for (int64_t j = t->j0; j < t->j1; j++) {
-                for (int64_t kb = t->k0; kb < t->k1; kb++) {
-                    for (int R = 0; R < 8; R += 4) { /* register rows R..R+3, as emit_matrix's */
-                        char *o = buf_put(buf_line(e->b, 128), "fmwrite $lm");
-                        for (int cy = 0; cy < 4; cy++) {
-                            int64_t r = R + cy, col = 8 * j + 4 * (r % 2) + r / 2;
-                            int64_t a = p->aB[kb * p->N + (col < p->N ? col : p->N - 1)];
-                            *o++ = cy ? ',' : '[';
-                            o = buf_int(o, 2 * (scr + a - t->lo));
-                        }
-                        o = buf_dec(buf_put(o, "] $lx"), (unsigned)R);
-                        *o++ = '\n';
-                        buf_line_end(e->b, o);
-                    }
-                    for (int64_t g = 0; g < ns; g += 4) {
-                        int k = ns - g < 4 ? (int)(ns - g) : 4;
-                        buf_line_end(e->b, buf_put(buf_line(e->b, 16), kb > t->k0 ? "fmfma $lx " : "fmmul $lx "));
-                        flat(e->b, p->a, &p->aA[(s0 + g) * p->kb + kb], k, p->kb);
-                        char *o = buf_line(e->b, 64);
-                        if (kb > t->k0) o = lr(o, g);
-                        o = lr(o, g);
-                        *o++ = '\n';
-                        buf_line_end(e->b, o);
-                    }
-                }
+                block_products(e, p, p->aB, j, t->k0, t->k1, s0, ns, true, scr - t->lo, pair);
                 buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
                 for (int64_t g = 0; g < ns; g += 4) {
                     int k = ns - g < 4 ? (int)(ns - g) : 4;
@@ -652,25 +685,7 @@ void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
         int64_t ns = s1 - s0;
         const int64_t *aB = p.aB + (p.sB ? p.sB[s0] : 0) * p.kb * p.N;
         for (int64_t j = 0; j < p.nb; j++) {
-            for (int64_t kb = 0; kb < p.kb; kb++) {
-                for (int R = 0; R < 8; R += 4) { /* register rows R..R+3: columns 8j + 4 (i % 2) + i / 2 */
-                    int64_t a4[4];
-                    for (int cy = 0; cy < 4; cy++) {
-                        int64_t i = R + cy, col = 8 * j + 4 * (i % 2) + i / 2;
-                        a4[cy] = aB[kb * p.N + (col < p.N ? col : p.N - 1)];
-                    }
-                    buf_printf(e->b, "fmwrite ");
-                    flat(e->b, p.b, a4, 4, 1);
-                    buf_printf(e->b, " $lx%d\n", R);
-                }
-                for (int64_t g = 0; g < ns; g += 4) {
-                    int k = ns - g < 4 ? (int)(ns - g) : 4;
-                    buf_printf(e->b, kb ? "fmfma $lx " : "fmmul $lx ");
-                    flat(e->b, p.a, &p.aA[(s0 + g) * p.kb + kb], k, p.kb);
-                    if (kb) buf_printf(e->b, " $lr%lldv", (long long)(2 * g));
-                    buf_printf(e->b, " $lr%lldv\n", (long long)(2 * g));
-                }
-            }
+            block_products(e, &p, aB, j, 0, p.kb, s0, ns, false, 0, p.a->loc != p.b->loc);
             buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
             if (p.c) {
                 for (int64_t g = 0; g < ns; g += 4) /* the bias's long word of block j, in every cycle */
