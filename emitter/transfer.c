@@ -186,9 +186,12 @@ void emit_stream_land(Em *e, int tag, int64_t n, int buf, int64_t at, int64_t de
         buf_line_end(e->b, o);
     }
     buf_printf(e->b, "nop/3\n");
-    for (int64_t t = 0; t < n / 4; t++) { /* every MAB takes the same 16 long words */
-        char *o = buf_int(buf_put(buf_line(e->b, 64), "l1bmm $lb"), 16 * t);
-        o = buf_put(buf_int(buf_put(o, " $lm"), 2 * (at + 4 * t)), "v\n");
+    /* every MAB takes the same 32 long words a step, 2 a PE and cycle ($llb; 16 with $lb where
+     * at is odd: a two-long-word access is aligned) */
+    bool two = at % 2 == 0 && n % 8 == 0;
+    for (int64_t t = 0; t < n / (two ? 8 : 4); t++) {
+        char *o = buf_int(buf_put(buf_line(e->b, 64), two ? "l1bmm $llb" : "l1bmm $lb"), (two ? 32 : 16) * t);
+        o = buf_put(buf_int(buf_put(o, two ? " $llm" : " $lm"), 2 * (at + (two ? 8 : 4) * t)), "v\n");
         buf_line_end(e->b, o);
     }
     buf_printf(e->b, "nop/3\n");
