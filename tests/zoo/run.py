@@ -10,7 +10,9 @@ random inputs, compare every output with onnxruntime's (rtol 1e-3, atol 1e-4). T
 gives the node count, compile time (and onnxruntime's session creation on the same model,
 one run each: a rough ratio, see make bench for medians), model.app size, emulated
 cycles, the roofline bound (bench/figures.py: FLOPs on the float matrix units or
-compulsory DRAM bytes, whichever is larger) and the ratio, and the largest error. A model
+compulsory DRAM bytes, whichever is larger) and the ratio, the matrix units' utilisation (the
+model's FLOPs against the float peak over the cycles run), the DRAM bytes moved against the
+compulsory ones, the share of cycles stalled on transfers, and the largest error. A model
 that gets no program, or whose outputs disagree, fails, with mncc's or mnemu's reason."""
 import hashlib
 import json
@@ -105,8 +107,12 @@ def one(name, path):
         if not np.allclose(got, want, rtol=1e-3, atol=1e-4):
             bad = "output %s: max error %.3g" % (rf["name"], err)
     bound = max(figures.flops(m) / figures.PEAK, figures.compulsory(m) / figures.BW, 1)
+    # the matrix unit's share of its float peak spent on the model's FLOPs, the DRAM bytes moved against the
+    # compulsory ones, and the share of cycles the PEs stood waiting (MV waits and issue spacing)
     row(name, nodes, compile_ms=cms, ort_ms=ort_ms, app_mb=os.path.getsize(app) / 1e6, cycles=st["cycles"],
-        bound=bound, err=worst, why=bad, same=same[2] if same else None)
+        bound=bound, err=worst, why=bad, same=same[2] if same else None,
+        mau=100 * figures.flops(m) / figures.PEAK / max(st["cycles"], 1),
+        dram=st["dram_bytes"] / max(figures.compulsory(m), 1), stall=100 * st["stall_cycles"] / max(st["cycles"], 1))
 
 
 names = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "export.py"), MODELS], capture_output=True, text=True,
@@ -117,9 +123,10 @@ f = lambda v, fmt: fmt % v if v is not None else "-"
 
 def table_row(r):
     ratio = r["cycles"] / r["bound"] if r.get("cycles") else None
-    return "| %s | %d | %s | %s | %s | %s | %s | %s | %s |" % (
+    return "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         r["name"], r["nodes"], f(r.get("compile_ms"), "%.0f"), f(r.get("ort_ms"), "%.0f"), f(r.get("app_mb"), "%.1f"),
-        f(r.get("cycles"), "%d"), f(r.get("bound"), "%.0f"), f(ratio, "%.1f"), f(r.get("err"), "%.2g"))
+        f(r.get("cycles"), "%d"), f(r.get("bound"), "%.0f"), f(ratio, "%.1f"), f(r.get("mau"), "%.1f"),
+        f(r.get("dram"), "%.2f"), f(r.get("stall"), "%.0f"), f(r.get("err"), "%.2g"))
 
 
 for n in names:  # each model's row as it finishes too (a run of all of them takes hours)
@@ -129,8 +136,9 @@ for n in names:  # each model's row as it finishes too (a run of all of them tak
                              " (the program of %s: run once)" % r["same"] if r.get("same") else "", table_row(r)),
           flush=True)
 
-print("\n| model | nodes | compile ms | ort session ms | model.app MB | cycles | roofline | ratio | max error |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+print("\n| model | nodes | compile ms | ort session ms | model.app MB | cycles | roofline | ratio | MAU % | DRAM / compulsory |"
+      " stall % | max error |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 for r in rows:
     print(table_row(r))
 passed = sum(1 for r in rows if not r.get("why"))
