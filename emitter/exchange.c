@@ -9,6 +9,11 @@
  * receiving L2BM (mvp, across groups where they differ). All runs go up before any comes
  * down, so a receiving slot may be a slot another run reads.
  *
+ * A range that several runs read goes up once; one that every L2B takes at the same slot
+ * (a value replicated from one L2B onto all) comes down as one broadcast (mvb), which reads
+ * the PDM once and feeds each group over its own link, where a transfer per L2B would read
+ * it once per L2B through the one PDM port.
+ *
  * Cost: two transfers a run, 64 LW a row over the PDM's port (16 LW a cycle on mncore2),
  * each with the PDM's latency; the transfers of a pass are in flight together. */
 #include "emit_impl.h"
@@ -46,28 +51,52 @@ void emit_exchange_add(EmExchange *x, int64_t l_to, int64_t l_from, int64_t from
 
 void emit_exchange(Em *e, EmExchange *x, bool *used) {
     const MNMachine *m = &e->c->machine;
-    int64_t L = m->l2b_per_group, *poff = xcalloc((size_t)x->n + 1, sizeof(int64_t)), top[64] = {0};
-    for (int64_t k = 0; k < x->n; k++) { /* each run's place in its source group's PDM */
-        int64_t g = x->run[k][1] / L;
+    int64_t L = m->l2b_per_group, NL = m->n_l2b, *poff = xcalloc((size_t)x->n + 1, sizeof(int64_t)), top[64] = {0};
+    int64_t *up = xmalloc(sizeof(int64_t) * (size_t)(x->n + 1));
+    bool *done = xcalloc((size_t)x->n + 1, sizeof(bool)), seen[64];
+    for (int64_t k = 0; k < x->n; k++) { /* each source range goes up once, to its place in its group's PDM */
+        const int64_t *r = x->run[k];
+        up[k] = k;
+        for (int64_t q = 0; q < k && up[k] == k; q++)
+            if (up[q] == q && x->run[q][1] == r[1] && x->run[q][2] == r[2] && x->run[q][4] == r[4]) up[k] = q;
+        if (up[k] != k) continue;
+        int64_t g = r[1] / L;
         if (g >= 64) die("row exchange: more than 64 groups");
-        poff[k] = top[g], top[g] += ROW * x->run[k][4];
+        poff[k] = top[g], top[g] += ROW * r[4];
         if (top[g] > m->pdm_lw) die("row exchange: a batch past the PDM");
     }
-    for (int pass = 0; pass < 2; pass++) {
-        for (int64_t k = 0; k < x->n; k++) {
-            const int64_t *r = x->run[k];
-            long long n64 = ROW * r[4], gi = r[1] / L, go = r[0] / L;
-            int t = emit_mv_tag(e, used);
-            if (!pass)
-                buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@%lld.%lld $p%lld@%lld\n", n64, t, (long long)(ROW * r[2]), gi,
-                           (long long)(r[1] % L), (long long)poff[k], gi);
-            else
-                buf_printf(e->b, "mvp/n%lldi%02x $p%lld@%lld $lc%lld@%lld.%lld\n", n64, t, (long long)poff[k], gi,
-                           (long long)(ROW * r[3]), go, (long long)(r[0] % L));
-        }
-        emit_mv_wait_all(e, used);
+    for (int64_t k = 0; k < x->n; k++) {
+        const int64_t *r = x->run[k];
+        if (up[k] != k) continue;
+        long long gi = r[1] / L;
+        buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@%lld.%lld $p%lld@%lld\n", (long long)(ROW * r[4]),
+                   emit_mv_tag(e, used), (long long)(ROW * r[2]), gi, (long long)(r[1] % L), (long long)poff[k], gi);
     }
+    emit_mv_wait_all(e, used);
+    for (int64_t k = 0; k < x->n; k++) {
+        if (done[k]) continue;
+        const int64_t *r = x->run[k];
+        long long n64 = ROW * r[4], gi = r[1] / L;
+        int64_t nto = 0; /* a range every L2B takes at the same slot: one broadcast */
+        memset(seen, 0, sizeof seen);
+        for (int64_t q = k; q < x->n && NL <= 64; q++)
+            if (!done[q] && up[q] == up[k] && x->run[q][3] == r[3] && !seen[x->run[q][0]])
+                seen[x->run[q][0]] = true, nto++;
+        if (nto == NL && NL > 1) {
+            for (int64_t q = k; q < x->n; q++)
+                if (!done[q] && up[q] == up[k] && x->run[q][3] == r[3]) done[q] = true;
+            buf_printf(e->b, "mvb/n%lldi%02x $p%lld@%lld $lc%lld\n", n64, emit_mv_tag(e, used), (long long)poff[up[k]],
+                       gi, (long long)(ROW * r[3]));
+            continue;
+        }
+        done[k] = true;
+        buf_printf(e->b, "mvp/n%lldi%02x $p%lld@%lld $lc%lld@%lld.%lld\n", n64, emit_mv_tag(e, used),
+                   (long long)poff[up[k]], gi, (long long)(ROW * r[3]), (long long)(r[0] / L), (long long)(r[0] % L));
+    }
+    emit_mv_wait_all(e, used);
     free(poff);
+    free(up);
+    free(done);
     free(x->run);
     memset(x, 0, sizeof *x);
 }
