@@ -7,7 +7,9 @@
  * operands packed over W and the PEs of a MAB, so A wants K last (the canonical layout
  * of A when not transposed) and B wants its K dimension laid out as a canonical last
  * dimension (the transposed canonical layout of a (K, N) B); a convolution's weight has its
- * input channels (the reduced dimension of the im2col product) packed the same way. Two
+ * input channels (the reduced dimension of the im2col product) packed the same way. A
+ * product that streams its B wants an A whose rows fit one L2B replicated on every L2B
+ * (split_a): each L2B then computes a slice of the columns instead of all of them. Two
  * layouts satisfy the same
  * demand when they place every element on the same PE, MAB, L1B, L2B and word slot;
  * addresses are free (the emitter iterates them).
@@ -641,6 +643,25 @@ static bool streams_b(const MNNode *n, const MNMachine *m) {
            layout_kpanels(&b->type, b->dtype, matrix_kdim(n, 1, 2), &want);
 }
 
+/* A streamed product's A whose rows fit the MABs and L1Bs of one L2B (a quarter of LM0 a PE at
+ * most): laid out as on a machine of one L2B and replicated on every L2B, so that each L2B
+ * computes only its own slice of the columns (emitter/matmul.c's split; its output then comes
+ * out replicated like A). Where the columns do not fall into slices of whole runs of 32 per
+ * L2B, no demand: A keeps its producer's layout, rows spread over the L2Bs. */
+static bool split_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *want) {
+    const MNValue *y = n->nout ? n->out[0] : NULL;
+    if (m->n_l2b < 2 || !plan_streamed(n, 1) || !y || y->type.rank < 2 || t->rank < 2 ||
+        y->type.dims[y->type.rank - 1] % (32 * m->n_l2b))
+        return false;
+    MNMachine one = *m;
+    one.n_l2b = 1;
+    char err[200];
+    if (!canonical(t, dt, &one, NULL, NULL, ~0u, want)) return false;
+    want->bcast |= (uint8_t)(1u << LV_L2B);
+    return layout_num_lw(want, m->address_alignment_lw) <= m->lm0_lw / 4 &&
+           layout_valid(want, m, mn_dtype_bytes(dt), err, sizeof err);
+}
+
 bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,
                            const MNMachine *m, MNLayout *want) {
     if (t->rank < 0 || !mn_dtype_bytes(dt)) return false;
@@ -695,6 +716,7 @@ bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, 
                kpacked_fits(want, m); /* the weight's input channels are the reduced K */
     if ((n->op == OP_MatMul || n->op == OP_Gemm) && k <= 1 && t->rank >= 2) {
         if (k == 0 && n->op == OP_MatMul && heads_a(n, t, dt, m, outl, want)) return true;
+        if (k == 0 && !(n->op == OP_Gemm && ir_attr_int(n, "transA", 0)) && split_a(n, t, dt, m, want)) return true;
         if (k == 0 && !(n->op == OP_Gemm && ir_attr_int(n, "transA", 0)))
             return false; /* rows of A stream through; canonical A has K last */
         char err[200];
@@ -1135,6 +1157,10 @@ bool plan_layout(MNCompile *c) {
             L[x->id] = ref = heads; /* attention's heads on the L1Bs, from A's producer (or the host) on */
             has[x->id] = true;
         }
+        MNLayout sa; /* (an A to be replicated on every L2B, split_a: the output rows where that puts them) */
+        if ((n->op == OP_MatMul || (n->op == OP_Gemm && !ir_attr_int(n, "transA", 0))) &&
+            split_a(n, &x->type, x->dtype, &c->machine, &sa))
+            ref = sa;
         if ((n->op == OP_MatMul || (n->op == OP_Gemm && !ir_attr_int(n, "transA", 0))) && ro && has[ro->id] &&
             product_rows(&ref, &ro->type, &L[ro->id])) { /* on A's rows, however few places they take */
             aligned++;
