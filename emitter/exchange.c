@@ -5,17 +5,17 @@
  * blocks of blockmove.c), first gathers the rows into L2BM slots alike on every L2B, then
  * lists here each row an L2B takes: from a slot of the L2B that holds it to a receiving
  * slot of its own. Rows of consecutive slots that go to consecutive slots of one L2B form
- * a run, which moves as one transfer: L2BM to its group's PDM (mvp), then PDM to the
- * receiving L2BM (mvp, across groups where they differ). All runs go up before any comes
- * down, so a receiving slot may be a slot another run reads.
+ * a run. Every row goes up once, L2BM to its group's PDM (mvp), where the rows of each L2B
+ * lie in the order of their slots, so that consecutive slots go up in one transfer; each
+ * run comes down from there to its receiving L2BM (mvp, across groups where they differ),
+ * runs that continue one another in the PDM and in the L2BM in one transfer. A run that
+ * every L2B takes at the same slot (a value replicated from one L2B onto all) comes down as
+ * one broadcast (mvb), which reads the PDM once and feeds each group over its own link,
+ * where a transfer per L2B would read it once per L2B through the one PDM port. All rows go
+ * up before any comes down, so a receiving slot may be a slot another run reads.
  *
- * A range that several runs read goes up once; one that every L2B takes at the same slot
- * (a value replicated from one L2B onto all) comes down as one broadcast (mvb), which reads
- * the PDM once and feeds each group over its own link, where a transfer per L2B would read
- * it once per L2B through the one PDM port.
- *
- * Cost: two transfers a run, 64 LW a row over the PDM's port (16 LW a cycle on mncore2),
- * each with the PDM's latency; the transfers of a pass are in flight together. */
+ * Cost: 64 LW a row over the PDM's port each way (16 LW a cycle on mncore2), a PDM latency
+ * a transfer; the transfers of a pass are in flight together, one MV issued every 4 steps. */
 #include "emit_impl.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,54 +49,109 @@ void emit_exchange_add(EmExchange *x, int64_t l_to, int64_t l_from, int64_t from
     memcpy(x->run[x->n++], nr, sizeof nr);
 }
 
+/* a transfer down from group g's PDM at p to L2BM long word lc of L2B to (-1: every L2B), n long words */
+typedef struct {
+    int64_t g, p, lc, n, to;
+} Down;
+
+static void down(Em *e, const Down *d, bool *used) {
+    int64_t L = e->c->machine.l2b_per_group;
+    if (!d->n) return;
+    if (d->to < 0)
+        buf_printf(e->b, "mvb/n%lldi%02x $p%lld@%lld $lc%lld\n", (long long)d->n, emit_mv_tag(e, used), (long long)d->p,
+                   (long long)d->g, (long long)d->lc);
+    else
+        buf_printf(e->b, "mvp/n%lldi%02x $p%lld@%lld $lc%lld@%lld.%lld\n", (long long)d->n, emit_mv_tag(e, used),
+                   (long long)d->p, (long long)d->g, (long long)d->lc, (long long)(d->to / L), (long long)(d->to % L));
+}
+
+static int row_cmp(const void *a, const void *b) {
+    const int64_t *x = a, *y = b;
+    return x[0] != y[0] ? (x[0] < y[0] ? -1 : 1) : x[1] != y[1] ? (x[1] < y[1] ? -1 : 1) : 0;
+}
+
+/* the index of row (l, slot) in the sorted rows u[0..n) */
+static int64_t row_at(int64_t (*u)[2], int64_t n, int64_t l, int64_t slot) {
+    int64_t lo = 0, hi = n - 1, key[2] = {l, slot};
+    while (lo < hi) {
+        int64_t mid = (lo + hi) / 2;
+        if (row_cmp(u[mid], key) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (n <= 0 || row_cmp(u[lo], key))
+        die("row exchange: row %lld of L2B %lld not sent up", (long long)slot, (long long)l);
+    return lo;
+}
+
+/* Whether run q comes down with run k in one broadcast: the same rows to the same slot */
+static bool same_down(const int64_t *r, const int64_t *t) {
+    return t[1] == r[1] && t[2] == r[2] && t[4] == r[4] && t[3] == r[3];
+}
+
 void emit_exchange(Em *e, EmExchange *x, bool *used) {
     const MNMachine *m = &e->c->machine;
-    int64_t L = m->l2b_per_group, NL = m->n_l2b, *poff = xcalloc((size_t)x->n + 1, sizeof(int64_t)), top[64] = {0};
-    int64_t *up = xmalloc(sizeof(int64_t) * (size_t)(x->n + 1));
-    bool *done = xcalloc((size_t)x->n + 1, sizeof(bool)), seen[64];
-    for (int64_t k = 0; k < x->n; k++) { /* each source range goes up once, to its place in its group's PDM */
-        const int64_t *r = x->run[k];
-        up[k] = k;
-        for (int64_t q = 0; q < k && up[k] == k; q++)
-            if (up[q] == q && x->run[q][1] == r[1] && x->run[q][2] == r[2] && x->run[q][4] == r[4]) up[k] = q;
-        if (up[k] != k) continue;
-        int64_t g = r[1] / L;
-        if (g >= 64) die("row exchange: more than 64 groups");
-        poff[k] = top[g], top[g] += ROW * r[4];
-        if (top[g] > m->pdm_lw) die("row exchange: a batch past the PDM");
-    }
+    int64_t L = m->l2b_per_group, NL = m->n_l2b, nu = 0;
+    for (int64_t k = 0; k < x->n; k++) nu += x->run[k][4];
+    /* every row that goes up, once (u: by holding L2B and slot) */
+    int64_t(*u)[2] = xmalloc(sizeof *u * (size_t)(nu + 1));
+    nu = 0;
+    for (int64_t k = 0; k < x->n; k++)
+        for (int64_t i = 0; i < x->run[k][4]; i++) u[nu][0] = x->run[k][1], u[nu++][1] = x->run[k][2] + i;
+    qsort(u, (size_t)nu, sizeof *u, row_cmp);
+    int64_t w = 0;
+    for (int64_t i = 0; i < nu; i++)
+        if (!w || row_cmp(u[w - 1], u[i])) memcpy(u[w++], u[i], sizeof *u);
+    nu = w;
+    /* the runs every L2B takes (a broadcast each) */
+    int64_t *bc = xcalloc((size_t)x->n + 1, sizeof(int64_t));
+    bool seen[64];
     for (int64_t k = 0; k < x->n; k++) {
-        const int64_t *r = x->run[k];
-        if (up[k] != k) continue;
-        long long gi = r[1] / L;
-        buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@%lld.%lld $p%lld@%lld\n", (long long)(ROW * r[4]),
-                   emit_mv_tag(e, used), (long long)(ROW * r[2]), gi, (long long)(r[1] % L), (long long)poff[k], gi);
-    }
-    emit_mv_wait_all(e, used);
-    for (int64_t k = 0; k < x->n; k++) {
-        if (done[k]) continue;
-        const int64_t *r = x->run[k];
-        long long n64 = ROW * r[4], gi = r[1] / L;
-        int64_t nto = 0; /* a range every L2B takes at the same slot: one broadcast */
+        if (bc[k]) continue;
+        int64_t nto = 0;
         memset(seen, 0, sizeof seen);
         for (int64_t q = k; q < x->n && NL <= 64; q++)
-            if (!done[q] && up[q] == up[k] && x->run[q][3] == r[3] && !seen[x->run[q][0]])
-                seen[x->run[q][0]] = true, nto++;
-        if (nto == NL && NL > 1) {
-            for (int64_t q = k; q < x->n; q++)
-                if (!done[q] && up[q] == up[k] && x->run[q][3] == r[3]) done[q] = true;
-            buf_printf(e->b, "mvb/n%lldi%02x $p%lld@%lld $lc%lld\n", n64, emit_mv_tag(e, used), (long long)poff[up[k]],
-                       gi, (long long)(ROW * r[3]));
-            continue;
-        }
-        done[k] = true;
-        buf_printf(e->b, "mvp/n%lldi%02x $p%lld@%lld $lc%lld@%lld.%lld\n", n64, emit_mv_tag(e, used),
-                   (long long)poff[up[k]], gi, (long long)(ROW * r[3]), (long long)(r[0] / L), (long long)(r[0] % L));
+            if (!bc[q] && same_down(x->run[k], x->run[q]) && !seen[x->run[q][0]]) seen[x->run[q][0]] = true, nto++;
+        if (nto != NL || NL < 2) continue;
+        for (int64_t q = k + 1; q < x->n; q++)
+            if (!bc[q] && same_down(x->run[k], x->run[q])) bc[q] = -2;
+        bc[k] = 1;
+    }
+    /* the rows in their groups' PDMs by holding L2B and slot: consecutive slots of one L2B go up
+     * in one transfer (and a run's rows lie together there) */
+    int64_t *pu = xmalloc(sizeof(int64_t) * (size_t)(nu + 1)), top[64] = {0};
+    for (int64_t i = 0; i < nu; i++) {
+        int64_t g = u[i][0] / L;
+        if (g >= 64) die("row exchange: more than 64 groups");
+        pu[i] = top[g], top[g] += ROW;
+        if (top[g] > m->pdm_lw) die("row exchange: a batch past the PDM");
+    }
+    for (int64_t i = 0, j; i < nu; i = j) {
+        for (j = i + 1; j < nu && u[j][0] == u[i][0] && u[j][1] == u[j - 1][1] + 1; j++) {}
+        long long gi = u[i][0] / L;
+        buf_printf(e->b, "mvp/n%lldi%02x $lc%lld@%lld.%lld $p%lld@%lld\n", (long long)(ROW * (j - i)),
+                   emit_mv_tag(e, used), (long long)(ROW * u[i][1]), gi, (long long)(u[i][0] % L), (long long)pu[i],
+                   gi);
     }
     emit_mv_wait_all(e, used);
-    free(poff);
-    free(up);
-    free(done);
+    Down d = {0}; /* consecutive ranges to consecutive slots of the same L2BMs coalesce into one transfer */
+    for (int64_t k = 0; k < x->n; k++) {
+        const int64_t *r = x->run[k];
+        if (bc[k] == -2) continue;
+        Down n = {r[1] / L, pu[row_at(u, nu, r[1], r[2])], ROW * r[3], ROW * r[4], bc[k] ? -1 : r[0]};
+        if (d.n && d.g == n.g && d.to == n.to && d.p + d.n == n.p && d.lc + d.n == n.lc) {
+            d.n += n.n;
+            continue;
+        }
+        down(e, &d, used);
+        d = n;
+    }
+    down(e, &d, used);
+    emit_mv_wait_all(e, used);
+    free(u);
+    free(pu);
+    free(bc);
     free(x->run);
     memset(x, 0, sizeof *x);
 }
