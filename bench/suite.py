@@ -24,7 +24,7 @@ Six tables, from one run on this machine, also written to build/bench/suite.json
               (bench/sim_check.py; the target is every kind within 25 %).
 
 usage: suite.py [--quick | --zoo]   (--quick: 60-node and 1k models only, 1k/10k scaling;
-       --zoo: table 2 alone, on the zoo's models in build/zoo/models (make zoo-compile),
+       --zoo: table 2 alone, on the zoo's models in build/zoo/models (make zoo-compile; ZOO_ONLY: name prefixes),
        ZOO_ROUNDS rounds, default 3)
 Environment: MNCC, MNEMU (default build/), ORT_NODE_DIR (default build/real, where
 `make real` installs onnxruntime-node; without it table 2 says so).
@@ -277,7 +277,9 @@ def main():
         zd = os.path.join(ROOT, "build", "zoo", "models")
         if not os.path.isdir(zd):
             sys.exit("bench: no %s (make zoo exports the models)" % zd)
-        ort_table([(f[:-5], os.path.join(zd, f)) for f in sorted(os.listdir(zd)) if f.endswith(".onnx")])
+        only = os.environ.get("ZOO_ONLY", "").split()  # model name prefixes (all when empty)
+        ort_table([(f[:-5], os.path.join(zd, f)) for f in sorted(os.listdir(zd))
+                   if f.endswith(".onnx") and (not only or any(f.startswith(o) for o in only))])
         json.dump(results, open(os.path.join(DIR, "zoo_compile.json"), "w"), indent=1)
         return
     ms = models()
