@@ -31,6 +31,7 @@
  * Cost a batch: 4 steps a block staged, 1 a block up, 1 down, 4 distributed (and a mask
  * per MAB), and the exchange's transfers, 64 LW a block over the PDM's port. */
 #include "emit_impl.h"
+#include "memo.h"
 #include "ops.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,7 +130,24 @@ static bool block_map_of(const MNCompile *c, const MNNode *n, int64_t B, BlockMa
     int64_t n_at = bm->NL * bm->J * bm->Y;
     bm->src = xmalloc(sizeof(int64_t) * (size_t)n_at);
     for (int64_t i = 0; i < n_at; i++) bm->src[i] = -1;
-    if (!emit_move_all_sources(n, visit, bm)) {
+    /* the walk over every element, once for alike nodes in the compile (check_memo: it hangs on
+     * the node's op, attributes, constants and its values' layouts and shapes) */
+    MNBuf k = {0};
+    buf_printf(&k, "blockmap|%lld|", (long long)B);
+    bool keyed = c->check_memo && emit_node_key(&k, n, true), ok;
+    size_t len;
+    const void *got = keyed ? memo_get(c->check_memo, k.data, &len) : NULL;
+    if (got) {
+        if (len != 1 && len != sizeof(int64_t) * (size_t)n_at) die("block map memo of %zu bytes", len);
+        ok = len != 1;
+        if (ok) memcpy(bm->src, got, len);
+    } else {
+        ok = emit_move_all_sources(n, visit, bm);
+        if (keyed)
+            memo_put(c->check_memo, k.data, ok ? (const void *)bm->src : "", ok ? sizeof(int64_t) * (size_t)n_at : 1);
+    }
+    buf_free(&k);
+    if (!ok) {
         map_free(bm);
         return false;
     }
