@@ -643,16 +643,22 @@ static bool streams_b(const MNNode *n, const MNMachine *m) {
            layout_kpanels(&b->type, b->dtype, matrix_kdim(n, 1, 2), &want);
 }
 
-/* A streamed product's A whose rows fit the MABs and L1Bs of one L2B (a quarter of LM0 a PE at
- * most): laid out as on a machine of one L2B and replicated on every L2B, so that each L2B
+/* A streamed product's A whose rows fit the MABs and L1Bs of one L2B (4 rows a MAB, a quarter of
+ * LM0 a PE at most): laid out as on a machine of one L2B and replicated on every L2B, so that each L2B
  * computes only its own slice of the columns (emitter/matmul.c's split; its output then comes
  * out replicated like A). Where the columns do not fall into slices of whole runs of 32 per
  * L2B, no demand: A keeps its producer's layout, rows spread over the L2Bs. */
 static bool split_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *want) {
     const MNValue *y = n->nout ? n->out[0] : NULL;
-    if (m->n_l2b < 2 || !plan_streamed(n, 1) || !y || y->type.rank < 2 || t->rank < 2 ||
+    /* (rank 3 at most: a rank-4 A is an image's pixels as rows, on tiles, and the switch of the
+     * replicated output back onto the tiles is a gather Code Emit does not make at those sizes) */
+    if (m->n_l2b < 2 || !plan_streamed(n, 1) || !y || y->type.rank < 2 || t->rank < 2 || t->rank > 3 ||
         y->type.dims[y->type.rank - 1] % (32 * m->n_l2b))
         return false;
+    int64_t rows = 1; /* more than 4 rows a MAB (one product step a block) and the products outweigh the
+                       * register writes the split saves: no gain for the gathers it costs */
+    for (int d = 0; d < t->rank - 1; d++) rows *= t->dims[d];
+    if (rows > 4 * (int64_t)m->mab_per_l1b * m->l1b_per_l2b) return false;
     MNMachine one = *m;
     one.n_l2b = 1;
     char err[200];
