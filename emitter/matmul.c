@@ -190,7 +190,7 @@ static void split_plan(const MNCompile *c, MatPlan *p) {
 
 /* The plan of L2B 0's slice of a split product: its columns of B, its output blocks in the LM0
  * scratch at ys (slot by slot), no bias; and (dst not NULL) where the gather puts each slice */
-static void split_sub(const MatPlan *p, int64_t ys, MatPlan *sp, int64_t **dst) { /* (ys: see emit_matrix) */
+static void split_sub(const MatPlan *p, int64_t ys, MatPlan *sp, int64_t **dst) {
     int64_t S = p->split, Ns = p->N / S, nbs = p->nb / S, n = p->nslot * nbs;
     *sp = *p;
     sp->N = Ns, sp->nb = nbs, sp->y = NULL, sp->c = NULL, sp->aC = NULL, sp->sB = NULL;
