@@ -643,6 +643,17 @@ static bool streams_b(const MNNode *n, const MNMachine *m) {
            layout_kpanels(&b->type, b->dtype, matrix_kdim(n, 1, 2), &want);
 }
 
+/* The canonical layout of t on the MABs and L1Bs of one L2B, replicated on every L2B (false
+ * where the machine does not take it): data alike on every L2B */
+static bool alike_on_l2bs(const MNType *t, MNDtype dt, const MNMachine *m, MNLayout *l) {
+    MNMachine one = *m;
+    one.n_l2b = one.l2b_per_group = one.groups = 1;
+    char err[200];
+    if (!canonical(t, dt, &one, NULL, NULL, ~0u, l)) return false;
+    l->bcast |= (uint8_t)(1u << LV_L2B);
+    return layout_valid(l, m, mn_dtype_bytes(dt), err, sizeof err);
+}
+
 /* A streamed product's A whose rows fit the MABs and L1Bs of one L2B (4 rows a MAB, a quarter of
  * LM0 a PE at most): laid out as on a machine of one L2B and replicated on every L2B, so that each L2B
  * computes only its own slice of the columns (emitter/matmul.c's split; its output then comes
@@ -659,13 +670,7 @@ static bool split_a(const MNNode *n, const MNType *t, MNDtype dt, const MNMachin
                        * register writes the split saves: no gain for the gathers it costs */
     for (int d = 0; d < t->rank - 1; d++) rows *= t->dims[d];
     if (rows > 4 * (int64_t)m->mab_per_l1b * m->l1b_per_l2b) return false;
-    MNMachine one = *m;
-    one.n_l2b = 1;
-    char err[200];
-    if (!canonical(t, dt, &one, NULL, NULL, ~0u, want)) return false;
-    want->bcast |= (uint8_t)(1u << LV_L2B);
-    return layout_num_lw(want, m->address_alignment_lw) <= m->lm0_lw / 4 &&
-           layout_valid(want, m, mn_dtype_bytes(dt), err, sizeof err);
+    return alike_on_l2bs(t, dt, m, want) && layout_num_lw(want, m->address_alignment_lw) <= m->lm0_lw / 4;
 }
 
 bool plan_layout_demand_of(const MNNode *n, int k, const MNType *t, MNDtype dt, const MNLayout *outl,
@@ -1140,14 +1145,8 @@ bool plan_layout(MNCompile *c) {
             layout_extent(&L[o0->id], LV_L2B) > 1) {
             /* data alike on every L2B stays so: moved within each L2B (emitter/rowmove.c)
              * rather than spread over the L2Bs, which would cross groups */
-            MNMachine one = c->machine;
-            one.n_l2b = one.l2b_per_group = one.groups = 1;
             MNLayout l;
-            char err[200];
-            if (plan_layout_canonical(&o0->type, o0->dtype, &one, &l)) {
-                l.bcast |= (uint8_t)(1u << LV_L2B);
-                if (layout_valid(&l, &c->machine, mn_dtype_bytes(o0->dtype), err, sizeof err)) L[o0->id] = l;
-            }
+            if (alike_on_l2bs(&o0->type, o0->dtype, &c->machine, &l)) L[o0->id] = l;
         }
         int nl = window_leading(g, n);
         MNValue *x = nl ? n->in[0] : NULL;
