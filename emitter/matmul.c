@@ -102,14 +102,21 @@ static const char *plan_layouts(MatPlan *p);
 
 typedef struct {
     const char *why; /* a string literal */
-    int64_t nslot, nbt;
+    int64_t nslot, nbt, split, sdelta;
 } PlanHead;
+
+static void split_plan(const MNCompile *c, MatPlan *p);
 
 static const char *plan_memo(const MNCompile *c, MatPlan *p) {
     EmMemo *mm = c->check_memo;
-    if (!mm) return plan_layouts(p);
+    if (!mm) {
+        const char *why = plan_layouts(p);
+        if (!why) split_plan(c, p);
+        return why;
+    }
     MNBuf k = {0};
-    buf_printf(&k, "matmul|%d|%lld|%lld|%lld", p->transb, (long long)p->K, (long long)p->N, (long long)p->rows);
+    buf_printf(&k, "matmul|%d|%d|%lld|%lld|%lld", p->transb, p->stream, (long long)p->K, (long long)p->N,
+               (long long)p->rows);
     emit_value_key(&k, p->a);
     emit_value_key(&k, p->b);
     emit_value_key(&k, p->y);
@@ -128,6 +135,8 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
         if (h.why) return h.why;
         p->nslot = h.nslot;
         p->nbt = h.nbt;
+        p->split = h.split;
+        p->sdelta = h.sdelta;
         const int64_t *q = (const int64_t *)(got + sizeof h);
         int64_t **dst[5] = {&p->aA, &p->aY, &p->aB, &p->aC, &p->sB};
         size_t cnt[5] = {nA, nY, nB, nC, nS};
@@ -139,7 +148,9 @@ static const char *plan_memo(const MNCompile *c, MatPlan *p) {
         }
         return NULL;
     }
-    PlanHead h = {plan_layouts(p), p->nslot, p->nbt};
+    const char *why = plan_layouts(p);
+    if (!why) split_plan(c, p); /* (on the plan's tables: once for alike products too) */
+    PlanHead h = {why, p->nslot, p->nbt, p->split, p->sdelta};
     size_t nA = (size_t)(h.nslot * p->kb), nY = (size_t)(h.nslot * p->nb), nS = h.nbt > 1 ? (size_t)h.nslot : 0;
     size_t nB = (size_t)(p->kb * p->N * (h.nbt > 1 ? h.nbt : 1));
     size_t n = sizeof h + sizeof(int64_t) * (h.why ? 0 : nA + nY + nB + nC + nS);
@@ -237,9 +248,7 @@ static const char *plan(const MNCompile *c, const MNNode *n, MatPlan *p) {
     p->nb = (p->N + 7) / 8;
     p->rows = 1;
     for (int d = 0; d < ra - 1; d++) p->rows *= p->a->type.dims[d];
-    const char *why = plan_memo(c, p);
-    if (!why) split_plan(c, p);
-    return why;
+    return plan_memo(c, p);
 }
 
 /* the rest of the plan hangs on layouts and shapes only: alike products share it */
