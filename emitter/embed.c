@@ -83,9 +83,11 @@ static bool plan(const MNCompile *c, const MNNode *n, Embed *em) {
             embed_free(em);
             return false;
         }
-        bool all = em->ly.bcast & (1u << LV_L2B);
+        /* an output alike on every L2B, or every L1B (a few tokens), takes the row at each of them */
+        bool all = em->ly.bcast & (1u << LV_L2B), every = em->ly.bcast & (1u << LV_L1B);
         for (int64_t l = all ? 0 : po.c[LV_L2B]; l < (all ? em->NL : po.c[LV_L2B] + 1); l++)
-            em->pos[((l * em->na + A / em->f) * em->J + po.c[LV_L1B]) * em->M + po.c[LV_MAB]] = P;
+            for (int64_t j = every ? 0 : po.c[LV_L1B]; j < (every ? em->J : po.c[LV_L1B] + 1); j++)
+                em->pos[((l * em->na + A / em->f) * em->J + j) * em->M + po.c[LV_MAB]] = P;
     }
     return true;
 }
@@ -102,7 +104,8 @@ const char *emit_embed_why(const MNCompile *c, const MNNode *n, Walk *w) {
 
 /* the entries: for each 4 addresses of the indices, v (v + V where negative) times fp / 4
  * plus the table's address / 16, in both words, into LM0 at scr (GRF1 long words 40-63 hold
- * the constants and 16-19 a shifted index, GRF0 long words 0-7 the work) */
+ * the constants and 16-19 a shifted index, GRF0 long words 0-7 the work and 8-11 an index
+ * whose unwritten cycles are zeroed) */
 static void entries(Em *e, const Embed *em, int64_t scr) {
     const MNValue *ix = em->ix;
     int64_t V = em->t->type.dims[0], mul = em->fp / 4, base = (em->t->addr > 0 ? em->t->addr : 0) / 16;
@@ -113,20 +116,33 @@ static void entries(Em *e, const Embed *em, int64_t scr) {
     for (int b = 0; b < 40; b++)
         if (mul >> b & 1) buf_printf(e->b, "imm l\"%d\" $ls%d\n", b, 88 + 2 * nb++);
     buf_printf(e->b, "nop\n");
+    /* the index long words holding a token: those its producer wrote (a Download writes no other) */
+    int64_t cnt = em->NL * em->na * em->J * em->M;
+    bool *live = xcalloc((size_t)ix->num_lw + 4, sizeof(bool));
+    for (int64_t i = 0; i < cnt; i++)
+        if (em->pos[i] >= 0 && em->pos[i] / 4 < ix->num_lw) live[em->pos[i] / 4] = true;
     for (int64_t a = 0; a < em->nI16; a += 4) {
-        if (a >= ix->num_lw) { /* past the indices: zero entries, never used (the DAR load reads them) */
-            buf_printf(e->b, "zero $lm%lldv\n", (long long)(2 * (scr + a)));
+        char bits[5] = "0000";
+        for (int c = 0; c < 4; c++) bits[c] = a + c < ix->num_lw && live[a + c] ? '1' : '0';
+        if (!strcmp(bits, "0000")) { /* no token: zero entries, never used (the DAR load reads them) */
+            buf_printf(e->b, "zero $lm%lldv\nnop/2\n", (long long)(2 * (scr + a)));
             continue;
         }
-        const char *I = emit_at(e, ix, a, X), *bk = emit_bank_reg(ix);
-        buf_printf(e->b, "ladd $%s%sv $ls80 $lr0v\nladd $%s%sv $ls82 $nowrite $omr3\nnop\n", bk, I, bk, I);
-        buf_printf(e->b, "lpassa $%s%sv $lr0v/$imr3\nnop\nzero $lr8v\n", bk, I);
+        char S[64];
+        snprintf(S, sizeof S, "$%s%sv", emit_bank_reg(ix), emit_at(e, ix, a, X));
+        if (strcmp(bits, "1111")) { /* some cycles hold no token: computed from zeros, not the unwritten words */
+            buf_printf(e->b, "lpassa/%s %s $lr16v\nnop\n", bits, S);
+            snprintf(S, sizeof S, "$lr16v");
+        }
+        buf_printf(e->b, "ladd %s $ls80 $lr0v\nladd %s $ls82 $nowrite $omr3\nnop\n", S, S);
+        buf_printf(e->b, "lpassa %s $lr0v/$imr3\nnop\nzero $lr8v\n", S);
         for (int k = 0; k < nb; k++) /* (a step reads each GRF at one address: the shifted value in GRF1) */
             buf_printf(e->b, "llsl $lr0v $ls%d $ls32v\nnop\nladd $lr8v $ls32v $lr8v\nnop\n", 88 + 2 * k);
         buf_printf(e->b,
                    "ladd $lr8v $ls84 $lr8v\nnop\nllsl $lr8v $ls86 $ls32v\nnop\nlor $lr8v $ls32v $lm%lldv\nnop/2\n",
                    (long long)(2 * (scr + a)));
     }
+    free(live);
     buf_printf(e->b, "nop/2\n");
 }
 

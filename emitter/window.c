@@ -31,6 +31,7 @@
 #include "resize.h"
 #include "infer.h"
 #include "ops.h"
+#include "plan.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +69,8 @@ typedef enum {
     WK_POW /* elementwise over broadcast operands */
 } WKind;
 
-enum { POOL_CAP = 64, POOL_WIDE = 128, K_FIRST_INDEX = 8 }; /* the fixed constants, then ArgMax's indices */
+/* the fixed constants, then ArgMax's indices (planners/plan.h: the Gather's limit follows from them) */
+enum { POOL_CAP = PLAN_POOL_CAP, POOL_WIDE = 128, K_FIRST_INDEX = PLAN_POOL_FIRST_INDEX };
 
 /* the constants a node may use: staged in GRF1 on the way to the scratch */
 static int pool_cap(const MNMachine *m) { return m->grf1_lw < POOL_CAP ? (int)m->grf1_lw : POOL_CAP; }
@@ -389,7 +391,7 @@ static bool win_of(MNCompile *c, MNNode *n, Win *w, const char **why) {
         w->kind = WK_GATHER;
         w->group = ax;
         w->K = x->type.dims[ax];
-        if (w->K > pool_cap(&c->machine) - K_FIRST_INDEX) {
+        if (w->K > plan_gather_rows_max(&c->machine)) {
             *why = "an axis longer than the constant pool";
             return false;
         }

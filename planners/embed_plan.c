@@ -24,8 +24,9 @@
 #include "ops.h"
 #include <string.h>
 
-/* does Gather n read its table from DRAM (a host value over half an LM bank per PE) by
- * indices computed at run time? */
+/* does Gather n read its table from DRAM by indices computed at run time? A host value over
+ * half an LM bank per PE does, and so does one of more rows than the vector unit's gather
+ * tells apart (plan_gather_rows_max: a row each in its constant pool), however small. */
 bool plan_embed_streams(const MNNode *n, const MNMachine *m) {
     if (n->op != OP_Gather || n->nin != 2 || n->nout != 1 || !n->in[0] || !n->in[1] || !n->out[0]) return false;
     const MNValue *t = n->in[0], *i = n->in[1];
@@ -34,7 +35,11 @@ bool plan_embed_streams(const MNNode *n, const MNMachine *m) {
     MNLayout l;
     return host && (axis == 0 || axis == -2) && t->type.rank == 2 && t->dtype == MN_DT_Float && !i->konst &&
            i->dtype == MN_DT_Long && plan_embed_table_layout(&t->type, &l) &&
-           layout_num_lw(&l, m->address_alignment_lw) > m->lm0_lw / 2;
+           (layout_num_lw(&l, m->address_alignment_lw) > m->lm0_lw / 2 || t->type.dims[0] > plan_gather_rows_max(m));
+}
+
+int plan_gather_rows_max(const MNMachine *m) {
+    return (m->grf1_lw < PLAN_POOL_CAP ? (int)m->grf1_lw : PLAN_POOL_CAP) - PLAN_POOL_FIRST_INDEX;
 }
 
 bool plan_embed_table_layout(const MNType *t, MNLayout *l) {
@@ -61,7 +66,7 @@ static bool packed_last(const MNLayout *o, int64_t *f) {
 bool plan_embed_index_layout(const MNType *it, const MNLayout *outl, const MNMachine *m, MNLayout *want) {
     int64_t f, J = m->l1b_per_l2b, M = m->mab_per_l1b;
     if (!outl || outl->rank != it->rank + 1 || it->rank > LAYOUT_MAX_RANK || !packed_last(outl, &f) ||
-        (outl->bcast & (1u << LV_MAB | 1u << LV_L1B)))
+        (outl->bcast & (1u << LV_MAB)))
         return false;
     /* the tokens' address extent (in rows of f addresses), for an L2B's count of positions */
     int64_t rows = 1;

@@ -93,6 +93,11 @@ bool plan_streamed(const MNNode *n, int k);
  * table's layout (of type t: rows packed, alike everywhere), and the indices' (of type it)
  * for an output laid out as outl (false: the output's tokens are not on the tree) */
 bool plan_embed_streams(const MNNode *n, const MNMachine *m);
+/* The most rows of a table the vector unit's gather (emitter/window.c) tells apart: a
+ * constant each in its pool of GRF1 long words (64 at most), after the pool's 8 fixed ones.
+ * A Gather over more rows is an embedding (above) or has no code. */
+enum { PLAN_POOL_CAP = 64, PLAN_POOL_FIRST_INDEX = 8 };
+int plan_gather_rows_max(const MNMachine *m);
 bool plan_embed_table_layout(const MNType *t, MNLayout *l);
 bool plan_embed_index_layout(const MNType *it, const MNLayout *outl, const MNMachine *m, MNLayout *want);
 void plan_set_layout(MNCompile *c, MNValue *v, const MNLayout *l);

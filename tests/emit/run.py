@@ -721,6 +721,14 @@ for nm_, ishape in (("embedding-dar", [1, 40]), ("embedding-dar-spread", [3, 200
          [("ids", ishape)], [("y", ishape + [64])], dict(ids=ids), dict(y=tab[ids % 3000] + posb),
          inits=[nh.from_array(tab, "tab"), nh.from_array(posb, "pos")], types={"ids": T.INT64}, machine="mncore2",
          rtol=1e-6, atol=1e-6, need=("embeddings_from_dram", "embeddings_through_the_dar"))
+# a small table, of more rows than the vector unit's gather tells apart, and a few tokens (the output alike on every
+# L1B: each fetches the rows; index cycles no token is in computed from zeros, not the unwritten words)
+tab = f32(100, 32)
+ids = rng.integers(-100, 100, [2, 5]).astype(np.int64)
+case("embedding-dar-small", [h.make_node("Gather", ["tab", "ids"], ["y"], axis=0)], [("ids", [2, 5])],
+     [("y", [2, 5, 32])], dict(ids=ids), dict(y=tab[ids % 100]), inits=[nh.from_array(tab, "tab")],
+     types={"ids": T.INT64}, machine="mncore2", rtol=1e-6, atol=1e-6,
+     need=("embeddings_from_dram", "embeddings_through_the_dar"))
 
 # Reductions over axes spread over the tree (emitter/treereduce.c): a sequence's mean over its tokens (on the MABs,
 # L1Bs and L2Bs, 197 of 256 places: the padding masked), a max over tokens on the MABs and L2Bs with the batch on
