@@ -206,12 +206,14 @@ real: npm-deps $(BUILD)/mncc $(BUILD)/mnemu
 	@for k in convnet transformer mlp; do $(PYTHON) bench/gen_graph.py $$k 60 build/real/gen/$${k}_60.onnx >/dev/null 2>&1; done
 	@$(PYTHON) bench/gen_graph.py convnet 3000 build/real/gen/convnet_3000.onnx >/dev/null 2>&1 # LM0 kept for scratch
 	@$(PYTHON) tests/real/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/real/node_modules/openwakeword-js/models build/real/gen
+	@MNCC_NODE_MODULES=build/real/node_modules $(PYTHON) tests/python/run.py $(BUILD) --ort
 
-# torchvision's CNNs (exported once into build/zoo/models with python3-torch) compiled at O2
-# on mncore2, run under mnemu --strict and compared with onnxruntime; a table and
-# `N passed, M failed` (tests/zoo/run.py; ZOO="resnet18 mobilenet" takes those only)
+# torchvision's CNNs, transformers, language and recurrent models (python3-torch modules, tests/zoo/export.py)
+# through the Python entry point: exported and compiled at O2 on mncore2 by mncc.compile, run under mnemu
+# --strict and compared with onnxruntime; a table and `N passed, M failed` (tests/zoo/run.py; ZOO="resnet18
+# mobilenet" takes those only)
 zoo: zoo-deps npm-deps $(BUILD)/mncc $(BUILD)/mnemu
-	@$(PYTHON) tests/zoo/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real build/zoo/models $(ZOO)
+	@$(PYTHON) tests/zoo/run.py $(BUILD)/mncc $(BUILD)/mnemu build/real $(ZOO)
 
 npm-deps: test-deps
 	@MNCC_EXTRA_PKGS=nodejs sh mk/deps.sh --test
@@ -272,16 +274,23 @@ fuzz:
 	@sh tests/fuzz/run.sh build/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 # make install PREFIX=DIR: the three programs, the presets and machine files (which the
-# installed mncc finds beside itself, in PREFIX/share/mncc/presets) and the man page
+# installed mncc finds beside itself, in PREFIX/share/mncc/presets), the man page, and the
+# Python package (python/mncc) where Debian's python3 looks for PREFIX's modules (PYTHON_SITE),
+# told where the programs went (_install.py)
 PREFIX ?= /usr/local
 PRESET_FILES = $(wildcard presets/*.json)
 MACHINE_FILES = $(wildcard presets/machines/*.json)
+PY_FILES = $(wildcard python/mncc/*.py) python/mncc/ort_ref.js
+PYTHON_SITE ?= $(PREFIX)/lib/$(if $(filter /usr,$(PREFIX)),python3,$(shell $(PYTHON) -c 'import sys; print("python%d.%d" % sys.version_info[:2])'))/dist-packages
 install: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/mncc/presets/machines $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(PRESET_FILES) $(DESTDIR)$(PREFIX)/share/mncc/presets/
 	install -m 644 $(MACHINE_FILES) $(DESTDIR)$(PREFIX)/share/mncc/presets/machines/
 	install -m 644 docs/mncc.1 $(DESTDIR)$(PREFIX)/share/man/man1/mncc.1
+	install -d $(DESTDIR)$(PYTHON_SITE)/mncc
+	install -m 644 $(filter-out python/mncc/_install.py,$(PY_FILES)) $(DESTDIR)$(PYTHON_SITE)/mncc/
+	printf 'BINDIR = "%s"  # written by make install\n' "$(PREFIX)/bin" > $(DESTDIR)$(PYTHON_SITE)/mncc/_install.py
 
 clean:
 	rm -rf build

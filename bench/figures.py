@@ -112,7 +112,7 @@ def example_input(m, vi, rng):
 
 
 def feed_of(name, x):
-    """tests/real/ref.js's form of an input"""
+    """python/mncc/ort_ref.js's form of an input"""
     kind = {np.dtype(np.int64): "int64", np.dtype(np.int32): "int32"}.get(x.dtype, "float32")
     return dict(name=name, dims=list(x.shape), type=kind, data=x.ravel().tolist())
 

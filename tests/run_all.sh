@@ -25,6 +25,7 @@ run format sh tests/format/run.sh
 run unit "$b/unit_tests"
 run golden sh tests/golden/run.sh "$b/mncc"
 run cli sh tests/cli/run.sh "$b/mncc"
+run python /usr/bin/python3 tests/python/run.py "$b"
 run sweep "$b/load_sweep" --json "$b/sweep.json" "$data/node" "$data/pytorch-converted" "$data/pytorch-operator" "$data/simple"
 run mutate "$b/mutate" tests/golden/ok_*.onnx examples/mlp.onnx
 run roundtrip "$b/vsm_roundtrip" $(ls tests/vsm/*.vsm tests/app/*.vsm 2>/dev/null)

@@ -607,6 +607,17 @@ cp "$g/ok_cnn.onnx" "$tmp/inst/m.onnx"
     grep -q "\"source\":[[:space:]]*\"$tmp/inst/share/mncc/presets/machines/tiny.json\"" "$tmp/inst/out/report.json" 2>/dev/null; r=$?
 [ $r -eq 0 ] && ok installed-presets || bad installed-presets "$(cat "$tmp/out") $(opt_of "$tmp/inst/out/report.json" scheduler 2>&1)"
 [ -x "$tmp/inst/bin/mnemu" ] && [ -x "$tmp/inst/bin/mndump" ] && ok installed-tools || bad installed-tools "$(ls "$tmp/inst/bin")"
+# the installed Python package runs the installed programs (not this tree's), from anywhere
+site=$(find "$tmp/inst/lib" -type d -name dist-packages | head -1)
+(cd / && env -u MNCC -u MNEMU -u MNCC_PRESETS PYTHONPATH="$site" /usr/bin/python3 -c '
+import sys, numpy, mncc, mncc._tools as t
+m = mncc.compile(sys.argv[1], codegen_dir=sys.argv[2], machine="l1b")
+assert t.program("mncc") == sys.argv[3] + "/mncc" and t.program("mnemu") == sys.argv[3] + "/mnemu"
+y = m(*[numpy.ones(v["shape"], numpy.float32) for v in m.inputs])
+print(m.report["status"], m.report["machine"]["source"], list(y.shape) == m.outputs[0]["shape"], m.cycles > 0)' \
+    "$tmp/inst/m.onnx" "$tmp/inst/py" "$tmp/inst/bin" >"$tmp/out" 2>&1) &&
+    grep -q "^ok $tmp/inst/share/mncc/presets/machines/l1b.json True True$" "$tmp/out"; r=$?
+[ $r -eq 0 ] && ok installed-python || bad installed-python "$(tail -3 "$tmp/out")"
 if groff -man -Tutf8 -ww -z "$tmp/inst/share/man/man1/mncc.1" 2>"$tmp/err" && [ ! -s "$tmp/err" ]; then ok man-page
 else bad man-page "$(head -3 "$tmp/err")"; fi
 

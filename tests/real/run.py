@@ -2,7 +2,7 @@
 """Real models against a reference runtime: every .onnx under the model directories is
 compiled by mncc, run by mnemu on seeded random inputs (integers: indices below the table's
 rows, bench/figures.py), and compared with onnxruntime's
-outputs for the same inputs (ref.js; rtol 1e-3, atol 1e-5, as the conformance run for
+outputs for the same inputs (python/mncc/ort_ref.js; rtol 1e-3, atol 1e-5, as the conformance run for
 float). A model mncc rejects, or whose program does not match, is a failure: these are the
 models we claim to compile.
 
@@ -24,6 +24,7 @@ import figures  # noqa: E402  (the example inputs)
 MNCC, MNEMU, NODE_DIR = sys.argv[1:4]
 dirs = sys.argv[4:] or [os.path.join(NODE_DIR, "node_modules", "openwakeword-js", "models")]
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
 tmp = tempfile.mkdtemp()
 passed = failed = 0
 
@@ -60,7 +61,7 @@ def one(path):
     with open(os.path.join(d, "inputs.json"), "w") as f:
         json.dump(feeds, f)
     env = dict(os.environ, NODE_PATH=os.path.join(NODE_DIR, "node_modules"))
-    r = subprocess.run(["node", os.path.join(HERE, "ref.js"), path, os.path.join(d, "inputs.json"), os.path.join(d, "ref.json")], capture_output=True,
+    r = subprocess.run(["node", os.path.join(ROOT, "python", "mncc", "ort_ref.js"), path, os.path.join(d, "inputs.json"), os.path.join(d, "ref.json")], capture_output=True,
                        text=True, env=env)
     if r.returncode:
         return report(name, False, "reference: " + r.stderr.strip()[-300:])

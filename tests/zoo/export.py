@@ -5,9 +5,10 @@ usage: export.py OUT_DIR        writes OUT_DIR/<name>.onnx for every model of ZO
                                 not there yet, and prints the names, one a line
 
 Random weights (torch.manual_seed(0) before each model is built), eval mode, a static
-input of the listed shape, at the listed opset. The exports are cached: a model is
-exported again only when its file is missing (make zoo keeps them under build/zoo)."""
-import contextlib
+input of the listed shape, at the listed opset, exported by the Python entry point's
+exporter (mncc.export_torch). The exports are cached for make zoo-compile (under build/zoo):
+a model is exported again only when its file is missing. make zoo takes the modules
+themselves (model()) through mncc.compile."""
 import os
 import sys
 
@@ -195,31 +196,42 @@ def build(tv, net):
     return getattr(tv.models, net)(**kw).eval()
 
 
+def example(net, batch):
+    """(the example inputs, their names, the output names) of a zoo model"""
+    import torch
+    side = VIT[net]["image_size"] if net in VIT else SIZE.get(net, 224)
+    if net in LM:
+        _, _, _, seq, vocab, _, ntypes = LM[net]
+        x = (torch.randint(0, vocab, (batch, seq)),) + ((torch.randint(0, ntypes, (batch, seq)),) if ntypes else ())
+        return x, ["input_ids", "token_type_ids"][:len(x)], ["hidden"]
+    x = torch.randn(batch, 100, CONF[net][1]) if net in CONF else \
+        torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else \
+        torch.randn(50, batch, 64) if net in RNN else torch.randn(batch, 3, side, side)
+    return (x,), ["input"], ["logits"]
+
+
+def model(net, batch):
+    """a zoo model as the Python entry point takes it: the module (its weights drawn from seed 0), the example
+    inputs (drawn after them), the input and output names"""
+    import torch
+    import torchvision as tv
+    torch.manual_seed(0)
+    m = build(tv, net)
+    return (m,) + example(net, batch)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     missing = [z for z in ZOO if not os.path.exists(os.path.join(out, name_of(*z) + ".onnx"))]
     if missing:
-        import torch
-        import torchvision as tv
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                        "python"))
+        import mncc
         for net, batch, opset in missing:
-            torch.manual_seed(0)
-            m = build(tv, net)
+            m, x, names, onames = model(net, batch)
             path = os.path.join(out, name_of(net, batch, opset) + ".onnx")
-            side = VIT[net]["image_size"] if net in VIT else SIZE.get(net, 224)
-            names = ["input"]
-            if net in LM:
-                _, _, _, seq, vocab, _, ntypes = LM[net]
-                x = (torch.randint(0, vocab, (batch, seq)),) + ((torch.randint(0, ntypes, (batch, seq)),) if ntypes else ())
-                names = ["input_ids", "token_type_ids"][:len(x)]
-            else:
-                x = torch.randn(batch, 100, CONF[net][1]) if net in CONF else \
-                    torch.randn(batch, ENC[net][2], ENC[net][0]) if net in ENC else \
-                    torch.randn(50, batch, 64) if net in RNN else torch.randn(batch, 3, side, side)
-            # (under no_grad an encoder layer, and ViT's attention, take a fused kernel, which has no ONNX form)
-            with contextlib.nullcontext() if net in ENC or net in VIT or net in LM else torch.no_grad():
-                torch.onnx.export(m, x, path + ".tmp", opset_version=opset, input_names=names,
-                                  output_names=["hidden" if net in LM else "logits"])
+            mncc.export_torch(m, x, path + ".tmp", opset, names, onames)  # as mncc.compile exports a module
             os.replace(path + ".tmp", path)
     for z in ZOO:
         print(name_of(*z))

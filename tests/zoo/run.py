@@ -1,12 +1,14 @@
 #!/usr/bin/python3
-"""make zoo: torchvision's CNNs and a transformer encoder (tests/zoo/export.py) through mncc and mnemu on mncore2,
-against onnxruntime's outputs for the same inputs.
+"""make zoo: torchvision's CNNs, transformers, language and recurrent models (tests/zoo/export.py) through the
+Python entry point (python/mncc: the torch module exported, compiled by mncc, run on mnemu) on mncore2, against
+onnxruntime's outputs for the same inputs.
 
-usage: run.py MNCC MNEMU NODE_DIR MODEL_DIR [NAME...]   (NODE_DIR holds node_modules;
-       names: a subset of the models, by prefix)
+usage: run.py MNCC MNEMU NODE_DIR [NAME...]   (NODE_DIR holds node_modules; names: a subset of the models, by
+       prefix)
 
-Per model: compile at O2 on mncore2, run model.app under `mnemu --strict` on seeded
-random inputs, compare every output with onnxruntime's (rtol 1e-3, atol 1e-4). The table
+Per model: mncc.compile of the module at O2 on mncore2 (its export the same file export.py writes), model.app run
+under `mnemu --strict` on seeded random inputs, every output compared with onnxruntime's on the exported file (rtol
+1e-3, atol 1e-4). The table
 gives the node count, compile time (and onnxruntime's session creation on the same model,
 one run each: a rough ratio, see make bench for medians), model.app size, emulated
 cycles, the roofline bound (bench/figures.py: FLOPs on the float matrix units or
@@ -17,22 +19,26 @@ that gets no program, or whose outputs disagree, fails, with mncc's or mnemu's r
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnx
-from onnx import numpy_helper as nh
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "python"))
+sys.path.insert(0, HERE)
+import export  # noqa: E402  (the zoo's modules)
 import figures  # noqa: E402  (the roofline bound)
+import mncc  # noqa: E402  (the Python entry point)
 
-MNCC, MNEMU, NODE_DIR, MODELS = sys.argv[1:5]
-only = sys.argv[5:]
+MNCC, MNEMU, NODE_DIR = sys.argv[1:4]
+only = sys.argv[4:]
+os.environ["MNCC"], os.environ["MNEMU"] = MNCC, MNEMU  # the programs mncc.compile and CompiledModel run
 tmp = tempfile.mkdtemp(prefix="mncc-zoo-")
 rows = []
 fails = []
@@ -43,62 +49,57 @@ def row(name, nodes, **k):
     rows.append(dict(name=name, nodes=nodes, **k))
 
 
-def one(name, path):
+def one(name, net, batch, opset):
+    module, x, inames, onames = export.model(net, batch)
+    d = os.path.join(tmp, name)
+    cg = os.path.join(d, "cg")
+    os.makedirs(d)
+    # through the Python entry point: the module exported (as export.py writes the zoo's files) and compiled
+    try:
+        cm = mncc.compile(module, x, codegen_dir=cg, preset="O2", machine="mncore2", opset=opset, input_names=inames,
+                          output_names=onames, cache_dir="none")
+        why, cms = None, 1000 * cm.compile_seconds
+    except mncc.CompileError as e:
+        cm, why, cms = None, "mncc: " + e.message, 1000 * (e.compile_seconds or 0)
+    path = os.path.join(cg, "model.onnx")  # the export, as mncc copied it
     m = onnx.load(path, load_external_data=False)
     nodes = len(m.graph.node)
-    d = os.path.join(tmp, name)
-    ind = os.path.join(d, "in")
-    os.makedirs(ind)
     inits = {t.name for t in m.graph.initializer}
     rng = np.random.default_rng(1234)
-    feeds = []
-    for k, vi in enumerate(x for x in m.graph.input if x.name not in inits):
-        x = figures.example_input(m, vi, rng)
-        with open(os.path.join(ind, "input_%d.pb" % k), "wb") as f:
-            f.write(nh.from_array(x, vi.name).SerializeToString())
-        feeds.append(figures.feed_of(vi.name, x))
+    inputs = [figures.example_input(m, vi, rng) for vi in m.graph.input if vi.name not in inits]
     with open(os.path.join(d, "inputs.json"), "w") as f:
-        json.dump(feeds, f)
-    # onnxruntime first: its outputs are the reference, and its session creation is timed
-    # on every model, so that compile times compare even where mncc fails
+        json.dump([figures.feed_of(vi.name, a) for vi, a in zip((v for v in m.graph.input if v.name not in inits),
+                                                                 inputs)], f)
+    # onnxruntime's outputs are the reference; its session creation is timed on every model, so that compile times
+    # compare even where mncc fails
     env = dict(os.environ, NODE_PATH=os.path.join(NODE_DIR, "node_modules"))
-    ref = subprocess.run(["node", os.path.join(ROOT, "tests", "real", "ref.js"), path, os.path.join(d, "inputs.json"),
-                          os.path.join(d, "ref.json")], capture_output=True, text=True, env=env)
+    ref = subprocess.run(["node", os.path.join(ROOT, "python", "mncc", "ort_ref.js"), path,
+                          os.path.join(d, "inputs.json"), os.path.join(d, "ref.json")],
+                         capture_output=True, text=True, env=env)
     ort_ms = json.loads(ref.stdout.strip().splitlines()[-1]).get("session_ms") if ref.stdout.strip() else None
-    cg = os.path.join(d, "cg")
-    t0 = time.monotonic()
-    r = subprocess.run([MNCC, path, "-o", cg, "--machine", "mncore2", "--preset", "O2", "--cache-dir", "none"],
-                       capture_output=True, text=True)
-    cms = 1000 * (time.monotonic() - t0)
-    app = os.path.join(cg, "model.app")
-    why = None
-    if r.returncode:
-        why = (r.stderr.strip().splitlines() or ["mncc: exit %d" % r.returncode])[-1].replace("mncc: error: ", "mncc: ")
-    elif not os.path.exists(app):
-        rep = json.load(open(os.path.join(cg, "report.json")))
-        why = "no model.app: " + str(rep.get("model_app", "?"))
     if why:
         return row(name, nodes, compile_ms=cms, ort_ms=ort_ms, why=why)
     if ref.returncode:
         return row(name, nodes, compile_ms=cms, why="reference: " + ref.stderr.strip()[-200:])
     # the same program on the same inputs (an export at two opsets often compiles to one) runs once: the
     # emulator is deterministic, so its outputs and cycles are those of the first run
-    h = hashlib.sha256(open(app, "rb").read())
-    for k in range(len(feeds)):
-        h.update(open(os.path.join(ind, "input_%d.pb" % k), "rb").read())
-    res, same = os.path.join(d, "res"), runs.get(h.hexdigest())
+    h = hashlib.sha256(open(cm.app_path, "rb").read())
+    for a in inputs:
+        h.update(a.tobytes())
+    same = runs.get(h.hexdigest())
     if same:
-        res, st = same[0], same[1]
+        outs, st = same[0], same[1]
     else:
-        r = subprocess.run([MNEMU, app, "--strict", "--inputs", ind, "-o", res, "--json"], capture_output=True, text=True)
-        if r.returncode:
-            return row(name, nodes, compile_ms=cms, ort_ms=ort_ms, why="mnemu: " + r.stderr.strip()[-200:])
-        st = json.loads(r.stdout.strip().splitlines()[-1])
-        runs[h.hexdigest()] = (res, st, name)
+        try:
+            outs = cm.run_arrays(inputs, strict=True)
+        except mncc.RunError as e:
+            return row(name, nodes, compile_ms=cms, ort_ms=ort_ms, why="mnemu: " + e.message[-200:])
+        st = cm.stats
+        runs[h.hexdigest()] = (outs, st, name)
     worst, bad = 0.0, None
     for k, rf in enumerate(json.load(open(os.path.join(d, "ref.json")))):
         want = np.array(rf["data"], np.float32).reshape(rf["dims"])
-        got = nh.to_array(onnx.load_tensor(os.path.join(res, "output_%d.pb" % k)))
+        got = outs[k]
         if got.shape != want.shape:
             bad = "output %s: shape %s, onnxruntime %s" % (rf["name"], got.shape, want.shape)
             break
@@ -109,15 +110,15 @@ def one(name, path):
     bound = max(figures.flops(m) / figures.PEAK, figures.compulsory(m) / figures.BW, 1)
     # the matrix unit's share of its float peak spent on the model's FLOPs, the DRAM bytes moved against the
     # compulsory ones, and the share of cycles the PEs stood waiting (MV waits and issue spacing)
-    row(name, nodes, compile_ms=cms, ort_ms=ort_ms, app_mb=os.path.getsize(app) / 1e6, cycles=st["cycles"],
+    row(name, nodes, compile_ms=cms, ort_ms=ort_ms, app_mb=os.path.getsize(cm.app_path) / 1e6, cycles=st["cycles"],
         bound=bound, err=worst, why=bad, same=same[2] if same else None,
         mau=100 * figures.flops(m) / figures.PEAK / max(st["cycles"], 1),
         dram=st["dram_bytes"] / max(figures.compulsory(m), 1), stall=100 * st["stall_cycles"] / max(st["cycles"], 1))
+    shutil.rmtree(cg, ignore_errors=True)  # (model.app and the export: 0.5 GB for BERT)
 
 
-names = subprocess.run(["/usr/bin/python3", os.path.join(HERE, "export.py"), MODELS], capture_output=True, text=True,
-                       check=True).stdout.split()
-names = [n for n in names if not only or any(n.startswith(o) for o in only)]
+zoo = [(export.name_of(*z),) + z for z in export.ZOO]
+zoo = [z for z in zoo if not only or any(z[0].startswith(o) for o in only)]
 f = lambda v, fmt: fmt % v if v is not None else "-"
 
 
@@ -129,8 +130,8 @@ def table_row(r):
         f(r.get("dram"), "%.2f"), f(r.get("stall"), "%.0f"), f(r.get("err"), "%.2g"))
 
 
-for n in names:  # each model's row as it finishes too (a run of all of them takes hours)
-    one(n, os.path.join(MODELS, n + ".onnx"))
+for n, net, batch, opset in zoo:  # each model's row as it finishes too (a run of all of them takes hours)
+    one(n, net, batch, opset)
     r = rows[-1]
     print("%s %s%s%s   %s" % ("FAIL" if r.get("why") else "ok", n, ": " + r["why"] if r.get("why") else "",
                              " (the program of %s: run once)" % r["same"] if r.get("same") else "", table_row(r)),
