@@ -508,6 +508,7 @@ bool infer_einsum(MNInfer *c, MNNode *n) {
     for (int i = 0; i < 128; i++) size[i] = -1;
     for (int k = 0; k < e.nin; k++) {
         const MNType *t = infer_type(n, k);
+        if (!t) return infer_fail(c, n, NULL, "input %d is absent (the equation names %d)", k, e.nin);
         if (t->rank != e.rank[k])
             return infer_fail(c, n, n->in[k], "rank %d, the equation gives it %d subscripts", t->rank, e.rank[k]);
         if (k && t->elem != infer_type(n, 0)->elem) return infer_fail(c, n, n->in[k], "another type than input 0's");
