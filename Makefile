@@ -54,7 +54,7 @@ CORE_SRCS     = core/arena.c core/buf.c core/diag.c core/dtypes.c core/ir.c core
                 core/options.c core/version.c core/fb.c core/layout.c core/compile.c core/artifacts.c core/l3ir.c
 ISA_SRCS      = isa/isa.c isa/mv.c isa/timing.c isa/vsm_text.c isa/vsm_bin.c isa/app.c
 FRONTEND_SRCS = frontend/attrs.c frontend/bind.c frontend/onnx_load.c frontend/onnx_write.c frontend/infer.c frontend/infer_move.c frontend/unroll.c frontend/fold.c
-EMU_SRCS      = emu/emu.c emu/emu_debug.c emu/emu_units.c emu/emu_mv.c emu/emu_app.c
+EMU_SRCS      = emu/emu.c emu/emu_debug.c emu/emu_units.c emu/emu_mv.c emu/emu_app.c emu/emu_pool.c
 PLANNER_SRCS  = planners/dtype.c planners/noop_lower.c planners/pad_fold.c planners/shuffle_lower.c planners/bn_lower.c planners/lrn_lower.c planners/rnn_lower.c planners/einsum_lower.c planners/loss_lower.c planners/mod_lower.c planners/softmax_lower.c planners/stack_take.c planners/panel_lower.c planners/conv1d_lower.c planners/group_expand.c planners/convt_lower.c planners/d2s_lower.c planners/pool_lower.c planners/fc_lower.c planners/gemv_lower.c planners/conv_lower.c planners/mask_lower.c planners/resize_split.c planners/io_view.c planners/resize.c planners/location.c \
                 planners/layout_plan.c planners/turn_plan.c planners/embed_plan.c planners/stencil_plan.c planners/tile_plan.c planners/time_slice.c
 SCHED_SRCS    = scheduler/sim.c scheduler/sim_cache.c scheduler/sched.c scheduler/anneal.c scheduler/materialize.c scheduler/addr.c scheduler/address.c
@@ -176,15 +176,16 @@ demo: $(BUILD)/mncc $(BUILD)/mnemu
 	$(BUILD)/mnemu $(BUILD)/demo_cnn/model.app --inputs examples/cnn --expect examples/cnn --stats
 
 # Everything `make check` runs; the sanitizer build repeats the fast suites, and the
-# ThreadSanitizer build compiles graphs large enough for every thread Code Emit starts.
+# ThreadSanitizer build compiles graphs large enough for every thread Code Emit starts
+# and runs mnemu on three threads.
 check: test-deps
 	@$(MAKE) --no-print-directory check-fast
 	@$(MAKE) --no-print-directory check-san
 	@$(MAKE) --no-print-directory check-tsan
 
 check-tsan:
-	@$(MAKE) --no-print-directory SAN=thread BUILD=build/tsan build/tsan/mncc
-	@sh tests/tsan/run.sh build/tsan/mncc
+	@$(MAKE) --no-print-directory SAN=thread BUILD=build/tsan build/tsan/mncc build/tsan/mnemu
+	@sh tests/tsan/run.sh build/tsan/mncc build/tsan/mnemu
 
 check-fast: $(BUILD)/mncc $(BUILD)/mnemu $(BUILD)/mndump $(BUILD)/unit_tests $(BUILD)/load_sweep $(BUILD)/mutate $(BUILD)/vsm_roundtrip
 	@sh tests/run_all.sh $(BUILD)

@@ -17,9 +17,11 @@
 static void usage(FILE *f) {
     fprintf(
         f,
-        "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE]\n"
+        "usage: mnemu --vsm FILE.vsm [--machine NAME|PATH] [--strict] [--stats] [--json] [--trace FILE] [--threads N]\n"
         "       mnemu APP --inputs DIR [-o OUTDIR] [--expect DIR] [--machine NAME|PATH] [--strict] [--stats] [--json]\n"
-        "             [--trace FILE]\n"
+        "             [--trace FILE] [--threads N]\n"
+        "--threads N runs each instruction's PEs on N threads (default 0: one per online core, at most 8);\n"
+        "outputs, cycles and figures are the same for every N.\n"
         "--trace writes a Chrome/Perfetto trace-event file: one event per executed line and MV transfer.\n"
         "--strict starts memory undefined and stops when undefined data reaches an output,\n"
         "an address or a mask (docs/vsm.md, section 10).\n"
@@ -163,7 +165,7 @@ static bool pb_output(void *ctx, int k, const char *name, const MNTensor *t, cha
 }
 
 static int run_app(const char *path, const char *machine, const char *inputs, const char *outdir, const char *expect,
-                   bool stats, bool json, bool strict, const char *trace_path) {
+                   bool stats, bool json, bool strict, int threads, const char *trace_path) {
     size_t len;
     char *buf = slurp(path, &len);
     if (!buf) {
@@ -178,8 +180,8 @@ static int run_app(const char *path, const char *machine, const char *inputs, co
     MNBuf trace = {0};
     PbFiles files = {inputs, outdir, expect, 0};
     EmuHost host = {pb_input, outdir || expect ? pb_output : NULL, &files};
-    bool ok = emu_run_app((const uint8_t *)buf, len, strict, trace_path ? &trace : NULL, machine, &host, &out, &st, err,
-                          sizeof err);
+    bool ok = emu_run_app((const uint8_t *)buf, len, strict, threads, trace_path ? &trace : NULL, machine, &host, &out,
+                          &st, err, sizeof err);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (out.len) fwrite(out.data, 1, out.len, stdout);
     buf_free(&out);
@@ -204,6 +206,7 @@ int main(int argc, char **argv) {
     const char *vsm = NULL, *machine = NULL, *app = NULL, *inputs = NULL, *outdir = NULL, *trace_path = NULL,
                *expect = NULL;
     bool stats = false, json = false, strict = false;
+    int threads = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             usage(stdout);
@@ -223,7 +226,15 @@ int main(int argc, char **argv) {
             strict = true;
         else if (!strcmp(argv[i], "--trace") && i + 1 < argc)
             trace_path = argv[++i];
-        else if (!strcmp(argv[i], "--inputs") && i + 1 < argc)
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) {
+            char *end;
+            long t = strtol(argv[++i], &end, 10);
+            if (*end || t < 0 || t > 64) {
+                fprintf(stderr, "mnemu: --threads takes 0 to 64, not '%s'\n", argv[i]);
+                return 2;
+            }
+            threads = (int)t;
+        } else if (!strcmp(argv[i], "--inputs") && i + 1 < argc)
             inputs = argv[++i];
         else if (!strcmp(argv[i], "-o") && i + 1 < argc)
             outdir = argv[++i];
@@ -245,7 +256,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     char err[1024];
-    if (app) return run_app(app, machine, inputs, outdir, expect, stats, json, strict, trace_path);
+    if (app) return run_app(app, machine, inputs, outdir, expect, stats, json, strict, threads, trace_path);
     MNMachine m;
     if (!machine) machine = "mncore2";
     if (!machine_load(machine, &m, err, sizeof err)) {
@@ -282,6 +293,7 @@ int main(int argc, char **argv) {
         vsm_program_free(&p);
         return 1;
     }
+    emu_set_threads(e, threads);
     if (strict && !emu_set_strict(e)) {
         fprintf(stderr, "mnemu: error: cannot allocate the --strict shadow memory\n");
         emu_free(e);

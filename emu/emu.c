@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 bool emu_fail(Emu *e, const char *fmt, ...) {
     char m[600];
@@ -112,6 +113,7 @@ Emu *emu_new(const MNMachine *m, char *err, size_t errlen) {
 
 void emu_free(Emu *e) {
     if (!e) return;
+    emu_pool_free(e->pool);
     for (int i = 0; i < 2; i++) {
         free(e->lm[i]);
         free(e->grf[i]);
@@ -176,6 +178,15 @@ void emu_free(Emu *e) {
 const EmuStats *emu_stats(const Emu *e) { return &e->st; }
 
 void emu_set_trace(Emu *e, MNBuf *t) { e->trace = t; }
+
+void emu_set_threads(Emu *e, int n) {
+    if (n <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = cores < 1 ? 1 : cores > 8 ? 8 : (int)cores;
+    }
+    emu_pool_free(e->pool);
+    e->pool = emu_pool_new(n);
+}
 
 bool emu_set_strict(Emu *e) {
     if (e->strict) return true;
@@ -703,15 +714,22 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
         r->fw = FW_LB;
         r->has_flags = false;
         if (e->strict) emu_def_all(e, r, 1);
+        /* every offset is inside the L1BM (checked above): PE p = (l1, m, j) reads L1B l1's words from a on */
+        int ppm = e->m.pe_per_mab;
         for (int c = 0; c < NCYC; c++) {
             for (int w = 0; w < 4; w++) memset(r->w[c][w], 0, np * 4);
             memset(r->flag[c], 0, np);
-            for (size_t p = 0; p < np; p++) {
-                int l1 = pe_l1b(e, (int)p), m = pe_mab_in_l1b(e, (int)p), j = pe_sub(e, (int)p);
-                for (int k = 0; k < W; k++) {
-                    put64(r->w[c], k, p, *l1bm_at(e, l1, a + OFF(c, k, m, j)));
-                    if (e->strict) r->def[c][2 * k][p] = r->def[c][2 * k + 1][p] = *l1bm_d(e, l1, a + OFF(c, k, m, j));
-                }
+            for (int l1 = 0; l1 < e->nl1b; l1++) {
+                const uint64_t *L = l1bm_at(e, l1, a);
+                const uint8_t *LD = e->strict ? l1bm_d(e, l1, a) : NULL;
+                for (int m = 0; m < nm; m++)
+                    for (int j = 0; j < ppm; j++) {
+                        size_t p = (size_t)l1 * (size_t)ppl + (size_t)(m * ppm + j);
+                        for (int k = 0; k < W; k++) {
+                            put64(r->w[c], k, p, L[OFF(c, k, m, j)]);
+                            if (LD) r->def[c][2 * k][p] = r->def[c][2 * k + 1][p] = LD[OFF(c, k, m, j)];
+                        }
+                    }
             }
         }
         return true;

@@ -28,6 +28,9 @@ void emu_free(Emu *e);
 /* --strict: memory starts undefined and definedness is tracked (docs/vsm.md); call
  * before running. False when the shadow state cannot be allocated. */
 bool emu_set_strict(Emu *e);
+/* Run each instruction's per-PE work on n threads (0: one per online core, at most 8); the
+ * results, cycles and figures are the same for every n. Call before running. */
+void emu_set_threads(Emu *e, int n);
 /* Append a Chrome/Perfetto trace event per executed line (and per MV transfer) to t. */
 void emu_set_trace(Emu *e, MNBuf *t);
 bool emu_run(Emu *e, const VProgram *p, MNBuf *out, char *err, size_t errlen);

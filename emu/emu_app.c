@@ -91,7 +91,7 @@ static int64_t numel_of(const AppTensor *t) {
     return n;
 }
 
-bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, const char *machine_override,
+bool emu_run_app(const uint8_t *buf, size_t len, bool strict, int threads, MNBuf *trace, const char *machine_override,
                  const EmuHost *host, MNBuf *debug_out, EmuStats *stats, char *err, size_t errlen) {
     Arena *a = arena_new(0);
     MNApp app;
@@ -116,6 +116,7 @@ bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, cons
     }
     if (!(e = emu_new(&m, err, errlen))) goto done;
     if (trace) emu_set_trace(e, trace);
+    emu_set_threads(e, threads);
     if (strict && !emu_set_strict(e)) {
         snprintf(err, errlen, "cannot allocate the --strict shadow memory");
         goto done;

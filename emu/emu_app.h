@@ -12,6 +12,7 @@ typedef struct {
 } EmuHost;
 /* Run a GPFNApp: its parameters and the host's inputs placed where the app says, the
  * program run, the outputs handed back to the host; false with the reason in err. */
-bool emu_run_app(const uint8_t *buf, size_t len, bool strict, MNBuf *trace, const char *machine_override,
+/* threads: emu_set_threads's n */
+bool emu_run_app(const uint8_t *buf, size_t len, bool strict, int threads, MNBuf *trace, const char *machine_override,
                  const EmuHost *host, MNBuf *debug_out, EmuStats *stats, char *err, size_t errlen);
 #endif

@@ -6,6 +6,7 @@
 #include "emu.h"
 #include "diag.h"
 #include "emu_num.h"
+#include "emu_pool.h"
 #include "mv.h"
 #include "vsm.h"
 #include <stdbool.h>
@@ -76,6 +77,7 @@ struct Emu {
     Lanes lanes; /* per-lane scratch, one entry per PE */
     int insn_steps[VI_COUNT][8]; /* cost by instruction and precision: the table, raised by the machine */
     MNBuf *trace;
+    EmuPool *pool; /* worker threads (emu_set_threads); NULL: the caller's thread alone */
     /* --strict: definedness, 1 byte per word (PE side) or long word (upper memories),
      * laid out like the data; 0 = never written (memory starts undefined) */
     bool strict;

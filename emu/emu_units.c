@@ -289,8 +289,10 @@ static bool alu_float_lane(Emu *e, int insn, Lanes *L, size_t np) {
 }
 
 /* The per-PE loops are compiled twice, for AVX2 and for the baseline, and the loader
- * picks one for the CPU it runs on; results are identical (no FMA contraction). */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__)
+ * picks one for the CPU it runs on; results are identical (no FMA contraction). Not under
+ * ASan or TSan: the loader runs the choosing code before their runtimes are up. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
 #define HOT_LOOPS __attribute__((target_clones("arch=x86-64-v3", "default")))
 #else
 #define HOT_LOOPS
@@ -590,10 +592,58 @@ bool emu_exec_mau_vec(Emu *e, const VExpr *x, Result *r) {
 
 /* ---- the MAU: matrix registers ---- */
 
-/* The matrix registers are 16 x 16 values per MAB (MX_N columns); double uses the
- * top-left 4 x 4, float 8 x 8, half all of it. */
+/* The matrix registers are 16 x 16 values per MAB; double uses the top-left 4 x 4, float
+ * 8 x 8, half all of it. Each is held transposed, element (row, col) at MX(row, col), so
+ * that a product reads the rows side by side for each column. */
 #define MX_N 16
+#define MX(row, col) ((col)*MX_N + (row))
 static int mx_rows(int prec) { return prec == P_D ? 4 : prec == P_F ? 8 : 16; }
+
+typedef struct {
+    Emu *e;
+    const VExpr *x;
+    double *M;
+    uint8_t *D; /* --strict: the register's definedness */
+    int rows;
+} Mwrite;
+
+/* the PEs [lo, hi) (whole MABs) write their rows of the matrix register */
+static void mwrite_pes(void *ctx, size_t lo, size_t hi) {
+    const Mwrite *v = ctx;
+    const VExpr *x = v->x;
+    const VOperand *d = &x->dst[0];
+    Emu *e = v->e;
+    int rows = v->rows;
+    for (size_t p = lo; p < hi; p++) /* a PE's cycles together: they write its MAB's register */
+        for (int c = 0; c < NCYC; c++) {
+            double *m = v->M + MX_N * MX_N * (p / 4);
+            uint8_t *md = v->D ? v->D + MX_N * MX_N * (p / 4) : NULL;
+            int j = (int)(p & 3);
+            if (x->prec == P_D) { /* one double per PE and cycle: row R + c, column p */
+                int row = (int)d->addr + c;
+                if (row >= rows) continue;
+                m[MX(row, j)] = lane_f(e->src[0][c], P_D, 0, p);
+                if (md) md[row * MX_N + j] = e->sdef[0][c][0][p] & e->sdef[0][c][1][p];
+            } else if (x->prec == P_F) { /* two floats: row R + c, columns 2p, 2p + 1 */
+                int row = (int)d->addr + c;
+                if (row >= rows) continue;
+                for (int h = 0; h < 2; h++) {
+                    m[MX(row, 2 * j + h)] = lane_f(e->src[0][c], P_F, h, p);
+                    if (md) md[row * MX_N + 2 * j + h] = e->sdef[0][c][h][p];
+                }
+            } else { /* halves: long word k of the access is row R + 2c + k, columns 4p..4p+3 */
+                int nk = x->src[0].width == 4 ? 2 : 1;
+                for (int k = 0; k < nk; k++) {
+                    int row = (int)d->addr + nk * c + k;
+                    if (row >= rows) continue;
+                    for (int h = 0; h < 4; h++) {
+                        m[MX(row, 4 * j + h)] = lane_f(e->src[0][c], P_H, 4 * k + h, p);
+                        if (md) md[row * MX_N + 4 * j + h] = e->sdef[0][c][2 * k + h / 2][p];
+                    }
+                }
+            }
+        }
+}
 
 bool emu_exec_mwrite(Emu *e, const VExpr *x) {
     size_t np = (size_t)e->npe;
@@ -608,37 +658,117 @@ bool emu_exec_mwrite(Emu *e, const VExpr *x) {
                         : x->prec == P_F ? "float"
                                          : "half",
                         rows - 1);
-    double *M = e->mx[d->kind == K_MY];
-    for (int c = 0; c < NCYC; c++)
-        for (size_t p = 0; p < np; p++) {
-            double *m = M + MX_N * MX_N * (p / 4);
-            uint8_t *md = e->strict ? e->mx_def[d->kind == K_MY] + MX_N * MX_N * (p / 4) : NULL;
-            int j = (int)(p & 3);
-            if (x->prec == P_D) { /* one double per PE and cycle: row R + c, column p */
-                int row = (int)d->addr + c;
-                if (row >= rows) continue;
-                m[row * MX_N + j] = lane_f(e->src[0][c], P_D, 0, p);
-                if (md) md[row * MX_N + j] = e->sdef[0][c][0][p] & e->sdef[0][c][1][p];
-            } else if (x->prec == P_F) { /* two floats: row R + c, columns 2p, 2p + 1 */
-                int row = (int)d->addr + c;
-                if (row >= rows) continue;
-                for (int h = 0; h < 2; h++) {
-                    m[row * MX_N + 2 * j + h] = lane_f(e->src[0][c], P_F, h, p);
-                    if (md) md[row * MX_N + 2 * j + h] = e->sdef[0][c][h][p];
-                }
-            } else { /* halves: long word k of the access is row R + 2c + k, columns 4p..4p+3 */
-                int nk = x->src[0].width == 4 ? 2 : 1;
-                for (int k = 0; k < nk; k++) {
-                    int row = (int)d->addr + nk * c + k;
-                    if (row >= rows) continue;
-                    for (int h = 0; h < 4; h++) {
-                        m[row * MX_N + 4 * j + h] = lane_f(e->src[0][c], P_H, 4 * k + h, p);
-                        if (md) md[row * MX_N + 4 * j + h] = e->sdef[0][c][2 * k + h / 2][p];
-                    }
-                }
-            }
-        }
+    Mwrite v = {e, x, e->mx[d->kind == K_MY], e->strict ? e->mx_def[d->kind == K_MY] : NULL, rows};
+    emu_pool_run(e->pool, np, 4, mwrite_pes, &v);
     return true;
+}
+
+/* one matrix-vector instruction, its operands decoded once (emu_exec_matvec) */
+typedef struct {
+    Emu *e;
+    const VExpr *x;
+    Result *r;
+    const double *M;
+    bool fma_, up, down;
+    int oprec;
+    double nb, nc;
+} Matvec;
+
+/* The float result nearest s + e, a sum held as two doubles (the error-free accumulation below): s + e rounded
+ * to double and that to float is the nearest float unless the double lands exactly halfway between two floats,
+ * where the part below the double's precision decides. */
+static inline float round_sum_f(double s, double e) {
+    if (!isfinite(s)) return (float)s; /* an infinite or NaN operand (a finite sum of floats' products never is) */
+    double hi = s + e, bb = hi - s, lo = (s - (hi - bb)) + (e - bb);
+    float f = (float)hi;
+    /* halfway: the 29 bits a float drops from a double are 1 then zeros (in the floats' normal range; a smaller
+     * result flushes to zero whatever its rounding) */
+    if ((d_bits(hi) & 0x1fffffffu) == 0x10000000u && lo != 0 && isfinite(f)) {
+        double d = hi - (double)f; /* exact: towards the other neighbour */
+        if ((lo > 0) == (d > 0)) f = nextafterf(f, d > 0 ? INFINITY : -INFINITY); /* past halfway, towards it */
+    }
+    return f;
+}
+
+/* Rows [0, nr) of X (held transposed: xt[MX(row, k)]) times b[0..nk) plus acc: every product of two floats (or halves)
+ * is exact in double; the sum is accumulated with each addition's rounding error kept (TwoSum) and summed apart,
+ * rows side by side so that the loop runs on vectors. */
+HOT_LOOPS static void matvec_rows(const double *xt, const double *b, int nr, int nk, const double *acc, float *out) {
+    double s[16], err[16];
+    for (int r = 0; r < nr; r++) s[r] = acc[r], err[r] = 0;
+    for (int k = 0; k < nk; k++)
+        for (int r = 0; r < nr; r++) {
+            double pr = xt[MX(r, k)] * b[k], t = s[r] + pr, bb = t - s[r];
+            err[r] += (s[r] - (t - bb)) + (pr - bb);
+            s[r] = t;
+        }
+    for (int r = 0; r < nr; r++) out[r] = round_sum_f(s[r], err[r]);
+}
+
+/* cycle c of MAB p0 / 4 in float (n 2) or half (n 4): a constant n at each call, so that its divisions fold */
+static inline __attribute__((always_inline)) void matvec_fh(const Matvec *v, int c, size_t p0, const double *m,
+                                                            const int n) {
+    Emu *e = v->e;
+    uint32_t **B = e->src[1][c], **C = e->src[2][c], **R = v->r->w[c];
+    const int nr = 4 * n, prec = n == 2 ? P_F : P_H;
+    double b[16], acc[16];
+    float y[16];
+    for (int k = 0; k < nr; k++) b[k] = v->nb * lane_f(B, prec, k % n, p0 + (size_t)(k / n));
+    for (int r = 0; r < nr; r++) acc[r] = v->fma_ ? v->nc * (double)in_f(C[r % n][p0 + (size_t)(r / n)]) : 0;
+    matvec_rows(m, b, nr, nr, acc, y);
+    int bits = emu_lane_bits(v->oprec);
+    for (int j = 0; j < 4; j++) {
+        size_t p = p0 + (size_t)j;
+        bool lf[4] = {0};
+        for (int h = 0; h < n; h++) {
+            float o = y[n * j + h];
+            if (v->oprec == P_F)
+                R[h][p] = out_f(o);
+            else
+                put_f(R, v->oprec, h, p, o, true);
+            lf[h] = o == 0 || !signbit(o);
+        }
+        v->r->flag[c][p] = flag_bits(bits, lf);
+    }
+}
+
+/* MABs [lo, hi) of every cycle. Double: PE j gets row j of X times the 4 PEs' doubles, in long double. Float and
+ * half: b is the MAB's 8 floats (PE k gives b[2k], b[2k+1]) or 16 halves (b[4k..4k+3] from PE k's first long
+ * word); PE j gets y[n j .. n j + n) (n 2 or 4), each the sum rounded once to float (docs/vsm.md 5.3). The results
+ * do not depend on how the MABs are split over threads. */
+static void matvec_mabs(void *ctx, size_t lo, size_t hi) {
+    const Matvec *v = ctx;
+    const VExpr *x = v->x;
+    Emu *e = v->e;
+    int n = x->prec == P_F ? 2 : 4; /* float: 8 rows and columns; half: 16 */
+    for (size_t mab = lo; mab < hi; mab++) {
+        size_t p0 = 4 * mab;
+        const double *m = v->M + MX_N * MX_N * mab;
+        for (int c = 0; c < NCYC; c++) {
+            if (x->prec == P_D) {
+                uint32_t **B = e->src[1][c], **C = e->src[2][c], **R = v->r->w[c];
+                double b[4];
+                for (int k = 0; k < 4; k++) b[k] = v->nb * lane_f(B, P_D, 0, p0 + (size_t)k);
+                for (int j = 0; j < 4; j++) {
+                    size_t p = p0 + (size_t)j;
+                    bool lf[4] = {0};
+                    double add = v->fma_ ? v->nc * lane_f(C, P_D, 0, p) : 0;
+                    bool act = (v->up && j < 2) || (v->down && j >= 2);
+                    long double s = add;
+                    if (act)
+                        for (int k = 0; k < 4; k++) s += (long double)m[MX(j, k)] * (long double)b[k];
+                    put_f(R, v->oprec, 0, p, (double)s, true);
+                    lf[0] = s == 0 || !signbit((double)s);
+                    v->r->flag[c][p] = flag_bits(emu_lane_bits(v->oprec), lf);
+                }
+                continue;
+            }
+            if (n == 2)
+                matvec_fh(v, c, p0, m, 2);
+            else
+                matvec_fh(v, c, p0, m, 4);
+        }
+    }
 }
 
 bool emu_exec_matvec(Emu *e, const VExpr *x, Result *r) {
@@ -646,52 +776,19 @@ bool emu_exec_matvec(Emu *e, const VExpr *x, Result *r) {
     const VOperand *mo = &x->src[0];
     if (mo->kind != K_MX && mo->kind != K_MY)
         return emu_fail(e, "the first source of %s is $lx or $ly", vsm_insns[x->insn].name);
-    double *M = e->mx[mo->kind == K_MY];
     for (int s = 1; s < x->nsrc; s++)
         if (!emu_read_src(e, &x->src[s], x->prec == P_H && s == 2 ? P_F : x->prec, s)) return false;
     r->fw = FW_MAU;
     r->has_flags = true;
-    bool fma_ = x->insn == VI_mfmau || x->insn == VI_mfmad || x->insn == VI_mfma;
-    bool up = x->insn == VI_mmulu || x->insn == VI_mfmau, down = x->insn == VI_mmuld || x->insn == VI_mfmad;
-    int oprec = x->prec == P_D ? (x->reduce ? P_F : P_D) : x->reduce ? P_H : P_F;
-    double nb = x->src[1].neg ? -1 : 1, nc = x->nsrc > 2 && x->src[2].neg ? -1 : 1;
-    for (int c = 0; c < NCYC; c++) {
-        uint32_t **B = e->src[1][c], **C = e->src[2][c], **R = r->w[c];
-        for (int w = 0; w < 4; w++) memset(R[w], 0, np * 4);
-        for (size_t p0 = 0; p0 < np; p0 += 4) {
-            const double *m = M + MX_N * MX_N * (p0 / 4);
-            for (int j = 0; j < 4; j++) {
-                size_t p = p0 + (size_t)j;
-                bool lf[4] = {0};
-                if (x->prec == P_D) { /* PE j gets row j of X times the PEs' doubles */
-                    double add = fma_ ? nc * lane_f(C, P_D, 0, p) : 0;
-                    bool act = (up && j < 2) || (down && j >= 2);
-                    long double s = add;
-                    if (act)
-                        for (int k = 0; k < 4; k++)
-                            s += (long double)m[j * MX_N + k] * (long double)(nb * lane_f(B, P_D, 0, p0 + (size_t)k));
-                    put_f(R, oprec, 0, p, (double)s, true);
-                    lf[0] = s == 0 || !signbit((double)s);
-                } else {
-                    /* b: float 2 per PE (8), half 4 per PE from the first long word (16);
-                     * PE j gets outputs [n j, n j + n) */
-                    int n = x->prec == P_F ? 2 : 4, cols = 4 * n;
-                    for (int h = 0; h < n; h++) {
-                        int row = n * j + h;
-                        long double s = fma_ ? nc * lane_f(C, P_F, h, p) : 0;
-                        for (int k = 0; k < cols; k++)
-                            s += (long double)m[row * MX_N + k] *
-                                 (long double)(nb * lane_f(B, x->prec, k % n, p0 + (size_t)(k / n)));
-                        double o = (double)(float)s;
-                        put_f(R, oprec, h, p, o, true);
-                        lf[h] = o == 0 || !signbit(o);
-                    }
-                }
-                r->flag[c][p] = flag_bits(emu_lane_bits(oprec), lf);
-            }
-        }
-        e->st.pe_element_ops += (int64_t)np * (x->prec == P_D ? 4 : x->prec == P_F ? 16 : 64);
-    }
+    Matvec v = {e,     x,     r, e->mx[mo->kind == K_MY], false,
+                false, false, 0, x->src[1].neg ? -1 : 1,  x->nsrc > 2 && x->src[2].neg ? -1 : 1};
+    v.fma_ = x->insn == VI_mfmau || x->insn == VI_mfmad || x->insn == VI_mfma;
+    v.up = x->insn == VI_mmulu || x->insn == VI_mfmau, v.down = x->insn == VI_mmuld || x->insn == VI_mfmad;
+    v.oprec = x->prec == P_D ? (x->reduce ? P_F : P_D) : x->reduce ? P_H : P_F;
+    for (int c = 0; c < NCYC; c++)
+        for (int w = 0; w < 4; w++) memset(r->w[c][w], 0, np * 4);
+    emu_pool_run(e->pool, np / 4, 1, matvec_mabs, &v);
+    e->st.pe_element_ops += NCYC * (int64_t)np * (x->prec == P_D ? 4 : x->prec == P_F ? 16 : 64);
     if (e->strict) /* each output depends on the MAB's matrix and all 4 PEs' inputs */
         for (int c = 0; c < NCYC; c++)
             for (size_t p0 = 0; p0 < np; p0 += 4) {
@@ -735,13 +832,13 @@ bool emu_exec_mread(Emu *e, const VExpr *x, Result *r) {
             /* transposed: the elements a write of the same form would have put in
              * (row, column) come back from (column, row) */
             if (x->prec == P_D) {
-                put_f(R, P_D, 0, p, m[j * MX_N + c], false);
+                put_f(R, P_D, 0, p, m[MX(j, c)], false);
                 if (md) d = md[j * MX_N + c];
             } else if (x->prec == P_F) {
                 int col = (int)mo->addr + c;
                 if (col >= rows) continue;
                 for (int h = 0; h < 2; h++) {
-                    put_f(R, P_F, h, p, m[(2 * j + h) * MX_N + col], false);
+                    put_f(R, P_F, h, p, m[MX(2 * j + h, col)], false);
                     if (md) d &= md[(2 * j + h) * MX_N + col];
                 }
             } else {
@@ -750,7 +847,7 @@ bool emu_exec_mread(Emu *e, const VExpr *x, Result *r) {
                     int col = (int)mo->addr + nk * c + k;
                     if (col >= rows) continue;
                     for (int h = 0; h < 4; h++) {
-                        put_f(R, P_H, 4 * k + h, p, m[(4 * j + h) * MX_N + col], false);
+                        put_f(R, P_H, 4 * k + h, p, m[MX(4 * j + h, col)], false);
                         if (md) d &= md[(4 * j + h) * MX_N + col];
                     }
                 }

@@ -3,10 +3,11 @@
 # made on a thread from before Node Simulation on, Node Simulation runs on several
 # threads, and Code Emit links parts on workers while it emits, builds the graph's dumps
 # on a thread of its own and writes large files in the background; compiles whose disk
-# fills mid-way too. Any race report fails the check.
-#   run.sh MNCC (a -fsanitize=thread build)
+# fills mid-way too; and mnemu's threads running the small CNN's program (plain and
+# --strict). Any race report fails the check.
+#   run.sh MNCC [MNEMU] (-fsanitize=thread builds)
 set -u
-mncc=$1
+mncc=$1 mnemu=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -36,5 +37,16 @@ run cache-2-again 0 "$tmp/conv.onnx" -o "$tmp/c.d" --cache-dir "$tmp/cache" -O n
 for f in simulation_result.json model.vsm model.app l3ir.txt; do # the first while the parameter images are made
     MNCC_FAIL_WRITE=$f run "disk-full-$f" 1 "$tmp/mlp.onnx" -o "$tmp/f.d" --cache-dir none -O num_threads=2
 done
+if [ -n "$mnemu" ]; then
+    if "$mncc" "$root/examples/cnn/model.onnx" -o "$tmp/cnn" --cache-dir none >"$tmp/out" 2>&1; then
+        for st in "" --strict; do
+            "$mnemu" "$tmp/cnn/model.app" $st --inputs "$root/examples/cnn" --expect "$root/examples/cnn" --threads 3 >"$tmp/out" 2>&1
+            rc=$?
+            if grep -q "ThreadSanitizer" "$tmp/out"; then bad "mnemu-3$st" "$(grep -m1 -A3 'WARNING: ThreadSanitizer' "$tmp/out" | tr '\n' ' ')"
+            elif [ $rc -ne 0 ]; then bad "mnemu-3$st" "exit $rc: $(tail -n 1 "$tmp/out")"
+            else ok "mnemu-3$st"; fi
+        done
+    else bad mnemu-compile "$(tail -n 1 "$tmp/out")"; fi
+fi
 echo "tsan: $pass passed, $fail failed"
 [ $fail -eq 0 ]
