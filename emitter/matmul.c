@@ -19,8 +19,10 @@
  * Where 8 does not divide K, a packed K's padding slots hold whatever their long words
  * held (a layout never promises zeros there), and a product would add them in: A's and
  * B's are zeroed first (pad_k). A Gemm's
- * bias over N (beta 1), packed like the output and on every MAB, is added to the sums
- * before they are stored.
+ * bias over N (beta 1), packed like the output and on every MAB, is the first K block's
+ * addend: its long word of each N block staged in GRF1, whose read port the products'
+ * steps leave free (where a caller keeps its own values there, or over L2Bs, it is added
+ * to the sums before they are stored, or to the gathered output).
  *
  * A batched B (MatMul of rank 3 or more, attention's K and V) gives one table of addresses
  * per batch: a slot of rows (one address on every MAB) takes the table of its rows'
@@ -520,8 +522,23 @@ static void write_line(Em *e, const MatPlan *p, const int64_t *aB, int64_t kb, i
  * each product two (the MAU's 8 x 4 a cycle), so where A's bank is not the one B's writes read
  * (one read port a bank), the blocks alternate $lx and $ly and the next block's writes go into
  * the steps of this block's products: 3 steps a block of one slot group instead of 4. */
+/* The bias as the first block's addend (fmfma's C): its long word of each block j staged at GRF1 long word j, whose
+ * read port nothing else in the product's steps uses (A's and B's banks are read there); where GRF1 holds fewer, or
+ * the caller keeps values of its own there (a convolution on tiles), it is added to the sums after the products, a
+ * step and a wait for each block. */
+static bool bias_in_product(const Em *e, const MatPlan *p) {
+    return p->c && p->grf1_free && p->nb <= e->c->machine.grf1_lw;
+}
+
+static void stage_bias(Em *e, const MatPlan *p) {
+    for (int64_t j = 0; j < p->nb; j++)
+        buf_printf(e->b, "lpassa $%s{%d}%lld $ls%lld\n", emit_bank_reg(p->c), p->c->id, (long long)(2 * p->aC[j]),
+                   (long long)(2 * j));
+    buf_printf(e->b, "nop\n");
+}
+
 static void block_products(Em *e, const MatPlan *p, const int64_t *aB, int64_t j, int64_t k0, int64_t k1, int64_t s0,
-                           int64_t ns, bool scr, int64_t off, bool pair) {
+                           int64_t ns, bool scr, int64_t off, bool pair, bool bias) {
     if (k0 >= k1) return;
     for (int R = 0; R < 8; R += 4) write_line(e, p, aB, k0, j, R, 0, scr, off), buf_printf(e->b, "\n");
     for (int64_t kb = k0; kb < k1; kb++) {
@@ -529,10 +546,12 @@ static void block_products(Em *e, const MatPlan *p, const int64_t *aB, int64_t j
         bool next = kb + 1 < k1;
         for (int64_t g = 0; g < ns; g += 4) {
             int k = ns - g < 4 ? (int)(ns - g) : 4;
-            bool fma = kb > k0;
-            buf_line_end(e->b, buf_put(buf_line(e->b, 16), fma ? (reg ? "fmfma $ly " : "fmfma $lx ")
-                                                               : (reg ? "fmmul $ly " : "fmmul $lx ")));
+            bool fma = kb > k0, add = !fma && bias; /* the first block starts from the bias */
+            buf_line_end(e->b, buf_put(buf_line(e->b, 16), fma || add ? (reg ? "fmfma $ly " : "fmfma $lx ")
+                                                                      : (reg ? "fmmul $ly " : "fmmul $lx ")));
             flat(e->b, p->a, &p->aA[(s0 + g) * p->kb + kb], k, p->kb);
+            if (add) /* the bias's long word of block j (staged in GRF1), in every cycle */
+                buf_printf(e->b, " $ls%lld", (long long)(2 * j));
             char *o = buf_line(e->b, 64);
             if (fma) o = lr(o, g);
             o = lr(o, g);
@@ -573,6 +592,7 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
     bool pre = true;
     for (int64_t i = 0; i < np; i++) pre &= q[i].hi - q[i].lo <= emit_stream_chunk(&e->c->machine);
     int tag = pre && np ? emit_stream_issue(e, p->b, q[0].lo, q[0].hi - q[0].lo, 0, delta) : 0;
+    if (!p->acc && bias_in_product(e, p)) stage_bias(e, p);
     for (int64_t i = 0; i < np; i++) {
         const Panel *t = &q[i];
         if (pre) {
@@ -581,13 +601,13 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
                 tag = emit_stream_issue(e, p->b, q[i + 1].lo, q[i + 1].hi - q[i + 1].lo, (int)((i + 1) % 2), delta);
         } else
             emit_stream_in(e, p->b, t->lo, t->hi - t->lo, scr, delta);
-        bool first = t->k0 == 0 && !p->acc;
+        bool first = t->k0 == 0 && !p->acc, in_product = first && bias_in_product(e, p);
         for (int64_t s0 = 0; s0 < p->nslot; s0 += G) {
             int64_t ns = p->nslot - s0 < G ? p->nslot - s0 : G;
             for (int64_t j = t->j0; j < t->j1; j++) {
-                block_products(e, p, p->aB, j, t->k0, t->k1, s0, ns, true, scr - t->lo, pair);
+                block_products(e, p, p->aB, j, t->k0, t->k1, s0, ns, true, scr - t->lo, pair, in_product);
                 buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
-                for (int64_t g = 0; g < ns; g += 4) {
+                for (int64_t g = 0; g < ns && !in_product; g += 4) {
                     int k = ns - g < 4 ? (int)(ns - g) : 4;
                     if (first && p->c) /* the bias's long word of block j, in every cycle */
                         buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)(2 * g),
@@ -602,7 +622,7 @@ void emit_matrix_streamed(Em *e, const MatPlan *p, int64_t scr) {
                         buf_line_end(e->b, o);
                     }
                 }
-                if (!first || p->c) buf_printf(e->b, "nop\n");
+                if (!first || (p->c && !in_product)) buf_printf(e->b, "nop\n");
                 for (int64_t g = 0; g < ns; g += 4) {
                     int k = ns - g < 4 ? (int)(ns - g) : 4;
                     char *o = lr(buf_put(buf_line(e->b, 48), "lpassa"), g);
@@ -665,6 +685,7 @@ static void pad_k(Em *e, const MatPlan *p) {
 void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
     MatPlan p;
     if (plan(e->c, n, &p)) die("emit_matrix: a node the matrix unit does not take");
+    p.grf1_free = true; /* the node's own code: GRF1 holds nothing of anyone's */
     if (p.K % 8) pad_k(e, &p);
     if (p.stream && p.split && w->msplit[w->pos]) { /* L2B 0's columns on each, into the scratch after the panel */
         MatPlan sp;
@@ -693,10 +714,12 @@ void emit_matrix(Em *e, const MNNode *n, const Walk *w) {
         while (s1 < p.nslot && s1 - s0 < G && (!p.sB || p.sB[s1] == p.sB[s0])) s1++;
         int64_t ns = s1 - s0;
         const int64_t *aB = p.aB + (p.sB ? p.sB[s0] : 0) * p.kb * p.N;
+        bool in_product = bias_in_product(e, &p);
+        if (in_product && s0 == 0) stage_bias(e, &p);
         for (int64_t j = 0; j < p.nb; j++) {
-            block_products(e, &p, aB, j, 0, p.kb, s0, ns, false, 0, p.a->loc != p.b->loc);
+            block_products(e, &p, aB, j, 0, p.kb, s0, ns, false, 0, p.a->loc != p.b->loc, in_product);
             buf_printf(e->b, "nop\n"); /* the last sums are read 2 steps after their write */
-            if (p.c) {
+            if (p.c && !in_product) {
                 for (int64_t g = 0; g < ns; g += 4) /* the bias's long word of block j, in every cycle */
                     buf_printf(e->b, "fvadd $lr%lldv $%s{%d}%lld $lr%lldv\n", (long long)(2 * g), emit_bank_reg(p.c),
                                p.c->id, (long long)(2 * p.aC[j]), (long long)(2 * g));

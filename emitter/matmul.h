@@ -19,6 +19,7 @@ typedef struct {
     bool acc; /* streamed: y holds the sums of K blocks before these (a convolution's earlier channels) */
     int64_t split; /* streamed, over the L2Bs: L2B l computes N blocks l nb / split.. into an LM0 scratch (0: not) */
     int64_t sdelta; /* ... B's long words from one L2B's columns to the next's */
+    bool grf1_free; /* GRF1 holds nothing the caller needs: the bias may be staged there (matmul.c) */
 } MatPlan;
 
 /* A streamed B's panel: N blocks j0..j1-1, K blocks k0..k1-1, in B's long words lo..hi-1 */
