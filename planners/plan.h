@@ -6,6 +6,9 @@
 #include "layout.h"
 
 bool plan_dtype(MNCompile *c);
+bool plan_cse(MNCompile *c); /* cse.c */
+bool plan_bn_folding(MNCompile *c); /* bn_fold.c */
+bool plan_gemm_fusion(MNCompile *c); /* gemm_fuse.c */
 bool plan_noop_lowering(MNCompile *c); /* noop_lower.c */
 bool plan_pad_folding(MNCompile *c); /* pad_fold.c */
 bool plan_shuffle_lowering(MNCompile *c); /* shuffle_lower.c */

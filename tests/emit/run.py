@@ -1612,6 +1612,65 @@ for op, (nodes, inits, oshape, fn) in moves.items():
         ty = {"x": NP[t][1], "y": NP[t][1], "z": NP[t][1], "u": NP[t][1]}
         case("claim-%s-%s" % (op, t), nodes(), [("x", list(x.shape))], outs, dict(x=x), dict(y=ref), inits=inits, types=ty, atol=0, rtol=0, machine="l1b")
 
+# Graph optimisations (planners/cse.c, bn_fold.c, gemm_fuse.c): two equal Relus of one input and two equal scalar
+# constants (each read by a Mul, which then match too) merged; a BatchNormalization after a Conv, a grouped
+# ConvTranspose and a Gemm folded into their constants (as PaddlePaddle and TensorFlow export them); MatMul + Add as
+# a Gemm (a bias (N) and (1, N), read second and first)
+x = f32(4, 64)
+case("graph-cse", [h.make_node("Relu", ["x"], ["r1"]), h.make_node("Relu", ["x"], ["r2"]),
+                   h.make_node("Mul", ["r1", "c1"], ["m1"]), h.make_node("Mul", ["r2", "c2"], ["m2"]),
+                   h.make_node("Add", ["m1", "m2"], ["y"])],
+     [("x", [4, 64])], [("y", [4, 64])], dict(x=x), dict(y=np.maximum(x, 0) * np.float32(0.75) * 2),
+     inits=[nh.from_array(np.array(0.75, np.float32), "c1"), nh.from_array(np.array(0.75, np.float32), "c2")],
+     machine="mncore2", need=("cse_nodes_merged", "cse_constants_shared"))
+
+
+def bn_ref(v, sc, bi, mu, var, eps=1e-5):
+    sh = (1, -1) + (1,) * (v.ndim - 2)
+    return ((v - mu.reshape(sh)) / np.sqrt(var.reshape(sh) + eps) * sc.reshape(sh) + bi.reshape(sh)).astype(np.float32)
+
+
+def bn_inits(c, tag):
+    st = [f32(c), f32(c), f32(c), (rng.random(c) + 0.5).astype(np.float32)]
+    return st, [nh.from_array(v, "%s_%s" % (tag, k)) for v, k in zip(st, ("s", "b", "m", "v"))]
+
+
+def bn_node(xn, yn, tag):
+    return h.make_node("BatchNormalization", [xn] + ["%s_%s" % (tag, k) for k in ("s", "b", "m", "v")], [yn])
+
+
+x = f32(1, 8, 16, 16)
+w, b = f32(16, 8, 3, 3) * 0.2, f32(16)
+st, bi = bn_inits(16, "bn")
+case("graph-bn-fold-conv", [h.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1] * 4), bn_node("c", "n", "bn"),
+                            h.make_node("Relu", ["n"], ["y"])],
+     [("x", [1, 8, 16, 16])], [("y", [1, 16, 16, 16])], dict(x=x), dict(y=np.maximum(bn_ref(conv_nchw(x, w, b, 1, 1), *st), 0)),
+     inits=[nh.from_array(w, "w"), nh.from_array(b, "b")] + bi, machine="mncore2", rtol=1e-4, atol=1e-5,
+     need=("batchnorms_folded",))
+x = f32(1, 8, 6, 6)
+wt = f32(8, 2, 2, 2) * 0.3  # groups 2: input channels 0-3 make outputs 0-1, 4-7 make 2-3
+ref = np.concatenate([convt_ref(x[:, :4], wt[:4], np.zeros(2, np.float32), 2, 0),
+                      convt_ref(x[:, 4:], wt[4:], np.zeros(2, np.float32), 2, 0)], 1)
+st, bi = bn_inits(4, "bt")
+case("graph-bn-fold-convtranspose", [h.make_node("ConvTranspose", ["x", "wt"], ["c"], strides=[2, 2], group=2),
+                                     bn_node("c", "y", "bt")],
+     [("x", [1, 8, 6, 6])], [("y", [1, 4, 12, 12])], dict(x=x), dict(y=bn_ref(ref, *st)),
+     inits=[nh.from_array(wt, "wt")] + bi, machine="mncore2", rtol=1e-4, atol=1e-5, need=("batchnorms_folded",))
+x, wg, cg = f32(4, 32), f32(24, 32) * 0.3, f32(24)
+st, bi = bn_inits(24, "bg")
+case("graph-bn-fold-gemm", [h.make_node("Gemm", ["x", "wg", "cg"], ["c"], transB=1, beta=0.5), bn_node("c", "y", "bg")],
+     [("x", [4, 32])], [("y", [4, 24])], dict(x=x), dict(y=bn_ref(x @ wg.T + 0.5 * cg, *st)),
+     inits=[nh.from_array(wg, "wg"), nh.from_array(cg, "cg")] + bi, machine="mncore2", rtol=1e-4, atol=1e-5,
+     need=("batchnorms_folded",))
+x, wm, b1, b2 = f32(8, 64), f32(64, 32) * 0.2, f32(32), f32(1, 16)
+wm2 = f32(32, 16) * 0.2
+case("graph-matmul-add-gemm", [h.make_node("MatMul", ["x", "wm"], ["p"]), h.make_node("Add", ["p", "b1"], ["q"]),
+                               h.make_node("Relu", ["q"], ["r"]), h.make_node("MatMul", ["r", "wm2"], ["p2"]),
+                               h.make_node("Add", ["b2", "p2"], ["y"])],
+     [("x", [8, 64])], [("y", [8, 16])], dict(x=x), dict(y=np.maximum(x @ wm + b1, 0) @ wm2 + b2),
+     inits=[nh.from_array(v, k) for v, k in ((wm, "wm"), (b1, "b1"), (wm2, "wm2"), (b2, "b2"))], machine="mncore2",
+     rtol=1e-4, atol=1e-5, need=("matmul_adds_as_gemm",))
+
 subprocess.run(["rm", "-rf", tmp]) if not os.environ.get("MNCC_KEEP") else print(tmp)
 print("emit: %d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
