@@ -681,6 +681,46 @@ static inline uint64_t row_lw(uint32_t *rows[NCYC][4], int c, int k, size_t p) {
     return (uint64_t)rows[c][2 * k][p] << 32 | rows[c][2 * k + 1][p];
 }
 
+/* L1BM offset of (cycle, LW k, mab m, pe j) for each transfer form (x, ppl and W in scope; to exec_l1bm's end) */
+#define OFF(c, k, m, j)                                                      \
+    (x->insn == VI_l1bmp   ? (uint32_t)((c) + 4 * (k))                       \
+     : x->insn == VI_l1bmd ? (uint32_t)((c)*ppl * W + (k)*ppl + (m)*4 + (j)) \
+                           : (uint32_t)((c)*4 * W + 4 * (k) + (j)))
+
+/* An L1BM -> PE transfer's reads (exec_l1bm), for the PEs [lo, hi) (whole L1Bs): every offset is inside the L1BM
+ * (checked before), PE p = (l1, m, j) reads L1B l1's words from a on */
+typedef struct {
+    Emu *e;
+    const VExpr *x;
+    Result *r;
+    uint32_t a;
+    int W;
+} L1bmDown;
+
+static void l1bm_down(void *ctx, size_t lo, size_t hi) {
+    const L1bmDown *v = ctx;
+    Emu *e = v->e;
+    const VExpr *x = v->x;
+    Result *r = v->r;
+    int W = v->W, ppl = e->pe_per_l1b, nm = e->m.mab_per_l1b, ppm = e->m.pe_per_mab;
+    for (int c = 0; c < NCYC; c++) {
+        for (int w = 0; w < 4; w++) memset(r->w[c][w] + lo, 0, (hi - lo) * 4);
+        memset(r->flag[c] + lo, 0, hi - lo);
+        for (int l1 = (int)(lo / (size_t)ppl); l1 < (int)(hi / (size_t)ppl); l1++) {
+            const uint64_t *L = l1bm_at(e, l1, v->a);
+            const uint8_t *LD = e->strict ? l1bm_d(e, l1, v->a) : NULL;
+            for (int m = 0; m < nm; m++)
+                for (int j = 0; j < ppm; j++) {
+                    size_t p = (size_t)l1 * (size_t)ppl + (size_t)(m * ppm + j);
+                    for (int k = 0; k < W; k++) {
+                        put64(r->w[c], k, p, L[OFF(c, k, m, j)]);
+                        if (LD) r->def[c][2 * k][p] = r->def[c][2 * k + 1][p] = LD[OFF(c, k, m, j)];
+                    }
+                }
+        }
+    }
+}
+
 static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
     size_t np = (size_t)e->npe;
     const VOperand *s = &x->src[0], *d = &x->dst[0];
@@ -700,11 +740,6 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
             return emu_fail(e, "L1BM range [%u, %u) is outside the %" PRId64 "-long-word L1BM", a, a + span,
                             e->m.l1bm_lw);
     }
-    /* L1BM offset of (cycle, LW k, mab m, pe j) for each transfer form */
-#define OFF(c, k, m, j)                                                      \
-    (x->insn == VI_l1bmp   ? (uint32_t)((c) + 4 * (k))                       \
-     : x->insn == VI_l1bmd ? (uint32_t)((c)*ppl * W + (k)*ppl + (m)*4 + (j)) \
-                           : (uint32_t)((c)*4 * W + 4 * (k) + (j)))
     if (down) {
         if (x->insn == VI_l1bmr) return emu_fail(e, "l1bmr reduces PE values into L1BM");
         uint32_t span = x->insn == VI_l1bmd   ? (uint32_t)(4 * ppl * W)
@@ -714,24 +749,8 @@ static bool exec_l1bm(Emu *e, const VExpr *x, Result *r) {
         r->fw = FW_LB;
         r->has_flags = false;
         if (e->strict) emu_def_all(e, r, 1);
-        /* every offset is inside the L1BM (checked above): PE p = (l1, m, j) reads L1B l1's words from a on */
-        int ppm = e->m.pe_per_mab;
-        for (int c = 0; c < NCYC; c++) {
-            for (int w = 0; w < 4; w++) memset(r->w[c][w], 0, np * 4);
-            memset(r->flag[c], 0, np);
-            for (int l1 = 0; l1 < e->nl1b; l1++) {
-                const uint64_t *L = l1bm_at(e, l1, a);
-                const uint8_t *LD = e->strict ? l1bm_d(e, l1, a) : NULL;
-                for (int m = 0; m < nm; m++)
-                    for (int j = 0; j < ppm; j++) {
-                        size_t p = (size_t)l1 * (size_t)ppl + (size_t)(m * ppm + j);
-                        for (int k = 0; k < W; k++) {
-                            put64(r->w[c], k, p, L[OFF(c, k, m, j)]);
-                            if (LD) r->def[c][2 * k][p] = r->def[c][2 * k + 1][p] = LD[OFF(c, k, m, j)];
-                        }
-                    }
-            }
-        }
+        L1bmDown v = {e, x, r, a, W};
+        emu_pool_run(e->pool, np, (size_t)ppl, l1bm_down, &v);
         return true;
     }
     /* PE -> L1BM: individual (l1bmm@M), reduce (l1bmr), combine (l1bmd) */

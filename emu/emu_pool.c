@@ -3,7 +3,10 @@
  * runs slowly (another process on its core) takes fewer, instead of holding up the rest.
  * Workers wait for the next run on a generation counter, spinning briefly first
  * (consecutive instructions follow within microseconds, and a sleep and wake costs as much
- * as a small instruction's work), then on a condition variable. */
+ * as a small instruction's work), then on a condition variable. Where the machine has no
+ * free core for them (other processes, or more threads than cores), a worker that is not
+ * running holds up the part it claimed: runs that wait longer than they work send the
+ * next ones to the calling thread alone for a while. */
 #include "emu_pool.h"
 #include "diag.h"
 #include <pthread.h>
@@ -11,8 +14,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <time.h>
 
-enum { SPIN = 4000, MIN_PART = 64, PARTS_PER_THREAD = 4 };
+enum { SPIN = 4000, MIN_PART = 64, PARTS_PER_THREAD = 16, SLOW_RUNS = 8, SERIAL_RUNS = 2000 };
 
 struct EmuPool {
     int n;
@@ -27,6 +31,7 @@ struct EmuPool {
     EmuParFn fn;
     void *ctx;
     size_t items, align, parts;
+    int slow, serial; /* runs in a row whose wait outlasted the work; runs left to do alone (emu_pool_run) */
 };
 
 /* claim parts until none is left */
@@ -94,11 +99,19 @@ void emu_pool_free(EmuPool *p) {
 
 int emu_pool_threads(const EmuPool *p) { return p ? p->n : 1; }
 
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
 void emu_pool_run(EmuPool *p, size_t n, size_t align, EmuParFn fn, void *ctx) {
-    if (!p || n < 2 * MIN_PART || n <= align) {
+    if (!p || n < 2 * MIN_PART || n <= align || p->serial > 0) {
+        if (p && p->serial > 0) p->serial--;
         if (n) fn(ctx, 0, n);
         return;
     }
+    double t0 = now();
     p->fn = fn, p->ctx = ctx, p->items = n, p->align = align ? align : 1;
     p->parts = (size_t)p->n * PARTS_PER_THREAD;
     atomic_store(&p->next, 0);
@@ -108,8 +121,13 @@ void emu_pool_run(EmuPool *p, size_t n, size_t align, EmuParFn fn, void *ctx) {
     pthread_cond_broadcast(&p->go);
     pthread_mutex_unlock(&p->mu);
     work(p);
+    double t1 = now();
     for (int s = 0; s < SPIN && atomic_load_explicit(&p->left, memory_order_acquire) > 0; s++) sched_yield();
     pthread_mutex_lock(&p->mu);
     while (atomic_load(&p->left) > 0) pthread_cond_wait(&p->done, &p->mu);
     pthread_mutex_unlock(&p->mu);
+    /* waiting longer for the workers than working: their cores are taken (more threads than the machine has free);
+     * after a few such runs in a row, the next ones run on this thread alone, then the workers are tried again */
+    p->slow = now() - t1 > t1 - t0 ? p->slow + 1 : 0;
+    if (p->slow >= SLOW_RUNS) p->slow = 0, p->serial = SERIAL_RUNS;
 }
