@@ -66,7 +66,7 @@ class CompiledModel:
                 len(self.inputs), ", ".join(v["name"] for v in self.inputs), len(inputs)))
         return [_tensors.conform(x, want, k) for k, (x, want) in enumerate(zip(inputs, self.inputs))]
 
-    def run_arrays(self, arrays, strict=False):
+    def run_arrays(self, arrays, strict=False, threads=None):
         """the outputs (numpy, a list) of the program on arrays, which are as the graph's inputs declare"""
         with tempfile.TemporaryDirectory(prefix="mncc-run-") as d:
             ind, outd = os.path.join(d, "in"), os.path.join(d, "out")
@@ -75,7 +75,8 @@ class CompiledModel:
                 with open(os.path.join(ind, "input_%d.pb" % k), "wb") as f:
                     f.write(numpy_helper.from_array(a, want["name"]).SerializeToString())
             cmd = [_tools.program("mnemu"), self.app_path, "--inputs", ind, "-o", outd, "--json"]
-            r = subprocess.run(cmd + (["--strict"] if strict else []), capture_output=True, text=True)
+            cmd += (["--strict"] if strict else []) + (["--threads", str(int(threads))] if threads is not None else [])
+            r = subprocess.run(cmd, capture_output=True, text=True)
             if r.returncode:
                 raise RunError((r.stderr.strip().splitlines() or ["mnemu: exit %d" % r.returncode])[-1])
             self.stats = json.loads(r.stdout.strip().splitlines()[-1])
@@ -83,18 +84,19 @@ class CompiledModel:
             return [numpy_helper.to_array(onnx.load_tensor(os.path.join(outd, "output_%d.pb" % k)))
                     for k in range(len(self.outputs))]
 
-    def run(self, *inputs, strict=False):
+    def run(self, *inputs, strict=False, threads=None):
         """the outputs on inputs (numpy arrays, torch tensors or what numpy.asarray takes); strict=True runs mnemu
-        --strict (memory starts undefined; a run stops where undefined data reaches an output)"""
-        outs = _tensors.like_inputs(self.run_arrays(self._arrays(inputs), strict), inputs)
+        --strict (memory starts undefined; a run stops where undefined data reaches an output); threads: mnemu's
+        --threads (default one per core; the results are the same for any count)"""
+        outs = _tensors.like_inputs(self.run_arrays(self._arrays(inputs), strict, threads), inputs)
         return outs[0] if len(outs) == 1 else tuple(outs)
 
-    def check(self, *inputs, rtol=1e-3, atol=1e-4, reference="auto", strict=True):
+    def check(self, *inputs, rtol=1e-3, atol=1e-4, reference="auto", strict=True, threads=None):
         """runs the model on inputs and compares every output with a reference's: "onnxruntime", "torch" (a model
         compiled from torch), "auto" (the first of those available) or a function taking and returning numpy arrays.
         Returns a Comparison, truthy when all agree (numpy.allclose with rtol and atol)."""
         arrays = self._arrays(inputs)
-        got = self.run_arrays(arrays, strict)
+        got = self.run_arrays(arrays, strict, threads)
         if callable(reference):
             want, name = reference(*arrays), getattr(reference, "__name__", "reference")
             want = list(want) if isinstance(want, (tuple, list)) else [want]

@@ -97,6 +97,9 @@ def t_compile_run():
     close([probs, hid], mlp_ref(X), "mlp")
     assert probs.dtype == np.float32 and m.cycles > 0 and m.stats["cycles"] == m.cycles, m.stats
     close(list(m(X[::-1].copy())), mlp_ref(X[::-1]), "mlp, other inputs")  # the program, not a stored answer
+    cycles = m.cycles
+    one = m.run(X, threads=1)  # mnemu on one thread: the same outputs and cycles
+    assert all(np.array_equal(a, b) for a, b in zip(one, m(X))) and m.cycles == cycles, (m.cycles, cycles)
 
 
 def t_check():
