@@ -2,7 +2,9 @@
  * the same values compute the same outputs, so the later one's readers read the earlier
  * one's outputs and the later one goes. Small constants (64 elements at most) count as the
  * same value when their types and contents are: exporters write a scalar such as 0.5 or
- * sqrt(d) once for every use, and the nodes reading them then match too. Nodes are taken
+ * sqrt(d) once for every use, and the nodes reading them then match too. The constants
+ * themselves stay apart: one read by nodes that lay it out differently would need a switch
+ * of a value that lives in DRAM. Nodes are taken
  * in graph order, each reading what the ones before it were merged into, so a chain of
  * duplicates (a repeated LayerNorm's ReduceMean, Sub, Pow ...) merges node by node. It runs
  * after constant folding, whose static shapes have made the exporters' shape arithmetic
@@ -53,7 +55,7 @@ static void *find_or_put(Table *t, Arena *a, const char *key, size_t len, void *
     return NULL;
 }
 
-/* the first constant of v's type and contents (v itself when it is the first) */
+/* the first constant of v's type and contents (v itself when it is the first): what v counts as in a node's key */
 static MNValue *same_konst(Table *t, Arena *a, MNValue *v) {
     const MNTensor *k = v->konst;
     int sz = onnx_type_size(k->elem);
@@ -73,25 +75,22 @@ bool plan_cse(MNCompile *c) {
     Arena *a = g->arena;
     MNValue **rep = xcalloc((size_t)g->nvalues + 1, sizeof(MNValue *)); /* what a merged value is read as */
     Table nodes = {0}, konsts = {0};
-    int merged = 0, shared = 0;
+    int merged = 0;
     MNBuf key = {0};
     for (int i = 0; i < g->nnodes; i++) {
         MNNode *n = g->nodes[i];
         if (n->dead) continue;
-        for (int k = 0; k < n->nin; k++) {
-            MNValue *v = n->in[k];
-            if (!v) continue;
-            if (rep[v->id]) v = n->in[k] = rep[v->id];
-            if (v->konst && !v->producer) {
-                MNValue *s = same_konst(&konsts, a, v);
-                if (s != v) n->in[k] = rep[v->id] = s, shared++;
-            }
-        }
+        for (int k = 0; k < n->nin; k++)
+            if (n->in[k] && rep[n->in[k]->id]) n->in[k] = rep[n->in[k]->id];
         bool outputs = n->nout > 0;
         for (int k = 0; k < n->nout; k++) outputs &= !(n->out[k] && n->out[k]->is_output);
         key.len = 0;
         buf_printf(&key, "%s\n%s\n%d %d\n", n->op_type, n->domain ? n->domain : "", n->nin, n->nout);
-        for (int k = 0; k < n->nin; k++) buf_printf(&key, "%d ", n->in[k] ? n->in[k]->id : -1);
+        for (int k = 0; k < n->nin; k++) {
+            MNValue *v = n->in[k];
+            if (v && v->konst && !v->producer) v = same_konst(&konsts, a, v);
+            buf_printf(&key, "%d ", v ? v->id : -1);
+        }
         for (int k = 0; k < n->nout; k++) buf_printf(&key, "%c", n->out[k] ? 'o' : '-'); /* the outputs asked for */
         buf_printf(&key, "\n");
         if (!outputs || !ir_attrs_key(&key, n)) continue;
@@ -106,9 +105,6 @@ bool plan_cse(MNCompile *c) {
     free(nodes.key), free(nodes.val), free(konsts.key), free(konsts.val), free(rep);
     ir_compact(g);
     mn_figure(c, "cse_nodes_merged", merged);
-    mn_figure(c, "cse_constants_shared", shared);
-    if (merged || shared)
-        mn_log(c, 0, "common subexpressions: %d nodes merged into an equal one, %d constant reads shared", merged,
-               shared);
+    if (merged) mn_log(c, 0, "common subexpressions: %d nodes merged into an equal one", merged);
     return true;
 }

@@ -1612,8 +1612,8 @@ for op, (nodes, inits, oshape, fn) in moves.items():
         ty = {"x": NP[t][1], "y": NP[t][1], "z": NP[t][1], "u": NP[t][1]}
         case("claim-%s-%s" % (op, t), nodes(), [("x", list(x.shape))], outs, dict(x=x), dict(y=ref), inits=inits, types=ty, atol=0, rtol=0, machine="l1b")
 
-# Graph optimisations (planners/cse.c, bn_fold.c, gemm_fuse.c): two equal Relus of one input and two equal scalar
-# constants (each read by a Mul, which then match too) merged; a BatchNormalization after a Conv, a grouped
+# Graph optimisations (planners/cse.c, bn_fold.c, gemm_fuse.c): two equal Relus of one input merged, and the two
+# Muls reading them and two equal scalar constants with them; a BatchNormalization after a Conv, a grouped
 # ConvTranspose and a Gemm folded into their constants (as PaddlePaddle and TensorFlow export them); MatMul + Add as
 # a Gemm (a bias (N) and (1, N), read second and first)
 x = f32(4, 64)
@@ -1622,7 +1622,7 @@ case("graph-cse", [h.make_node("Relu", ["x"], ["r1"]), h.make_node("Relu", ["x"]
                    h.make_node("Add", ["m1", "m2"], ["y"])],
      [("x", [4, 64])], [("y", [4, 64])], dict(x=x), dict(y=np.maximum(x, 0) * np.float32(0.75) * 2),
      inits=[nh.from_array(np.array(0.75, np.float32), "c1"), nh.from_array(np.array(0.75, np.float32), "c2")],
-     machine="mncore2", need=("cse_nodes_merged", "cse_constants_shared"))
+     machine="mncore2", need=("cse_nodes_merged",))
 
 
 def bn_ref(v, sc, bi, mu, var, eps=1e-5):
