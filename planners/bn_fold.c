@@ -47,6 +47,12 @@ static bool fold(MNCompile *c, MNNode *n) {
     for (int k = 1; k < 5; k++)
         if (!konst_f32(n->in[k]) || n->in[k]->konst->numel != C) return false;
     if (p->nin < 2 || !konst_f32(p->in[1]) || p->in[1]->konst->rank < 2) return false;
+    const MNTensor *wt = p->in[1]->konst; /* weights that make C output channels (else left alone) */
+    int64_t oc = p->op == OP_Conv            ? wt->dims[0]
+                 : p->op == OP_ConvTranspose ? wt->dims[1] * ir_attr_int(p, "group", 1)
+                                             : wt->dims[ir_attr_int(p, "transB", 0) ? 0 : 1];
+    int64_t groups = p->op == OP_ConvTranspose ? ir_attr_int(p, "group", 1) : 1;
+    if (oc != C || groups < 1 || wt->dims[0] % groups) return false;
     const MNValue *bias = p->nin > 2 ? p->in[2] : NULL;
     if (bias && !konst_f32(bias)) return false;
     const MNTensor *w = p->in[1]->konst;
@@ -63,10 +69,6 @@ static bool fold(MNCompile *c, MNNode *n) {
     for (int64_t o = 0; o < C; o++) {
         s[o] = ir_tensor_get_f(n->in[1]->konst, o) / sqrt(ir_tensor_get_f(n->in[4]->konst, o) + eps);
         t[o] = ir_tensor_get_f(n->in[2]->konst, o) - ir_tensor_get_f(n->in[3]->konst, o) * s[o];
-    }
-    for (int64_t i = 0; i < w->numel; i++) {
-        int64_t o = channel_of(p, w, i);
-        if (o < 0 || o >= C) return false; /* weights that do not make C channels: left alone */
     }
     MNValue *w2 = plan_value_new(g, arena_printf(a, "%s_folded_w", n->name), ONNX_FLOAT32, w->rank, w->dims);
     w2->konst = ir_tensor_new(a, ONNX_FLOAT32, w->rank, w->dims);
